@@ -1,0 +1,197 @@
+// Package activities runs one attempt of a step's tool, decides where the
+// attempt ran whether another one follows, and reports either a result or a
+// structured error. One file per tool kind; retry.go holds the decision.
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"playbook/interpreter"
+)
+
+// RunStepName is the activity type every step runs as.
+const RunStepName = "RunStep"
+
+// StepInput is one step's rendered tool and the context an attempt needs.
+type StepInput struct {
+	WorkflowID string         `json:"workflow_id"`
+	RunID      string         `json:"run_id"`
+	Step       string         `json:"step"`
+	Kind       string         `json:"kind"`
+	Spec       map[string]any `json:"spec"`
+	// BaseDir is the submitted playbook's directory; relative paths resolve
+	// against it where the worker has it, else against the worker's directory.
+	BaseDir string `json:"base_dir"`
+	// Timeout bounds one attempt; the activity enforces it itself so that the
+	// timeout goes through the retry decision like any failure.
+	Timeout time.Duration `json:"timeout"`
+	Retry   RetrySpec     `json:"retry"`
+	// Scope is the run's expression scope, sent only when the step has
+	// retry_when or stop_when.
+	Scope map[string]any `json:"scope,omitempty"`
+}
+
+// StepOutput is a successful step.
+type StepOutput struct {
+	Result   any `json:"result"`
+	Attempts int `json:"attempts"`
+}
+
+// FailureDetails ride on a failed attempt's application error.
+type FailureDetails struct {
+	Error    interpreter.StepError `json:"error"`
+	Attempts int                   `json:"attempts"`
+}
+
+// Activities holds what every attempt shares. Register it with a worker.
+type Activities struct {
+	// LogDir holds every attempt's stdout and stderr, by run, step and attempt.
+	LogDir string
+	// HTTP is the client for http steps; default http.DefaultClient.
+	HTTP *http.Client
+
+	exprs sync.Map // source -> *interpreter.Expr
+}
+
+// RunStep runs one attempt. A failure returns an application error whose
+// type is the step error's type; it is non-retryable when DecideRetry says
+// stop, and carries the next delay when it says retry.
+func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, error) {
+	info := activity.GetInfo(ctx)
+	attempt := int(info.Attempt)
+	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout)
+	defer stopHeartbeat()
+
+	toolCtx, cancel := ctx, context.CancelFunc(func() {})
+	if in.Timeout > 0 {
+		toolCtx, cancel = context.WithTimeout(ctx, in.Timeout)
+	}
+	o := a.runTool(toolCtx, in, attempt)
+	cancel()
+	if ctx.Err() != nil {
+		// The attempt itself was cancelled (or the worker is stopping): not ours to decide.
+		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
+	}
+	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
+		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", attempt, in.Timeout), Details: o.Err.Details}
+	}
+	d, err := DecideRetry(in.Retry, attempt, o, a.compile, in.Scope, rand.Float64)
+	if err != nil {
+		o.Err = &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+		d = Decision{}
+	}
+	if o.Err == nil && !d.Retry && d.Why == "" {
+		return &StepOutput{Result: o.Result, Attempts: attempt}, nil
+	}
+	stepErr := o.Err
+	if stepErr == nil { // a success that retry_when keeps polling
+		stepErr = &interpreter.StepError{Type: "retry_when", Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
+	}
+	msg := stepErr.Message
+	if !d.Retry && d.Why != "" {
+		msg += " (" + d.Why + ")"
+	}
+	final := *stepErr
+	final.Message = msg
+	return nil, temporal.NewApplicationErrorWithOptions(msg, stepErr.Type, temporal.ApplicationErrorOptions{
+		NonRetryable:   !d.Retry,
+		NextRetryDelay: d.Delay,
+		Details:        []any{FailureDetails{Error: final, Attempts: attempt}},
+	})
+}
+
+func (a *Activities) compile(src string) (*interpreter.Expr, error) {
+	if e, ok := a.exprs.Load(src); ok {
+		return e.(*interpreter.Expr), nil
+	}
+	e, err := interpreter.CompileExpr(src, interpreter.ScopeRetry, true)
+	if err != nil {
+		return nil, err
+	}
+	a.exprs.Store(src, e)
+	return e, nil
+}
+
+func (a *Activities) runTool(ctx context.Context, in StepInput, attempt int) Outcome {
+	switch in.Kind {
+	case "shell":
+		return a.runShell(ctx, in, attempt)
+	case "http":
+		return a.runHTTP(ctx, in)
+	case "noop":
+		return Outcome{Result: in.Spec["result"]}
+	}
+	return failure("tool_error", fmt.Sprintf("this worker has no tool kind %q", in.Kind), nil)
+}
+
+func failure(typ, msg string, details any) Outcome {
+	return Outcome{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
+}
+
+// heartbeat records a heartbeat at a third of the heartbeat timeout (at most
+// every 10s) until stopped; heartbeats also deliver cancellation.
+func heartbeat(ctx context.Context, timeout time.Duration) (stop func()) {
+	every := 10 * time.Second
+	if timeout > 0 && timeout/3 < every {
+		every = max(timeout/3, 100*time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// decodeSpec turns a rendered spec into a tool's typed fields.
+func decodeSpec(spec map[string]any, out any) error {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// stringValue formats a templated value for an environment variable or header.
+func stringValue(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// resolveBase is the directory relative paths resolve against.
+func resolveBase(baseDir string) string {
+	if baseDir != "" {
+		if st, err := os.Stat(baseDir); err == nil && st.IsDir() {
+			return baseDir
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+

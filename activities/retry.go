@@ -1,0 +1,131 @@
+package activities
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"playbook/interpreter"
+)
+
+// RetrySpec is a step's retry block as the activity receives it: the
+// expressions travel as source and are compiled where the attempt ran.
+type RetrySpec struct {
+	MaxAttempts  int           `json:"max_attempts"`
+	InitialDelay time.Duration `json:"initial_delay"`
+	Multiplier   float64       `json:"backoff_multiplier"`
+	MaxDelay     time.Duration `json:"max_delay"`
+	Jitter       bool          `json:"jitter"`
+	RetryWhen    string        `json:"retry_when,omitempty"`
+	StopWhen     string        `json:"stop_when,omitempty"`
+}
+
+// Outcome is what one attempt of a tool produced.
+type Outcome struct {
+	Result     any
+	Err        *interpreter.StepError // nil on success
+	ExitCode   *int
+	StatusCode *int
+}
+
+// Decision says whether to run another attempt, and after how long.
+type Decision struct {
+	Retry bool
+	Delay time.Duration
+	// Why explains a stop, for the step's error message.
+	Why string
+}
+
+// DecideRetry applies the contract's rule after attempt (1-based) produced o:
+// on a failure, stop when attempts are spent, when stop_when holds, or when
+// retry_when is given and does not hold; on a success, retry only while
+// retry_when holds (polling). random returns a number in [0, 1) for jitter.
+func DecideRetry(spec RetrySpec, attempt int, o Outcome, exprs func(src string) (*interpreter.Expr, error), scope map[string]any, random func() float64) (Decision, error) {
+	env := retryEnv(scope, attempt, o)
+	eval := func(src string) (bool, error) {
+		if src == "" {
+			return false, nil
+		}
+		e, err := exprs(src)
+		if err != nil {
+			return false, err
+		}
+		return e.EvalBool(env)
+	}
+	retryWhen, err := eval(spec.RetryWhen)
+	if err != nil {
+		return Decision{}, fmt.Errorf("retry_when %w", err)
+	}
+	spent := attempt >= max(spec.MaxAttempts, 1)
+	if o.Err == nil {
+		switch {
+		case !retryWhen:
+			return Decision{}, nil
+		case spent:
+			return Decision{Why: fmt.Sprintf("retry_when still true after %d attempts", attempt)}, nil
+		}
+		return Decision{Retry: true, Delay: backoff(spec, attempt, random)}, nil
+	}
+	if spent {
+		if spec.MaxAttempts > 1 {
+			return Decision{Why: fmt.Sprintf("gave up after %d attempts", attempt)}, nil
+		}
+		return Decision{}, nil
+	}
+	stop, err := eval(spec.StopWhen)
+	if err != nil {
+		return Decision{}, fmt.Errorf("stop_when %w", err)
+	}
+	switch {
+	case stop:
+		return Decision{Why: "stop_when " + spec.StopWhen + " is true"}, nil
+	case spec.RetryWhen != "" && !retryWhen:
+		return Decision{Why: "retry_when " + spec.RetryWhen + " is false"}, nil
+	}
+	return Decision{Retry: true, Delay: backoff(spec, attempt, random)}, nil
+}
+
+// backoff is min(initial * multiplier^(attempt-1), max), times a factor in
+// [0.5, 1.5) with jitter.
+func backoff(spec RetrySpec, attempt int, random func() float64) time.Duration {
+	d := float64(spec.InitialDelay) * math.Pow(max(spec.Multiplier, 1), float64(attempt-1))
+	if spec.MaxDelay > 0 {
+		d = math.Min(d, float64(spec.MaxDelay))
+	}
+	if spec.Jitter {
+		d *= 0.5 + random()
+	}
+	// Temporal reads a zero delay as "use the policy's"; keep ours.
+	return max(time.Duration(d), time.Millisecond)
+}
+
+// retryEnv is what retry_when and stop_when see.
+func retryEnv(scope map[string]any, attempt int, o Outcome) map[string]any {
+	env := make(map[string]any, len(scope)+6)
+	for k, v := range scope {
+		env[k] = v
+	}
+	for _, k := range []string{"workload", "steps", "playbook"} {
+		if env[k] == nil {
+			env[k] = map[string]any{}
+		}
+	}
+	if env["execution_id"] == nil {
+		env["execution_id"] = ""
+	}
+	env["attempt"] = attempt
+	env["success"] = o.Err == nil
+	env["result"] = o.Result
+	env["error"] = nil
+	if o.Err != nil {
+		env["error"] = map[string]any{"type": o.Err.Type, "message": o.Err.Message}
+	}
+	env["exit_code"], env["status_code"] = nil, nil
+	if o.ExitCode != nil {
+		env["exit_code"] = *o.ExitCode
+	}
+	if o.StatusCode != nil {
+		env["status_code"] = *o.StatusCode
+	}
+	return env
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes of the CLI.
+const (
+	exitOK        = 0
+	exitFailed    = 1
+	exitInvalid   = 2
+	exitCancelled = 3
+)
+
+// Main runs the CLI with these arguments and returns its exit code; tests
+// call it in-process.
+func Main(args []string, stdout, stderr io.Writer) int {
+	app := &cli.App{
+		Name:      "playbook",
+		Usage:     "run YAML playbooks as durable workflows on Temporal",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// Exit codes are ours to return, not urfave's to os.Exit with.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			runCommand(),
+			validateCommand(),
+			devCommand(),
+			workerCommand(),
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cli.Exit(err.Error(), exitInvalid)
+		},
+	}
+	err := app.Run(args)
+	if err == nil {
+		return exitOK
+	}
+	var coder cli.ExitCoder
+	if errors.As(err, &coder) {
+		if msg := coder.Error(); msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		return coder.ExitCode()
+	}
+	fmt.Fprintln(stderr, "playbook:", err)
+	return exitInvalid
+}
+
+// connectionFlags are shared by every command that talks to Temporal.
+func connectionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "address", Usage: "Temporal frontend host:port (default: TEMPORAL_ADDRESS, the envconfig profile, or an embedded server)"},
+		&cli.StringFlag{Name: "namespace", Usage: "Temporal namespace (default: TEMPORAL_NAMESPACE or default)"},
+		&cli.StringFlag{Name: "profile", Usage: "envconfig profile in the Temporal config file (default: TEMPORAL_PROFILE or default)"},
+		&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of playbook workers"},
+	}
+}

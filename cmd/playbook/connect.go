@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"playbook/worker"
+)
+
+// localDevAddress is where `playbook dev` (and `temporal server start-dev`) listen.
+const localDevAddress = "127.0.0.1:7233"
+
+// connection is a client, plus the embedded server and worker it brought up.
+type connection struct {
+	client   client.Client
+	embedded *worker.DevServer
+	worker   sdkworker.Worker
+}
+
+func (c *connection) Close() {
+	if c.worker != nil {
+		c.worker.Stop()
+	}
+	c.client.Close()
+	if c.embedded != nil {
+		c.embedded.Stop()
+	}
+}
+
+// connect dials Temporal as envconfig says (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// TLS and API key settings, profiles), with --address/--namespace on top.
+// With embedOK and no server configured, it uses one listening on
+// 127.0.0.1:7233, or else starts an embedded in-memory server and a worker,
+// saying so on notes.
+func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level) (*connection, error) {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: c.String("profile")})
+	if err != nil {
+		return nil, fmt.Errorf("client settings: %w", err)
+	}
+	if c.IsSet("address") {
+		opts.HostPort = c.String("address")
+	}
+	if c.IsSet("namespace") {
+		opts.Namespace = c.String("namespace")
+	}
+	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(notes, &slog.HandlerOptions{Level: logLevel})))
+	conn := &connection{}
+	if opts.HostPort == "" && embedOK {
+		if listening(localDevAddress) {
+			opts.HostPort = localDevAddress
+		} else {
+			dev, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", Namespace: opts.Namespace})
+			if err != nil {
+				return nil, err
+			}
+			conn.embedded = dev
+			opts.HostPort = dev.Address
+			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", dev.Address)
+		}
+	}
+	if conn.client, err = client.Dial(opts); err != nil {
+		if conn.embedded != nil {
+			conn.embedded.Stop()
+		}
+		addr := opts.HostPort
+		if addr == "" {
+			addr = client.DefaultHostPort
+		}
+		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", addr, err)
+	}
+	if conn.embedded != nil {
+		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue")})
+		if err := conn.worker.Start(); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("embedded worker: %w", err)
+		}
+	}
+	return conn, nil
+}
+
+func listening(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"go.temporal.io/sdk/client"
+	"gopkg.in/yaml.v3"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "submit a playbook and follow it to its end",
+		ArgsUsage: "FILE",
+		Description: "Exit codes: 0 completed, 1 failed, 2 invalid input (nothing started), 3 cancelled.\n" +
+			"With no server configured (no --address, TEMPORAL_ADDRESS or profile) and none listening\n" +
+			"on 127.0.0.1:7233, an embedded in-memory server and worker run for this run only.",
+		Flags: append([]cli.Flag{
+			&cli.StringSliceFlag{Name: "set", Usage: "override a workload value: `KEY=VALUE` (VALUE read as YAML; KEY may be dotted)"},
+			&cli.StringFlag{Name: "input", Usage: "read workload overrides from a JSON object `FILE`"},
+			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
+			&cli.StringFlag{Name: "id", Usage: "workflow ID of the run (default NAME-RANDOM)"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("run: give exactly one playbook file", exitInvalid)
+			}
+			pb, in, err := load(c.Args().First())
+			if err != nil {
+				return cli.Exit(err.Error(), exitInvalid)
+			}
+			if in.Workload, err = workloadOverrides(c.String("input"), c.StringSlice("set")); err != nil {
+				return cli.Exit("run: "+err.Error(), exitInvalid)
+			}
+			progress := c.App.Writer
+			if c.Bool("json") {
+				progress = c.App.ErrWriter
+			}
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			conn, err := connect(c, true, c.App.ErrWriter, slog.LevelError)
+			if err != nil {
+				return cli.Exit("run: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			id := c.String("id")
+			if id == "" {
+				id = pb.Name + "-" + randomSuffix()
+			}
+			summary := "playbook " + pb.Name
+			if pb.Description != "" {
+				summary += ": " + pb.Description
+			}
+			wr, err := conn.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID:            id,
+				TaskQueue:     c.String("task-queue"),
+				StaticSummary: summary,
+			}, playbookwf.WorkflowName, in)
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("run: cannot start %s: %v", id, err), exitFailed)
+			}
+			fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
+			agg, err := follow(ctx, conn.client, wr, progress)
+			if err != nil {
+				return cli.Exit("run: "+err.Error(), exitFailed)
+			}
+			if c.Bool("json") {
+				b, _ := json.MarshalIndent(agg, "", "  ")
+				fmt.Fprintln(c.App.Writer, string(b))
+			}
+			printSummary(progress, pb, agg)
+			return cli.Exit("", exitCodeOf(agg.Status))
+		},
+	}
+}
+
+func exitCodeOf(status string) int {
+	switch status {
+	case interpreter.RunCompleted:
+		return exitOK
+	case interpreter.RunCancelled:
+		return exitCancelled
+	}
+	return exitFailed
+}
+
+// workloadOverrides reads --input then applies each --set on top.
+func workloadOverrides(inputFile string, sets []string) (map[string]any, error) {
+	w := map[string]any{}
+	if inputFile != "" {
+		b, err := os.ReadFile(inputFile)
+		if err != nil {
+			return nil, fmt.Errorf("--input: %w", err)
+		}
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, fmt.Errorf("--input %s: not a JSON object: %v", inputFile, err)
+		}
+	}
+	for _, kv := range sets {
+		key, raw, ok := strings.Cut(kv, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("--set %q: write KEY=VALUE", kv)
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
+			v = raw
+		}
+		path := strings.Split(key, ".")
+		m := w
+		for _, p := range path[:len(path)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[path[len(path)-1]] = v
+	}
+	return w, nil
+}
+
+const suffixAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+func randomSuffix() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = suffixAlphabet[int(b[i])%len(suffixAlphabet)]
+	}
+	return string(b)
+}
+

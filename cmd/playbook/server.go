@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"playbook/worker"
+)
+
+func devCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "dev",
+		Usage: "run an embedded Temporal server (SQLite), the Web UI and a playbook worker on 127.0.0.1",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Value: defaultDevDB(), Usage: "SQLite `FILE` holding all state (\":memory:\" keeps nothing)"},
+			&cli.IntFlag{Name: "port", Value: 7233, Usage: "gRPC frontend port"},
+			&cli.IntFlag{Name: "ui-port", Value: 8233, Usage: "Web UI port (0: no UI)"},
+			&cli.StringFlag{Name: "namespace", Value: "default", Usage: "namespace to create and serve"},
+			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
+			&cli.StringFlag{Name: "log-level", Value: "error", Usage: "server log level: debug, info, warn, error"},
+		},
+		Action: func(c *cli.Context) error {
+			db := c.String("db")
+			if db == ":memory:" {
+				db = ""
+			} else if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+				return cli.Exit("dev: "+err.Error(), exitFailed)
+			}
+			dev, err := worker.StartDevServer(worker.DevServerOptions{
+				IP: "127.0.0.1", Port: c.Int("port"), UIPort: c.Int("ui-port"), DBFile: db,
+				Namespace: c.String("namespace"), LogLevel: c.String("log-level"),
+			})
+			if err != nil {
+				return cli.Exit(err.Error(), exitFailed)
+			}
+			defer dev.Stop()
+			cl, err := client.Dial(client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
+				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+			if err != nil {
+				return cli.Exit("dev: "+err.Error(), exitFailed)
+			}
+			defer cl.Close()
+			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue")})
+			if err := w.Start(); err != nil {
+				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
+			}
+			defer w.Stop()
+			where := "in memory"
+			if db != "" {
+				where = db
+			}
+			fmt.Fprintf(c.App.Writer, "Temporal gRPC on %s, namespace %s, state %s\n", dev.Address, dev.Namespace, where)
+			if dev.UIAddress != "" {
+				fmt.Fprintf(c.App.Writer, "Web UI on http://%s\n", dev.UIAddress)
+			}
+			fmt.Fprintf(c.App.Writer, "Worker on task queue %s. Stop with Ctrl-C.\n", c.String("task-queue"))
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+			select {
+			case <-sig:
+			case <-c.Context.Done():
+			}
+			return nil
+		},
+	}
+}
+
+func defaultDevDB() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "playbook", "dev.db")
+	}
+	return "playbook-dev.db"
+}
+
+func workerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "run a playbook worker against any Temporal cluster (settings from envconfig and flags)",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "where each attempt's stdout and stderr are kept"},
+			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once (default: the SDK's)"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			conn, err := connect(c, false, c.App.ErrWriter, slog.LevelInfo)
+			if err != nil {
+				return cli.Exit("worker: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps")})
+			if err := w.Run(interruptOrDone(c)); err != nil {
+				return cli.Exit("worker: "+err.Error(), exitFailed)
+			}
+			return nil
+		},
+	}
+}
+
+// interruptOrDone closes on SIGINT, SIGTERM, or when the command's context ends.
+func interruptOrDone(c *cli.Context) <-chan any {
+	ch := make(chan any)
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-sig:
+		case <-c.Context.Done():
+		}
+		close(ch)
+	}()
+	return ch
+}

@@ -1,0 +1,70 @@
+package interpreter
+
+import "fmt"
+
+// Aggregate is a run's outcome as `end` decided it: the workflow's result.
+type Aggregate struct {
+	Playbook           string                `json:"playbook"`
+	WorkflowID         string                `json:"workflow_id"`
+	RunID              string                `json:"run_id"`
+	Status             string                `json:"status"`
+	EvaluatedByEndStep bool                  `json:"evaluated_by_end_step"`
+	TotalSteps         int                   `json:"total_steps"`
+	FailedStepsCount   int                   `json:"failed_steps_count"`
+	FailedSteps        []string              `json:"failed_steps"`
+	Steps              map[string]*StepState `json:"steps"`
+}
+
+// Finish lets `end` decide the run once every other step has resolved.
+// endResult/endErr are the outcome of end's own tool (both nil without one);
+// a failed end tool fails the run. Otherwise success_when decides, or, when
+// there is none, the run succeeds iff no step failed.
+func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggregate {
+	end := r.pb.End()
+	env := r.EndEnv()
+	failed := env["failed_steps"].([]string)
+	success := len(failed) == 0
+	if endErr == nil && end.SuccessWhen != nil {
+		ok, err := end.SuccessWhen.EvalBool(env)
+		if err != nil {
+			endErr = &StepError{Type: "expression_error", Message: "success_when " + err.Error()}
+		}
+		success = ok
+	}
+	st := r.states[EndStep]
+	st.Attempts = endAttempts
+	if endErr != nil {
+		st.Status, st.Error, success = StatusFailed, endErr, false
+	} else {
+		st.Status, st.Result = StatusCompleted, endResult
+	}
+	status := RunFailed
+	if success {
+		status = RunCompleted
+	}
+	r.emit(Event{Type: "end_evaluated", Step: EndStep, Error: endErr,
+		Message: fmt.Sprintf("%d of %d steps failed; run %s", len(failed), len(r.pb.Steps)-1, status)})
+	r.emit(Event{Type: "playbook_" + status})
+	return &Aggregate{
+		Playbook:           r.pb.Name,
+		Status:             status,
+		EvaluatedByEndStep: true,
+		TotalSteps:         len(r.pb.Steps) - 1,
+		FailedStepsCount:   len(failed),
+		FailedSteps:        failed,
+		Steps:              r.states,
+	}
+}
+
+// Snapshot is the aggregate of a run still in progress (status running).
+func (r *Run) Snapshot() *Aggregate {
+	failed := r.failedSteps()
+	return &Aggregate{
+		Playbook:         r.pb.Name,
+		Status:           RunRunning,
+		TotalSteps:       len(r.pb.Steps) - 1,
+		FailedStepsCount: len(failed),
+		FailedSteps:      failed,
+		Steps:            r.states,
+	}
+}

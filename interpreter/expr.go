@@ -1,0 +1,280 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Scope says which names an expression may use.
+type Scope int
+
+const (
+	// ScopeStep: workload, steps, execution_id, playbook (when, templates).
+	ScopeStep Scope = iota
+	// ScopeRetry adds result, error, exit_code, status_code, success, attempt.
+	ScopeRetry
+	// ScopeEnd adds failed_steps_count, total_steps, failed_steps.
+	ScopeEnd
+)
+
+// scopeNames gives, per scope, each name with a value of its type, so the
+// checker knows them; any other name is a compile error.
+func scopeNames(s Scope) map[string]any {
+	env := map[string]any{
+		"workload":     map[string]any{},
+		"steps":        map[string]any{},
+		"execution_id": "",
+		"playbook":     map[string]any{},
+	}
+	switch s {
+	case ScopeRetry:
+		env["result"] = any(nil)
+		env["error"] = map[string]any{}
+		// nil-typed: absent for tools that have none (no exit code for http).
+		env["exit_code"] = any(nil)
+		env["status_code"] = any(nil)
+		env["success"] = false
+		env["attempt"] = 0
+	case ScopeEnd:
+		env["failed_steps_count"] = 0
+		env["total_steps"] = 0
+		env["failed_steps"] = []string{}
+	}
+	return env
+}
+
+// Expr is a compiled expression. Programs are safe for concurrent use.
+type Expr struct {
+	Source string
+	Line   int
+	Scope  Scope
+	// StepRefs are the NAMEs of every steps.NAME it reads, checked at validation.
+	StepRefs []string
+
+	program *vm.Program
+}
+
+// CompileExpr compiles an expression of the given scope; a `{{ }}` wrapper
+// is accepted. `now` is disabled: expressions must be deterministic.
+func CompileExpr(src string, scope Scope, asBool bool) (*Expr, error) {
+	return compileExpr(src, 0, scope, asBool)
+}
+
+func compileExpr(src string, line int, scope Scope, asBool bool) (*Expr, error) {
+	body := unwrap(src)
+	if strings.TrimSpace(body) == "" {
+		return nil, fmt.Errorf("empty expression")
+	}
+	opts := []expr.Option{expr.Env(scopeNames(scope)), expr.DisableBuiltin("now")}
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	refs := &stepRefCollector{}
+	opts = append(opts, expr.Patch(refs))
+	program, err := expr.Compile(body, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %s", body, firstLine(err.Error()))
+	}
+	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.names, program: program}, nil
+}
+
+// unwrap strips one `{{ }}` around a whole expression.
+func unwrap(src string) string {
+	t := strings.TrimSpace(src)
+	if strings.HasPrefix(t, "{{") && strings.HasSuffix(t, "}}") && strings.Count(t, "{{") == 1 {
+		return strings.TrimSpace(t[2 : len(t)-2])
+	}
+	return t
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// stepRefCollector records NAME in every steps.NAME while compiling.
+type stepRefCollector struct{ names []string }
+
+func (c *stepRefCollector) Visit(node *ast.Node) {
+	m, ok := (*node).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	id, ok := m.Node.(*ast.IdentifierNode)
+	if !ok || id.Value != "steps" {
+		return
+	}
+	if prop, ok := m.Property.(*ast.StringNode); ok {
+		c.names = append(c.names, prop.Value)
+	}
+}
+
+// Eval runs the expression against an environment.
+func (e *Expr) Eval(env map[string]any) (any, error) {
+	out, err := expr.Run(e.program, env)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %s", e.Source, firstLine(err.Error()))
+	}
+	return out, nil
+}
+
+// EvalBool runs a boolean expression; nil counts as false.
+func (e *Expr) EvalBool(env map[string]any) (bool, error) {
+	out, err := e.Eval(env)
+	if err != nil {
+		return false, err
+	}
+	switch b := out.(type) {
+	case bool:
+		return b, nil
+	case nil:
+		return false, nil
+	}
+	return false, fmt.Errorf("%q: result %v is not true or false", e.Source, out)
+}
+
+// Template is a string holding `{{ EXPR }}` parts. A string that is exactly
+// one `{{ EXPR }}` renders to the expression's value, keeping its type.
+type Template struct {
+	Source string
+	whole  *Expr
+	parts  []templatePart
+}
+
+type templatePart struct {
+	text string
+	expr *Expr
+}
+
+// IsTemplate tells whether a string holds `{{`.
+func IsTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// CompileTemplate compiles a template string with the names of a scope.
+func CompileTemplate(src string, scope Scope) (*Template, error) {
+	t := &Template{Source: src}
+	trimmed := strings.TrimSpace(src)
+	if strings.HasPrefix(trimmed, "{{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "{{") == 1 {
+		e, err := compileExpr(trimmed, 0, scope, false)
+		if err != nil {
+			return nil, err
+		}
+		t.whole = e
+		return t, nil
+	}
+	rest := src
+	for {
+		i := strings.Index(rest, "{{")
+		if i < 0 {
+			t.parts = append(t.parts, templatePart{text: rest})
+			return t, nil
+		}
+		j := strings.Index(rest[i:], "}}")
+		if j < 0 {
+			return nil, fmt.Errorf("template %q: {{ without }}", src)
+		}
+		e, err := compileExpr(rest[i+2:i+j], 0, scope, false)
+		if err != nil {
+			return nil, err
+		}
+		t.parts = append(t.parts, templatePart{text: rest[:i]}, templatePart{expr: e})
+		rest = rest[i+j+2:]
+	}
+}
+
+// Render evaluates the template.
+func (t *Template) Render(env map[string]any) (any, error) {
+	if t.whole != nil {
+		return t.whole.Eval(env)
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.expr == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		v, err := p.expr.Eval(env)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(textOf(v))
+	}
+	return b.String(), nil
+}
+
+// textOf formats a value spliced into text: strings as they are, nil as
+// nothing, everything else as JSON (so 3.0 prints as 3 and maps as objects).
+func textOf(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// templatesIn calls fn for every template string inside a tool spec value.
+func templatesIn(v any, fn func(s string) error) error {
+	switch t := v.(type) {
+	case string:
+		if IsTemplate(t) {
+			return fn(t)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			if err := templatesIn(t[k], fn); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if err := templatesIn(e, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// renderValue renders every template inside a value, returning a new value.
+func renderValue(v any, templates map[string]*Template, env map[string]any) (any, error) {
+	switch t := v.(type) {
+	case string:
+		if !IsTemplate(t) {
+			return t, nil
+		}
+		return templates[t].Render(env)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			r, err := renderValue(e, templates, env)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			r, err := renderValue(e, templates, env)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}

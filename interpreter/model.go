@@ -1,0 +1,113 @@
+// Package interpreter is the pure core of playbook: it parses and validates a
+// playbook, builds its step graph, and decides, as a function of its inputs,
+// which steps run, what a result or a failure does to the run, and how `end`
+// aggregates it. It never imports the Temporal SDK; the workflow adapter in
+// interpreter/playbookwf turns its decisions into activities and timers.
+package interpreter
+
+import "time"
+
+// EndStep is the name of the single terminal step that decides a run's outcome.
+const EndStep = "end"
+
+// FailureMode says what else happens when a step fails.
+type FailureMode string
+
+const (
+	// FailureContinue skips only the failed step's dependants.
+	FailureContinue FailureMode = "continue"
+	// FailureStop starts no new step; running steps finish. The default.
+	FailureStop FailureMode = "stop"
+)
+
+// Playbook is a parsed, validated playbook: steps in file order, `end` last.
+type Playbook struct {
+	File        string
+	Name        string
+	Description string
+	Workload    map[string]any
+	FailureMode FailureMode
+	Steps       []*Step
+
+	byName map[string]*Step
+	// incoming and outgoing list, for every step, the arcs into and out of it.
+	incoming map[string][]Arc
+	outgoing map[string][]Arc
+	// templates holds every compiled template of every tool, by source text.
+	templates map[string]*Template
+}
+
+// Step is one node of the graph.
+type Step struct {
+	Name             string
+	Line             int
+	Desc             string
+	Tool             *Tool // nil: a routing or join point that completes at once
+	Timeout          time.Duration
+	HeartbeatTimeout time.Duration
+	Retry            *Retry // nil: the step runs once
+	Next             []NextRule
+	DependsOn        []string
+	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
+	SuccessWhen      *Expr // `end` only
+	// Injected is true for an `end` the file did not have.
+	Injected bool
+}
+
+// NextRule is one item of `next`: unconditional (When nil, Else false), a
+// `when` branch, or the closing `else`.
+type NextRule struct {
+	When *Expr
+	Else bool
+	Then []string
+	Line int
+}
+
+// Tool is what a step runs. Spec holds its fields as written (templates
+// unrendered); Render turns it into the values an activity receives.
+type Tool struct {
+	Kind string
+	Line int
+	Spec map[string]any
+}
+
+// Retry is a step's retry policy, defaults applied.
+type Retry struct {
+	MaxAttempts  int
+	InitialDelay time.Duration
+	Multiplier   float64
+	MaxDelay     time.Duration
+	Jitter       bool
+	RetryWhen    *Expr
+	StopWhen     *Expr
+}
+
+// DefaultRetry is what `retry: true` means.
+func DefaultRetry() Retry {
+	return Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 60 * time.Second, Jitter: true}
+}
+
+// ArcKind tells how an arc was declared.
+type ArcKind int
+
+const (
+	// ArcNext comes from the predecessor's `next`.
+	ArcNext ArcKind = iota
+	// ArcDependsOn comes from the successor's `depends_on`.
+	ArcDependsOn
+)
+
+// Arc is an edge of the step graph.
+type Arc struct {
+	From, To string
+	Kind     ArcKind
+}
+
+// Step returns the step with this name, or nil.
+func (p *Playbook) Step(name string) *Step { return p.byName[name] }
+
+// Incoming returns the arcs that lead into a step.
+func (p *Playbook) Incoming(name string) []Arc { return p.incoming[name] }
+
+// End returns the `end` step.
+func (p *Playbook) End() *Step { return p.byName[EndStep] }

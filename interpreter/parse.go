@@ -1,0 +1,619 @@
+package interpreter
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// toolFields lists, per tool kind, the fields it accepts. Kinds listed in
+// laterKinds are part of the contract but not built yet.
+var toolFields = map[string][]string{
+	"shell": {"command", "env", "workdir"},
+	"http":  {"method", "url", "headers", "body", "expect_status"},
+	"noop":  {"result"},
+}
+
+var laterKinds = map[string]bool{"python": true, "playbook": true}
+
+// Parse reads and validates a playbook. file is used in error messages only.
+// Every error is an *Error naming the file, the line and, where there is one,
+// the step.
+func Parse(file string, src []byte) (*Playbook, error) {
+	d := &decoder{file: file}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, d.yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, &Error{File: file, Line: 1, Msg: "empty playbook"}
+	}
+	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}}
+	if err := d.playbook(doc.Content[0], pb); err != nil {
+		return nil, err
+	}
+	if err := validate(pb); err != nil {
+		return nil, err
+	}
+	return pb, nil
+}
+
+// decoder walks YAML nodes; step is the step being decoded, for errors.
+type decoder struct {
+	file string
+	step string
+}
+
+func (d *decoder) errf(n *yaml.Node, format string, args ...any) error {
+	return &Error{File: d.file, Line: n.Line, Step: d.step, Msg: fmt.Sprintf(format, args...)}
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (d *decoder) yamlError(err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &Error{File: d.file, Line: line, Msg: m[2]}
+	}
+	return &Error{File: d.file, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// fields calls the handler of each key of a mapping node; a key without a
+// handler is an error, so a misspelt key never vanishes.
+func (d *decoder) fields(n *yaml.Node, what string, handlers map[string]func(v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		return d.errf(n, "%s must be a mapping", what)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		h, ok := handlers[k.Value]
+		if !ok {
+			return d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(sortedKeys(handlers), ", "))
+		}
+		if seen[k.Value] {
+			return d.errf(k, "key %q given twice in %s", k.Value, what)
+		}
+		seen[k.Value] = true
+		if err := h(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (d *decoder) notYet(key string) func(v *yaml.Node) error {
+	return func(v *yaml.Node) error { return d.errf(v, "%s is not supported yet", key) }
+}
+
+func (d *decoder) str(n *yaml.Node, what string, out *string) error {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return d.errf(n, "%s must be a string", what)
+	}
+	*out = n.Value
+	return nil
+}
+
+func (d *decoder) boolean(n *yaml.Node, what string, out *bool) error {
+	if n.Kind != yaml.ScalarNode || n.Decode(out) != nil {
+		return d.errf(n, "%s must be true or false, not %q", what, n.Value)
+	}
+	return nil
+}
+
+func (d *decoder) integer(n *yaml.Node, what string, out *int) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(out) != nil {
+		return d.errf(n, "%s must be a whole number, not %q", what, n.Value)
+	}
+	return nil
+}
+
+// duration accepts Go durations ("1m30s", "500ms") or a number of seconds.
+func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!int" || n.Tag == "!!float" {
+			if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs >= 0 {
+				*out = time.Duration(secs * float64(time.Second))
+				return nil
+			}
+		} else if v, err := time.ParseDuration(n.Value); err == nil && v >= 0 {
+			*out = v
+			return nil
+		}
+	}
+	return d.errf(n, "%s: bad duration %q (write e.g. 30s, 10m, 1h30m)", what, n.Value)
+}
+
+// value decodes any YAML value into plain Go values (maps, lists, scalars).
+func (d *decoder) value(n *yaml.Node, what string) (any, error) {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, d.errf(n, "%s: %v", what, err)
+	}
+	return normalize(v), nil
+}
+
+// normalize turns YAML's map[string]interface{} trees into map[string]any
+// with string keys, as JSON would have them.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalize(e)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[fmt.Sprint(k)] = normalize(e)
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = normalize(e)
+		}
+		return t
+	}
+	return v
+}
+
+func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
+	var steps *yaml.Node
+	err := d.fields(n, "the playbook", map[string]func(v *yaml.Node) error{
+		"apiVersion": func(v *yaml.Node) error {
+			var s string
+			if err := d.str(v, "apiVersion", &s); err != nil {
+				return err
+			}
+			if s != "playbook/v1" {
+				return d.errf(v, "apiVersion %q is not known (use playbook/v1)", s)
+			}
+			return nil
+		},
+		"kind": func(v *yaml.Node) error {
+			var s string
+			if err := d.str(v, "kind", &s); err != nil {
+				return err
+			}
+			if s != "Playbook" {
+				return d.errf(v, "kind %q is not known (use Playbook)", s)
+			}
+			return nil
+		},
+		"metadata": func(v *yaml.Node) error {
+			return d.fields(v, "metadata", map[string]func(v *yaml.Node) error{
+				"name": func(v *yaml.Node) error {
+					if err := d.str(v, "metadata.name", &pb.Name); err != nil {
+						return err
+					}
+					if !namePattern.MatchString(pb.Name) {
+						return d.errf(v, "metadata.name %q must match [a-z0-9][a-z0-9_-]*", pb.Name)
+					}
+					return nil
+				},
+				"description": func(v *yaml.Node) error { return d.str(v, "metadata.description", &pb.Description) },
+			})
+		},
+		"workload": func(v *yaml.Node) error {
+			if v.Kind != yaml.MappingNode {
+				return d.errf(v, "workload must be a mapping")
+			}
+			w, err := d.value(v, "workload")
+			if err != nil {
+				return err
+			}
+			pb.Workload = w.(map[string]any)
+			return nil
+		},
+		"failure_mode": func(v *yaml.Node) error {
+			switch FailureMode(v.Value) {
+			case FailureContinue, FailureStop:
+				pb.FailureMode = FailureMode(v.Value)
+				return nil
+			case "cancel":
+				return d.errf(v, "failure_mode: cancel is not supported yet")
+			}
+			return d.errf(v, "failure_mode must be continue, stop or cancel, not %q", v.Value)
+		},
+		"use_pending_failed": func(v *yaml.Node) error {
+			var on bool
+			if err := d.boolean(v, "use_pending_failed", &on); err != nil {
+				return err
+			}
+			if on {
+				return d.errf(v, "use_pending_failed: true is not supported yet")
+			}
+			return nil
+		},
+		"notify":           d.notYet("notify"),
+		"failure_handlers": d.notYet("failure_handlers"),
+		"workflow":         func(v *yaml.Node) error { steps = v; return nil },
+	})
+	if err != nil {
+		return err
+	}
+	if pb.Name == "" {
+		return d.errf(n, "metadata.name is required")
+	}
+	if steps == nil {
+		return d.errf(n, "workflow (the list of steps) is required")
+	}
+	if steps.Kind != yaml.SequenceNode {
+		return d.errf(steps, "workflow must be a list of steps")
+	}
+	pb.byName = map[string]*Step{}
+	for _, sn := range steps.Content {
+		s, err := d.stepNode(sn)
+		if err != nil {
+			return err
+		}
+		if prev := pb.byName[s.Name]; prev != nil {
+			return &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)}
+		}
+		pb.byName[s.Name] = s
+		pb.Steps = append(pb.Steps, s)
+	}
+	return nil
+}
+
+func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
+	d.step = ""
+	s := &Step{Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, "each item of workflow must be a mapping with a `step` key")
+	}
+	// The name comes first so that every later error can name the step.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "step" {
+			if err := d.str(n.Content[i+1], "step", &s.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.Name == "" {
+		return nil, d.errf(n, "a step has no `step` name")
+	}
+	d.step = s.Name
+	if !namePattern.MatchString(s.Name) {
+		return nil, d.errf(n, "step name must match [a-z0-9][a-z0-9_-]*")
+	}
+	var retries *int
+	var retryDelay *time.Duration
+	var retryNode, onFailureNode *yaml.Node
+	err := d.fields(n, "a step", map[string]func(v *yaml.Node) error{
+		"step": func(*yaml.Node) error { return nil },
+		"desc": func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) },
+		"tool": func(v *yaml.Node) (err error) { s.Tool, err = d.tool(v); return err },
+		"timeout": func(v *yaml.Node) error {
+			return d.duration(v, "timeout", &s.Timeout)
+		},
+		"heartbeat_timeout": func(v *yaml.Node) error {
+			return d.duration(v, "heartbeat_timeout", &s.HeartbeatTimeout)
+		},
+		"retry": func(v *yaml.Node) (err error) { retryNode = v; s.Retry, err = d.retry(v); return err },
+		"retries": func(v *yaml.Node) error {
+			retries = new(int)
+			if err := d.integer(v, "retries", retries); err != nil {
+				return err
+			}
+			if *retries < 0 {
+				return d.errf(v, "retries must not be negative")
+			}
+			return nil
+		},
+		"retry_delay": func(v *yaml.Node) error {
+			retryDelay = new(time.Duration)
+			return d.duration(v, "retry_delay", retryDelay)
+		},
+		"next":       func(v *yaml.Node) (err error) { s.Next, err = d.next(v); return err },
+		"depends_on": func(v *yaml.Node) (err error) { s.DependsOn, err = d.names(v, "depends_on"); return err },
+		"on_failure": func(v *yaml.Node) error {
+			onFailureNode = v
+			if v.Value != "run" && v.Value != "skip" {
+				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
+			}
+			s.OnFailureRun = v.Value == "run"
+			return nil
+		},
+		"success_when": func(v *yaml.Node) error {
+			if s.Name != EndStep {
+				return d.errf(v, "success_when belongs on the end step only")
+			}
+			var src string
+			if err := d.str(v, "success_when", &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeEnd, true)
+			if err != nil {
+				return d.errf(v, "success_when: %v", err)
+			}
+			s.SuccessWhen = e
+			return nil
+		},
+		"loop":            d.notYet("loop"),
+		"failure_handler": d.notYet("failure_handler"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if retries != nil || retryDelay != nil {
+		if retryNode != nil {
+			return nil, d.errf(retryNode, "give either retry or retries/retry_delay, not both")
+		}
+		r := Retry{MaxAttempts: 1, Multiplier: 1}
+		if retries != nil {
+			r.MaxAttempts = *retries + 1
+		}
+		if retryDelay != nil {
+			r.InitialDelay, r.MaxDelay = *retryDelay, *retryDelay
+		} else {
+			r.InitialDelay, r.MaxDelay = time.Second, time.Second
+		}
+		s.Retry = &r
+	}
+	if s.Name == EndStep {
+		switch {
+		case len(s.Next) > 0:
+			return nil, d.errf(n, "end is the terminal step: it has no next")
+		case len(s.DependsOn) > 0:
+			return nil, d.errf(n, "end runs after every other step: it has no depends_on")
+		case s.Retry != nil && s.Tool == nil:
+			return nil, d.errf(n, "retry needs a tool")
+		case onFailureNode != nil:
+			return nil, d.errf(onFailureNode, "end always runs: on_failure does not apply to it")
+		}
+	}
+	return s, nil
+}
+
+func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, "tool must be a mapping with a kind")
+	}
+	t := &Tool{Line: n.Line, Spec: map[string]any{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "kind" {
+			t.Kind = n.Content[i+1].Value
+		}
+	}
+	if t.Kind == "" {
+		return nil, d.errf(n, "tool has no kind (one of: %s)", strings.Join(sortedKeys(toolFields), ", "))
+	}
+	if laterKinds[t.Kind] {
+		return nil, d.errf(n, "tool kind %q is not supported yet", t.Kind)
+	}
+	allowed, ok := toolFields[t.Kind]
+	if !ok {
+		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(sortedKeys(toolFields), ", "))
+	}
+	handlers := map[string]func(v *yaml.Node) error{"kind": func(*yaml.Node) error { return nil }}
+	for _, f := range allowed {
+		handlers[f] = func(v *yaml.Node) error {
+			val, err := d.value(v, f)
+			if err != nil {
+				return err
+			}
+			if err := checkToolField(t.Kind, f, val); err != nil {
+				return d.errf(v, "tool %s: %v", f, err)
+			}
+			t.Spec[f] = val
+			return nil
+		}
+	}
+	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
+		return nil, err
+	}
+	switch {
+	case t.Kind == "shell" && t.Spec["command"] == nil:
+		return nil, d.errf(n, "shell tool needs a command")
+	case t.Kind == "http" && t.Spec["url"] == nil:
+		return nil, d.errf(n, "http tool needs a url")
+	}
+	return t, nil
+}
+
+// checkToolField checks the shape of a tool field where the shape matters.
+func checkToolField(kind, field string, v any) error {
+	switch field {
+	case "command", "workdir", "url", "method":
+		if _, ok := v.(string); !ok {
+			return errors.New("must be a string")
+		}
+	case "env", "headers":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return errors.New("must be a mapping of names to values")
+		}
+		for k, e := range m {
+			switch e.(type) {
+			case map[string]any, []any:
+				return fmt.Errorf("%s must be a plain value", k)
+			}
+		}
+	case "expect_status":
+		codes, ok := v.([]any)
+		if !ok {
+			codes = []any{v}
+		}
+		for _, c := range codes {
+			if n, ok := c.(int); !ok || n < 100 || n > 599 {
+				return fmt.Errorf("must be an HTTP status code or a list of them, not %v", c)
+			}
+		}
+	}
+	return nil
+}
+
+func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
+	r := DefaultRetry()
+	if n.Kind == yaml.ScalarNode {
+		switch n.Tag {
+		case "!!bool":
+			var on bool
+			_ = n.Decode(&on)
+			if !on {
+				return nil, nil
+			}
+			return &r, nil
+		case "!!int":
+			if err := d.integer(n, "retry", &r.MaxAttempts); err != nil {
+				return nil, err
+			}
+			if r.MaxAttempts < 1 {
+				return nil, d.errf(n, "retry: attempts must be at least 1")
+			}
+			return &r, nil
+		}
+		return nil, d.errf(n, "retry must be true, a number of attempts, or a mapping")
+	}
+	expr := func(name string, out **Expr) func(v *yaml.Node) error {
+		return func(v *yaml.Node) error {
+			var src string
+			if err := d.str(v, "retry."+name, &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeRetry, true)
+			if err != nil {
+				return d.errf(v, "retry.%s: %v", name, err)
+			}
+			*out = e
+			return nil
+		}
+	}
+	err := d.fields(n, "retry", map[string]func(v *yaml.Node) error{
+		"max_attempts": func(v *yaml.Node) error {
+			if err := d.integer(v, "retry.max_attempts", &r.MaxAttempts); err != nil {
+				return err
+			}
+			if r.MaxAttempts < 1 {
+				return d.errf(v, "retry.max_attempts must be at least 1")
+			}
+			return nil
+		},
+		"initial_delay": func(v *yaml.Node) error { return d.duration(v, "retry.initial_delay", &r.InitialDelay) },
+		"max_delay":     func(v *yaml.Node) error { return d.duration(v, "retry.max_delay", &r.MaxDelay) },
+		"backoff_multiplier": func(v *yaml.Node) error {
+			if v.Decode(&r.Multiplier) != nil || r.Multiplier < 1 {
+				return d.errf(v, "retry.backoff_multiplier must be a number >= 1, not %q", v.Value)
+			}
+			return nil
+		},
+		"jitter":     func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) },
+		"retry_when": expr("retry_when", &r.RetryWhen),
+		"stop_when":  expr("stop_when", &r.StopWhen),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.MaxDelay < r.InitialDelay {
+		return nil, d.errf(n, "retry.max_delay (%s) is shorter than retry.initial_delay (%s)", r.MaxDelay, r.InitialDelay)
+	}
+	return &r, nil
+}
+
+// names reads a step name, a list of names, or NoETL's {step: NAME} forms.
+func (d *decoder) names(n *yaml.Node, what string) ([]string, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var out []string
+	for _, it := range items {
+		name, err := d.stepRef(it, what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+func (d *decoder) stepRef(n *yaml.Node, what string) (string, error) {
+	if n.Kind == yaml.ScalarNode && n.Value != "" {
+		return n.Value, nil
+	}
+	if n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "step" && n.Content[1].Kind == yaml.ScalarNode {
+		return n.Content[1].Value, nil
+	}
+	return "", d.errf(n, "%s: expected a step name or {step: NAME}", what)
+}
+
+// next reads `next`: a name, a list of names, or when/then items closed by
+// an optional else.
+func (d *decoder) next(n *yaml.Node) ([]NextRule, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var rules []NextRule
+	conditional := false
+	for i, it := range items {
+		isRule := it.Kind == yaml.MappingNode && !(len(it.Content) == 2 && it.Content[0].Value == "step")
+		if !isRule {
+			if conditional {
+				return nil, d.errf(it, "next: a plain step name cannot follow when/else items")
+			}
+			name, err := d.stepRef(it, "next")
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, NextRule{Then: []string{name}, Line: it.Line})
+			continue
+		}
+		if len(rules) > 0 && !conditional {
+			return nil, d.errf(it, "next: when/else items cannot follow plain step names")
+		}
+		conditional = true
+		r := NextRule{Line: it.Line}
+		var thenNode *yaml.Node
+		err := d.fields(it, "a next item", map[string]func(v *yaml.Node) error{
+			"when": func(v *yaml.Node) error {
+				var src string
+				if err := d.str(v, "when", &src); err != nil {
+					return err
+				}
+				e, err := compileExpr(src, v.Line, ScopeStep, true)
+				if err != nil {
+					return d.errf(v, "when: %v", err)
+				}
+				r.When = e
+				return nil
+			},
+			"then": func(v *yaml.Node) (err error) { thenNode = v; r.Then, err = d.names(v, "then"); return err },
+			"else": func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else"); return err },
+		})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case r.Else && (r.When != nil || thenNode != nil):
+			return nil, d.errf(it, "next: an else item has no when or then")
+		case r.Else && i != len(items)-1:
+			return nil, d.errf(it, "next: else must be the last item")
+		case !r.Else && r.When == nil:
+			return nil, d.errf(it, "next: item needs when (or else)")
+		case !r.Else && thenNode == nil:
+			return nil, d.errf(it, "next: when item needs then")
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}

@@ -1,0 +1,320 @@
+package interpreter
+
+import (
+	"fmt"
+	"time"
+)
+
+// Status is a step's status.
+type Status string
+
+const (
+	StatusPending       Status = "pending"
+	StatusRunning       Status = "running"
+	StatusCompleted     Status = "completed"
+	StatusFailed        Status = "failed"
+	StatusSkipped       Status = "skipped"
+	StatusCancelled     Status = "cancelled"
+	StatusPendingFailed Status = "pending_failed"
+	StatusReused        Status = "reused"
+)
+
+// Terminal tells whether a step with this status is resolved for good.
+func (s Status) Terminal() bool {
+	switch s {
+	case StatusCompleted, StatusFailed, StatusSkipped, StatusCancelled, StatusReused:
+		return true
+	}
+	return false
+}
+
+// Run statuses.
+const (
+	RunRunning   = "running"
+	RunCompleted = "completed"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// StepError is the structured error of a failed step.
+type StepError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Details any    `json:"details"`
+}
+
+func (e *StepError) Error() string { return e.Type + ": " + e.Message }
+
+// StepState is where one step stands; it is what the aggregate reports.
+type StepState struct {
+	Status             Status     `json:"status"`
+	Attempts           int        `json:"attempts"`
+	Result             any        `json:"result"`
+	Error              *StepError `json:"error"`
+	RoutedToEnd        bool       `json:"routed_to_end"`
+	OriginalFailedStep *string    `json:"original_failed_step"`
+	// SkipReason says why a skipped step did not run.
+	SkipReason string `json:"skip_reason,omitempty"`
+}
+
+// Event is one entry of a run's event log.
+type Event struct {
+	Seq      int        `json:"seq"`
+	Time     time.Time  `json:"time"`
+	Type     string     `json:"type"`
+	Step     string     `json:"step,omitempty"`
+	Attempts int        `json:"attempts,omitempty"`
+	Message  string     `json:"message,omitempty"`
+	Error    *StepError `json:"error,omitempty"`
+}
+
+// Run is the state of one execution of a playbook. It is a deterministic
+// function of the playbook, the workload, and the calls made on it, so the
+// workflow adapter replays to the same decisions.
+type Run struct {
+	pb          *Playbook
+	workload    map[string]any
+	executionID string
+	now         func() time.Time
+
+	states map[string]*StepState
+	taken  map[Arc]bool
+	// stoppedBy is the first failed step under failure_mode stop.
+	stoppedBy string
+	events    []Event
+}
+
+// NewRun starts the state of a run. workload overrides the playbook's
+// defaults key by key; now is the clock events are stamped with (the
+// workflow's deterministic clock).
+func NewRun(pb *Playbook, workload map[string]any, executionID string, now func() time.Time) *Run {
+	w := make(map[string]any, len(pb.Workload)+len(workload))
+	for k, v := range pb.Workload {
+		w[k] = v
+	}
+	for k, v := range workload {
+		w[k] = v
+	}
+	r := &Run{pb: pb, workload: w, executionID: executionID, now: now, states: map[string]*StepState{}, taken: map[Arc]bool{}}
+	for _, s := range pb.Steps {
+		r.states[s.Name] = &StepState{Status: StatusPending}
+	}
+	return r
+}
+
+// Playbook returns the playbook being run.
+func (r *Run) Playbook() *Playbook { return r.pb }
+
+// State returns a step's state.
+func (r *Run) State(name string) *StepState { return r.states[name] }
+
+// Events returns the event log so far.
+func (r *Run) Events() []Event { return r.events }
+
+func (r *Run) emit(e Event) {
+	e.Seq = len(r.events) + 1
+	e.Time = r.now()
+	r.events = append(r.events, e)
+}
+
+// Ready resolves every pending step whose predecessors have all resolved:
+// each is either skipped (and skipping propagates) or marked running and
+// returned, in file order, for the caller to start. `end` is never returned;
+// see EndReady.
+func (r *Run) Ready() []*Step {
+	var ready []*Step
+	for changed := true; changed; {
+		changed = false
+		for _, s := range r.pb.Steps {
+			st := r.states[s.Name]
+			if s.Name == EndStep || st.Status != StatusPending {
+				continue
+			}
+			run, resolved, reason, origin := r.decide(s)
+			if !resolved {
+				continue
+			}
+			changed = true
+			if run {
+				st.Status = StatusRunning
+				r.emit(Event{Type: "step_started", Step: s.Name})
+				ready = append(ready, s)
+				continue
+			}
+			st.Status = StatusSkipped
+			st.SkipReason = reason
+			if origin != "" {
+				st.OriginalFailedStep = &origin
+			}
+			r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason})
+		}
+	}
+	return ready
+}
+
+// decide tells whether a pending step can be resolved now, and if so whether
+// it runs; a skip comes with its reason and the failed step behind it.
+func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
+	arcs := r.pb.incoming[s.Name]
+	taken := len(arcs) == 0
+	for _, a := range arcs {
+		p := r.states[a.From]
+		if !p.Status.Terminal() {
+			return false, false, "", ""
+		}
+		switch {
+		case p.Status == StatusFailed || p.Status == StatusCancelled:
+			if origin == "" {
+				origin = a.From
+				reason = fmt.Sprintf("upstream %s %s", a.From, p.Status)
+			}
+		case p.Status == StatusSkipped && p.OriginalFailedStep != nil:
+			if origin == "" {
+				origin = *p.OriginalFailedStep
+				reason = fmt.Sprintf("upstream %s skipped after %s failed", a.From, origin)
+			}
+		case r.taken[a]:
+			taken = true
+		}
+	}
+	switch {
+	case origin != "" && s.OnFailureRun:
+		return true, true, "", ""
+	case origin != "":
+		return false, true, reason, origin
+	case !taken:
+		return false, true, "no branch led here", ""
+	case r.stoppedBy != "" && !s.OnFailureRun:
+		return false, true, fmt.Sprintf("not started: %s failed and failure_mode is stop", r.stoppedBy), r.stoppedBy
+	}
+	return true, true, "", ""
+}
+
+// Complete records a step's result and takes its outgoing arcs: every plain
+// `next` and `depends_on` arc, and of the when/else items the first that holds.
+// A `when` that cannot be evaluated fails the step.
+func (r *Run) Complete(name string, result any, attempts int) {
+	st := r.states[name]
+	st.Status, st.Result, st.Attempts = StatusCompleted, result, attempts
+	s := r.pb.byName[name]
+	var take []string
+	env := r.Env()
+	for _, rule := range s.Next {
+		if rule.When == nil {
+			take = append(take, rule.Then...)
+			if !rule.Else {
+				continue
+			}
+			break
+		}
+		ok, err := rule.When.EvalBool(env)
+		if err != nil {
+			r.Fail(name, &StepError{Type: "expression_error", Message: "next: when " + err.Error()}, attempts)
+			return
+		}
+		if ok {
+			take = append(take, rule.Then...)
+			break
+		}
+	}
+	for _, to := range take {
+		r.taken[Arc{From: name, To: to, Kind: ArcNext}] = true
+	}
+	for _, a := range r.pb.outgoing[name] {
+		if a.Kind == ArcDependsOn {
+			r.taken[a] = true
+		}
+	}
+	r.emit(Event{Type: "step_completed", Step: name, Attempts: attempts})
+}
+
+// Fail records a step whose retries are spent. It routes to `end`; under
+// failure_mode stop no new step starts after it.
+func (r *Run) Fail(name string, err *StepError, attempts int) {
+	st := r.states[name]
+	st.Status, st.Result, st.Error, st.Attempts = StatusFailed, nil, err, attempts
+	st.RoutedToEnd = true
+	st.OriginalFailedStep = &name
+	if r.pb.FailureMode == FailureStop && r.stoppedBy == "" {
+		r.stoppedBy = name
+	}
+	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end"})
+}
+
+// EndReady tells whether every step but `end` has resolved.
+func (r *Run) EndReady() bool {
+	for _, s := range r.pb.Steps {
+		if s.Name != EndStep && !r.states[s.Name].Status.Terminal() {
+			return false
+		}
+	}
+	return true
+}
+
+// Running lists the steps now running, in file order.
+func (r *Run) Running() []string {
+	var out []string
+	for _, s := range r.pb.Steps {
+		if r.states[s.Name].Status == StatusRunning {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// StartEnd marks `end` running once everything else has resolved.
+func (r *Run) StartEnd() {
+	r.states[EndStep].Status = StatusRunning
+	r.emit(Event{Type: "step_started", Step: EndStep})
+}
+
+// Env is what step expressions and templates see.
+func (r *Run) Env() map[string]any {
+	steps := make(map[string]any, len(r.states))
+	for name, st := range r.states {
+		var errVal any
+		if st.Error != nil {
+			errVal = map[string]any{"type": st.Error.Type, "message": st.Error.Message, "details": st.Error.Details}
+		}
+		steps[name] = map[string]any{"status": string(st.Status), "result": st.Result, "error": errVal, "attempts": st.Attempts}
+	}
+	return map[string]any{
+		"workload":     r.workload,
+		"steps":        steps,
+		"execution_id": r.executionID,
+		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
+	}
+}
+
+// EndEnv is what `end`'s success_when and tool see.
+func (r *Run) EndEnv() map[string]any {
+	env := r.Env()
+	failed := r.failedSteps()
+	env["failed_steps"] = failed
+	env["failed_steps_count"] = len(failed)
+	env["total_steps"] = len(r.pb.Steps) - 1
+	return env
+}
+
+func (r *Run) failedSteps() []string {
+	failed := []string{}
+	for _, s := range r.pb.Steps {
+		if s.Name != EndStep && r.states[s.Name].Status == StatusFailed {
+			failed = append(failed, s.Name)
+		}
+	}
+	return failed
+}
+
+// RenderTool renders a step's tool fields against the run's current state.
+func (r *Run) RenderTool(s *Step) (map[string]any, error) {
+	env := r.Env()
+	if s.Name == EndStep {
+		env = r.EndEnv()
+	}
+	out, err := renderValue(s.Tool.Spec, r.pb.templates, env)
+	if err != nil {
+		return nil, err
+	}
+	return out.(map[string]any), nil
+}

@@ -1,0 +1,211 @@
+package interpreter
+
+import (
+	"fmt"
+	"strings"
+)
+
+// validate injects a missing `end`, builds the graph and checks everything
+// that can be checked before a run: targets, cycles, expressions, templates.
+func validate(pb *Playbook) error {
+	errAt := func(s *Step, line int, format string, args ...any) error {
+		return &Error{File: pb.File, Line: line, Step: s.Name, Msg: fmt.Sprintf(format, args...)}
+	}
+	if end := pb.byName[EndStep]; end == nil {
+		end = &Step{Name: EndStep, Injected: true}
+		pb.byName[EndStep] = end
+		pb.Steps = append(pb.Steps, end)
+	} else {
+		// `end` goes last so that file order is also a valid evaluation order for it.
+		for i, s := range pb.Steps {
+			if s == end {
+				pb.Steps = append(append(pb.Steps[:i:i], pb.Steps[i+1:]...), end)
+				break
+			}
+		}
+	}
+
+	pb.incoming, pb.outgoing = map[string][]Arc{}, map[string][]Arc{}
+	addArc := func(a Arc) {
+		for _, have := range pb.incoming[a.To] {
+			if have.From == a.From {
+				return
+			}
+		}
+		pb.incoming[a.To] = append(pb.incoming[a.To], a)
+		pb.outgoing[a.From] = append(pb.outgoing[a.From], a)
+	}
+	for _, s := range pb.Steps {
+		for _, r := range s.Next {
+			for _, to := range r.Then {
+				if err := checkTarget(pb, s, to, r.Line, "next"); err != nil {
+					return err
+				}
+				addArc(Arc{From: s.Name, To: to, Kind: ArcNext})
+			}
+		}
+		for _, from := range s.DependsOn {
+			if err := checkTarget(pb, s, from, s.Line, "depends_on"); err != nil {
+				return err
+			}
+			if from == EndStep {
+				return errAt(s, s.Line, "depends_on names end, which runs last of all")
+			}
+			addArc(Arc{From: from, To: s.Name, Kind: ArcDependsOn})
+		}
+	}
+	if cycle := findCycle(pb); cycle != nil {
+		first := pb.byName[cycle[0]]
+		return errAt(first, first.Line, "the graph has a cycle: %s (iterate with loop, poll with retry_when)", strings.Join(cycle, " -> "))
+	}
+
+	pb.templates = map[string]*Template{}
+	for _, s := range pb.Steps {
+		for _, e := range exprsOf(s) {
+			for _, ref := range e.StepRefs {
+				if pb.byName[ref] == nil {
+					return errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q", e.Source, ref, ref)
+				}
+			}
+		}
+		if s.Tool == nil {
+			continue
+		}
+		scope := ScopeStep
+		if s.Name == EndStep {
+			scope = ScopeEnd
+		}
+		err := templatesIn(s.Tool.Spec, func(src string) error {
+			t, err := CompileTemplate(src, scope)
+			if err != nil {
+				return errAt(s, s.Tool.Line, "tool: %v", err)
+			}
+			for _, part := range append(t.parts, templatePart{expr: t.whole}) {
+				if part.expr == nil {
+					continue
+				}
+				for _, ref := range part.expr.StepRefs {
+					if pb.byName[ref] == nil {
+						return errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q", src, ref, ref)
+					}
+				}
+			}
+			pb.templates[src] = t
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkTarget(pb *Playbook, s *Step, name string, line int, field string) error {
+	if pb.byName[name] != nil {
+		if name == s.Name {
+			return &Error{File: pb.File, Line: line, Step: s.Name, Msg: fmt.Sprintf("%s names the step itself", field)}
+		}
+		return nil
+	}
+	msg := fmt.Sprintf("%s names unknown step %q", field, name)
+	if near := nearestName(pb, name); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return &Error{File: pb.File, Line: line, Step: s.Name, Msg: msg}
+}
+
+// nearestName suggests a step name at edit distance 1 or 2.
+func nearestName(pb *Playbook, name string) string {
+	best, bestDist := "", 3
+	for _, s := range pb.Steps {
+		if d := editDistance(name, s.Name); d < bestDist {
+			best, bestDist = s.Name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// findCycle returns one cycle as a path that starts and ends on the same
+// step, or nil. Steps are visited in file order so the answer is stable.
+func findCycle(pb *Playbook) []string {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(n string) []string
+	visit = func(n string) []string {
+		state[n] = onPath
+		path = append(path, n)
+		for _, a := range pb.outgoing[n] {
+			m := a.To
+			switch state[m] {
+			case onPath:
+				for i, p := range path {
+					if p == m {
+						return append(append([]string{}, path[i:]...), m)
+					}
+				}
+			case unseen:
+				if c := visit(m); c != nil {
+					return c
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+		return nil
+	}
+	for _, s := range pb.Steps {
+		if state[s.Name] == unseen {
+			if c := visit(s.Name); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// exprsOf lists a step's compiled expressions (not its templates).
+func exprsOf(s *Step) []*Expr {
+	var out []*Expr
+	for _, r := range s.Next {
+		if r.When != nil {
+			out = append(out, r.When)
+		}
+	}
+	if s.Retry != nil {
+		if s.Retry.RetryWhen != nil {
+			out = append(out, s.Retry.RetryWhen)
+		}
+		if s.Retry.StopWhen != nil {
+			out = append(out, s.Retry.StopWhen)
+		}
+	}
+	if s.SuccessWhen != nil {
+		out = append(out, s.SuccessWhen)
+	}
+	return out
+}

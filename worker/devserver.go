@@ -1,0 +1,251 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// DevServerOptions configure an embedded Temporal server: frontend, history,
+// matching and worker services in this process over SQLite, plus the Web UI.
+type DevServerOptions struct {
+	// Required: the IP every service binds to (loopback for the dev server).
+	IP string
+
+	// Optional: the frontend gRPC port; default a free port.
+	Port int
+	// Optional: the Web UI port; default no UI.
+	UIPort int
+	// Optional: the SQLite file holding all state; default in memory, gone on Stop.
+	DBFile string
+	// Optional: the namespace to create; default "default".
+	Namespace string
+	// Optional: the server's log level (debug, info, warn, error); default error.
+	LogLevel string
+	// Optional: custom search attributes registered with the namespace.
+	SearchAttributes map[string]enumspb.IndexedValueType
+}
+
+// DevServer is a running embedded Temporal server.
+type DevServer struct {
+	server temporal.Server
+	ui     *uiserver.Server
+	// Address is the frontend's host:port, ready for a client.
+	Address string
+	// UIAddress is the Web UI's host:port, empty without a UI.
+	UIAddress string
+	Namespace string
+}
+
+// StartDevServer validates the options, starts the server and returns once
+// its frontend accepts connections.
+func StartDevServer(o DevServerOptions) (*DevServer, error) {
+	if o.IP == "" {
+		return nil, errors.New("dev server: missing IP")
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "error"
+	}
+	var err error
+	if o.Port == 0 {
+		if o.Port, err = freePort(o.IP); err != nil {
+			return nil, err
+		}
+	}
+	conf, err := o.buildConfig()
+	if err != nil {
+		return nil, err
+	}
+	server, err := temporal.NewServer(o.buildServerOptions(conf)...)
+	if err != nil {
+		return nil, fmt.Errorf("dev server: %w", err)
+	}
+	if err := server.Start(); err != nil {
+		return nil, fmt.Errorf("dev server: %w", err)
+	}
+	d := &DevServer{server: server, Address: hostPort(o.IP, o.Port), Namespace: o.Namespace}
+	if o.UIPort != 0 {
+		d.ui = o.buildUIServer()
+		d.UIAddress = hostPort(o.IP, o.UIPort)
+		uiErr := make(chan error, 1)
+		go func() { uiErr <- d.ui.Start() }()
+		if err := waitListening(d.UIAddress, uiErr); err != nil {
+			server.Stop()
+			return nil, fmt.Errorf("dev server: web UI on %s: %w", d.UIAddress, err)
+		}
+	}
+	return d, nil
+}
+
+// Stop stops the UI and the server; an in-memory database is gone after it.
+func (d *DevServer) Stop() {
+	if d.ui != nil {
+		d.ui.Stop()
+	}
+	d.server.Stop()
+}
+
+func (o DevServerOptions) buildUIServer() *uiserver.Server {
+	return uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+		Host:                o.IP,
+		Port:                o.UIPort,
+		TemporalGRPCAddress: hostPort(o.IP, o.Port),
+		EnableUI:            true,
+		CORS:                uiconfig.CORS{CookieInsecure: true},
+		HideLogs:            true,
+		DisableNewsFetch:    true, // the machine may have no network beyond loopback
+	}))
+}
+
+func (o DevServerOptions) buildServerOptions(conf *config.Config) []temporal.ServerOption {
+	hosts := map[primitives.ServiceName]static.Hosts{}
+	for _, svc := range []primitives.ServiceName{primitives.FrontendService, primitives.MatchingService, primitives.HistoryService, primitives.WorkerService} {
+		hosts[svc] = static.SingleLocalHost(hostPort(o.IP, conf.Services[string(svc)].RPC.GRPCPort))
+	}
+	dyn := dynamicconfig.StaticClient{
+		// A small host cache is plenty for one developer, and keeps memory low.
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
+		// `run` polls a query while it follows a run; the default visibility rate is too low for tests.
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+	}
+	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))
+	return []temporal.ServerOption{
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(dyn),
+	}
+}
+
+func (o DevServerOptions) buildConfig() (*config.Config, error) {
+	var conf config.Config
+	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
+	conf.Global.Membership.BroadcastAddress = o.IP
+	sqlConf, err := o.buildSQLConfig()
+	if err != nil {
+		return nil, err
+	}
+	conf.Persistence.DefaultStore = "sqlite"
+	conf.Persistence.VisibilityStore = "sqlite"
+	conf.Persistence.NumHistoryShards = 1
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	httpPort, err := freePort(o.IP)
+	if err != nil {
+		return nil, err
+	}
+	const clusterName = "active"
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        clusterName,
+		CurrentClusterName:       clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{clusterName: {
+			Enabled:                true,
+			InitialFailoverVersion: 1,
+			RPCAddress:             hostPort(o.IP, o.Port),
+			HTTPAddress:            hostPort(o.IP, httpPort),
+			ClusterID:              "playbook-dev",
+		}},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	conf.Services = map[string]config.Service{}
+	for _, name := range []string{"frontend", "history", "matching", "worker"} {
+		var svc config.Service
+		svc.RPC.BindOnIP = o.IP
+		if name == "frontend" {
+			svc.RPC.GRPCPort, svc.RPC.HTTPPort = o.Port, httpPort
+		} else if svc.RPC.GRPCPort, err = freePort(o.IP); err != nil {
+			return nil, err
+		}
+		conf.Services[name] = svc
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = hostPort(o.IP, o.Port)
+	return &conf, nil
+}
+
+func (o DevServerOptions) buildSQLConfig() (*config.SQL, error) {
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
+	if o.DBFile == "" {
+		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+		conf.DatabaseName = "playbook-" + strconv.Itoa(rand.IntN(1<<30))
+	} else {
+		conf.ConnectAttributes = map[string]string{"mode": "rwc"}
+		conf.DatabaseName = o.DBFile
+	}
+	// The SQLite plugin lays out a memory database itself; a file gets its
+	// schema here, once, when it does not exist yet.
+	if o.DBFile != "" {
+		if _, err := os.Stat(o.DBFile); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(filepath.Dir(o.DBFile)); err != nil {
+				return nil, fmt.Errorf("dev server: database directory: %w", err)
+			}
+			if err := sqliteschema.SetupSchema(conf); err != nil {
+				return nil, fmt.Errorf("dev server: database schema: %w", err)
+			}
+		}
+	}
+	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, o.SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("dev server: namespace: %w", err)
+	}
+	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
+		return nil, fmt.Errorf("dev server: namespace: %w", err)
+	}
+	return conf, nil
+}
+
+func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+// freePort asks the kernel for a port that is free now.
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", hostPort(ip, 0))
+	if err != nil {
+		return 0, fmt.Errorf("dev server: no free port on %s: %w", ip, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitListening returns once addr accepts connections, or the server failed.
+func waitListening(addr string, failed <-chan error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-failed:
+			return err
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("not listening after 30s")
+}

@@ -1,0 +1,59 @@
+// Package worker wires playbook's workflow and activities into a Temporal
+// worker, and embeds a Temporal dev server for machines that have none.
+package worker
+
+import (
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/interpreter/playbookwf"
+)
+
+// Options configure a playbook worker.
+type Options struct {
+	// Optional: the task queue; default playbookwf.TaskQueue.
+	TaskQueue string
+	// Optional: where attempts' stdout and stderr go; default DefaultLogDir().
+	LogDir string
+	// Optional: how many steps run at once on this worker; default the SDK's.
+	MaxConcurrentSteps int
+}
+
+// DefaultLogDir is $PLAYBOOK_LOG_DIR, else ~/.local/state/playbook/logs.
+func DefaultLogDir() string {
+	if d := os.Getenv("PLAYBOOK_LOG_DIR"); d != "" {
+		return d
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "playbook", "logs")
+	}
+	return filepath.Join(os.TempDir(), "playbook-logs")
+}
+
+// New returns a worker (not yet started) that runs the Playbook workflow
+// and its steps.
+func New(c client.Client, o Options) sdkworker.Worker {
+	if o.TaskQueue == "" {
+		o.TaskQueue = playbookwf.TaskQueue
+	}
+	if o.LogDir == "" {
+		o.LogDir = DefaultLogDir()
+	}
+	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps})
+	Register(w, o)
+	return w
+}
+
+// Register adds the workflow and activities to any registry (a worker, or
+// a replayer, which needs the workflow only).
+func Register(r sdkworker.Registry, o Options) {
+	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	acts := &activities.Activities{LogDir: o.LogDir}
+	r.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+}
