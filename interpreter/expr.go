@@ -7,6 +7,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -22,28 +23,29 @@ const (
 	ScopeEnd
 )
 
-// scopeNames gives, per scope, each name with a value of its type, so the
-// checker knows them; any other name is a compile error.
-func scopeNames(s Scope) map[string]any {
-	env := map[string]any{
-		"workload":     map[string]any{},
-		"steps":        map[string]any{},
-		"execution_id": "",
-		"playbook":     map[string]any{},
+// scopeNames declares, per scope, each name and its type; any other name
+// is a compile error. Values read from runs (results, workload) are Any:
+// their shape is known only when the expression runs.
+func scopeNames(s Scope) types.Map {
+	env := types.Map{
+		"workload":     types.Any,
+		"steps":        types.Any,
+		"execution_id": types.String,
+		"playbook":     types.Any,
 	}
 	switch s {
 	case ScopeRetry:
-		env["result"] = any(nil)
-		env["error"] = map[string]any{}
-		// nil-typed: absent for tools that have none (no exit code for http).
-		env["exit_code"] = any(nil)
-		env["status_code"] = any(nil)
-		env["success"] = false
-		env["attempt"] = 0
+		env["result"] = types.Any
+		env["error"] = types.Any
+		// Any: absent (nil) for tools that have none, like an http step's exit code.
+		env["exit_code"] = types.Any
+		env["status_code"] = types.Any
+		env["success"] = types.Bool
+		env["attempt"] = types.Int
 	case ScopeEnd:
-		env["failed_steps_count"] = 0
-		env["total_steps"] = 0
-		env["failed_steps"] = []string{}
+		env["failed_steps_count"] = types.Int
+		env["total_steps"] = types.Int
+		env["failed_steps"] = types.Array(types.String)
 	}
 	return env
 }

@@ -46,14 +46,16 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		o.LogDir = DefaultLogDir()
 	}
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps})
-	Register(w, o)
+	RegisterWorkflow(w)
+	acts := &activities.Activities{LogDir: o.LogDir}
+	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
 	return w
 }
 
-// Register adds the workflow and activities to any registry (a worker, or
-// a replayer, which needs the workflow only).
-func Register(r sdkworker.Registry, o Options) {
+// RegisterWorkflow registers the Playbook workflow, on a worker or on a
+// replayer (which replays workflows and needs no activities).
+func RegisterWorkflow(r interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}) {
 	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
-	acts := &activities.Activities{LogDir: o.LogDir}
-	r.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
 }

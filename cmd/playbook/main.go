@@ -1,10 +1,13 @@
-// Command playbook runs YAML playbooks as durable Temporal workflows.
+// Command playbook runs YAML playbooks as durable workflows on Temporal.
 package main
 
 import (
+	"context"
 	"os"
+
+	"playbook/cmd/playbook/commands"
 )
 
 func main() {
-	os.Exit(Main(os.Args, os.Stdout, os.Stderr))
+	os.Exit(commands.Main(context.Background(), os.Args, os.Stdout, os.Stderr))
 }

@@ -1,6 +1,9 @@
-package main
+// Package commands is the playbook CLI: flags, printing and exit codes.
+// cmd/playbook calls Main; tests call it in-process.
+package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +19,9 @@ const (
 	exitCancelled = 3
 )
 
-// Main runs the CLI with these arguments and returns its exit code; tests
-// call it in-process.
-func Main(args []string, stdout, stderr io.Writer) int {
+// Main runs the CLI with these arguments and returns its exit code. When
+// ctx ends, long-running commands (dev, worker) stop.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := &cli.App{
 		Name:      "playbook",
 		Usage:     "run YAML playbooks as durable workflows on Temporal",
@@ -36,7 +39,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return cli.Exit(err.Error(), exitInvalid)
 		},
 	}
-	err := app.Run(args)
+	err := app.RunContext(ctx, args)
 	if err == nil {
 		return exitOK
 	}

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"context"
@@ -110,7 +110,9 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 			line += fmt.Sprintf(" of %d", m)
 		}
 		if next := pa.GetNextAttemptScheduleTime(); next != nil {
-			line += fmt.Sprintf(" in %s", time.Until(next.AsTime()).Round(100*time.Millisecond).Abs())
+			if wait := time.Until(next.AsTime()).Round(100 * time.Millisecond); wait > 0 {
+				line += fmt.Sprintf(" in %s", wait)
+			}
 		}
 		fmt.Fprintf(p.out, "%s  %-14s %s\n", time.Now().Format("15:04:05"), step, line)
 	}

@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"fmt"
@@ -18,6 +18,9 @@ import (
 
 // localDevAddress is where `playbook dev` (and `temporal server start-dev`) listen.
 const localDevAddress = "127.0.0.1:7233"
+
+// quietLogs is a log level above every level the SDK uses.
+const quietLogs = slog.LevelError + 4
 
 // connection is a client, plus the embedded server and worker it brought up.
 type connection struct {

@@ -1,10 +1,9 @@
-package main
+package commands
 
 import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -49,7 +48,8 @@ func runCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			conn, err := connect(c, true, c.App.ErrWriter, slog.LevelError)
+			// The SDK's own log lines would repeat, less clearly, what follow prints.
+			conn, err := connect(c, true, c.App.ErrWriter, quietLogs)
 			if err != nil {
 				return cli.Exit("run: "+err.Error(), exitFailed)
 			}

@@ -1,0 +1,86 @@
+package activities
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func shellInput(t *testing.T, spec map[string]any) StepInput {
+	return StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: spec, BaseDir: t.TempDir()}
+}
+
+func TestShellResult(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	in := shellInput(t, map[string]any{"command": `echo "{\"rows\": $N}"; echo warn >&2; pwd >&2`, "env": map[string]any{"N": 7.0}})
+	o := a.runShell(context.Background(), in, 2)
+	require.Nil(t, o.Err)
+	r := o.Result.(map[string]any)
+	require.Equal(t, 0, r["exit_code"])
+	require.Equal(t, map[string]any{"rows": 7.0}, r["json"])
+	require.Equal(t, "warn\n"+in.BaseDir+"\n", r["stderr"], "runs in the playbook's directory")
+	out, err := os.ReadFile(filepath.Join(a.LogDir, "wf-1", "s", "attempt-2.stdout"))
+	require.NoError(t, err)
+	require.Equal(t, "{\"rows\": 7}\n", string(out), "each attempt keeps its own log")
+}
+
+func TestShellEnvironment(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	in := shellInput(t, map[string]any{"command": `echo "$PLAYBOOK_RUN_ID $PLAYBOOK_STEP $PLAYBOOK_ATTEMPT $PLAYBOOK_LOG_DIR"`})
+	o := a.runShell(context.Background(), in, 3)
+	require.Nil(t, o.Err)
+	require.Equal(t, "wf-1 s 3 "+filepath.Join(a.LogDir, "wf-1", "s")+"\n", o.Result.(map[string]any)["stdout"])
+}
+
+func TestShellFailure(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runShell(context.Background(), shellInput(t, map[string]any{"command": "echo first >&2; echo 'disk full' >&2; exit 3"}), 1)
+	require.NotNil(t, o.Err)
+	require.Equal(t, "exit_code", o.Err.Type)
+	require.Equal(t, "exited with code 3: disk full", o.Err.Message)
+	require.Equal(t, 3, *o.ExitCode)
+	require.Equal(t, "first\ndisk full\n", o.Err.Details.(map[string]any)["stderr"])
+}
+
+func TestShellWorkdirRelativeToPlaybook(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	in := shellInput(t, map[string]any{"command": "pwd", "workdir": "sub"})
+	require.NoError(t, os.Mkdir(filepath.Join(in.BaseDir, "sub"), 0o755))
+	o := a.runShell(context.Background(), in, 1)
+	require.Nil(t, o.Err)
+	require.Equal(t, filepath.Join(in.BaseDir, "sub")+"\n", o.Result.(map[string]any)["stdout"])
+}
+
+// A cancelled or timed-out step kills its whole process group: nothing it
+// started is left running.
+func TestShellKillsProcessGroup(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	marker := "playbook-test-sleep-" + strings.ReplaceAll(t.Name(), "/", "-")
+	in := shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' & sleep 30"})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	o := a.runShell(ctx, in, 1)
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.NotNil(t, o.Err)
+	require.Equal(t, 128+15, *o.ExitCode, "SIGTERM")
+	out, _ := exec.Command("pgrep", "-f", marker).Output()
+	require.Empty(t, strings.TrimSpace(string(out)), "no process of the step is left")
+}
+
+// Processes a step leaves behind when it exits are killed too.
+func TestShellLeavesNothingBehind(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	marker := "playbook-test-orphan"
+	o := a.runShell(context.Background(), shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' >/dev/null 2>&1 &"}), 1)
+	require.Nil(t, o.Err)
+	time.Sleep(100 * time.Millisecond)
+	out, _ := exec.Command("pgrep", "-f", marker).Output()
+	require.Empty(t, strings.TrimSpace(string(out)))
+}

@@ -1,0 +1,286 @@
+package interpreter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"unknown next target", `
+metadata: {name: x}
+workflow:
+  - step: extract
+    next: lod
+  - step: load
+`, `flows/x.yaml:5: step "extract": next names unknown step "lod" (did you mean "load"?)`},
+		{"unknown depends_on target", `
+metadata: {name: x}
+workflow:
+  - step: a
+  - step: b
+    depends_on: [a, zzz]
+`, `flows/x.yaml:5: step "b": depends_on names unknown step "zzz"`},
+		{"unknown step key", `
+metadata: {name: x}
+workflow:
+  - step: a
+    nxt: b
+`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, next, on_failure, retries, retry, retry_delay, step, success_when, timeout, tool)`},
+		{"unknown top-level key", `
+metadata: {name: x}
+worklfow: []
+`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, metadata, notify, use_pending_failed, workflow, workload)`},
+		{"duplicate step", `
+metadata: {name: x}
+workflow:
+  - step: a
+  - step: a
+`, `flows/x.yaml:5: step "a": step name used twice (first at line 4)`},
+		{"cycle", `
+metadata: {name: x}
+workflow:
+  - step: a
+    next: b
+  - step: b
+    next: c
+  - step: c
+    next: a
+`, `flows/x.yaml:4: step "a": the graph has a cycle: a -> b -> c -> a (iterate with loop, poll with retry_when)`},
+		{"cycle through depends_on", `
+metadata: {name: x}
+workflow:
+  - step: a
+    depends_on: [b]
+  - step: b
+    depends_on: [a]
+`, `flows/x.yaml:4: step "a": the graph has a cycle: a -> b -> a (iterate with loop, poll with retry_when)`},
+		{"bad expression", `
+metadata: {name: x}
+workflow:
+  - step: a
+    next:
+      - when: "steps.a.result >"
+        then: [b]
+  - step: b
+`, `flows/x.yaml:6: step "a": when: "steps.a.result >": unexpected token EOF (1:16)`},
+		{"unknown name in expression", `
+metadata: {name: x}
+workflow:
+  - step: a
+    next:
+      - when: "workloda.x > 1"
+        then: [b]
+  - step: b
+`, `flows/x.yaml:6: step "a": when: "workloda.x > 1": unknown name workloda (1:1)`},
+		{"expression reads unknown step", `
+metadata: {name: x}
+workflow:
+  - step: a
+    next:
+      - when: "steps.extrat.status == 'completed'"
+        then: [b]
+  - step: b
+`, `flows/x.yaml:6: step "a": expression "steps.extrat.status == 'completed'" reads steps.extrat, but there is no step "extrat"`},
+		{"bad template", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ 1 + }}"}
+`, `flows/x.yaml:5: step "a": tool: "1 +": unexpected token EOF (1:3)`},
+		{"now is disabled", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ now() }}"}
+`, `flows/x.yaml:5: step "a": tool: "now()": unknown name now (1:1)`},
+		{"bad duration", `
+metadata: {name: x}
+workflow:
+  - step: a
+    timeout: 10 minutes
+    tool: {kind: noop}
+`, `flows/x.yaml:5: step "a": timeout: bad duration "10 minutes" (write e.g. 30s, 10m, 1h30m)`},
+		{"unknown tool kind", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: bash, command: ls}
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: http, noop, shell)`},
+		{"unknown tool field", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: shell, comand: ls}
+`, `flows/x.yaml:5: step "a": unknown key "comand" in shell tool (known: command, env, kind, workdir)`},
+		{"shell without command", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: shell}
+`, `flows/x.yaml:5: step "a": shell tool needs a command`},
+		{"not supported yet: loop", `
+metadata: {name: x}
+workflow:
+  - step: a
+    loop: {in: "[1,2]", iterator: i}
+`, `flows/x.yaml:5: step "a": loop is not supported yet`},
+		{"not supported yet: python", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: python, code: "def main(): pass"}
+`, `flows/x.yaml:5: step "a": tool kind "python" is not supported yet`},
+		{"not supported yet: cancel mode", `
+metadata: {name: x}
+failure_mode: cancel
+workflow: []
+`, `flows/x.yaml:3: failure_mode: cancel is not supported yet`},
+		{"missing name", `
+workflow: []
+`, `flows/x.yaml:2: metadata.name is required`},
+		{"bad name", `
+metadata: {name: Nightly ETL}
+workflow: []
+`, `flows/x.yaml:2: metadata.name "Nightly ETL" must match [a-z0-9][a-z0-9_-]*`},
+		{"success_when off end", `
+metadata: {name: x}
+workflow:
+  - step: a
+    success_when: "true"
+`, `flows/x.yaml:5: step "a": success_when belongs on the end step only`},
+		{"end with next", `
+metadata: {name: x}
+workflow:
+  - step: a
+  - step: end
+    next: a
+`, `flows/x.yaml:5: step "end": end is the terminal step: it has no next`},
+		{"retry and retries", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop}
+    retry: 3
+    retries: 2
+`, `flows/x.yaml:6: step "a": give either retry or retries/retry_delay, not both`},
+		{"else not last", `
+metadata: {name: x}
+workflow:
+  - step: a
+    next:
+      - else: [b]
+      - when: "true"
+        then: [b]
+  - step: b
+`, `flows/x.yaml:6: step "a": next: else must be the last item`},
+		{"yaml syntax", "metadata: {name: x\nworkflow: []\n", `flows/x.yaml:1: did not find expected ',' or '}'`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("flows/x.yaml", []byte(tc.src))
+			require.Error(t, err)
+			require.Equal(t, tc.want, err.Error())
+			require.NotContains(t, err.Error(), "\n", "errors are one line")
+		})
+	}
+}
+
+func TestParseFullStep(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte(`
+apiVersion: playbook/v1
+kind: Playbook
+metadata: {name: etl, description: Extract}
+workload: {source: "http://x", batch: 3}
+failure_mode: continue
+workflow:
+  - step: extract
+    desc: Download
+    tool: { kind: shell, command: "./extract.sh", env: { URL: "{{ workload.source }}" } }
+    timeout: 10m
+    heartbeat_timeout: 60s
+    retry:
+      max_attempts: 5
+      initial_delay: 1s
+      backoff_multiplier: 2
+      max_delay: 30s
+      jitter: true
+      retry_when: "exit_code in [75, 111]"
+      stop_when: "{{ exit_code == 2 }}"
+    next:
+      - when: "steps.extract.result.rows > 0"
+        then: [transform, {step: audit}]
+      - else: [end]
+  - step: transform
+    retries: 2
+    retry_delay: 5s
+    tool: {kind: noop}
+  - step: audit
+    retry: true
+    tool: {kind: http, url: "http://127.0.0.1:1/a", expect_status: [200, 201]}
+  - step: cleanup
+    depends_on: [extract, transform]
+    on_failure: run
+  - step: end
+    success_when: "failed_steps_count <= 1"
+`))
+	require.NoError(t, err)
+	require.Equal(t, "etl", pb.Name)
+	require.Equal(t, FailureContinue, pb.FailureMode)
+	require.Equal(t, map[string]any{"source": "http://x", "batch": 3}, pb.Workload)
+	names := []string{}
+	for _, s := range pb.Steps {
+		names = append(names, s.Name)
+	}
+	require.Equal(t, []string{"extract", "transform", "audit", "cleanup", "end"}, names)
+	ex := pb.Step("extract")
+	require.Equal(t, 10*time.Minute, ex.Timeout)
+	require.Equal(t, 60*time.Second, ex.HeartbeatTimeout)
+	require.Equal(t, 5, ex.Retry.MaxAttempts)
+	require.Equal(t, 30*time.Second, ex.Retry.MaxDelay)
+	require.Equal(t, "exit_code == 2", ex.Retry.StopWhen.Source)
+	require.Len(t, ex.Next, 2)
+	require.Equal(t, []string{"transform", "audit"}, ex.Next[0].Then)
+	require.True(t, ex.Next[1].Else)
+	tr := pb.Step("transform")
+	require.Equal(t, Retry{MaxAttempts: 3, InitialDelay: 5 * time.Second, Multiplier: 1, MaxDelay: 5 * time.Second}, *tr.Retry)
+	require.Equal(t, DefaultRetry(), *pb.Step("audit").Retry)
+	require.True(t, pb.Step("cleanup").OnFailureRun)
+	require.Nil(t, pb.Step("cleanup").Tool)
+	require.False(t, pb.End().Injected)
+	require.Equal(t, []Arc{{From: "extract", To: "cleanup", Kind: ArcDependsOn}, {From: "transform", To: "cleanup", Kind: ArcDependsOn}}, pb.Incoming("cleanup"))
+}
+
+func TestParseInjectsEndLast(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: end\n  - step: a\n"))
+	require.NoError(t, err)
+	require.Equal(t, "a", pb.Steps[0].Name)
+	require.Equal(t, EndStep, pb.Steps[1].Name)
+
+	pb, err = Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: a\n"))
+	require.NoError(t, err)
+	require.True(t, pb.End().Injected)
+	require.Len(t, pb.Steps, 2)
+}
+
+// Names whose value is known only at run time (results, workload, errors)
+// accept member access at compile time in every scope that has them.
+func TestDynamicNamesCompile(t *testing.T) {
+	for _, tc := range []struct {
+		scope Scope
+		src   string
+	}{
+		{ScopeStep, "workload.a.b > 1 && steps.x.result.rows > 0 && playbook.name != ''"},
+		{ScopeRetry, "result.ready == false || error.type == 'exit_code' || exit_code in [75] || status_code >= 500 || attempt > 2 || !success"},
+		{ScopeEnd, "failed_steps_count <= 1 && total_steps > 0 && !('a' in failed_steps)"},
+	} {
+		_, err := CompileExpr(tc.src, tc.scope, true)
+		require.NoError(t, err, tc.src)
+	}
+	_, err := CompileExpr("exit_code == 1", ScopeStep, true)
+	require.EqualError(t, err, `"exit_code == 1": unknown name exit_code (1:1)`, "exit_code exists only in retry expressions")
+}

@@ -1,0 +1,311 @@
+package interpreter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// scripted is a step's outcome in a simulated run: a result, or a failure.
+type scripted struct {
+	result any
+	fail   string // error type; empty: the step completes
+}
+
+// simulate drives a Run the way the workflow does: it starts every ready
+// step as one batch, then settles the batch in file order, so steps in one
+// batch are "running together". It returns the aggregate and the order in
+// which steps started.
+func simulate(t *testing.T, src string, outcomes map[string]scripted) (*Aggregate, []string) {
+	t.Helper()
+	pb, err := Parse("t.yaml", []byte(src))
+	require.NoError(t, err)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := NewRun(pb, nil, "t-1", func() time.Time { return clock })
+	var started []string
+	for {
+		ready := run.Ready()
+		if run.EndReady() {
+			break
+		}
+		require.NotEmpty(t, ready, "stalled with %v running", run.Running())
+		for _, s := range ready {
+			started = append(started, s.Name)
+		}
+		for _, s := range ready {
+			o := outcomes[s.Name]
+			if o.fail != "" {
+				run.Fail(s.Name, &StepError{Type: o.fail, Message: "boom"}, 1)
+			} else {
+				run.Complete(s.Name, o.result, 1)
+			}
+		}
+	}
+	run.StartEnd()
+	return run.Finish(nil, nil, 0), started
+}
+
+func statuses(agg *Aggregate) map[string]Status {
+	out := map[string]Status{}
+	for name, st := range agg.Steps {
+		out[name] = st.Status
+	}
+	return out
+}
+
+func TestRunDecisions(t *testing.T) {
+	cases := []struct {
+		name      string
+		src       string
+		outcomes  map[string]scripted
+		status    string
+		statuses  map[string]Status
+		started   []string
+		skipWhy   map[string]string
+		failedCnt int
+	}{
+		{
+			name: "sequential chain completes",
+			src: `metadata: {name: t}
+workflow:
+  - {step: a, tool: {kind: noop}, next: b}
+  - {step: b, tool: {kind: noop}, next: c}
+  - {step: c, tool: {kind: noop}}
+`,
+			status:   RunCompleted,
+			statuses: map[string]Status{"a": StatusCompleted, "b": StatusCompleted, "c": StatusCompleted, "end": StatusCompleted},
+			started:  []string{"a", "b", "c"},
+		},
+		{
+			name: "when picks a branch, the other is skipped",
+			src: `metadata: {name: t}
+workflow:
+  - step: a
+    tool: {kind: noop}
+    next:
+      - {when: "steps.a.result.rows > 0", then: [load]}
+      - else: [idle]
+  - {step: load, tool: {kind: noop}}
+  - {step: idle, tool: {kind: noop}}
+`,
+			outcomes: map[string]scripted{"a": {result: map[string]any{"rows": 3.0}}},
+			status:   RunCompleted,
+			statuses: map[string]Status{"a": StatusCompleted, "load": StatusCompleted, "idle": StatusSkipped, "end": StatusCompleted},
+			skipWhy:  map[string]string{"idle": "no branch led here"},
+		},
+		{
+			name: "else is taken when no when holds, skipping propagates",
+			src: `metadata: {name: t}
+workflow:
+  - step: a
+    tool: {kind: noop}
+    next:
+      - {when: "steps.a.result.rows > 0", then: [load]}
+      - else: [end]
+  - {step: load, tool: {kind: noop}, next: index}
+  - {step: index, tool: {kind: noop}}
+`,
+			outcomes: map[string]scripted{"a": {result: map[string]any{"rows": 0.0}}},
+			status:   RunCompleted,
+			statuses: map[string]Status{"a": StatusCompleted, "load": StatusSkipped, "index": StatusSkipped, "end": StatusCompleted},
+		},
+		{
+			name: "fan out runs branches together, join waits for all",
+			src: `metadata: {name: t}
+workflow:
+  - {step: start, next: [x, y, z]}
+  - {step: x, tool: {kind: noop}}
+  - {step: y, tool: {kind: noop}}
+  - {step: z, tool: {kind: noop}}
+  - {step: join, depends_on: [x, y, z], tool: {kind: noop}}
+`,
+			status:  RunCompleted,
+			started: []string{"start", "x", "y", "z", "join"},
+		},
+		{
+			name: "a join reached by any taken branch runs",
+			src: `metadata: {name: t}
+workflow:
+  - step: a
+    next:
+      - {when: "false", then: [left]}
+      - else: [right]
+  - {step: left, tool: {kind: noop}, next: join}
+  - {step: right, tool: {kind: noop}, next: join}
+  - {step: join, tool: {kind: noop}}
+`,
+			status:   RunCompleted,
+			statuses: map[string]Status{"a": StatusCompleted, "left": StatusSkipped, "right": StatusCompleted, "join": StatusCompleted, "end": StatusCompleted},
+		},
+		{
+			name: "continue: dependants skipped, other branch and on_failure run still go",
+			src: `metadata: {name: t}
+failure_mode: continue
+workflow:
+  - {step: prep, tool: {kind: noop}, next: [transform, audit]}
+  - {step: transform, tool: {kind: noop}, next: report}
+  - {step: audit, tool: {kind: noop}}
+  - {step: report, tool: {kind: noop}, next: publish}
+  - {step: publish, tool: {kind: noop}}
+  - {step: cleanup, depends_on: [publish], on_failure: run, tool: {kind: noop}}
+`,
+			outcomes:  map[string]scripted{"transform": {fail: "exit_code"}},
+			status:    RunFailed,
+			failedCnt: 1,
+			statuses: map[string]Status{"prep": StatusCompleted, "transform": StatusFailed, "audit": StatusCompleted,
+				"report": StatusSkipped, "publish": StatusSkipped, "cleanup": StatusCompleted, "end": StatusCompleted},
+			skipWhy: map[string]string{"report": "upstream transform failed", "publish": "upstream report skipped after transform failed"},
+		},
+		{
+			name: "stop: running steps finish, nothing new starts, on_failure run still runs",
+			src: `metadata: {name: t}
+workflow:
+  - {step: a, tool: {kind: noop}}
+  - {step: b, tool: {kind: noop}, next: [c, d]}
+  - {step: c, tool: {kind: noop}}
+  - {step: d, on_failure: run, tool: {kind: noop}}
+`,
+			outcomes:  map[string]scripted{"a": {fail: "exit_code"}},
+			status:    RunFailed,
+			failedCnt: 1,
+			statuses:  map[string]Status{"a": StatusFailed, "b": StatusCompleted, "c": StatusSkipped, "d": StatusCompleted, "end": StatusCompleted},
+			skipWhy:   map[string]string{"c": "not started: a failed and failure_mode is stop"},
+			started:   []string{"a", "b", "d"},
+		},
+		{
+			name: "success_when tolerates one failure",
+			src: `metadata: {name: t}
+failure_mode: continue
+workflow:
+  - {step: a, tool: {kind: noop}}
+  - {step: b, tool: {kind: noop}}
+  - {step: end, success_when: "failed_steps_count <= 1 && total_steps == 2"}
+`,
+			outcomes:  map[string]scripted{"b": {fail: "http_status"}},
+			status:    RunCompleted,
+			failedCnt: 1,
+		},
+		{
+			name: "a when that cannot be evaluated fails its step",
+			src: `metadata: {name: t}
+workflow:
+  - step: a
+    tool: {kind: noop}
+    next:
+      - {when: "steps.a.result.rows > 0", then: [b]}
+  - {step: b, tool: {kind: noop}}
+`,
+			outcomes:  map[string]scripted{"a": {result: "not a map"}},
+			status:    RunFailed,
+			failedCnt: 1,
+			statuses:  map[string]Status{"a": StatusFailed, "b": StatusSkipped, "end": StatusCompleted},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			agg, started := simulate(t, tc.src, tc.outcomes)
+			require.Equal(t, tc.status, agg.Status)
+			require.True(t, agg.EvaluatedByEndStep)
+			require.Equal(t, tc.failedCnt, agg.FailedStepsCount)
+			if tc.statuses != nil {
+				require.Equal(t, tc.statuses, statuses(agg))
+			}
+			if tc.started != nil {
+				require.Equal(t, tc.started, started)
+			}
+			for step, why := range tc.skipWhy {
+				require.Equal(t, why, agg.Steps[step].SkipReason, step)
+			}
+		})
+	}
+}
+
+func TestFailedStepRoutesToEnd(t *testing.T) {
+	agg, _ := simulate(t, `metadata: {name: t}
+failure_mode: continue
+workflow:
+  - {step: transform, tool: {kind: noop}, next: report}
+  - {step: report, tool: {kind: noop}}
+  - {step: cleanup, depends_on: [transform], on_failure: run, tool: {kind: noop, result: "{{ steps.transform.result }}"}}
+`, map[string]scripted{"transform": {fail: "exit_code"}})
+	tr := agg.Steps["transform"]
+	require.True(t, tr.RoutedToEnd)
+	require.Equal(t, "transform", *tr.OriginalFailedStep)
+	require.Nil(t, tr.Result, "a failed step's result is null")
+	require.Equal(t, &StepError{Type: "exit_code", Message: "boom"}, tr.Error)
+	rep := agg.Steps["report"]
+	require.False(t, rep.RoutedToEnd)
+	require.Equal(t, "transform", *rep.OriginalFailedStep)
+	require.Equal(t, []string{"transform"}, agg.FailedSteps)
+	require.Equal(t, 3, agg.TotalSteps)
+	require.Len(t, agg.Steps, 4, "steps holds end too")
+}
+
+func TestOnFailureRunSeesNullResult(t *testing.T) {
+	pb, err := Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - {step: a, tool: {kind: noop}}
+  - {step: b, depends_on: [a], on_failure: run, tool: {kind: noop, result: "{{ steps.a.result == nil ? 'null' : 'set' }} {{ steps.a.error.type }}"}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", time.Now)
+	require.Len(t, run.Ready(), 1)
+	run.Fail("a", &StepError{Type: "exit_code", Message: "x"}, 2)
+	ready := run.Ready()
+	require.Len(t, ready, 1)
+	spec, err := run.RenderTool(ready[0])
+	require.NoError(t, err)
+	require.Equal(t, "null exit_code", spec["result"])
+}
+
+func TestEventsAreStampedAndOrdered(t *testing.T) {
+	pb, err := Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: a, tool: {kind: noop}, next: b}\n  - {step: b, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := NewRun(pb, nil, "t-1", func() time.Time { return at })
+	run.Ready()
+	run.Complete("a", nil, 2)
+	run.Ready()
+	run.Fail("b", &StepError{Type: "exit_code", Message: "x"}, 1)
+	run.StartEnd()
+	run.Finish(nil, nil, 0)
+	var types []string
+	for i, e := range run.Events() {
+		require.Equal(t, i+1, e.Seq)
+		require.Equal(t, at, e.Time)
+		types = append(types, e.Type+":"+e.Step)
+	}
+	require.Equal(t, []string{"step_started:a", "step_completed:a", "step_started:b", "step_failed:b", "step_started:end", "end_evaluated:end", "playbook_failed:"}, types)
+}
+
+func TestWorkloadOverridesDefaults(t *testing.T) {
+	pb, err := Parse("t.yaml", []byte("metadata: {name: t}\nworkload: {a: 1, b: 2}\nworkflow:\n  - {step: s, tool: {kind: noop, result: '{{ workload.a + workload.b }}'}}\n"))
+	require.NoError(t, err)
+	run := NewRun(pb, map[string]any{"b": 40}, "t-1", time.Now)
+	spec, err := run.RenderTool(run.Ready()[0])
+	require.NoError(t, err)
+	require.Equal(t, 41, spec["result"])
+}
+
+func TestTemplates(t *testing.T) {
+	env := map[string]any{"workload": map[string]any{"n": 3.0, "name": "x", "list": []any{1, 2}}, "steps": map[string]any{}, "execution_id": "e-1", "playbook": map[string]any{}}
+	cases := []struct {
+		src  string
+		want any
+	}{
+		{"{{ workload.n }}", 3.0},
+		{"  {{ workload.list }} ", []any{1, 2}},
+		{"n={{ workload.n }}", "n=3"},
+		{"{{ workload.name }}-{{ execution_id }}", "x-e-1"},
+		{"list: {{ workload.list }}", "list: [1,2]"},
+		{"{{ workload.missing }}!", "!"},
+	}
+	for _, tc := range cases {
+		tpl, err := CompileTemplate(tc.src, ScopeStep)
+		require.NoError(t, err, tc.src)
+		got, err := tpl.Render(env)
+		require.NoError(t, err, tc.src)
+		require.Equal(t, tc.want, got, tc.src)
+	}
+}

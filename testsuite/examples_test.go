@@ -1,0 +1,140 @@
+package testsuite
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+func TestSequential(t *testing.T) {
+	r := runExample(t, "hello.yaml", "--set", "who=temporal")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, 3, r.agg.TotalSteps)
+	require.Equal(t, 0, r.agg.FailedStepsCount)
+	require.Equal(t, "HELLO TEMPORAL", r.agg.Steps["shout"].Result)
+	report := r.agg.Steps["report"].Result.(map[string]any)
+	require.Equal(t, "HELLO TEMPORAL!\n", report["stdout"])
+	require.Equal(t, 0.0, report["exit_code"])
+	require.Len(t, r.agg.Steps, 4, "steps holds end too")
+	require.Equal(t, interpreter.StatusCompleted, r.agg.Steps["end"].Status)
+	require.True(t, strings.HasPrefix(r.agg.WorkflowID, "hello-"), r.agg.WorkflowID)
+	require.NotEmpty(t, r.agg.RunID)
+}
+
+func TestBranching(t *testing.T) {
+	r := runExample(t, "branching.yaml")
+	require.Equal(t, interpreter.StatusCompleted, r.agg.Steps["load"].Status)
+	require.Equal(t, "loaded 5 rows", r.agg.Steps["load"].Result)
+	require.Equal(t, interpreter.StatusSkipped, r.agg.Steps["nothing_to_do"].Status)
+
+	r = runExample(t, "branching.yaml", "--set", "rows=0")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, interpreter.StatusSkipped, r.agg.Steps["load"].Status)
+	require.Equal(t, "no rows today", r.agg.Steps["nothing_to_do"].Result)
+}
+
+func TestFanOutAndJoin(t *testing.T) {
+	r := runExample(t, "fan_out.yaml")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, 6.0, r.agg.Steps["join"].Result)
+	// The three branches ran together: all started before any completed.
+	var events []interpreter.Event
+	v, err := tc.QueryWorkflow(context.Background(), r.agg.WorkflowID, r.agg.RunID, playbookwf.QueryEvents, 0)
+	require.NoError(t, err)
+	require.NoError(t, v.Get(&events))
+	started, completedBranch := 0, false
+	for _, e := range events {
+		branch := e.Step == "east" || e.Step == "west" || e.Step == "north"
+		if branch && e.Type == "step_started" {
+			require.False(t, completedBranch, "a branch started after another completed: %+v", events)
+			started++
+		}
+		if branch && e.Type == "step_completed" {
+			completedBranch = true
+		}
+	}
+	require.Equal(t, 3, started)
+}
+
+func TestRetrySucceedsOnThirdAttempt(t *testing.T) {
+	r := runExample(t, "flaky.yaml")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, 3, r.agg.Steps["flaky"].Attempts)
+	require.Equal(t, "flaky took 3 attempts", r.agg.Steps["after"].Result)
+	require.Contains(t, r.stderr, "retrying: attempt", "run shows retries as they happen")
+	// Each attempt kept its own stderr.
+	for _, n := range []string{"1", "2", "3"} {
+		b := readLog(t, r.agg.WorkflowID, "flaky", "attempt-"+n+".stderr")
+		require.Equal(t, "attempt "+n+"\n", b)
+	}
+}
+
+func TestStopWhenStopsAtOnce(t *testing.T) {
+	r := runExample(t, "stop_when.yaml")
+	require.Equal(t, 1, r.code)
+	fetch := r.agg.Steps["fetch"]
+	require.Equal(t, interpreter.StatusFailed, fetch.Status)
+	require.Equal(t, 1, fetch.Attempts)
+	require.Equal(t, "exit_code", fetch.Error.Type)
+	require.Equal(t, "exited with code 2: bad credentials (stop_when exit_code == 2 is true)", fetch.Error.Message)
+}
+
+func TestFailureRoutesToEnd(t *testing.T) {
+	r := runExample(t, "failure_cleanup.yaml")
+	require.Equal(t, 1, r.code)
+	agg := r.agg
+	require.Equal(t, "failed", agg.Status)
+	require.True(t, agg.EvaluatedByEndStep)
+	require.Equal(t, []string{"transform"}, agg.FailedSteps)
+	require.Equal(t, 5, agg.TotalSteps)
+	tr := agg.Steps["transform"]
+	require.Equal(t, interpreter.StatusFailed, tr.Status)
+	require.True(t, tr.RoutedToEnd)
+	require.Equal(t, "transform", *tr.OriginalFailedStep)
+	require.Nil(t, tr.Result)
+	require.Equal(t, "exit_code", tr.Error.Type)
+	require.Equal(t, 3.0, tr.Error.Details.(map[string]any)["exit_code"])
+	require.Equal(t, interpreter.StatusSkipped, agg.Steps["report"].Status)
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["audit"].Status)
+	cleanup := agg.Steps["cleanup"]
+	require.Equal(t, interpreter.StatusCompleted, cleanup.Status, "on_failure: run")
+	require.Equal(t, "cleaning up; transform result is []\n", cleanup.Result.(map[string]any)["stdout"])
+
+	// Temporal shows the outcome at a glance: Failed, with PlaybookFailed.
+	d, err := tc.DescribeWorkflowExecution(context.Background(), agg.WorkflowID, agg.RunID)
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_FAILED, d.GetWorkflowExecutionInfo().GetStatus())
+	h := history(t, agg.WorkflowID, agg.RunID)
+	last := h.Events[len(h.Events)-1]
+	require.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, last.GetEventType())
+	failure := last.GetWorkflowExecutionFailedEventAttributes().GetFailure()
+	require.Equal(t, playbookwf.FailedErrorType, failure.GetApplicationFailureInfo().GetType())
+	require.Equal(t, "playbook failure-cleanup failed: 1 of 5 steps failed (transform)", failure.GetMessage())
+	var details interpreter.Aggregate
+	require.NoError(t, json.Unmarshal(failure.GetApplicationFailureInfo().GetDetails().GetPayloads()[0].GetData(), &details))
+	require.Equal(t, "failed", details.Status, "the failure's details are the aggregate")
+}
+
+func TestHTTPStep(t *testing.T) {
+	var gotRun string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/orders", r.URL.Path)
+		gotRun = r.Header.Get("X-Run")
+		w.WriteHeader(201)
+		_, _ = w.Write([]byte(`{"id": 42}`))
+	}))
+	defer srv.Close()
+	r := runExample(t, "http.yaml", "--set", "url="+srv.URL)
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, "order 42 accepted", r.agg.Steps["confirm"].Result)
+	require.Equal(t, r.agg.WorkflowID, gotRun, "execution_id is the workflow ID")
+}
