@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,8 +69,7 @@ func TestShellKillsProcessGroup(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.NotNil(t, o.Err)
 	require.Equal(t, 128+15, *o.ExitCode, "SIGTERM")
-	out, _ := exec.Command("pgrep", "-f", marker).Output()
-	require.Empty(t, strings.TrimSpace(string(out)), "no process of the step is left")
+	require.Empty(t, processesMatching(marker), "no process of the step is left")
 }
 
 // Processes a step leaves behind when it exits are killed too.
@@ -81,6 +79,18 @@ func TestShellLeavesNothingBehind(t *testing.T) {
 	o := a.runShell(context.Background(), shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' >/dev/null 2>&1 &"}), 1)
 	require.Nil(t, o.Err)
 	time.Sleep(100 * time.Millisecond)
-	out, _ := exec.Command("pgrep", "-f", marker).Output()
-	require.Empty(t, strings.TrimSpace(string(out)))
+	require.Empty(t, processesMatching(marker))
+}
+
+// processesMatching lists the PIDs whose command line contains s.
+func processesMatching(s string) []string {
+	var pids []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, filepath.Base(d))
+		}
+	}
+	return pids
 }

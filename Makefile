@@ -1,0 +1,28 @@
+# The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
+GO ?= go
+
+.PHONY: build example test bench histories vet
+
+build:
+	$(GO) build -o bin/playbook ./cmd/playbook
+
+# Runs an example playbook on an embedded Temporal server (nothing to install).
+example:
+	$(GO) run ./cmd/playbook run playbooks/hello.yaml
+
+vet:
+	$(GO) vet ./...
+
+# Unit, end-to-end and replay tests. The first build compiles the Temporal
+# server (minutes on two cores); later runs take seconds to build.
+test: vet
+	$(GO) test -count=1 -timeout 20m ./...
+
+# Speed: the 50-step chain as a playbook and as a hand-written workflow.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./testsuite/
+
+# Re-records the checked-in histories that the replay tests replay.
+histories:
+	rm -f testsuite/testdata/histories/*.json
+	$(GO) test -count=1 -run 'Test[^R]' ./testsuite/ -update

@@ -1,0 +1,168 @@
+package testsuite
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// playbookBinary builds the real binary once, for tests that need a process
+// of their own (a server to stop and restart, a fresh environment).
+func playbookBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "playbook-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "playbook")
+		out, err := exec.Command("go", "build", "-o", binary, "playbook/cmd/playbook").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binary
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// With no server configured and none on 127.0.0.1:7233, `run` brings up an
+// embedded one for the run, says so in one line, and completes.
+func TestRunWithoutServerEmbedsOne(t *testing.T) {
+	if listening("127.0.0.1:7233") {
+		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
+	}
+	cmd := exec.Command(playbookBinary(t), "run", "../playbooks/hello.yaml")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS=", "TEMPORAL_CONFIG_FILE="+filepath.Join(t.TempDir(), "none.toml"), "PLAYBOOK_LOG_DIR="+t.TempDir())
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	require.Regexp(t, `^No Temporal server configured: started an embedded in-memory one on 127\.0\.0\.1:\d+ for this run\.\n$`, stderr.String())
+	require.Contains(t, stdout.String(), "greet          completed")
+	require.Contains(t, stdout.String(), "completed: 0 of 3 steps failed.")
+}
+
+// `playbook dev` serves gRPC and the Web UI; a run submitted to it appears
+// in the UI's HTTP API, and is still listed after a restart on the same db.
+func TestDevServerKeepsRunsAcrossRestart(t *testing.T) {
+	bin := playbookBinary(t)
+	db := filepath.Join(t.TempDir(), "dev.db")
+	port, uiPort := freePort(t), freePort(t)
+	address := fmt.Sprintf("127.0.0.1:%d", port)
+
+	stop := startDev(t, bin, db, port, uiPort)
+	code, _, errOut := cli(t, "run", "--address", address, "--id", "dev-persist-1", "../playbooks/hello.yaml")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, uiWorkflowIDs(t, uiPort), "dev-persist-1")
+	stop()
+
+	stop = startDev(t, bin, db, port, uiPort)
+	defer stop()
+	require.Contains(t, uiWorkflowIDs(t, uiPort), "dev-persist-1", "the run survived the restart")
+}
+
+func startDev(t *testing.T, bin, db string, port, uiPort int) (stop func()) {
+	t.Helper()
+	cmd := exec.Command(bin, "dev", "--db", db, "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
+	cmd.Env = append(os.Environ(), "PLAYBOOK_LOG_DIR="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	ready := make(chan string, 1)
+	go func() {
+		var seen strings.Builder
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if strings.HasPrefix(sc.Text(), "Worker on task queue") {
+				ready <- seen.String()
+				_, _ = io.Copy(io.Discard, out)
+				return
+			}
+		}
+		ready <- seen.String()
+	}()
+	select {
+	case banner := <-ready:
+		require.Contains(t, banner, fmt.Sprintf("Temporal gRPC on 127.0.0.1:%d", port))
+		require.Contains(t, banner, fmt.Sprintf("Web UI on http://127.0.0.1:%d", uiPort))
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("playbook dev did not start within 60s")
+	}
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "dev exits cleanly on SIGINT")
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatal("playbook dev did not stop within 30s of SIGINT")
+		}
+	}
+}
+
+// uiWorkflowIDs lists the workflow IDs the Web UI's HTTP API returns.
+func uiWorkflowIDs(t *testing.T, uiPort int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://127.0.0.1:%d/api/v1/namespaces/default/workflows", uiPort), nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	var body struct {
+		Executions []struct {
+			Execution struct {
+				WorkflowID string `json:"workflowId"`
+			} `json:"execution"`
+		} `json:"executions"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	var ids []string
+	for _, e := range body.Executions {
+		ids = append(ids, e.Execution.WorkflowID)
+	}
+	return ids
+}
+
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}

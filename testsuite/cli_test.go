@@ -1,0 +1,82 @@
+package testsuite
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+)
+
+// A malformed playbook exits 2 with one line naming file, line and step,
+// and starts nothing.
+func TestInvalidPlaybookStartsNothing(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: bad}
+workflow:
+  - step: extract
+    tool: {kind: noop}
+    next: lod
+  - step: load
+`), 0o644))
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "bad-never-started", file)
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Equal(t, file+`:5: step "extract": next names unknown step "lod" (did you mean "load"?)`+"\n", errOut)
+	_, err := tc.DescribeWorkflowExecution(context.Background(), "bad-never-started", "")
+	var notFound *serviceerror.NotFound
+	require.ErrorAs(t, err, &notFound, "nothing was started")
+
+	code, _, errOut = cli(t, "validate", file, "../playbooks/hello.yaml")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `bad.yaml:5: step "extract"`)
+
+	code, _, errOut = cli(t, "run", "--address", server.Address, "--set", "novalue", "../playbooks/hello.yaml")
+	require.Equal(t, 2, code)
+	require.Equal(t, "run: --set \"novalue\": write KEY=VALUE\n", errOut)
+
+	code, _, errOut = cli(t, "run", "--address", server.Address, "missing.yaml")
+	require.Equal(t, 2, code)
+	require.Equal(t, "missing.yaml: cannot read: no such file or directory\n", errOut)
+}
+
+func TestValidateExamples(t *testing.T) {
+	files, err := filepath.Glob("../playbooks/*.yaml")
+	require.NoError(t, err)
+	code, out, errOut := cli(t, append([]string{"validate"}, files...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, len(files), strings.Count(out, ": ok ("))
+}
+
+// Without --json, run prints each transition as it happens, then a table.
+func TestRunPrintsProgressAndSummary(t *testing.T) {
+	code, out, _ := cli(t, "run", "--address", server.Address, "--id", "progress-1", "../playbooks/failure_cleanup.yaml")
+	require.Equal(t, 1, code)
+	for _, want := range []string{
+		"Started progress-1",
+		"transform      started",
+		"transform      failed: exit_code: exited with code 3: disk full (routed to end)",
+		"report         skipped: upstream transform failed",
+		"cleanup        completed",
+		"end            1 of 5 steps failed; run failed",
+		"STEP       STATUS     ATTEMPTS  NOTE",
+		"transform  failed     1         exit_code: exited with code 3: disk full (routed to end)",
+		"Run progress-1 failed: 1 of 5 steps failed (transform).",
+	} {
+		require.Contains(t, out, want)
+	}
+}
+
+// The pure core never imports the Temporal SDK: determinism follows from it
+// being a plain function of its inputs.
+func TestPureCoreDoesNotImportTemporal(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "playbook/interpreter").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, dep := range strings.Fields(string(out)) {
+		require.False(t, strings.HasPrefix(dep, "go.temporal.io/"), "playbook/interpreter imports %s", dep)
+	}
+}
