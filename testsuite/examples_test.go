@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -137,4 +138,15 @@ func TestHTTPStep(t *testing.T) {
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, "order 42 accepted", r.agg.Steps["confirm"].Result)
 	require.Equal(t, r.agg.WorkflowID, gotRun, "execution_id is the workflow ID")
+}
+
+func TestTimeoutKillsTheStep(t *testing.T) {
+	start := time.Now()
+	r := runExample(t, "timeout.yaml")
+	require.Less(t, time.Since(start), 15*time.Second, "the 30s sleep was cut short")
+	slow := r.agg.Steps["slow"]
+	require.Equal(t, interpreter.StatusFailed, slow.Status)
+	require.Equal(t, "execution_timeout", slow.Error.Type)
+	require.Equal(t, "attempt 1 ran past its timeout of 2s and was killed", slow.Error.Message)
+	require.Empty(t, processesMatching("playbook-timeout-example"), "no sleep is left")
 }

@@ -136,3 +136,16 @@ func readLog(t *testing.T, workflowID, step, file string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// processesMatching lists the PIDs whose command line contains s.
+func processesMatching(s string) []string {
+	var pids []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, filepath.Base(d))
+		}
+	}
+	return pids
+}
