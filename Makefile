@@ -12,6 +12,7 @@ example:
 
 vet:
 	$(GO) vet ./...
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 # Unit, end-to-end and replay tests. The first build compiles the Temporal
 # server (minutes on two cores); later runs take seconds to build.

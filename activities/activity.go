@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,6 +37,7 @@ type StepInput struct {
 	// timeout goes through the retry decision like any failure.
 	Timeout time.Duration `json:"timeout"`
 	Retry   RetrySpec     `json:"retry"`
+	Handler *HandlerSpec  `json:"handler,omitempty"`
 	// Scope is the run's expression scope, sent only when the step has
 	// retry_when or stop_when.
 	Scope map[string]any `json:"scope,omitempty"`
@@ -45,19 +47,32 @@ type StepInput struct {
 type StepOutput struct {
 	Result   any `json:"result"`
 	Attempts int `json:"attempts"`
+	// AttemptErrors are the failed attempts before the one that succeeded.
+	AttemptErrors []interpreter.AttemptRecord `json:"attempt_errors,omitempty"`
 }
 
 // FailureDetails ride on a failed attempt's application error.
 type FailureDetails struct {
-	Error    interpreter.StepError `json:"error"`
-	Attempts int                   `json:"attempts"`
+	Error         interpreter.StepError       `json:"error"`
+	Attempts      int                         `json:"attempts"`
+	Recovery      string                      `json:"recovery,omitempty"`
+	AttemptErrors []interpreter.AttemptRecord `json:"attempt_errors,omitempty"`
+}
+
+// AttemptLog travels from attempt to attempt as heartbeat details: Temporal
+// keeps the last details across retries and the SDK flushes them when an
+// attempt fails. An attempt that never recorded its end was lost with its
+// worker.
+type AttemptLog struct {
+	Current int                         `json:"current"`
+	Failed  []interpreter.AttemptRecord `json:"failed,omitempty"`
 }
 
 // Activities holds what every attempt shares. Register it with a worker.
 type Activities struct {
 	// LogDir holds every attempt's stdout and stderr, by run, step and attempt.
 	LogDir string
-	// HTTP is the client for http steps; default http.DefaultClient.
+	// HTTP is the client for http steps and webhooks; default http.DefaultClient.
 	HTTP *http.Client
 
 	exprs sync.Map // source -> *interpreter.Expr
@@ -65,12 +80,15 @@ type Activities struct {
 
 // RunStep runs one attempt. A failure returns an application error whose
 // type is the step error's type; it is non-retryable when DecideRetry says
-// stop, and carries the next delay when it says retry.
+// stop, and carries the next delay when it says retry. When a rule retries,
+// its recovery script runs before the error is returned.
 func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, error) {
 	info := activity.GetInfo(ctx)
 	attempt := int(info.Attempt)
-	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout)
-	defer stopHeartbeat()
+	log := previousAttempts(ctx, attempt)
+	log.Current = attempt
+	activity.RecordHeartbeat(ctx, log)
+	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout, log)
 
 	toolCtx, cancel := ctx, context.CancelFunc(func() {})
 	if in.Timeout > 0 {
@@ -78,6 +96,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	}
 	o := a.runTool(toolCtx, in, attempt)
 	cancel()
+	stopHeartbeat()
 	if ctx.Err() != nil {
 		// The attempt itself was cancelled (or the worker is stopping): not ours to decide.
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
@@ -85,29 +104,64 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
 		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", attempt, in.Timeout), Details: o.Err.Details}
 	}
-	d, err := DecideRetry(in.Retry, attempt, o, a.compile, in.Scope, rand.Float64)
+	d, err := DecideRetry(in.Retry, in.Handler, attempt, o, a.compile, in.Scope, rand.Float64)
 	if err != nil {
 		o.Err = &interpreter.StepError{Type: "expression_error", Message: err.Error()}
-		d = Decision{}
+		d = Decision{Recovery: interpreter.RecoveryError}
 	}
 	if o.Err == nil && !d.Retry && d.Why == "" {
-		return &StepOutput{Result: o.Result, Attempts: attempt}, nil
+		return &StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed}, nil
 	}
 	stepErr := o.Err
 	if stepErr == nil { // a success that retry_when keeps polling
 		stepErr = &interpreter.StepError{Type: "retry_when", Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
 	}
-	msg := stepErr.Message
-	if !d.Retry && d.Why != "" {
-		msg += " (" + d.Why + ")"
-	}
 	final := *stepErr
-	final.Message = msg
-	return nil, temporal.NewApplicationErrorWithOptions(msg, stepErr.Type, temporal.ApplicationErrorOptions{
+	if !d.Retry && d.Why != "" {
+		final.Message += " (" + d.Why + ")"
+	}
+	record := interpreter.AttemptRecord{Attempt: attempt, Error: final, Recovery: d.Recovery}
+	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
+		code := a.runRecovery(ctx, in, attempt, *o.ExitCode, d.Rule.RecoveryScript)
+		record.RecoveryExitCode = &code
+	}
+	log.Failed = append(log.Failed, record)
+	activity.RecordHeartbeat(ctx, log)
+	return nil, temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable:   !d.Retry,
 		NextRetryDelay: d.Delay,
-		Details:        []any{FailureDetails{Error: final, Attempts: attempt}},
+		Details:        []any{FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed}},
 	})
+}
+
+// previousAttempts reads the attempt log the attempts before this one left,
+// and records the previous attempt as lost when it never recorded its end.
+func previousAttempts(ctx context.Context, attempt int) AttemptLog {
+	var log AttemptLog
+	if activity.HasHeartbeatDetails(ctx) {
+		_ = activity.GetHeartbeatDetails(ctx, &log)
+	}
+	if attempt > 1 && log.Current == attempt-1 && (len(log.Failed) == 0 || log.Failed[len(log.Failed)-1].Attempt != attempt-1) {
+		log.Failed = append(log.Failed, LostAttempt(attempt-1))
+	}
+	return log
+}
+
+// LostAttempt is the record of an attempt whose worker stopped heartbeating.
+func LostAttempt(attempt int) interpreter.AttemptRecord {
+	return interpreter.AttemptRecord{Attempt: attempt, Error: interpreter.StepError{
+		Type: "heartbeat_timeout", Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", attempt)}}
+}
+
+// runRecovery runs a rule's recovery script before a retry and returns its
+// exit code; a failing script does not stop the retry.
+func (a *Activities) runRecovery(ctx context.Context, in StepInput, attempt, exitCode int, script string) int {
+	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery"},
+		"PLAYBOOK_RETURN_CODE="+strconv.Itoa(exitCode))
+	if err != nil {
+		return -1
+	}
+	return run.exitCode
 }
 
 func (a *Activities) compile(src string) (*interpreter.Expr, error) {
@@ -128,6 +182,8 @@ func (a *Activities) runTool(ctx context.Context, in StepInput, attempt int) Out
 		return a.runShell(ctx, in, attempt)
 	case "http":
 		return a.runHTTP(ctx, in)
+	case "python":
+		return a.runPython(ctx, in, attempt)
 	case "noop":
 		return Outcome{Result: in.Spec["result"]}
 	}
@@ -138,15 +194,17 @@ func failure(typ, msg string, details any) Outcome {
 	return Outcome{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
 }
 
-// heartbeat records a heartbeat at a third of the heartbeat timeout (at most
-// every 10s) until stopped; heartbeats also deliver cancellation.
-func heartbeat(ctx context.Context, timeout time.Duration) (stop func()) {
+// heartbeat records the attempt log as a heartbeat at a third of the
+// heartbeat timeout (at most every 10s) until stopped; heartbeats also
+// deliver cancellation.
+func heartbeat(ctx context.Context, timeout time.Duration, log AttemptLog) (stop func()) {
 	every := 10 * time.Second
 	if timeout > 0 && timeout/3 < every {
 		every = max(timeout/3, 100*time.Millisecond)
 	}
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -156,11 +214,11 @@ func heartbeat(ctx context.Context, timeout time.Duration) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, log)
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() { close(done); <-exited }
 }
 
 // decodeSpec turns a rendered spec into a tool's typed fields.
@@ -194,4 +252,3 @@ func resolveBase(baseDir string) string {
 	wd, _ := os.Getwd()
 	return wd
 }
-

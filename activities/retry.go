@@ -28,19 +28,78 @@ type Outcome struct {
 	StatusCode *int
 }
 
+// HandlerSpec is a step's failure handler: its exit-code rules.
+type HandlerSpec struct {
+	Name  string                     `json:"name"`
+	Rules []interpreter.ExitCodeRule `json:"rules"`
+}
+
 // Decision says whether to run another attempt, and after how long.
 type Decision struct {
 	Retry bool
 	Delay time.Duration
 	// Why explains a stop, for the step's error message.
 	Why string
+	// Recovery is the failure handler's outcome (see interpreter.Recovery*).
+	Recovery string
+	// Rule is the exit-code rule that matched, if one did.
+	Rule *interpreter.ExitCodeRule
 }
 
-// DecideRetry applies the contract's rule after attempt (1-based) produced o:
-// on a failure, stop when attempts are spent, when stop_when holds, or when
-// retry_when is given and does not hold; on a success, retry only while
-// retry_when holds (polling). random returns a number in [0, 1) for jitter.
-func DecideRetry(spec RetrySpec, attempt int, o Outcome, exprs func(src string) (*interpreter.Expr, error), scope map[string]any, random func() float64) (Decision, error) {
+// engineErrors are failures the engine caused or could not judge: no rule
+// or retry applies to them.
+var engineErrors = map[string]bool{"expression_error": true, "template_error": true, "tool_error": true}
+
+// MatchRule finds the exit-code rule for a code: a rule listing the code
+// wins over a match_all_exit_codes rule, whatever their order.
+func MatchRule(rules []interpreter.ExitCodeRule, code int) *interpreter.ExitCodeRule {
+	var catchAll *interpreter.ExitCodeRule
+	for i := range rules {
+		for _, c := range rules[i].ExitCodes {
+			if c == code {
+				return &rules[i]
+			}
+		}
+		if rules[i].MatchAll && catchAll == nil {
+			catchAll = &rules[i]
+		}
+	}
+	return catchAll
+}
+
+// DecideRetry applies the contract's rule after attempt (1-based) produced o.
+// A failure with an exit code that a failure handler's rule matches is the
+// rule's alone: it retries while attempt <= max_retries. Any other failure
+// goes to the retry block: stop when attempts are spent, when stop_when
+// holds, or when retry_when is given and does not hold. On a success, retry
+// only while retry_when holds (polling). random returns a number in [0, 1)
+// for jitter.
+func DecideRetry(spec RetrySpec, handler *HandlerSpec, attempt int, o Outcome, exprs func(src string) (*interpreter.Expr, error), scope map[string]any, random func() float64) (Decision, error) {
+	if o.Err != nil {
+		if engineErrors[o.Err.Type] {
+			return Decision{Recovery: interpreter.RecoveryError}, nil
+		}
+		if handler != nil && o.ExitCode != nil {
+			if rule := MatchRule(handler.Rules, *o.ExitCode); rule != nil {
+				if attempt <= rule.MaxRetries {
+					return Decision{Retry: true, Delay: backoff(spec, attempt, random), Recovery: interpreter.RecoveryRetried, Rule: rule}, nil
+				}
+				return Decision{Recovery: interpreter.RecoveryMaxRetriesExceeded, Rule: rule,
+					Why: fmt.Sprintf("exit code %d: %s gave up after %d retries", *o.ExitCode, handler.Name, rule.MaxRetries)}, nil
+			}
+		}
+	}
+	d, err := decideByRetryBlock(spec, attempt, o, exprs, scope, random)
+	if o.Err != nil && !d.Retry {
+		d.Recovery = interpreter.RecoveryNoHandler
+		if handler != nil {
+			d.Recovery = interpreter.RecoveryNoMatchingRule
+		}
+	}
+	return d, err
+}
+
+func decideByRetryBlock(spec RetrySpec, attempt int, o Outcome, exprs func(src string) (*interpreter.Expr, error), scope map[string]any, random func() float64) (Decision, error) {
 	env := retryEnv(scope, attempt, o)
 	eval := func(src string) (bool, error) {
 		if src == "" {
@@ -86,7 +145,7 @@ func DecideRetry(spec RetrySpec, attempt int, o Outcome, exprs func(src string) 
 }
 
 // backoff is min(initial * multiplier^(attempt-1), max), times a factor in
-// [0.5, 1.5) with jitter.
+// [0.5, 1.5) with jitter. Without a retry block it is immediate.
 func backoff(spec RetrySpec, attempt int, random func() float64) time.Duration {
 	d := float64(spec.InitialDelay) * math.Pow(max(spec.Multiplier, 1), float64(attempt-1))
 	if spec.MaxDelay > 0 {

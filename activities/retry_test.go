@@ -27,24 +27,24 @@ func TestDecideRetry(t *testing.T) {
 		o       Outcome
 		want    Decision
 	}{
-		{"no retry block: one attempt", RetrySpec{MaxAttempts: 1}, 1, exit(1), Decision{}},
+		{"no retry block: one attempt", RetrySpec{MaxAttempts: 1}, 1, exit(1), Decision{Recovery: "no_handler"}},
 		{"failure retries with backoff", base, 1, exit(1), Decision{Retry: true, Delay: time.Second}},
 		{"backoff doubles", base, 3, exit(1), Decision{Retry: true, Delay: 4 * time.Second}},
 		{"backoff capped at max_delay", base, 4, exit(1), Decision{Retry: true, Delay: 5 * time.Second}},
-		{"attempts spent", base, 5, exit(1), Decision{Why: "gave up after 5 attempts"}},
-		{"stop_when stops at once", with(func(s *RetrySpec) { s.StopWhen = "exit_code == 2" }), 1, exit(2), Decision{Why: "stop_when exit_code == 2 is true"}},
+		{"attempts spent", base, 5, exit(1), Decision{Why: "gave up after 5 attempts", Recovery: "no_handler"}},
+		{"stop_when stops at once", with(func(s *RetrySpec) { s.StopWhen = "exit_code == 2" }), 1, exit(2), Decision{Why: "stop_when exit_code == 2 is true", Recovery: "no_handler"}},
 		{"stop_when false retries", with(func(s *RetrySpec) { s.StopWhen = "exit_code == 2" }), 1, exit(3), Decision{Retry: true, Delay: time.Second}},
-		{"retry_when false stops", with(func(s *RetrySpec) { s.RetryWhen = "exit_code in [75, 111]" }), 1, exit(1), Decision{Why: "retry_when exit_code in [75, 111] is false"}},
+		{"retry_when false stops", with(func(s *RetrySpec) { s.RetryWhen = "exit_code in [75, 111]" }), 1, exit(1), Decision{Why: "retry_when exit_code in [75, 111] is false", Recovery: "no_handler"}},
 		{"retry_when true retries", with(func(s *RetrySpec) { s.RetryWhen = "exit_code in [75, 111]" }), 1, exit(75), Decision{Retry: true, Delay: time.Second}},
 		{"success without retry_when is done", base, 1, ok, Decision{}},
 		{"retry_when true on success polls", with(func(s *RetrySpec) { s.RetryWhen = "success && !result.ready" }), 2, ok, Decision{Retry: true, Delay: 2 * time.Second}},
 		{"polling gives up when attempts are spent", with(func(s *RetrySpec) { s.RetryWhen = "!result.ready" }), 5, ok, Decision{Why: "retry_when still true after 5 attempts"}},
-		{"attempt is in scope", with(func(s *RetrySpec) { s.StopWhen = "attempt >= 2" }), 2, exit(1), Decision{Why: "stop_when attempt >= 2 is true"}},
+		{"attempt is in scope", with(func(s *RetrySpec) { s.StopWhen = "attempt >= 2" }), 2, exit(1), Decision{Why: "stop_when attempt >= 2 is true", Recovery: "no_handler"}},
 		{"error type is in scope", with(func(s *RetrySpec) { s.RetryWhen = "error.type == 'exit_code'" }), 1, exit(9), Decision{Retry: true, Delay: time.Second}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := DecideRetry(tc.spec, tc.attempt, tc.o, compileForTest, nil, func() float64 { return 0.5 })
+			got, err := DecideRetry(tc.spec, nil, tc.attempt, tc.o, compileForTest, nil, func() float64 { return 0.5 })
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
@@ -54,9 +54,9 @@ func TestDecideRetry(t *testing.T) {
 func TestDecideRetryJitter(t *testing.T) {
 	spec := RetrySpec{MaxAttempts: 3, InitialDelay: 2 * time.Second, Multiplier: 2, MaxDelay: time.Minute, Jitter: true}
 	fail := Outcome{Err: &interpreter.StepError{Type: "x"}}
-	low, err := DecideRetry(spec, 1, fail, compileForTest, nil, func() float64 { return 0 })
+	low, err := DecideRetry(spec, nil, 1, fail, compileForTest, nil, func() float64 { return 0 })
 	require.NoError(t, err)
-	high, err := DecideRetry(spec, 1, fail, compileForTest, nil, func() float64 { return 0.999 })
+	high, err := DecideRetry(spec, nil, 1, fail, compileForTest, nil, func() float64 { return 0.999 })
 	require.NoError(t, err)
 	require.Equal(t, time.Second, low.Delay, "jitter factor 0.5")
 	require.InDelta(t, float64(3*time.Second), float64(high.Delay), float64(10*time.Millisecond), "jitter factor just under 1.5")
@@ -65,7 +65,7 @@ func TestDecideRetryJitter(t *testing.T) {
 func TestDecideRetryScopeReadsRun(t *testing.T) {
 	spec := RetrySpec{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 1, StopWhen: "workload.strict && steps.prev.status == 'failed'"}
 	scope := map[string]any{"workload": map[string]any{"strict": true}, "steps": map[string]any{"prev": map[string]any{"status": "failed"}}}
-	got, err := DecideRetry(spec, 1, Outcome{Err: &interpreter.StepError{Type: "x"}}, compileForTest, scope, func() float64 { return 0 })
+	got, err := DecideRetry(spec, nil, 1, Outcome{Err: &interpreter.StepError{Type: "x"}}, compileForTest, scope, func() float64 { return 0 })
 	require.NoError(t, err)
 	require.False(t, got.Retry)
 }

@@ -13,6 +13,27 @@ type Aggregate struct {
 	FailedStepsCount   int                   `json:"failed_steps_count"`
 	FailedSteps        []string              `json:"failed_steps"`
 	Steps              map[string]*StepState `json:"steps"`
+	// Notifications record the webhooks told of the outcome.
+	Notifications []Notification `json:"notifications,omitempty"`
+}
+
+// Notification is one webhook call made after `end` decided.
+type Notification struct {
+	Event     string `json:"event"`
+	Webhook   string `json:"webhook"`
+	Delivered bool   `json:"delivered"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Webhook returns the webhook for a run status, and its event name.
+func (n Notify) Webhook(status string) (event, url string) {
+	switch status {
+	case RunCompleted:
+		return "on_success", n.OnSuccess
+	case RunFailed:
+		return "on_failure", n.OnFailure
+	}
+	return "", ""
 }
 
 // Finish lets `end` decide the run once every other step has resolved.

@@ -28,6 +28,14 @@ type Playbook struct {
 	Workload    map[string]any
 	FailureMode FailureMode
 	Steps       []*Step
+	// UsePendingFailed makes failures no rule matched wait for a person's
+	// classification instead of failing.
+	UsePendingFailed bool
+	// PendingTimeout fails a pending_failed step nobody classified; 0: wait.
+	PendingTimeout time.Duration
+	// Handlers are the named exit-code rule sets steps refer to.
+	Handlers map[string]*FailureHandler
+	Notify   Notify
 
 	byName map[string]*Step
 	// incoming and outgoing list, for every step, the arcs into and out of it.
@@ -50,6 +58,10 @@ type Step struct {
 	DependsOn        []string
 	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
 	SuccessWhen      *Expr // `end` only
+	FailureHandler   *FailureHandler
+	// failureHandlerRef is the name given in the file, resolved at validation.
+	failureHandlerRef     string
+	failureHandlerRefLine int
 	// Injected is true for an `end` the file did not have.
 	Injected bool
 }
@@ -111,3 +123,27 @@ func (p *Playbook) Incoming(name string) []Arc { return p.incoming[name] }
 
 // End returns the `end` step.
 func (p *Playbook) End() *Step { return p.byName[EndStep] }
+
+// FailureHandler is a named set of exit-code rules.
+type FailureHandler struct {
+	Name  string
+	Line  int
+	Rules []ExitCodeRule
+}
+
+// ExitCodeRule retries a process step whose exit code it matches.
+type ExitCodeRule struct {
+	ExitCodes      []int  `json:"exit_codes,omitempty"`
+	MatchAll       bool   `json:"match_all_exit_codes,omitempty"`
+	MaxRetries     int    `json:"max_retries"`
+	RecoveryScript string `json:"recovery_script,omitempty"`
+}
+
+// DefaultMaxRetries is an exit-code rule's max_retries when it gives none.
+const DefaultMaxRetries = 3
+
+// Notify holds the webhooks told of the run's outcome after `end` decides.
+type Notify struct {
+	OnFailure string
+	OnSuccess string
+}

@@ -17,12 +17,16 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // toolFields lists, per tool kind, the fields it accepts. Kinds listed in
 // laterKinds are part of the contract but not built yet.
 var toolFields = map[string][]string{
-	"shell": {"command", "env", "workdir"},
-	"http":  {"method", "url", "headers", "body", "expect_status"},
-	"noop":  {"result"},
+	"shell":  {"command", "env", "workdir"},
+	"http":   {"method", "url", "headers", "body", "expect_status"},
+	"noop":   {"result"},
+	"python": {"code", "args"},
 }
 
-var laterKinds = map[string]bool{"python": true, "playbook": true}
+// processKinds are the tool kinds that run a process and have an exit code.
+var processKinds = map[string]bool{"shell": true, "python": true}
+
+var laterKinds = map[string]bool{"playbook": true}
 
 // Parse reads and validates a playbook. file is used in error messages only.
 // Every error is an *Error naming the file, the line and, where there is one,
@@ -233,19 +237,11 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 			}
 			return d.errf(v, "failure_mode must be continue, stop or cancel, not %q", v.Value)
 		},
-		"use_pending_failed": func(v *yaml.Node) error {
-			var on bool
-			if err := d.boolean(v, "use_pending_failed", &on); err != nil {
-				return err
-			}
-			if on {
-				return d.errf(v, "use_pending_failed: true is not supported yet")
-			}
-			return nil
-		},
-		"notify":           d.notYet("notify"),
-		"failure_handlers": d.notYet("failure_handlers"),
-		"workflow":         func(v *yaml.Node) error { steps = v; return nil },
+		"use_pending_failed": func(v *yaml.Node) error { return d.boolean(v, "use_pending_failed", &pb.UsePendingFailed) },
+		"pending_timeout":    func(v *yaml.Node) error { return d.duration(v, "pending_timeout", &pb.PendingTimeout) },
+		"notify":             func(v *yaml.Node) error { return d.notify(v, &pb.Notify) },
+		"failure_handlers":   func(v *yaml.Node) (err error) { pb.Handlers, err = d.handlers(v); return err },
+		"workflow":           func(v *yaml.Node) error { steps = v; return nil },
 	})
 	if err != nil {
 		return err
@@ -348,8 +344,11 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			s.SuccessWhen = e
 			return nil
 		},
-		"loop":            d.notYet("loop"),
-		"failure_handler": d.notYet("failure_handler"),
+		"loop": d.notYet("loop"),
+		"failure_handler": func(v *yaml.Node) error {
+			s.failureHandlerRefLine = v.Line
+			return d.str(v, "failure_handler", &s.failureHandlerRef)
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -426,6 +425,8 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 		return nil, d.errf(n, "shell tool needs a command")
 	case t.Kind == "http" && t.Spec["url"] == nil:
 		return nil, d.errf(n, "http tool needs a url")
+	case t.Kind == "python" && t.Spec["code"] == nil:
+		return nil, d.errf(n, "python tool needs code defining main(**args)")
 	}
 	return t, nil
 }
@@ -433,9 +434,13 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 // checkToolField checks the shape of a tool field where the shape matters.
 func checkToolField(kind, field string, v any) error {
 	switch field {
-	case "command", "workdir", "url", "method":
+	case "command", "workdir", "url", "method", "code":
 		if _, ok := v.(string); !ok {
 			return errors.New("must be a string")
+		}
+	case "args":
+		if _, ok := v.(map[string]any); !ok {
+			return errors.New("must be a mapping of argument names to values")
 		}
 	case "env", "headers":
 		m, ok := v.(map[string]any)
@@ -616,4 +621,93 @@ func (d *decoder) next(n *yaml.Node) ([]NextRule, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+func (d *decoder) notify(n *yaml.Node, out *Notify) error {
+	hook := func(event string, dst *string) func(v *yaml.Node) error {
+		return func(v *yaml.Node) error {
+			return d.fields(v, "notify."+event, map[string]func(v *yaml.Node) error{
+				"webhook": func(v *yaml.Node) error {
+					if err := d.str(v, "notify."+event+".webhook", dst); err != nil {
+						return err
+					}
+					if !strings.HasPrefix(*dst, "http://") && !strings.HasPrefix(*dst, "https://") {
+						return d.errf(v, "notify.%s.webhook must be an http:// or https:// URL, not %q", event, *dst)
+					}
+					return nil
+				},
+			})
+		}
+	}
+	return d.fields(n, "notify", map[string]func(v *yaml.Node) error{
+		"on_failure": hook("on_failure", &out.OnFailure),
+		"on_success": hook("on_success", &out.OnSuccess),
+	})
+}
+
+func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, d.errf(n, "failure_handlers must be a list of {name, rules}")
+	}
+	out := map[string]*FailureHandler{}
+	for _, hn := range n.Content {
+		h := &FailureHandler{Line: hn.Line}
+		var rulesNode *yaml.Node
+		err := d.fields(hn, "a failure handler", map[string]func(v *yaml.Node) error{
+			"name":  func(v *yaml.Node) error { return d.str(v, "failure handler name", &h.Name) },
+			"rules": func(v *yaml.Node) error { rulesNode = v; return nil },
+		})
+		if err != nil {
+			return nil, err
+		}
+		if h.Name == "" {
+			return nil, d.errf(hn, "a failure handler has no name")
+		}
+		if prev := out[h.Name]; prev != nil {
+			return nil, d.errf(hn, "failure handler %q defined twice (first at line %d)", h.Name, prev.Line)
+		}
+		if rulesNode == nil || rulesNode.Kind != yaml.SequenceNode || len(rulesNode.Content) == 0 {
+			return nil, d.errf(hn, "failure handler %q needs a list of rules", h.Name)
+		}
+		for _, rn := range rulesNode.Content {
+			r := ExitCodeRule{MaxRetries: DefaultMaxRetries}
+			var codesNode *yaml.Node
+			err := d.fields(rn, "an exit-code rule", map[string]func(v *yaml.Node) error{
+				"exit_codes": func(v *yaml.Node) error {
+					codesNode = v
+					if v.Kind != yaml.SequenceNode {
+						return d.errf(v, "exit_codes must be a list of numbers")
+					}
+					for _, c := range v.Content {
+						var code int
+						if err := d.integer(c, "exit_codes", &code); err != nil {
+							return err
+						}
+						r.ExitCodes = append(r.ExitCodes, code)
+					}
+					return nil
+				},
+				"match_all_exit_codes": func(v *yaml.Node) error { return d.boolean(v, "match_all_exit_codes", &r.MatchAll) },
+				"max_retries": func(v *yaml.Node) error {
+					if err := d.integer(v, "max_retries", &r.MaxRetries); err != nil {
+						return err
+					}
+					if r.MaxRetries < 0 {
+						return d.errf(v, "max_retries must not be negative")
+					}
+					return nil
+				},
+				"recovery_script": func(v *yaml.Node) error { return d.str(v, "recovery_script", &r.RecoveryScript) },
+			})
+			if err != nil {
+				return nil, err
+			}
+			if (codesNode == nil) == !r.MatchAll {
+				return nil, d.errf(rn, "an exit-code rule needs either exit_codes or match_all_exit_codes: true")
+			}
+			h.Rules = append(h.Rules, r)
+		}
+		out[h.Name] = h
+	}
+	return out, nil
 }

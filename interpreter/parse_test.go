@@ -34,7 +34,7 @@ workflow:
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []
-`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, metadata, notify, use_pending_failed, workflow, workload)`},
+`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, metadata, notify, pending_timeout, use_pending_failed, workflow, workload)`},
 		{"duplicate step", `
 metadata: {name: x}
 workflow:
@@ -110,7 +110,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: bash, command: ls}
-`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: http, noop, shell)`},
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: http, noop, python, shell)`},
 		{"unknown tool field", `
 metadata: {name: x}
 workflow:
@@ -129,12 +129,44 @@ workflow:
   - step: a
     loop: {in: "[1,2]", iterator: i}
 `, `flows/x.yaml:5: step "a": loop is not supported yet`},
-		{"not supported yet: python", `
+		{"not supported yet: playbook", `
 metadata: {name: x}
 workflow:
   - step: a
-    tool: {kind: python, code: "def main(): pass"}
-`, `flows/x.yaml:5: step "a": tool kind "python" is not supported yet`},
+    tool: {kind: playbook, path: ./x.yaml}
+`, `flows/x.yaml:5: step "a": tool kind "playbook" is not supported yet`},
+		{"unknown failure handler", `
+metadata: {name: x}
+failure_handlers:
+  - name: flaky_io
+    rules: [{match_all_exit_codes: true}]
+workflow:
+  - step: a
+    tool: {kind: shell, command: "true"}
+    failure_handler: flaky
+`, `flows/x.yaml:9: step "a": failure_handler names unknown handler "flaky" (known: flaky_io)`},
+		{"failure handler on http", `
+metadata: {name: x}
+failure_handlers:
+  - name: h
+    rules: [{exit_codes: [1]}]
+workflow:
+  - step: a
+    tool: {kind: http, url: "http://127.0.0.1:1"}
+    failure_handler: h
+`, `flows/x.yaml:9: step "a": failure_handler needs a shell or python tool: exit-code rules match a process's exit code`},
+		{"rule without codes", `
+metadata: {name: x}
+failure_handlers:
+  - name: h
+    rules: [{max_retries: 2}]
+workflow: []
+`, `flows/x.yaml:5: an exit-code rule needs either exit_codes or match_all_exit_codes: true`},
+		{"webhook not a URL", `
+metadata: {name: x}
+notify: {on_failure: {webhook: "127.0.0.1:9000"}}
+workflow: []
+`, `flows/x.yaml:3: notify.on_failure.webhook must be an http:// or https:// URL, not "127.0.0.1:9000"`},
 		{"not supported yet: cancel mode", `
 metadata: {name: x}
 failure_mode: cancel
@@ -253,6 +285,37 @@ workflow:
 	require.Nil(t, pb.Step("cleanup").Tool)
 	require.False(t, pb.End().Injected)
 	require.Equal(t, []Arc{{From: "extract", To: "cleanup", Kind: ArcDependsOn}, {From: "transform", To: "cleanup", Kind: ArcDependsOn}}, pb.Incoming("cleanup"))
+}
+
+func TestParseFailureHandling(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte(`
+metadata: {name: x}
+use_pending_failed: true
+pending_timeout: 1h
+notify:
+  on_failure: { webhook: "http://127.0.0.1:9000/hook" }
+failure_handlers:
+  - name: flaky_io
+    rules:
+      - exit_codes: [10, 11]
+        max_retries: 2
+        recovery_script: ./remount.sh
+      - match_all_exit_codes: true
+workflow:
+  - step: a
+    tool: {kind: python, code: "def main(**args): return 1", args: {n: 1}}
+    failure_handler: flaky_io
+`))
+	require.NoError(t, err)
+	require.True(t, pb.UsePendingFailed)
+	require.Equal(t, time.Hour, pb.PendingTimeout)
+	require.Equal(t, Notify{OnFailure: "http://127.0.0.1:9000/hook"}, pb.Notify)
+	h := pb.Step("a").FailureHandler
+	require.Equal(t, "flaky_io", h.Name)
+	require.Equal(t, []ExitCodeRule{
+		{ExitCodes: []int{10, 11}, MaxRetries: 2, RecoveryScript: "./remount.sh"},
+		{MatchAll: true, MaxRetries: DefaultMaxRetries},
+	}, h.Rules)
 }
 
 func TestParseInjectsEndLast(t *testing.T) {

@@ -55,6 +55,58 @@ type StepState struct {
 	OriginalFailedStep *string    `json:"original_failed_step"`
 	// SkipReason says why a skipped step did not run.
 	SkipReason string `json:"skip_reason,omitempty"`
+	// Recovery is the failure handler's outcome for the step's last failure:
+	// retried, no_handler, no_matching_rule, max_retries_exceeded or error.
+	Recovery string `json:"recovery,omitempty"`
+	// AttemptErrors lists every failed attempt, oldest first.
+	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+
+	// priorAttempts counts attempts made before a classification retried it.
+	priorAttempts int
+	pendingSince  time.Time
+}
+
+// Recovery outcomes of a failed attempt.
+const (
+	RecoveryRetried            = "retried"
+	RecoveryNoHandler          = "no_handler"
+	RecoveryNoMatchingRule     = "no_matching_rule"
+	RecoveryMaxRetriesExceeded = "max_retries_exceeded"
+	RecoveryError              = "error"
+)
+
+// AttemptRecord is one failed attempt of a step.
+type AttemptRecord struct {
+	Attempt  int       `json:"attempt"`
+	Error    StepError `json:"error"`
+	Recovery string    `json:"recovery,omitempty"`
+	// RecoveryExitCode is the exit code of the rule's recovery script, when one ran.
+	RecoveryExitCode *int `json:"recovery_exit_code,omitempty"`
+}
+
+// Outcome is how a step's activity ended, as the workflow hands it to Settle.
+type Outcome struct {
+	Result        any
+	Err           *StepError // nil: the step completed
+	Attempts      int
+	Recovery      string
+	AttemptErrors []AttemptRecord
+}
+
+// Classification actions for a pending_failed step.
+const (
+	ClassifyRetry = "retry"
+	ClassifyFail  = "fail"
+	ClassifySkip  = "skip"
+)
+
+// PendingStep is a pending_failed step waiting for a classification.
+type PendingStep struct {
+	Step     string     `json:"step"`
+	Since    time.Time  `json:"since"`
+	Attempts int        `json:"attempts"`
+	Recovery string     `json:"recovery"`
+	Error    *StepError `json:"error"`
 }
 
 // Event is one entry of a run's event log.
@@ -190,12 +242,79 @@ func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 	return true, true, "", ""
 }
 
+// Settle records how a step's activity ended: completed, failed, or, with
+// use_pending_failed and a failure no exit-code rule matched, pending_failed.
+func (r *Run) Settle(name string, o Outcome) {
+	st := r.states[name]
+	st.AttemptErrors = append(st.AttemptErrors, o.AttemptErrors...)
+	st.Recovery = o.Recovery
+	switch {
+	case o.Err == nil:
+		r.Complete(name, o.Result, o.Attempts)
+	case r.pb.UsePendingFailed && (o.Recovery == RecoveryNoHandler || o.Recovery == RecoveryNoMatchingRule):
+		st.Status, st.Error, st.Result = StatusPendingFailed, o.Err, nil
+		st.Attempts = st.priorAttempts + o.Attempts
+		st.pendingSince = r.now()
+		r.emit(Event{Type: "step_pending_failed", Step: name, Attempts: st.Attempts, Error: o.Err, Message: "waiting for a classification: retry, fail or skip"})
+	default:
+		r.Fail(name, o.Err, o.Attempts)
+	}
+}
+
+// Pending lists the steps waiting for a classification, in file order.
+func (r *Run) Pending() []PendingStep {
+	out := []PendingStep{}
+	for _, s := range r.pb.Steps {
+		if st := r.states[s.Name]; st.Status == StatusPendingFailed {
+			out = append(out, PendingStep{Step: s.Name, Since: st.pendingSince, Attempts: st.Attempts, Recovery: st.Recovery, Error: st.Error})
+		}
+	}
+	return out
+}
+
+// CheckClassify tells why a classification cannot apply, or nil.
+func (r *Run) CheckClassify(name, action string) error {
+	st := r.states[name]
+	switch {
+	case st == nil:
+		return fmt.Errorf("no step %q in playbook %s", name, r.pb.Name)
+	case st.Status != StatusPendingFailed:
+		return fmt.Errorf("step %q is %s, not pending_failed: only a pending_failed step can be classified", name, st.Status)
+	case action != ClassifyRetry && action != ClassifyFail && action != ClassifySkip:
+		return fmt.Errorf("action %q: classify a step as retry, fail or skip", action)
+	}
+	return nil
+}
+
+// Classify resolves a pending_failed step: retry runs it again (its attempts
+// add up), fail fails it as if no one had waited, skip skips it; by is who
+// classified (a person, or pending_timeout).
+func (r *Run) Classify(name, action, by string) error {
+	if err := r.CheckClassify(name, action); err != nil {
+		return err
+	}
+	st := r.states[name]
+	r.emit(Event{Type: "step_classified", Step: name, Message: action + " (by " + by + ")"})
+	switch action {
+	case ClassifyRetry:
+		st.priorAttempts, st.Status, st.Error = st.Attempts, StatusPending, nil
+	case ClassifyFail:
+		st.Attempts -= st.priorAttempts
+		r.Fail(name, st.Error, st.Attempts)
+	case ClassifySkip:
+		st.Status, st.SkipReason = StatusSkipped, "classified skip by "+by
+		r.emit(Event{Type: "step_skipped", Step: name, Message: st.SkipReason})
+	}
+	return nil
+}
+
 // Complete records a step's result and takes its outgoing arcs: every plain
 // `next` and `depends_on` arc, and of the when/else items the first that holds.
 // A `when` that cannot be evaluated fails the step.
 func (r *Run) Complete(name string, result any, attempts int) {
 	st := r.states[name]
-	st.Status, st.Result, st.Attempts = StatusCompleted, result, attempts
+	st.Status, st.Result, st.Attempts, st.Error = StatusCompleted, result, st.priorAttempts+attempts, nil
+	attempts = st.Attempts
 	s := r.pb.byName[name]
 	var take []string
 	env := r.Env()
@@ -232,7 +351,8 @@ func (r *Run) Complete(name string, result any, attempts int) {
 // failure_mode stop no new step starts after it.
 func (r *Run) Fail(name string, err *StepError, attempts int) {
 	st := r.states[name]
-	st.Status, st.Result, st.Error, st.Attempts = StatusFailed, nil, err, attempts
+	st.Status, st.Result, st.Error, st.Attempts = StatusFailed, nil, err, st.priorAttempts+attempts
+	attempts = st.Attempts
 	st.RoutedToEnd = true
 	st.OriginalFailedStep = &name
 	if r.pb.FailureMode == FailureStop && r.stoppedBy == "" {

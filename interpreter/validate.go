@@ -59,6 +59,20 @@ func validate(pb *Playbook) error {
 		return errAt(first, first.Line, "the graph has a cycle: %s (iterate with loop, poll with retry_when)", strings.Join(cycle, " -> "))
 	}
 
+	for _, s := range pb.Steps {
+		if s.failureHandlerRef == "" {
+			continue
+		}
+		h := pb.Handlers[s.failureHandlerRef]
+		switch {
+		case h == nil:
+			return errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", "))
+		case s.Tool == nil || !processKinds[s.Tool.Kind]:
+			return errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code")
+		}
+		s.FailureHandler = h
+	}
+
 	pb.templates = map[string]*Template{}
 	for _, s := range pb.Steps {
 		for _, e := range exprsOf(s) {

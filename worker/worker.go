@@ -49,6 +49,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	RegisterWorkflow(w)
 	acts := &activities.Activities{LogDir: o.LogDir}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
 	return w
 }
 

@@ -26,6 +26,10 @@ const (
 	QueryEvents = "events"
 	// QueryState returns the run's aggregate so far.
 	QueryState = "state"
+	// QueryPending lists the pending_failed steps waiting for a classification.
+	QueryPending = "pending"
+	// UpdateClassify classifies a pending_failed step: (step, retry|fail|skip).
+	UpdateClassify = "classify"
 	// FailedErrorType is the application error type of a failed run.
 	FailedErrorType = "PlaybookFailed"
 )
@@ -70,6 +74,13 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	x := &executor{ctx: ctx, run: run, in: in, info: info}
 
 	sel := workflow.NewSelector(ctx)
+	// A classification wakes the loop, which then starts what it unblocked.
+	classified := workflow.NewBufferedChannel(ctx, 1)
+	sel.AddReceive(classified, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+	if err := registerClassify(ctx, run, classified); err != nil {
+		return nil, err
+	}
+	pendingGen := map[string]int{}
 	running := 0
 	for {
 		for started := true; started; {
@@ -89,32 +100,40 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 				sel.AddFuture(f, func(f workflow.Future) {
 					running--
 					x.settle(s, f)
+					if run.State(s.Name).Status == interpreter.StatusPendingFailed && pb.PendingTimeout > 0 {
+						pendingGen[s.Name]++
+						gen := pendingGen[s.Name]
+						timer := workflow.NewTimerWithOptions(ctx, pb.PendingTimeout, workflow.TimerOptions{Summary: "pending_timeout " + s.Name})
+						sel.AddFuture(timer, func(workflow.Future) {
+							if pendingGen[s.Name] == gen && run.State(s.Name).Status == interpreter.StatusPendingFailed {
+								_ = run.Classify(s.Name, interpreter.ClassifyFail, "pending_timeout")
+							}
+						})
+					}
 				})
 			}
 		}
 		if run.EndReady() {
 			break
 		}
-		if running == 0 {
+		if running == 0 && len(run.Pending()) == 0 {
 			return nil, temporal.NewNonRetryableApplicationError("interpreter stalled: steps pending with nothing running: "+strings.Join(run.Running(), ","), "InterpreterError", nil)
 		}
 		sel.Select(ctx)
 	}
 
 	run.StartEnd()
-	var endResult any
-	var endErr *interpreter.StepError
-	endAttempts := 0
+	var endOutcome interpreter.Outcome
 	if end := pb.End(); end.Tool != nil {
-		f, err := x.start(end)
-		if err != nil {
-			endErr = err
+		if f, err := x.start(end); err != nil {
+			endOutcome.Err = err
 		} else {
-			endResult, endErr, endAttempts = x.outcome(end, f)
+			endOutcome = x.outcome(end, f)
 		}
 	}
-	agg := run.Finish(endResult, endErr, endAttempts)
+	agg := run.Finish(endOutcome.Result, endOutcome.Err, endOutcome.Attempts)
 	agg.WorkflowID, agg.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+	x.notify(agg)
 	if agg.Status == interpreter.RunCompleted {
 		return agg, nil
 	}
@@ -135,7 +154,47 @@ func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]interpreter.PendingStep, error) { return run.Pending(), nil }); err != nil {
+		return err
+	}
 	return workflow.SetQueryHandler(ctx, QueryState, func() (*interpreter.Aggregate, error) { return run.Snapshot(), nil })
+}
+
+// registerClassify accepts classifications of pending_failed steps; the
+// validator rejects an unknown step, one that is not pending, or an unknown
+// action before anything is written to history.
+func registerClassify(ctx workflow.Context, run *interpreter.Run, classified workflow.Channel) error {
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
+		func(ctx workflow.Context, step, action string) (string, error) {
+			if err := run.Classify(step, action, "classify"); err != nil {
+				return "", err
+			}
+			classified.SendAsync(struct{}{})
+			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(step, action string) error { return run.CheckClassify(step, action) }})
+}
+
+// notify posts the aggregate to the webhook for its outcome, as an activity
+// Temporal retries; a webhook that keeps failing is recorded in the
+// aggregate and does not change the outcome.
+func (x *executor) notify(agg *interpreter.Aggregate) {
+	event, url := x.run.Playbook().Notify.Webhook(agg.Status)
+	if url == "" {
+		return
+	}
+	ctx := workflow.WithActivityOptions(x.ctx, workflow.ActivityOptions{
+		ActivityID:          "notify-" + event,
+		Summary:             "notify " + event,
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 5},
+	})
+	err := workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
+	n := interpreter.Notification{Event: event, Webhook: url, Delivered: err == nil}
+	if err != nil {
+		n.Error = err.Error()
+	}
+	agg.Notifications = append(agg.Notifications, n)
 }
 
 // executor turns the core's decisions into activities.
@@ -161,6 +220,7 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 		BaseDir:    x.in.BaseDir,
 		Timeout:    s.Timeout,
 		Retry:      retrySpec(s.Retry),
+		Handler:    handlerSpec(s.FailureHandler),
 	}
 	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
 		in.Scope = x.run.Env()
@@ -170,53 +230,60 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 
 // settle records a finished activity in the run.
 func (x *executor) settle(s *interpreter.Step, f workflow.Future) {
-	result, stepErr, attempts := x.outcome(s, f)
-	if stepErr != nil {
-		x.run.Fail(s.Name, stepErr, attempts)
-		return
-	}
-	x.run.Complete(s.Name, result, attempts)
+	x.run.Settle(s.Name, x.outcome(s, f))
 }
 
-func (x *executor) outcome(s *interpreter.Step, f workflow.Future) (any, *interpreter.StepError, int) {
+func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.Outcome {
 	var out activities.StepOutput
 	if err := f.Get(x.ctx, &out); err != nil {
-		stepErr, attempts := stepErrorOf(err, s)
-		return nil, stepErr, attempts
+		return outcomeOf(err, s)
 	}
-	return out.Result, nil, out.Attempts
+	return interpreter.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors}
 }
 
-// stepErrorOf reads the structured error of a failed activity. An attempt
-// that decided to stop carries its error and attempt count; a timeout the
-// server enforced (heartbeat lost, start-to-close) exhausted the retry
-// policy, so its attempt count is the policy's maximum.
-func stepErrorOf(err error, s *interpreter.Step) (*interpreter.StepError, int) {
-	maxAttempts := 1
-	if s.Retry != nil {
-		maxAttempts = s.Retry.MaxAttempts
+// outcomeOf reads a failed activity. An attempt that decided to stop carries
+// its structured error, attempt count and history. A timeout the server
+// enforced (a lost worker, start-to-close) ended the last attempt the policy
+// allowed; the attempt log of its heartbeats says what came before.
+func outcomeOf(err error, s *interpreter.Step) interpreter.Outcome {
+	noRule := interpreter.RecoveryNoHandler
+	if s.FailureHandler != nil {
+		noRule = interpreter.RecoveryNoMatchingRule
 	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
 		var d activities.FailureDetails
 		if appErr.HasDetails() && appErr.Details(&d) == nil {
-			return &d.Error, d.Attempts
+			return interpreter.Outcome{Err: &d.Error, Attempts: d.Attempts, Recovery: d.Recovery, AttemptErrors: d.AttemptErrors}
 		}
-		return &interpreter.StepError{Type: appErr.Type(), Message: appErr.Message()}, maxAttempts
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: appErr.Type(), Message: appErr.Message()}, Attempts: 1, Recovery: noRule}
 	}
 	var toErr *temporal.TimeoutError
 	if errors.As(err, &toErr) {
-		typ := "execution_timeout"
-		if toErr.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT {
-			typ = "heartbeat_timeout"
+		var log activities.AttemptLog
+		if toErr.HasLastHeartbeatDetails() {
+			_ = toErr.LastHeartbeatDetails(&log)
 		}
-		return &interpreter.StepError{Type: typ, Message: toErr.Error()}, maxAttempts
+		attempts := max(log.Current, 1)
+		lost := activities.LostAttempt(attempts)
+		if toErr.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT {
+			lost.Error = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}
+		}
+		failed := append(log.Failed, lost)
+		return interpreter.Outcome{Err: &lost.Error, Attempts: attempts, Recovery: noRule, AttemptErrors: failed}
 	}
 	var canErr *temporal.CanceledError
 	if errors.As(err, &canErr) {
-		return &interpreter.StepError{Type: "cancelled", Message: "the step was cancelled"}, 0
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: "cancelled", Message: "the step was cancelled"}}
 	}
-	return &interpreter.StepError{Type: "activity_error", Message: err.Error()}, maxAttempts
+	return interpreter.Outcome{Err: &interpreter.StepError{Type: "activity_error", Message: err.Error()}, Attempts: 1, Recovery: noRule}
+}
+
+func handlerSpec(h *interpreter.FailureHandler) *activities.HandlerSpec {
+	if h == nil {
+		return nil
+	}
+	return &activities.HandlerSpec{Name: h.Name, Rules: h.Rules}
 }
 
 func retrySpec(r *interpreter.Retry) activities.RetrySpec {
@@ -239,8 +306,14 @@ func retrySpec(r *interpreter.Retry) activities.RetrySpec {
 // the policy governs timeouts the server enforces).
 func activityOptions(s *interpreter.Step) workflow.ActivityOptions {
 	spec := retrySpec(s.Retry)
+	attempts := spec.MaxAttempts
+	if s.FailureHandler != nil {
+		for _, r := range s.FailureHandler.Rules {
+			attempts = max(attempts, r.MaxRetries+1)
+		}
+	}
 	policy := &temporal.RetryPolicy{
-		MaximumAttempts:    int32(spec.MaxAttempts),
+		MaximumAttempts:    int32(attempts),
 		InitialInterval:    max(spec.InitialDelay, time.Millisecond),
 		BackoffCoefficient: max(spec.Multiplier, 1),
 		MaximumInterval:    max(spec.MaxDelay, spec.InitialDelay, time.Millisecond),

@@ -141,4 +141,3 @@ func randomSuffix() string {
 	}
 	return string(b)
 }
-

@@ -1,0 +1,208 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"playbook/interpreter"
+)
+
+// tailBytes is how much of stdout and stderr a result carries; the log
+// files keep everything.
+const tailBytes = 4096
+
+// jsonLimit is the largest stdout parsed as the result's `json`.
+const jsonLimit = 1 << 20
+
+// killGrace is how long a cancelled process group has between SIGTERM and SIGKILL.
+const killGrace = 5 * time.Second
+
+// process is one process a step runs: its argv and extra environment.
+type process struct {
+	argv    []string
+	workdir string // relative to the playbook's directory; empty: that directory
+	env     map[string]any
+	// name tells the log files apart: "" for the step's own process,
+	// "recovery" for a recovery script.
+	name string
+}
+
+// processRun is what a finished process left.
+type processRun struct {
+	exitCode   int
+	stdoutPath string
+	stderrPath string
+	errorFile  string // PLAYBOOK_ERROR_FILE
+	logDir     string
+}
+
+func (p processRun) stdoutTail() string { return tail(p.stdoutPath) }
+func (p processRun) stderrTail() string { return tail(p.stderrPath) }
+
+// attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>.
+func (a *Activities) attemptLogDir(in StepInput) string {
+	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
+}
+
+// runProcess runs a process in its own process group, stdout and stderr in
+// this attempt's log files. When ctx ends the group gets SIGTERM, then
+// SIGKILL; when the process exits, whatever it left behind in its group is
+// killed, so no step's process outlives the step.
+func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
+	base := resolveBase(in.BaseDir)
+	dir := base
+	if p.workdir != "" {
+		dir = p.workdir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(base, dir)
+		}
+	}
+	logDir := a.attemptLogDir(in)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return processRun{}, &interpreter.StepError{Type: "tool_error", Message: "log directory: " + err.Error()}
+	}
+	prefix := fmt.Sprintf("attempt-%d", attempt)
+	if p.name != "" {
+		prefix += "." + p.name
+	}
+	run := processRun{
+		logDir:     logDir,
+		stdoutPath: filepath.Join(logDir, prefix+".stdout"),
+		stderrPath: filepath.Join(logDir, prefix+".stderr"),
+		errorFile:  filepath.Join(logDir, prefix+".error.json"),
+	}
+	_ = os.Remove(run.errorFile)
+	stdout, err := os.Create(run.stdoutPath)
+	if err != nil {
+		return run, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(run.stderrPath)
+	if err != nil {
+		return run, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+	}
+	defer stderr.Close()
+
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(),
+		"PLAYBOOK_RUN_ID="+in.WorkflowID,
+		"PLAYBOOK_STEP="+in.Step,
+		"PLAYBOOK_ATTEMPT="+strconv.Itoa(attempt),
+		"PLAYBOOK_LOG_DIR="+logDir,
+		"PLAYBOOK_ERROR_FILE="+run.errorFile,
+	)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	for k, v := range p.env {
+		cmd.Env = append(cmd.Env, k+"="+stringValue(v))
+	}
+	if err := cmd.Start(); err != nil {
+		return run, &interpreter.StepError{Type: "tool_error", Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
+	}
+	pgid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case waitErr = <-waited:
+		case <-time.After(killGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			waitErr = <-waited
+		}
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(waitErr, &exitErr):
+		run.exitCode = exitErr.ExitCode()
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			run.exitCode = 128 + int(ws.Signal())
+		}
+	case waitErr != nil:
+		return run, &interpreter.StepError{Type: "tool_error", Message: waitErr.Error()}
+	}
+	return run, nil
+}
+
+// exitFailure is the structured error of a process that exited non-zero.
+// A process may supply its own message and details by writing
+// {"message": ..., "details": ...} to the file in PLAYBOOK_ERROR_FILE.
+func exitFailure(run processRun) Outcome {
+	errTail := run.stderrTail()
+	msg := fmt.Sprintf("exited with code %d", run.exitCode)
+	if last := lastLine(errTail); last != "" {
+		msg += ": " + last
+	}
+	details := map[string]any{
+		"exit_code": run.exitCode, "stderr": errTail, "stdout_log": run.stdoutPath, "stderr_log": run.stderrPath,
+	}
+	if b, err := os.ReadFile(run.errorFile); err == nil {
+		var own struct {
+			Message string `json:"message"`
+			Details any    `json:"details"`
+		}
+		if json.Unmarshal(b, &own) == nil {
+			if own.Message != "" {
+				msg = own.Message
+			}
+			if own.Details != nil {
+				details["supplied"] = own.Details
+			}
+		}
+	}
+	code := run.exitCode
+	o := failure("exit_code", msg, details)
+	o.ExitCode = &code
+	return o
+}
+
+func tail(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > tailBytes {
+		_, _ = f.Seek(-tailBytes, io.SeekEnd)
+	}
+	b, _ := io.ReadAll(f)
+	return string(b)
+}
+
+func parseJSONFile(path string) any {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() == 0 || st.Size() > jsonLimit {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

@@ -1,0 +1,100 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+type pythonSpec struct {
+	Code string         `json:"code"`
+	Args map[string]any `json:"args"`
+}
+
+// pythonRunner loads the step's code, calls main(**args) and writes what it
+// returns as JSON; an exception is written with its traceback instead.
+const pythonRunner = `import json, os, sys, traceback
+env = os.environ
+try:
+    with open(env["PLAYBOOK_PY_ARGS"]) as f:
+        args = json.load(f)
+    ns = {"__name__": "__playbook_step__"}
+    with open(env["PLAYBOOK_PY_CODE"]) as f:
+        exec(compile(f.read(), "<step " + env["PLAYBOOK_STEP"] + ">", "exec"), ns)
+    if not callable(ns.get("main")):
+        raise NameError("the step's code defines no main(**args)")
+    result = ns["main"](**args)
+    with open(env["PLAYBOOK_PY_RESULT"], "w") as f:
+        json.dump(result, f, default=str)
+except SystemExit:
+    raise
+except BaseException as e:
+    with open(env["PLAYBOOK_PY_EXCEPTION"], "w") as f:
+        json.dump({"exception": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}, f)
+    sys.exit(1)
+`
+
+// runPython runs the step's code with the machine's python3. The result is
+// what main returns; a raised exception is a `python_exception` error with
+// the traceback in its details; sys.exit(N) is an exit code like a shell's.
+func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) Outcome {
+	var spec pythonSpec
+	if err := decodeSpec(in.Spec, &spec); err != nil {
+		return failure("tool_error", "python spec: "+err.Error(), nil)
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		return failure("tool_error", "python3 is not on this worker's PATH: install Python 3 where the worker runs", nil)
+	}
+	if spec.Args == nil {
+		spec.Args = map[string]any{}
+	}
+	dir := a.attemptLogDir(in)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return failure("tool_error", err.Error(), nil)
+	}
+	file := func(suffix string) string { return filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", attempt, suffix)) }
+	codeFile, argsFile, resultFile, excFile := file("py"), file("args.json"), file("result.json"), file("exception.json")
+	argsJSON, err := json.Marshal(spec.Args)
+	if err != nil {
+		return failure("tool_error", "python args: "+err.Error(), nil)
+	}
+	for path, content := range map[string][]byte{codeFile: []byte(spec.Code), argsFile: argsJSON} {
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return failure("tool_error", err.Error(), nil)
+		}
+	}
+	_ = os.Remove(resultFile)
+	_ = os.Remove(excFile)
+	run, stepErr := a.runProcess(ctx, in, attempt, process{argv: []string{python, "-c", pythonRunner}},
+		"PLAYBOOK_PY_CODE="+codeFile, "PLAYBOOK_PY_ARGS="+argsFile, "PLAYBOOK_PY_RESULT="+resultFile, "PLAYBOOK_PY_EXCEPTION="+excFile)
+	if stepErr != nil {
+		return Outcome{Err: stepErr}
+	}
+	if b, err := os.ReadFile(excFile); err == nil && ctx.Err() == nil {
+		var exc struct {
+			Exception string `json:"exception"`
+			Message   string `json:"message"`
+			Traceback string `json:"traceback"`
+		}
+		if json.Unmarshal(b, &exc) == nil {
+			code := run.exitCode
+			o := failure("python_exception", exc.Exception+": "+exc.Message,
+				map[string]any{"exception": exc.Exception, "traceback": exc.Traceback, "stderr": run.stderrTail()})
+			o.ExitCode = &code
+			return o
+		}
+	}
+	if run.exitCode != 0 || ctx.Err() != nil {
+		return exitFailure(run)
+	}
+	var result any
+	if b, err := os.ReadFile(resultFile); err == nil {
+		_ = json.Unmarshal(b, &result)
+	}
+	code := run.exitCode
+	return Outcome{Result: result, ExitCode: &code}
+}
