@@ -38,6 +38,10 @@ type StepInput struct {
 	Timeout time.Duration `json:"timeout"`
 	Retry   RetrySpec     `json:"retry"`
 	Handler *HandlerSpec  `json:"handler,omitempty"`
+	// PriorAttempts counts the step's attempts before this activity (a
+	// classification can run a step again); logs, PLAYBOOK_ATTEMPT and
+	// attempt records number attempts across both.
+	PriorAttempts int `json:"prior_attempts,omitempty"`
 	// Scope is the run's expression scope, sent only when the step has
 	// retry_when or stop_when.
 	Scope map[string]any `json:"scope,omitempty"`
@@ -84,9 +88,12 @@ type Activities struct {
 // its recovery script runs before the error is returned.
 func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, error) {
 	info := activity.GetInfo(ctx)
+	// attempt counts within this activity, as its retry policy does; number
+	// is the step's attempt number, across classifications.
 	attempt := int(info.Attempt)
-	log := previousAttempts(ctx, attempt)
-	log.Current = attempt
+	number := in.PriorAttempts + attempt
+	log := previousAttempts(ctx, number)
+	log.Current = number
 	activity.RecordHeartbeat(ctx, log)
 	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout, log)
 
@@ -94,7 +101,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if in.Timeout > 0 {
 		toolCtx, cancel = context.WithTimeout(ctx, in.Timeout)
 	}
-	o := a.runTool(toolCtx, in, attempt)
+	o := a.runTool(toolCtx, in, number)
 	cancel()
 	stopHeartbeat()
 	if ctx.Err() != nil {
@@ -102,7 +109,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
-		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", attempt, in.Timeout), Details: o.Err.Details}
+		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
 	}
 	d, err := DecideRetry(in.Retry, in.Handler, attempt, o, a.compile, in.Scope, rand.Float64)
 	if err != nil {
@@ -120,9 +127,9 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}
-	record := interpreter.AttemptRecord{Attempt: attempt, Error: final, Recovery: d.Recovery}
+	record := interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery}
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
-		code := a.runRecovery(ctx, in, attempt, *o.ExitCode, d.Rule.RecoveryScript)
+		code := a.runRecovery(ctx, in, number, *o.ExitCode, d.Rule.RecoveryScript)
 		record.RecoveryExitCode = &code
 	}
 	log.Failed = append(log.Failed, record)
@@ -136,13 +143,13 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 
 // previousAttempts reads the attempt log the attempts before this one left,
 // and records the previous attempt as lost when it never recorded its end.
-func previousAttempts(ctx context.Context, attempt int) AttemptLog {
+func previousAttempts(ctx context.Context, number int) AttemptLog {
 	var log AttemptLog
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
-	if attempt > 1 && log.Current == attempt-1 && (len(log.Failed) == 0 || log.Failed[len(log.Failed)-1].Attempt != attempt-1) {
-		log.Failed = append(log.Failed, LostAttempt(attempt-1))
+	if log.Current > 0 && log.Current == number-1 && (len(log.Failed) == 0 || log.Failed[len(log.Failed)-1].Attempt != number-1) {
+		log.Failed = append(log.Failed, LostAttempt(number-1))
 	}
 	return log
 }

@@ -15,7 +15,8 @@ type pythonSpec struct {
 }
 
 // pythonRunner loads the step's code, calls main(**args) and writes what it
-// returns as JSON; an exception is written with its traceback instead.
+// returns as JSON; an exception is written with its traceback instead. The
+// code is compiled under its file's name so tracebacks quote its lines.
 const pythonRunner = `import json, os, sys, traceback
 env = os.environ
 try:
@@ -23,7 +24,7 @@ try:
         args = json.load(f)
     ns = {"__name__": "__playbook_step__"}
     with open(env["PLAYBOOK_PY_CODE"]) as f:
-        exec(compile(f.read(), "<step " + env["PLAYBOOK_STEP"] + ">", "exec"), ns)
+        exec(compile(f.read(), env["PLAYBOOK_PY_CODE"], "exec"), ns)
     if not callable(ns.get("main")):
         raise NameError("the step's code defines no main(**args)")
     result = ns["main"](**args)

@@ -84,8 +84,11 @@ func DecideRetry(spec RetrySpec, handler *HandlerSpec, attempt int, o Outcome, e
 				if attempt <= rule.MaxRetries {
 					return Decision{Retry: true, Delay: backoff(spec, attempt, random), Recovery: interpreter.RecoveryRetried, Rule: rule}, nil
 				}
-				return Decision{Recovery: interpreter.RecoveryMaxRetriesExceeded, Rule: rule,
-					Why: fmt.Sprintf("exit code %d: %s gave up after %d retries", *o.ExitCode, handler.Name, rule.MaxRetries)}, nil
+				why := fmt.Sprintf("exit code %d: %s gave up after %d retries", *o.ExitCode, handler.Name, rule.MaxRetries)
+				if rule.MaxRetries == 0 {
+					why = fmt.Sprintf("exit code %d: %s allows no retry", *o.ExitCode, handler.Name)
+				}
+				return Decision{Recovery: interpreter.RecoveryMaxRetriesExceeded, Rule: rule, Why: why}, nil
 			}
 		}
 	}

@@ -69,3 +69,53 @@ func TestDecideRetryScopeReadsRun(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, got.Retry)
 }
+
+// A matched exit-code rule decides alone; a failure no rule matches goes to
+// the retry block, and its outcome says no rule matched.
+func TestDecideRetryWithExitCodeRules(t *testing.T) {
+	handler := &HandlerSpec{Name: "io", Rules: []interpreter.ExitCodeRule{
+		{MatchAll: true, MaxRetries: 0},
+		{ExitCodes: []int{10, 11}, MaxRetries: 2, RecoveryScript: "./fix.sh"},
+	}}
+	onlyCodes := &HandlerSpec{Name: "io", Rules: []interpreter.ExitCodeRule{{ExitCodes: []int{10}, MaxRetries: 1}}}
+	exit := func(n int) Outcome {
+		return Outcome{Err: &interpreter.StepError{Type: "exit_code"}, ExitCode: &n}
+	}
+	noRetry := RetrySpec{MaxAttempts: 1}
+	retryBlock := RetrySpec{MaxAttempts: 4, InitialDelay: time.Second, Multiplier: 1, StopWhen: "exit_code == 3"}
+	cases := []struct {
+		name     string
+		spec     RetrySpec
+		handler  *HandlerSpec
+		attempt  int
+		o        Outcome
+		retry    bool
+		recovery string
+		rule     int // index in handler.Rules, -1 for none
+	}{
+		{"specific code wins over an earlier catch-all", noRetry, handler, 1, exit(10), true, "retried", 1},
+		{"retries while attempt <= max_retries", noRetry, handler, 2, exit(11), true, "retried", 1},
+		{"then gives up", noRetry, handler, 3, exit(10), false, "max_retries_exceeded", 1},
+		{"catch-all matches other codes", noRetry, handler, 1, exit(7), false, "max_retries_exceeded", 0},
+		{"no matching rule, no retry block", noRetry, onlyCodes, 1, exit(7), false, "no_matching_rule", -1},
+		{"no matching rule falls to the retry block", retryBlock, onlyCodes, 1, exit(7), true, "", -1},
+		{"retry block's stop_when still applies to unmatched codes", retryBlock, onlyCodes, 1, exit(3), false, "no_matching_rule", -1},
+		{"a rule ignores the retry block's stop_when", RetrySpec{MaxAttempts: 1, StopWhen: "true"}, onlyCodes, 1, exit(10), true, "retried", 0},
+		{"no exit code matches no rule", noRetry, handler, 1, Outcome{Err: &interpreter.StepError{Type: "execution_timeout"}}, false, "no_matching_rule", -1},
+		{"engine errors are never retried", retryBlock, handler, 1, Outcome{Err: &interpreter.StepError{Type: "template_error"}}, false, "error", -1},
+		{"no handler", noRetry, nil, 1, exit(10), false, "no_handler", -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := DecideRetry(tc.spec, tc.handler, tc.attempt, tc.o, compileForTest, nil, func() float64 { return 0.5 })
+			require.NoError(t, err)
+			require.Equal(t, tc.retry, d.Retry)
+			require.Equal(t, tc.recovery, d.Recovery)
+			if tc.rule < 0 {
+				require.Nil(t, d.Rule)
+			} else {
+				require.Equal(t, &tc.handler.Rules[tc.rule], d.Rule)
+			}
+		})
+	}
+}

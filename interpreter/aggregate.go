@@ -25,15 +25,24 @@ type Notification struct {
 	Error     string `json:"error,omitempty"`
 }
 
-// Webhook returns the webhook for a run status, and its event name.
-func (n Notify) Webhook(status string) (event, url string) {
+// Webhook returns the event name and the rendered webhook URL for the
+// run's outcome; the URL is empty when the playbook names none.
+func (r *Run) Webhook(status string) (event, url string, err error) {
 	switch status {
 	case RunCompleted:
-		return "on_success", n.OnSuccess
+		event, url = "on_success", r.pb.Notify.OnSuccess
 	case RunFailed:
-		return "on_failure", n.OnFailure
+		event, url = "on_failure", r.pb.Notify.OnFailure
 	}
-	return "", ""
+	if !IsTemplate(url) {
+		return event, url, nil
+	}
+	t, err := CompileTemplate(url, ScopeEnd)
+	if err != nil {
+		return event, "", err
+	}
+	v, err := t.Render(r.EndEnv())
+	return event, textOf(v), err
 }
 
 // Finish lets `end` decide the run once every other step has resolved.

@@ -631,6 +631,12 @@ func (d *decoder) notify(n *yaml.Node, out *Notify) error {
 					if err := d.str(v, "notify."+event+".webhook", dst); err != nil {
 						return err
 					}
+					if IsTemplate(*dst) {
+						if _, err := CompileTemplate(*dst, ScopeEnd); err != nil {
+							return d.errf(v, "notify.%s.webhook: %v", event, err)
+						}
+						return nil
+					}
 					if !strings.HasPrefix(*dst, "http://") && !strings.HasPrefix(*dst, "https://") {
 						return d.errf(v, "notify.%s.webhook must be an http:// or https:// URL, not %q", event, *dst)
 					}

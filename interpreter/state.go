@@ -261,6 +261,9 @@ func (r *Run) Settle(name string, o Outcome) {
 	}
 }
 
+// PriorAttempts counts a step's attempts before a classification retried it.
+func (r *Run) PriorAttempts(name string) int { return r.states[name].priorAttempts }
+
 // Pending lists the steps waiting for a classification, in file order.
 func (r *Run) Pending() []PendingStep {
 	out := []PendingStep{}

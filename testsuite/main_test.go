@@ -116,7 +116,7 @@ func replay(t *testing.T, name, workflowID, runID string) {
 	t.Helper()
 	h := history(t, workflowID, runID)
 	require.NoError(t, newReplayer(t).ReplayWorkflowHistory(nil, h), "replaying %s", workflowID)
-	if *update {
+	if *update && name != "" {
 		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
 		require.NoError(t, err)
 		file := filepath.Join("testdata", "histories", strings.TrimSuffix(name, ".yaml")+".json")

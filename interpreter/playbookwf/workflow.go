@@ -179,7 +179,11 @@ func registerClassify(ctx workflow.Context, run *interpreter.Run, classified wor
 // Temporal retries; a webhook that keeps failing is recorded in the
 // aggregate and does not change the outcome.
 func (x *executor) notify(agg *interpreter.Aggregate) {
-	event, url := x.run.Playbook().Notify.Webhook(agg.Status)
+	event, url, err := x.run.Webhook(agg.Status)
+	if err != nil {
+		agg.Notifications = append(agg.Notifications, interpreter.Notification{Event: event, Error: "webhook: " + err.Error()})
+		return
+	}
 	if url == "" {
 		return
 	}
@@ -187,9 +191,9 @@ func (x *executor) notify(agg *interpreter.Aggregate) {
 		ActivityID:          "notify-" + event,
 		Summary:             "notify " + event,
 		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 5},
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 4},
 	})
-	err := workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
+	err = workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
 	n := interpreter.Notification{Event: event, Webhook: url, Delivered: err == nil}
 	if err != nil {
 		n.Error = err.Error()
@@ -221,6 +225,8 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 		Timeout:    s.Timeout,
 		Retry:      retrySpec(s.Retry),
 		Handler:    handlerSpec(s.FailureHandler),
+
+		PriorAttempts: x.run.PriorAttempts(s.Name),
 	}
 	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
 		in.Scope = x.run.Env()
@@ -236,7 +242,7 @@ func (x *executor) settle(s *interpreter.Step, f workflow.Future) {
 func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.Outcome {
 	var out activities.StepOutput
 	if err := f.Get(x.ctx, &out); err != nil {
-		return outcomeOf(err, s)
+		return outcomeOf(err, s, x.run.PriorAttempts(s.Name))
 	}
 	return interpreter.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors}
 }
@@ -245,7 +251,7 @@ func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.O
 // its structured error, attempt count and history. A timeout the server
 // enforced (a lost worker, start-to-close) ended the last attempt the policy
 // allowed; the attempt log of its heartbeats says what came before.
-func outcomeOf(err error, s *interpreter.Step) interpreter.Outcome {
+func outcomeOf(err error, s *interpreter.Step, priorAttempts int) interpreter.Outcome {
 	noRule := interpreter.RecoveryNoHandler
 	if s.FailureHandler != nil {
 		noRule = interpreter.RecoveryNoMatchingRule
@@ -264,8 +270,9 @@ func outcomeOf(err error, s *interpreter.Step) interpreter.Outcome {
 		if toErr.HasLastHeartbeatDetails() {
 			_ = toErr.LastHeartbeatDetails(&log)
 		}
-		attempts := max(log.Current, 1)
-		lost := activities.LostAttempt(attempts)
+		number := max(log.Current, 1)
+		lost := activities.LostAttempt(number)
+		attempts := max(number-priorAttempts, 1)
 		if toErr.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT {
 			lost.Error = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}
 		}

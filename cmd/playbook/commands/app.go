@@ -34,6 +34,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			validateCommand(),
 			devCommand(),
 			workerCommand(),
+			pendingCommand(),
+			classifyCommand(),
+			logsCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)

@@ -131,6 +131,10 @@ func describeEvent(e interpreter.Event) string {
 		return fmt.Sprintf("failed%s: %s: %s (routed to end)", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message)
 	case "step_skipped":
 		return "skipped: " + e.Message
+	case "step_pending_failed":
+		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify RUN %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, e.Step)
+	case "step_classified":
+		return "classified " + e.Message
 	case "end_evaluated":
 		if e.Error != nil {
 			return fmt.Sprintf("%s (%s: %s)", e.Message, e.Error.Type, e.Error.Message)
@@ -160,6 +164,9 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 		note := st.SkipReason
 		if st.Error != nil {
 			note = st.Error.Type + ": " + firstLineOf(st.Error.Message)
+			if st.Recovery != "" && st.Recovery != interpreter.RecoveryNoHandler {
+				note += " [" + st.Recovery + "]"
+			}
 			if st.RoutedToEnd {
 				note += " (routed to end)"
 			}
@@ -172,6 +179,13 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
 	fmt.Fprintln(out, line+".")
+	for _, n := range agg.Notifications {
+		if n.Delivered {
+			fmt.Fprintf(out, "Notified %s (%s).\n", n.Webhook, n.Event)
+		} else {
+			fmt.Fprintf(out, "Could not notify %s (%s): %s\n", n.Webhook, n.Event, n.Error)
+		}
+	}
 }
 
 func firstLineOf(s string) string {

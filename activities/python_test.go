@@ -1,0 +1,60 @@
+package activities
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func pythonInput(t *testing.T, code string, args map[string]any) StepInput {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 on this machine")
+	}
+	return StepInput{WorkflowID: "wf-1", Step: "py", Kind: "python", BaseDir: t.TempDir(), Spec: map[string]any{"code": code, "args": args}}
+}
+
+func TestPythonReturnsMain(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runPython(context.Background(), pythonInput(t, "def main(values, name):\n    print('hi')\n    return {'n': len(values), 'name': name}\n",
+		map[string]any{"values": []any{1, 2, 3}, "name": "x"}), 1)
+	require.Nil(t, o.Err)
+	require.Equal(t, map[string]any{"n": 3.0, "name": "x"}, o.Result)
+}
+
+func TestPythonException(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runPython(context.Background(), pythonInput(t, "def main():\n    raise ValueError('bad input')\n", nil), 1)
+	require.NotNil(t, o.Err)
+	require.Equal(t, "python_exception", o.Err.Type)
+	require.Equal(t, "ValueError: bad input", o.Err.Message)
+	details := o.Err.Details.(map[string]any)
+	require.Equal(t, "ValueError", details["exception"])
+	require.Contains(t, details["traceback"], "Traceback (most recent call last)")
+	require.Contains(t, details["traceback"], "raise ValueError('bad input')")
+}
+
+func TestPythonExitCodeAndMissingMain(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runPython(context.Background(), pythonInput(t, "import sys\ndef main():\n    sys.exit(3)\n", nil), 1)
+	require.Equal(t, "exit_code", o.Err.Type)
+	require.Equal(t, 3, *o.ExitCode)
+
+	o = a.runPython(context.Background(), pythonInput(t, "x = 1\n", nil), 1)
+	require.Equal(t, "python_exception", o.Err.Type)
+	require.Equal(t, "NameError: the step's code defines no main(**args)", o.Err.Message)
+}
+
+func TestProcessSuppliesItsOwnError(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runShell(context.Background(), shellInput(t, map[string]any{
+		"command": `echo '{"message": "quota exceeded", "details": {"bucket": "b"}}' > "$PLAYBOOK_ERROR_FILE"; exit 4`}), 1)
+	require.Equal(t, "exit_code", o.Err.Type)
+	require.Equal(t, "quota exceeded", o.Err.Message)
+	details := o.Err.Details.(map[string]any)
+	require.Equal(t, map[string]any{"bucket": "b"}, details["supplied"])
+	require.Equal(t, 4, details["exit_code"])
+	require.True(t, strings.HasSuffix(details["stderr_log"].(string), "attempt-1.stderr"))
+}

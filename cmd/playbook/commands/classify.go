@@ -1,0 +1,101 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+func classifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "classify",
+		Usage:     "resolve a pending_failed step: retry it, fail it, or skip it",
+		ArgsUsage: "RUN STEP retry|fail|skip",
+		Flags:     connectionFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 3 {
+				return cli.Exit("classify: give RUN STEP and one of retry, fail, skip", exitInvalid)
+			}
+			run, step, action := c.Args().Get(0), c.Args().Get(1), c.Args().Get(2)
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("classify: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			h, err := conn.client.UpdateWorkflow(c.Context, client.UpdateWorkflowOptions{
+				WorkflowID: run, UpdateName: playbookwf.UpdateClassify, Args: []any{step, action},
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+			})
+			var answer string
+			if err == nil {
+				err = h.Get(c.Context, &answer)
+			}
+			if err != nil {
+				var appErr *temporal.ApplicationError
+				if errors.As(err, &appErr) {
+					return cli.Exit("classify: "+appErr.Message(), exitInvalid)
+				}
+				return cli.Exit("classify: "+err.Error(), exitFailed)
+			}
+			fmt.Fprintln(c.App.Writer, answer)
+			return nil
+		},
+	}
+}
+
+func pendingCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pending",
+		Usage:     "list a run's pending_failed steps with their error and stderr, to decide how to classify them",
+		ArgsUsage: "RUN",
+		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the list as JSON"}}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("pending: give the RUN (workflow ID)", exitInvalid)
+			}
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("pending: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			v, err := conn.client.QueryWorkflow(c.Context, c.Args().First(), "", playbookwf.QueryPending)
+			var steps []interpreter.PendingStep
+			if err == nil {
+				err = v.Get(&steps)
+			}
+			if err != nil {
+				return cli.Exit("pending: "+err.Error(), exitFailed)
+			}
+			if c.Bool("json") {
+				b, _ := json.MarshalIndent(steps, "", "  ")
+				fmt.Fprintln(c.App.Writer, string(b))
+				return nil
+			}
+			if len(steps) == 0 {
+				fmt.Fprintln(c.App.Writer, "No step is waiting for a classification.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "STEP\tSINCE\tATTEMPTS\tRECOVERY\tERROR")
+			for _, p := range steps {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s: %s\n", p.Step, p.Since.Local().Format("15:04:05"), p.Attempts, p.Recovery, p.Error.Type, firstLineOf(p.Error.Message))
+			}
+			tw.Flush()
+			for _, p := range steps {
+				if d, ok := p.Error.Details.(map[string]any); ok && d["stderr"] != nil && d["stderr"] != "" {
+					fmt.Fprintf(c.App.Writer, "\n%s stderr (tail):\n%s", p.Step, d["stderr"])
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "\nClassify with: playbook classify %s STEP retry|fail|skip\n", c.Args().First())
+			return nil
+		},
+	}
+}

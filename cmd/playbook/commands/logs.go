@@ -1,0 +1,68 @@
+package commands
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"playbook/worker"
+)
+
+var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "logs",
+		Usage:     "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory",
+		ArgsUsage: "RUN STEP",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "attempt", Usage: "which attempt (1-based); default the last"},
+			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "the worker's log directory"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return cli.Exit("logs: give RUN and STEP", exitInvalid)
+			}
+			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
+			attempts := loggedAttempts(dir)
+			if len(attempts) == 0 {
+				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step)", dir), exitFailed)
+			}
+			n := attempts[len(attempts)-1]
+			if c.IsSet("attempt") {
+				n = c.Int("attempt")
+			}
+			for _, stream := range []string{"stdout", "stderr"} {
+				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", n, stream))
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return cli.Exit(fmt.Sprintf("logs: attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts), exitFailed)
+				}
+				fmt.Fprintf(c.App.Writer, "== attempt %d %s (%s) ==\n%s", n, stream, path, b)
+				if len(b) > 0 && b[len(b)-1] != '\n' {
+					fmt.Fprintln(c.App.Writer)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// loggedAttempts lists the attempts that have logs in dir, in order.
+func loggedAttempts(dir string) []int {
+	entries, _ := os.ReadDir(dir)
+	var out []int
+	for _, e := range entries {
+		if m := attemptLog.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,276 @@
+package testsuite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+// start submits a playbook without following it, as another client would.
+func start(t *testing.T, file, queue string, workload map[string]any) client.WorkflowRun {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	require.NoError(t, err)
+	abs, err := filepath.Abs(file)
+	require.NoError(t, err)
+	pb, err := interpreter.Parse(file, src)
+	require.NoError(t, err)
+	in := playbookwf.Input{File: file, BaseDir: filepath.Dir(abs), Source: string(src), Workload: workload}
+	id := fmt.Sprintf("%s-%d", pb.Name, time.Now().UnixNano())
+	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, playbookwf.WorkflowName, in)
+	require.NoError(t, err)
+	return run
+}
+
+// finish waits for a run and returns its aggregate, whatever its outcome.
+func finish(t *testing.T, run client.WorkflowRun) *interpreter.Aggregate {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var agg interpreter.Aggregate
+	err := run.Get(ctx, &agg)
+	if err != nil {
+		h := history(t, run.GetID(), run.GetRunID())
+		last := h.Events[len(h.Events)-1]
+		details := last.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetApplicationFailureInfo().GetDetails()
+		require.NotNil(t, details, "run %s ended without an aggregate: %v", run.GetID(), err)
+		require.NoError(t, json.Unmarshal(details.GetPayloads()[0].GetData(), &agg))
+	}
+	replay(t, "", run.GetID(), run.GetRunID())
+	return &agg
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func pendingSteps(t *testing.T, run client.WorkflowRun) []interpreter.PendingStep {
+	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryPending)
+	if err != nil {
+		return nil
+	}
+	var out []interpreter.PendingStep
+	require.NoError(t, v.Get(&out))
+	return out
+}
+
+func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
+	r := runExample(t, "exit_codes.yaml")
+	require.Equal(t, 1, r.code)
+	mount := r.agg.Steps["mount"]
+	require.Equal(t, interpreter.StatusFailed, mount.Status)
+	require.Equal(t, 3, mount.Attempts, "the rule for code 10 (max_retries 2) wins over the catch-all listed first")
+	require.Equal(t, interpreter.RecoveryMaxRetriesExceeded, mount.Recovery)
+	var outcomes []string
+	for _, a := range mount.AttemptErrors {
+		outcomes = append(outcomes, fmt.Sprintf("%d:%s", a.Attempt, a.Recovery))
+		if a.Recovery == interpreter.RecoveryRetried {
+			require.Equal(t, 0, *a.RecoveryExitCode)
+		}
+	}
+	require.Equal(t, []string{"1:retried", "2:retried", "3:max_retries_exceeded"}, outcomes)
+
+	dir := filepath.Join(logDir, r.agg.WorkflowID, "mount")
+	calls := readLog(t, r.agg.WorkflowID, "mount", "recovery.calls")
+	require.Equal(t, fmt.Sprintf("%[1]s mount 1 10 %[2]s\n%[1]s mount 2 10 %[2]s\n", r.agg.WorkflowID, dir), calls,
+		"the recovery script ran twice, before each retry, with the run, step, attempt, exit code and log dir")
+
+	other := r.agg.Steps["other"]
+	require.Equal(t, 1, other.Attempts, "the catch-all allows no retry")
+	require.Equal(t, interpreter.RecoveryMaxRetriesExceeded, other.Recovery)
+}
+
+func TestPendingFailedClassifyRetry(t *testing.T) {
+	ready := filepath.Join(t.TempDir(), "ready")
+	run := start(t, "../playbooks/pending_failed.yaml", "playbook", map[string]any{"ready_file": ready})
+	waitFor(t, "check to be pending_failed", func() bool { return len(pendingSteps(t, run)) == 1 })
+
+	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryState)
+	require.NoError(t, err)
+	var state interpreter.Aggregate
+	require.NoError(t, v.Get(&state))
+	require.Equal(t, "running", state.Status, "the run is not finished")
+	require.Equal(t, interpreter.StatusPendingFailed, state.Steps["check"].Status)
+	require.Equal(t, interpreter.StatusPending, state.Steps["publish"].Status, "the dependant waits")
+
+	code, out, errOut := cli(t, "pending", "--address", server.Address, run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "check")
+	require.Contains(t, out, "no_handler")
+	require.Contains(t, out, "input not ready: "+ready, "the stderr tail helps decide")
+
+	code, _, errOut = cli(t, "classify", "--address", server.Address, run.GetID(), "publish", "retry")
+	require.Equal(t, 2, code)
+	require.Equal(t, `classify: step "publish" is pending, not pending_failed: only a pending_failed step can be classified`+"\n", errOut)
+	code, _, errOut = cli(t, "classify", "--address", server.Address, run.GetID(), "nosuch", "skip")
+	require.Equal(t, 2, code)
+	require.Equal(t, `classify: no step "nosuch" in playbook pending-failed`+"\n", errOut)
+
+	require.NoError(t, os.WriteFile(ready, nil, 0o644))
+	code, out, errOut = cli(t, "classify", "--address", server.Address, run.GetID(), "check", "retry")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "step check classified retry: now pending\n", out)
+
+	agg := finish(t, run)
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["check"].Status)
+	require.Equal(t, 2, agg.Steps["check"].Attempts, "attempts add up across the classification")
+	require.Equal(t, "published", agg.Steps["publish"].Result)
+	require.Equal(t, "input not ready: "+ready+"\n", readLog(t, run.GetID(), "check", "attempt-1.stderr"), "the re-run kept attempt 1's log")
+	require.Equal(t, "", readLog(t, run.GetID(), "check", "attempt-2.stderr"), "and numbered its own attempt 2")
+}
+
+func TestPendingFailedClassifySkipReachesEnd(t *testing.T) {
+	run := start(t, "../playbooks/pending_failed.yaml", "playbook", nil)
+	waitFor(t, "check to be pending_failed", func() bool { return len(pendingSteps(t, run)) == 1 })
+	code, _, errOut := cli(t, "classify", "--address", server.Address, run.GetID(), "check", "skip")
+	require.Equal(t, 0, code, errOut)
+	agg := finish(t, run)
+	require.Equal(t, "completed", agg.Status, "a skipped step is not a failed one")
+	require.Equal(t, interpreter.StatusSkipped, agg.Steps["check"].Status)
+	require.Equal(t, interpreter.StatusSkipped, agg.Steps["publish"].Status)
+}
+
+func TestPendingTimeoutFailsTheStep(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pending_timeout.yaml")
+	src, err := os.ReadFile("../playbooks/pending_failed.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(src), "use_pending_failed: true", "use_pending_failed: true\npending_timeout: 1s", 1)), 0o644))
+	agg := finish(t, start(t, file, "playbook", nil))
+	require.Equal(t, "failed", agg.Status)
+	require.Equal(t, interpreter.StatusFailed, agg.Steps["check"].Status)
+	require.True(t, agg.Steps["check"].RoutedToEnd)
+}
+
+// A worker killed in the middle of a step loses the attempt after
+// heartbeat_timeout; the step is retried on another worker and the run
+// completes, with the lost attempt on record.
+func TestWorkerKilledMidStep(t *testing.T) {
+	bin := playbookBinary(t)
+	const queue = "kill-test"
+	marker := fmt.Sprintf("playbook-kill-test-%d", time.Now().UnixNano())
+	file := filepath.Join(t.TempDir(), "long.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: long}
+workflow:
+  - step: long
+    heartbeat_timeout: 2s
+    retry: {max_attempts: 2, initial_delay: 100ms}
+    tool: {kind: shell, command: "sleep 3 # `+marker+`"}
+`), 0o644))
+	workerLogs := t.TempDir()
+	startWorker := func() *exec.Cmd {
+		cmd := exec.Command(bin, "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", workerLogs)
+		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+		require.NoError(t, cmd.Start())
+		return cmd
+	}
+	first := startWorker()
+	run := start(t, file, queue, nil)
+	waitFor(t, "the step to start on the first worker", func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		return err == nil && len(d.GetPendingActivities()) == 1 && d.GetPendingActivities()[0].GetState() == enums.PENDING_ACTIVITY_STATE_STARTED
+	})
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+	// The dead worker's shell lives on, as it would on a real machine; end it.
+	for _, pid := range processesMatching(marker) {
+		var n int
+		fmt.Sscan(pid, &n)
+		_ = syscall.Kill(n, syscall.SIGKILL)
+	}
+	second := startWorker()
+	defer func() { _ = second.Process.Kill(); _ = second.Wait() }()
+
+	agg := finish(t, run)
+	require.Equal(t, "completed", agg.Status)
+	long := agg.Steps["long"]
+	require.Equal(t, 2, long.Attempts)
+	require.Len(t, long.AttemptErrors, 1)
+	require.Equal(t, 1, long.AttemptErrors[0].Attempt)
+	require.Equal(t, "heartbeat_timeout", long.AttemptErrors[0].Error.Type)
+}
+
+func TestWebhookReceivesFailedAggregate(t *testing.T) {
+	got := make(chan map[string]any, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		body["event_header"] = r.Header.Get("X-Playbook-Event")
+		got <- body
+	}))
+	defer srv.Close()
+	r := runExample(t, "notify.yaml", "--set", "webhook="+srv.URL+"/hook")
+	require.Equal(t, 1, r.code)
+	select {
+	case body := <-got:
+		require.Equal(t, "failed", body["status"])
+		require.Equal(t, []any{"doomed"}, body["failed_steps"])
+		require.Equal(t, r.agg.WorkflowID, body["workflow_id"])
+		require.Equal(t, "on_failure", body["event_header"])
+	default:
+		t.Fatal("the webhook was not called")
+	}
+	require.Equal(t, []interpreter.Notification{{Event: "on_failure", Webhook: srv.URL + "/hook", Delivered: true}}, r.agg.Notifications)
+}
+
+func TestFailingWebhookDoesNotChangeTheOutcome(t *testing.T) {
+	r := runExample(t, "notify.yaml", "--set", "webhook=http://127.0.0.1:1/hook")
+	require.Equal(t, 1, r.code)
+	require.Equal(t, "failed", r.agg.Status)
+	require.Len(t, r.agg.Notifications, 1)
+	require.False(t, r.agg.Notifications[0].Delivered)
+	require.Contains(t, r.agg.Notifications[0].Error, "127.0.0.1:1")
+}
+
+func TestPythonStep(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	r := runExample(t, "python.yaml")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, map[string]any{"count": 3.0, "mean": 6.0}, r.agg.Steps["stats"].Result)
+	require.Equal(t, "mean of 3 values is 6", r.agg.Steps["report"].Result)
+}
+
+func TestStructuredError(t *testing.T) {
+	r := runExample(t, "structured_error.yaml")
+	upload := r.agg.Steps["upload"]
+	require.Equal(t, "exit_code", upload.Error.Type)
+	require.Equal(t, "quota exceeded for bucket reports", upload.Error.Message)
+	require.Equal(t, map[string]any{"bucket": "reports", "used_gb": 100.0}, upload.Error.Details.(map[string]any)["supplied"])
+}
+
+func TestLogsCommand(t *testing.T) {
+	r := runExample(t, "flaky.yaml")
+	code, out, errOut := cli(t, "logs", "--log-dir", logDir, "--attempt", "2", r.agg.WorkflowID, "flaky")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "== attempt 2 stderr")
+	require.Contains(t, out, "attempt 2\n")
+	code, out, _ = cli(t, "logs", "--log-dir", logDir, r.agg.WorkflowID, "flaky")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "== attempt 3 stdout", "the last attempt by default")
+}
