@@ -115,7 +115,7 @@ func history(t *testing.T, workflowID, runID string) *historypb.History {
 func replay(t *testing.T, name, workflowID, runID string) {
 	t.Helper()
 	h := history(t, workflowID, runID)
-	require.NoError(t, newReplayer(t).ReplayWorkflowHistory(nil, h), "replaying %s", workflowID)
+	require.NoError(t, newReplayer(t).ReplayWorkflowHistory(quietLogger(), h), "replaying %s", workflowID)
 	if *update && name != "" {
 		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
 		require.NoError(t, err)

@@ -27,7 +27,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			defer f.Close()
 			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 			require.NoError(t, err)
-			require.NoError(t, newReplayer(t).ReplayWorkflowHistory(nil, h))
+			require.NoError(t, newReplayer(t).ReplayWorkflowHistory(quietLogger(), h))
 		})
 	}
 }
@@ -47,7 +47,7 @@ func TestReplayCatchesADifferentGraph(t *testing.T) {
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
 	payload.Data, err = json.Marshal(in)
 	require.NoError(t, err)
-	err = newReplayer(t).ReplayWorkflowHistory(nil, h)
+	err = newReplayer(t).ReplayWorkflowHistory(quietLogger(), h)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "nondeterministic")
 }
