@@ -58,3 +58,11 @@ func TestProcessSuppliesItsOwnError(t *testing.T) {
 	require.Equal(t, 4, details["exit_code"])
 	require.True(t, strings.HasSuffix(details["stderr_log"].(string), "attempt-1.stderr"))
 }
+
+func TestPythonMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runPython(context.Background(), StepInput{WorkflowID: "wf", Step: "py", Spec: map[string]any{"code": "def main(): pass"}}, 1)
+	require.Equal(t, "tool_error", o.Err.Type)
+	require.Equal(t, "python3 is not on this worker's PATH: install Python 3 where the worker runs", o.Err.Message)
+}
