@@ -201,11 +201,11 @@ func failure(typ, msg string, details any) Outcome {
 	return Outcome{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
 }
 
-// heartbeat records the attempt log as a heartbeat at a third of the
-// heartbeat timeout (at most every 10s) until stopped; heartbeats also
-// deliver cancellation.
+// heartbeat records the attempt log as a heartbeat every second (or a third
+// of a shorter heartbeat timeout) until stopped: heartbeats keep the attempt
+// alive and bring back cancellation.
 func heartbeat(ctx context.Context, timeout time.Duration, log AttemptLog) (stop func()) {
-	every := 10 * time.Second
+	every := time.Second
 	if timeout > 0 && timeout/3 < every {
 		every = max(timeout/3, 100*time.Millisecond)
 	}

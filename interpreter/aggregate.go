@@ -69,7 +69,11 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		st.Status, st.Result = StatusCompleted, endResult
 	}
 	status := RunFailed
-	if success {
+	switch {
+	case r.Cancelled():
+		// A cancelled run ends cancelled whatever success_when would say.
+		status = RunCancelled
+	case success:
 		status = RunCompleted
 	}
 	r.emit(Event{Type: "end_evaluated", Step: EndStep, Error: endErr,

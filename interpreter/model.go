@@ -18,6 +18,8 @@ const (
 	FailureContinue FailureMode = "continue"
 	// FailureStop starts no new step; running steps finish. The default.
 	FailureStop FailureMode = "stop"
+	// FailureCancel starts no new step and cancels the running ones.
+	FailureCancel FailureMode = "cancel"
 )
 
 // Playbook is a parsed, validated playbook: steps in file order, `end` last.

@@ -229,11 +229,9 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		},
 		"failure_mode": func(v *yaml.Node) error {
 			switch FailureMode(v.Value) {
-			case FailureContinue, FailureStop:
+			case FailureContinue, FailureStop, FailureCancel:
 				pb.FailureMode = FailureMode(v.Value)
 				return nil
-			case "cancel":
-				return d.errf(v, "failure_mode: cancel is not supported yet")
 			}
 			return d.errf(v, "failure_mode must be continue, stop or cancel, not %q", v.Value)
 		},

@@ -167,11 +167,11 @@ metadata: {name: x}
 notify: {on_failure: {webhook: "127.0.0.1:9000"}}
 workflow: []
 `, `flows/x.yaml:3: notify.on_failure.webhook must be an http:// or https:// URL, not "127.0.0.1:9000"`},
-		{"not supported yet: cancel mode", `
+		{"bad failure mode", `
 metadata: {name: x}
-failure_mode: cancel
+failure_mode: abort
 workflow: []
-`, `flows/x.yaml:3: failure_mode: cancel is not supported yet`},
+`, `flows/x.yaml:3: failure_mode must be continue, stop or cancel, not "abort"`},
 		{"missing name", `
 workflow: []
 `, `flows/x.yaml:2: metadata.name is required`},

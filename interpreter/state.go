@@ -131,9 +131,13 @@ type Run struct {
 
 	states map[string]*StepState
 	taken  map[Arc]bool
-	// stoppedBy is the first failed step under failure_mode stop.
+	// stoppedBy is the first failed step under failure_mode stop or cancel.
 	stoppedBy string
-	events    []Event
+	// cancelled: a cancel request came from outside; drained: a drain signal.
+	cancelled, drained bool
+	// cancelling lists the running steps asked to cancel, so each is asked once.
+	cancelling map[string]bool
+	events     []Event
 }
 
 // NewRun starts the state of a run. workload overrides the playbook's
@@ -147,7 +151,7 @@ func NewRun(pb *Playbook, workload map[string]any, executionID string, now func(
 	for k, v := range workload {
 		w[k] = v
 	}
-	r := &Run{pb: pb, workload: w, executionID: executionID, now: now, states: map[string]*StepState{}, taken: map[Arc]bool{}}
+	r := &Run{pb: pb, workload: w, executionID: executionID, now: now, states: map[string]*StepState{}, taken: map[Arc]bool{}, cancelling: map[string]bool{}}
 	for _, s := range pb.Steps {
 		r.states[s.Name] = &StepState{Status: StatusPending}
 	}
@@ -230,6 +234,10 @@ func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 		}
 	}
 	switch {
+	case r.cancelled:
+		return false, true, "run cancelled", ""
+	case r.drained:
+		return false, true, "run drained: no new step starts", ""
 	case origin != "" && s.OnFailureRun:
 		return true, true, "", ""
 	case origin != "":
@@ -237,7 +245,7 @@ func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 	case !taken:
 		return false, true, "no branch led here", ""
 	case r.stoppedBy != "" && !s.OnFailureRun:
-		return false, true, fmt.Sprintf("not started: %s failed and failure_mode is stop", r.stoppedBy), r.stoppedBy
+		return false, true, fmt.Sprintf("not started: %s failed and failure_mode is %s", r.stoppedBy, r.pb.FailureMode), r.stoppedBy
 	}
 	return true, true, "", ""
 }
@@ -251,6 +259,8 @@ func (r *Run) Settle(name string, o Outcome) {
 	switch {
 	case o.Err == nil:
 		r.Complete(name, o.Result, o.Attempts)
+	case o.Err.Type == ErrCancelled:
+		r.cancel(name, o.Err, o.Attempts)
 	case r.pb.UsePendingFailed && (o.Recovery == RecoveryNoHandler || o.Recovery == RecoveryNoMatchingRule):
 		st.Status, st.Error, st.Result = StatusPendingFailed, o.Err, nil
 		st.Attempts = st.priorAttempts + o.Attempts
@@ -358,10 +368,71 @@ func (r *Run) Fail(name string, err *StepError, attempts int) {
 	attempts = st.Attempts
 	st.RoutedToEnd = true
 	st.OriginalFailedStep = &name
-	if r.pb.FailureMode == FailureStop && r.stoppedBy == "" {
+	if r.pb.FailureMode != FailureContinue && r.stoppedBy == "" {
 		r.stoppedBy = name
 	}
 	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end"})
+}
+
+// ErrCancelled is the error type of a step whose activity was cancelled.
+const ErrCancelled = "cancelled"
+
+// cancel records a step whose activity stopped on a cancellation: it routes
+// to `end` like a failure, but does not count as one.
+func (r *Run) cancel(name string, err *StepError, attempts int) {
+	st := r.states[name]
+	st.Status, st.Result, st.Error, st.Attempts = StatusCancelled, nil, err, st.priorAttempts+attempts
+	st.RoutedToEnd = true
+	if r.stoppedBy != "" {
+		origin := r.stoppedBy
+		st.OriginalFailedStep = &origin
+	}
+	r.emit(Event{Type: "step_cancelled", Step: name, Attempts: st.Attempts, Message: err.Message})
+}
+
+// CancelRun records a cancel request from outside: running steps are to be
+// cancelled (see ToCancel), pending ones skip, steps waiting for a
+// classification are cancelled, and the run ends cancelled after `end`.
+func (r *Run) CancelRun(reason string) {
+	if r.cancelled {
+		return
+	}
+	r.cancelled = true
+	r.emit(Event{Type: "cancel_requested", Message: reason})
+	for _, s := range r.pb.Steps {
+		if r.states[s.Name].Status == StatusPendingFailed {
+			r.cancel(s.Name, &StepError{Type: ErrCancelled, Message: "the run was cancelled while the step waited for a classification"}, 0)
+		}
+	}
+}
+
+// Drain starts no new step; running steps finish; the run ends cancelled.
+func (r *Run) Drain() {
+	if !r.drained {
+		r.drained = true
+		r.emit(Event{Type: "drain_requested", Message: "running steps finish; no new step starts"})
+	}
+}
+
+// Cancelled tells whether the run was cancelled or drained.
+func (r *Run) Cancelled() bool { return r.cancelled || r.drained }
+
+// ToCancel lists the running steps to cancel now: all of them after a
+// cancel request, and under failure_mode cancel after a failure all but
+// those with on_failure: run. Each step is listed once.
+func (r *Run) ToCancel() []string {
+	if !r.cancelled && (r.pb.FailureMode != FailureCancel || r.stoppedBy == "") {
+		return nil
+	}
+	var out []string
+	for _, s := range r.pb.Steps {
+		if r.states[s.Name].Status != StatusRunning || r.cancelling[s.Name] || (!r.cancelled && s.OnFailureRun) {
+			continue
+		}
+		r.cancelling[s.Name] = true
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // EndReady tells whether every step but `end` has resolved.

@@ -50,6 +50,9 @@ func finish(t *testing.T, run client.WorkflowRun) *interpreter.Aggregate {
 		h := history(t, run.GetID(), run.GetRunID())
 		last := h.Events[len(h.Events)-1]
 		details := last.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetApplicationFailureInfo().GetDetails()
+		if last.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED {
+			details = last.GetWorkflowExecutionCanceledEventAttributes().GetDetails()
+		}
 		require.NotNil(t, details, "run %s ended without an aggregate: %v", run.GetID(), err)
 		require.NoError(t, json.Unmarshal(details.GetPayloads()[0].GetData(), &agg))
 	}

@@ -5,6 +5,7 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -45,7 +46,14 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	if o.LogDir == "" {
 		o.LogDir = DefaultLogDir()
 	}
-	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps})
+	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps,
+		// Cancellation reaches a running step through its heartbeat's
+		// answer: send heartbeats often enough that a cancel takes effect in
+		// about a second.
+		MaxHeartbeatThrottleInterval:     time.Second,
+		DefaultHeartbeatThrottleInterval: time.Second,
+	})
 	RegisterWorkflow(w)
 	acts := &activities.Activities{LogDir: o.LogDir}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})

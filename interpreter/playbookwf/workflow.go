@@ -30,6 +30,8 @@ const (
 	QueryPending = "pending"
 	// UpdateClassify classifies a pending_failed step: (step, retry|fail|skip).
 	UpdateClassify = "classify"
+	// SignalDrain lets running steps finish and starts no new one.
+	SignalDrain = "drain"
 	// FailedErrorType is the application error type of a failed run.
 	FailedErrorType = "PlaybookFailed"
 )
@@ -71,13 +73,27 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}}
 
 	sel := workflow.NewSelector(ctx)
-	// A classification wakes the loop, which then starts what it unblocked.
-	classified := workflow.NewBufferedChannel(ctx, 1)
-	sel.AddReceive(classified, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
-	if err := registerClassify(ctx, run, classified); err != nil {
+	// A classification or a cancel request wakes the loop, which then acts on
+	// what changed.
+	wake := workflow.NewBufferedChannel(ctx, 1)
+	sel.AddReceive(wake, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		if ctx.Err() != nil {
+			run.CancelRun("cancel requested")
+		}
+	})
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		gctx.Done().Receive(gctx, nil)
+		wake.SendAsync(true)
+	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalDrain), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		run.Drain()
+	})
+	if err := registerClassify(ctx, run, wake); err != nil {
 		return nil, err
 	}
 	pendingGen := map[string]int{}
@@ -113,6 +129,9 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 				})
 			}
 		}
+		for _, name := range run.ToCancel() {
+			x.cancels[name]()
+		}
 		if run.EndReady() {
 			break
 		}
@@ -122,6 +141,11 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 		sel.Select(ctx)
 	}
 
+	if ctx.Err() != nil {
+		// The run was cancelled: `end` and the webhook still run, outside
+		// the cancelled context.
+		x.ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
 	run.StartEnd()
 	var endOutcome interpreter.Outcome
 	if end := pb.End(); end.Tool != nil {
@@ -134,8 +158,11 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	agg := run.Finish(endOutcome.Result, endOutcome.Err, endOutcome.Attempts)
 	agg.WorkflowID, agg.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
 	x.notify(agg)
-	if agg.Status == interpreter.RunCompleted {
+	switch agg.Status {
+	case interpreter.RunCompleted:
 		return agg, nil
+	case interpreter.RunCancelled:
+		return nil, temporal.NewCanceledError(agg)
 	}
 	msg := fmt.Sprintf("playbook %s failed: %d of %d steps failed", pb.Name, agg.FailedStepsCount, agg.TotalSteps)
 	if len(agg.FailedSteps) > 0 {
@@ -207,6 +234,8 @@ type executor struct {
 	run  *interpreter.Run
 	in   Input
 	info *workflow.Info
+	// cancels holds each started step's cancellation scope.
+	cancels map[string]workflow.CancelFunc
 }
 
 // start renders a step's tool and schedules its activity.
@@ -231,7 +260,9 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
 		in.Scope = x.run.Env()
 	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(x.ctx, activityOptions(s)), activities.RunStepName, in), nil
+	ctx, cancel := workflow.WithCancel(x.ctx)
+	x.cancels[s.Name] = cancel
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s)), activities.RunStepName, in), nil
 }
 
 // settle records a finished activity in the run.
@@ -281,7 +312,7 @@ func outcomeOf(err error, s *interpreter.Step, priorAttempts int) interpreter.Ou
 	}
 	var canErr *temporal.CanceledError
 	if errors.As(err, &canErr) {
-		return interpreter.Outcome{Err: &interpreter.StepError{Type: "cancelled", Message: "the step was cancelled"}}
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the step was cancelled while it ran"}, Attempts: 1}
 	}
 	return interpreter.Outcome{Err: &interpreter.StepError{Type: "activity_error", Message: err.Error()}, Attempts: 1, Recovery: noRule}
 }
@@ -343,5 +374,7 @@ func activityOptions(s *interpreter.Step) workflow.ActivityOptions {
 		StartToCloseTimeout: startToClose,
 		HeartbeatTimeout:    heartbeat,
 		RetryPolicy:         policy,
+		// A cancelled step reports only after its process group is gone.
+		WaitForCancellation: true,
 	}
 }

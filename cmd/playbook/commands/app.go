@@ -37,6 +37,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			pendingCommand(),
 			classifyCommand(),
 			logsCommand(),
+			cancelCommand(),
+			terminateCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)

@@ -82,7 +82,11 @@ func (p *progress) events(ctx context.Context, c client.Client, wr client.Workfl
 	for _, e := range evs {
 		p.seen = e.Seq
 		if line := describeEvent(e); line != "" {
-			fmt.Fprintf(p.out, "%s  %-14s %s\n", e.Time.Local().Format("15:04:05"), e.Step, line)
+			step := e.Step
+			if step == "" {
+				step = "(run)"
+			}
+			fmt.Fprintf(p.out, "%s  %-14s %s\n", e.Time.Local().Format("15:04:05"), step, line)
 		}
 	}
 }
@@ -135,6 +139,10 @@ func describeEvent(e interpreter.Event) string {
 		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify RUN %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, e.Step)
 	case "step_classified":
 		return "classified " + e.Message
+	case "step_cancelled":
+		return "cancelled: " + e.Message
+	case "cancel_requested", "drain_requested":
+		return e.Message
 	case "end_evaluated":
 		if e.Error != nil {
 			return fmt.Sprintf("%s (%s: %s)", e.Message, e.Error.Type, e.Error.Message)

@@ -1,0 +1,74 @@
+package commands
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"playbook/interpreter/playbookwf"
+)
+
+func cancelCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cancel",
+		Usage:     "cancel a run: running steps are cancelled, pending ones skipped, then end runs and the run ends cancelled",
+		ArgsUsage: "RUN",
+		Description: "With --drain, running steps finish and no new step starts (a `drain` signal);\n" +
+			"either way `end` still runs. The same cancel can come from `temporal workflow cancel`,\n" +
+			"the Web UI or any Temporal client.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "reason", Usage: "why, recorded in the workflow's history"},
+			&cli.BoolFlag{Name: "drain", Usage: "let running steps finish and start no new ones"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("cancel: give the RUN (workflow ID)", exitInvalid)
+			}
+			run := c.Args().First()
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("cancel: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			if c.Bool("drain") {
+				if err := conn.client.SignalWorkflow(c.Context, run, "", playbookwf.SignalDrain, c.String("reason")); err != nil {
+					return cli.Exit("cancel --drain: "+err.Error(), exitFailed)
+				}
+				fmt.Fprintf(c.App.Writer, "Draining %s: running steps finish, no new step starts.\n", run)
+				return nil
+			}
+			if err := conn.client.CancelWorkflow(c.Context, run, ""); err != nil {
+				return cli.Exit("cancel: "+err.Error(), exitFailed)
+			}
+			fmt.Fprintf(c.App.Writer, "Cancel requested for %s: running steps are being cancelled; end will run.\n", run)
+			return nil
+		},
+	}
+}
+
+func terminateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "terminate",
+		Usage:     "stop a run at once: the hard stop. No step is told, end does not run, no aggregate is made",
+		ArgsUsage: "RUN",
+		Description: "Terminate is Temporal's forced stop: the workflow ends Terminated on the spot.\n" +
+			"Running step processes are not signalled by the engine (their workers' heartbeats stop\n" +
+			"being answered), `end` never runs and no webhook is called. Prefer `playbook cancel`.",
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "reason", Value: "terminated from the playbook CLI", Usage: "why, recorded in the workflow's history"}}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("terminate: give the RUN (workflow ID)", exitInvalid)
+			}
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("terminate: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			if err := conn.client.TerminateWorkflow(c.Context, c.Args().First(), "", c.String("reason")); err != nil {
+				return cli.Exit("terminate: "+err.Error(), exitFailed)
+			}
+			fmt.Fprintf(c.App.Writer, "Terminated %s.\n", c.Args().First())
+			return nil
+		},
+	}
+}

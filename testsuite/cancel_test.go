@@ -1,0 +1,171 @@
+package testsuite
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+func TestFailureModeCancel(t *testing.T) {
+	start := time.Now()
+	r := runExample(t, "parallel_cancel.yaml")
+	require.Less(t, time.Since(start), 15*time.Second, "the 30s sleepers did not hold the run")
+	agg := r.agg
+	require.Equal(t, "failed", agg.Status)
+	require.True(t, agg.EvaluatedByEndStep)
+	require.Equal(t, 1, agg.FailedStepsCount)
+	for _, s := range []string{"sleeper_a", "sleeper_b"} {
+		require.Equal(t, interpreter.StatusCancelled, agg.Steps[s].Status, s)
+		require.True(t, agg.Steps[s].RoutedToEnd)
+		require.Equal(t, "fails", *agg.Steps[s].OriginalFailedStep)
+	}
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["cleanup"].Status, "on_failure: run still runs")
+	require.Empty(t, processesMatching("playbook-parallel-cancel"), "no sleep is left")
+}
+
+func TestFailureModeStop(t *testing.T) {
+	r := runExample(t, "parallel_stop.yaml")
+	agg := r.agg
+	require.Equal(t, "failed", agg.Status)
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["sleeper_a"].Status, "running steps finish")
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["sleeper_b"].Status)
+	require.Equal(t, interpreter.StatusSkipped, agg.Steps["after_a"].Status, "nothing new starts")
+	require.Equal(t, "not started: fails failed and failure_mode is stop", agg.Steps["after_a"].SkipReason)
+	// end ran after the sleepers finished.
+	events := runEvents(t, agg.WorkflowID, agg.RunID)
+	var order []string
+	for _, e := range events {
+		if e.Type == "step_completed" || (e.Type == "step_started" && e.Step == "end") {
+			order = append(order, e.Type+":"+e.Step)
+		}
+	}
+	require.Equal(t, "step_started:end", order[len(order)-1], "%v", order)
+}
+
+func runEvents(t *testing.T, workflowID, runID string) []interpreter.Event {
+	v, err := tc.QueryWorkflow(context.Background(), workflowID, runID, playbookwf.QueryEvents, 0)
+	require.NoError(t, err)
+	var events []interpreter.Event
+	require.NoError(t, v.Get(&events))
+	return events
+}
+
+// waitRunning waits until n steps' activities are running.
+func waitRunning(t *testing.T, run client.WorkflowRun, n int) {
+	waitFor(t, "steps to run", func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		if err != nil {
+			return false
+		}
+		started := 0
+		for _, pa := range d.GetPendingActivities() {
+			if pa.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED {
+				started++
+			}
+		}
+		return started == n
+	})
+}
+
+func requireCancelled(t *testing.T, agg *interpreter.Aggregate, run client.WorkflowRun) {
+	t.Helper()
+	require.Equal(t, "cancelled", agg.Status)
+	require.True(t, agg.EvaluatedByEndStep, "end ran")
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["end"].Status)
+	require.Equal(t, interpreter.StatusCancelled, agg.Steps["left"].Status)
+	require.Equal(t, interpreter.StatusCancelled, agg.Steps["right"].Status)
+	require.Equal(t, interpreter.StatusSkipped, agg.Steps["after"].Status)
+	require.Equal(t, "run cancelled", agg.Steps["after"].SkipReason)
+	d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_CANCELED, d.GetWorkflowExecutionInfo().GetStatus())
+	require.Empty(t, processesMatching("playbook-long-running"), "no sleep is left")
+}
+
+// `playbook cancel` on a run that `playbook run` follows: the follower exits
+// 3 with the cancelled aggregate, and the workflow is Canceled with the
+// aggregate in its details.
+func TestCancelFromCLI(t *testing.T) {
+	type result struct {
+		code int
+		out  string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, _ := cli(t, "run", "--address", server.Address, "--json", "--id", "cancel-cli-1", "../playbooks/long_running.yaml")
+		done <- result{code, out}
+	}()
+	waitFor(t, "the run to start", func() bool {
+		_, err := tc.DescribeWorkflowExecution(context.Background(), "cancel-cli-1", "")
+		return err == nil
+	})
+	run := tc.GetWorkflow(context.Background(), "cancel-cli-1", "")
+	waitRunning(t, run, 2)
+	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--reason", "testing", "cancel-cli-1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Cancel requested for cancel-cli-1")
+
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not end within 30s of the cancel")
+	}
+	require.Equal(t, 3, r.code, "run exits 3 for a cancelled run")
+	var agg interpreter.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(r.out), &agg))
+	requireCancelled(t, &agg, run)
+	h := history(t, run.GetID(), run.GetRunID())
+	last := h.Events[len(h.Events)-1]
+	require.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, last.GetEventType())
+	var details interpreter.Aggregate
+	require.NoError(t, json.Unmarshal(last.GetWorkflowExecutionCanceledEventAttributes().GetDetails().GetPayloads()[0].GetData(), &details))
+	require.Equal(t, "cancelled", details.Status, "the Canceled event's details are the aggregate")
+	replay(t, "external_cancel.yaml", run.GetID(), run.GetRunID())
+}
+
+func TestCancelFromGoClient(t *testing.T) {
+	run := start(t, "../playbooks/long_running.yaml", "playbook", nil)
+	waitRunning(t, run, 2)
+	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
+	requireCancelled(t, finish(t, run), run)
+}
+
+func TestCancelDrain(t *testing.T) {
+	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 2})
+	waitRunning(t, run, 2)
+	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Draining")
+	agg := finish(t, run)
+	require.Equal(t, "cancelled", agg.Status)
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["left"].Status, "running steps finish")
+	require.Equal(t, interpreter.StatusCompleted, agg.Steps["right"].Status)
+	require.Equal(t, interpreter.StatusSkipped, agg.Steps["after"].Status, "nothing new starts")
+	require.Equal(t, "run drained: no new step starts", agg.Steps["after"].SkipReason)
+	d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_CANCELED, d.GetWorkflowExecutionInfo().GetStatus())
+}
+
+func TestTerminateIsTheHardStop(t *testing.T) {
+	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 300})
+	waitRunning(t, run, 2)
+	code, out, errOut := cli(t, "terminate", "--address", server.Address, run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Terminated "+run.GetID()+".\n", out)
+	d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+	require.NoError(t, err)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_TERMINATED, d.GetWorkflowExecutionInfo().GetStatus())
+	// The worker learns from its next heartbeat that the run is gone, and
+	// kills the steps' processes.
+	waitFor(t, "the steps' processes to be killed", func() bool { return len(processesMatching("playbook-long-running")) == 0 })
+}
