@@ -17,16 +17,17 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // toolFields lists, per tool kind, the fields it accepts. Kinds listed in
 // laterKinds are part of the contract but not built yet.
 var toolFields = map[string][]string{
-	"shell":  {"command", "env", "workdir"},
-	"http":   {"method", "url", "headers", "body", "expect_status"},
-	"noop":   {"result"},
-	"python": {"code", "args"},
+	"shell":    {"command", "env", "workdir"},
+	"http":     {"method", "url", "headers", "body", "expect_status"},
+	"noop":     {"result"},
+	"python":   {"code", "args"},
+	"playbook": {"path", "workload"},
 }
 
 // processKinds are the tool kinds that run a process and have an exit code.
 var processKinds = map[string]bool{"shell": true, "python": true}
 
-var laterKinds = map[string]bool{"playbook": true}
+var laterKinds = map[string]bool{}
 
 // Parse reads and validates a playbook. file is used in error messages only.
 // Every error is an *Error naming the file, the line and, where there is one,
@@ -366,6 +367,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 		}
 		s.Retry = &r
 	}
+	if s.Tool != nil && s.Tool.Kind == "playbook" && s.Retry != nil {
+		return nil, d.errf(n, "retry does not apply to a playbook step: the sub-playbook's own steps retry")
+	}
 	if s.Name == EndStep {
 		switch {
 		case len(s.Next) > 0:
@@ -425,6 +429,10 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 		return nil, d.errf(n, "http tool needs a url")
 	case t.Kind == "python" && t.Spec["code"] == nil:
 		return nil, d.errf(n, "python tool needs code defining main(**args)")
+	case t.Kind == "playbook" && t.Spec["path"] == nil:
+		return nil, d.errf(n, "playbook tool needs the path of the sub-playbook")
+	case t.Kind == "playbook" && IsTemplate(t.Spec["path"].(string)):
+		return nil, d.errf(n, "playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted")
 	}
 	return t, nil
 }
@@ -432,13 +440,13 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 // checkToolField checks the shape of a tool field where the shape matters.
 func checkToolField(kind, field string, v any) error {
 	switch field {
-	case "command", "workdir", "url", "method", "code":
+	case "command", "workdir", "url", "method", "code", "path":
 		if _, ok := v.(string); !ok {
 			return errors.New("must be a string")
 		}
-	case "args":
+	case "args", "workload":
 		if _, ok := v.(map[string]any); !ok {
-			return errors.New("must be a mapping of argument names to values")
+			return errors.New("must be a mapping of names to values")
 		}
 	case "env", "headers":
 		m, ok := v.(map[string]any)

@@ -110,7 +110,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: bash, command: ls}
-`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: http, noop, python, shell)`},
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: http, noop, playbook, python, shell)`},
 		{"unknown tool field", `
 metadata: {name: x}
 workflow:
@@ -129,12 +129,12 @@ workflow:
   - step: a
     loop: {in: "[1,2]", iterator: i}
 `, `flows/x.yaml:5: step "a": loop is not supported yet`},
-		{"not supported yet: playbook", `
+		{"templated sub-playbook path", `
 metadata: {name: x}
 workflow:
   - step: a
-    tool: {kind: playbook, path: ./x.yaml}
-`, `flows/x.yaml:5: step "a": tool kind "playbook" is not supported yet`},
+    tool: {kind: playbook, path: "{{ workload.file }}"}
+`, `flows/x.yaml:5: step "a": playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted`},
 		{"unknown failure handler", `
 metadata: {name: x}
 failure_handlers:

@@ -122,16 +122,20 @@ func checkTarget(pb *Playbook, s *Step, name string, line int, field string) err
 		return nil
 	}
 	msg := fmt.Sprintf("%s names unknown step %q", field, name)
-	if near := nearestName(pb, name); near != "" {
+	if near := nearestName(pb, name, s.Name); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return &Error{File: pb.File, Line: line, Step: s.Name, Msg: msg}
 }
 
-// nearestName suggests a step name at edit distance 1 or 2.
-func nearestName(pb *Playbook, name string) string {
+// nearestName suggests a step name at edit distance 1 or 2, other than the
+// step that names it.
+func nearestName(pb *Playbook, name, from string) string {
 	best, bestDist := "", 3
 	for _, s := range pb.Steps {
+		if s.Name == from {
+			continue
+		}
 		if d := editDistance(name, s.Name); d < bestDist {
 			best, bestDist = s.Name, d
 		}

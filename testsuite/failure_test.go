@@ -26,14 +26,10 @@ import (
 // start submits a playbook without following it, as another client would.
 func start(t *testing.T, file, queue string, workload map[string]any) client.WorkflowRun {
 	t.Helper()
-	src, err := os.ReadFile(file)
+	b, err := interpreter.LoadBundle(file, os.ReadFile)
 	require.NoError(t, err)
-	abs, err := filepath.Abs(file)
-	require.NoError(t, err)
-	pb, err := interpreter.Parse(file, src)
-	require.NoError(t, err)
-	in := playbookwf.Input{File: file, BaseDir: filepath.Dir(abs), Source: string(src), Workload: workload}
-	id := fmt.Sprintf("%s-%d", pb.Name, time.Now().UnixNano())
+	in := playbookwf.Input{File: file, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath], Workload: workload, Files: b.Files}
+	id := fmt.Sprintf("%s-%d", b.Root.Name, time.Now().UnixNano())
 	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, playbookwf.WorkflowName, in)
 	require.NoError(t, err)
 	return run

@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/cmd/playbook/commands"
@@ -115,19 +114,13 @@ func history(t *testing.T, workflowID, runID string) *historypb.History {
 func replay(t *testing.T, name, workflowID, runID string) {
 	t.Helper()
 	h := history(t, workflowID, runID)
-	require.NoError(t, newReplayer(t).ReplayWorkflowHistory(quietLogger(), h), "replaying %s", workflowID)
+	require.NoError(t, worker.Replay(h, quietLogger()), "replaying %s", workflowID)
 	if *update && name != "" {
 		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
 		require.NoError(t, err)
 		file := filepath.Join("testdata", "histories", strings.TrimSuffix(name, ".yaml")+".json")
 		require.NoError(t, os.WriteFile(file, b, 0o644))
 	}
-}
-
-func newReplayer(t *testing.T) sdkworker.WorkflowReplayer {
-	r := sdkworker.NewWorkflowReplayer()
-	worker.RegisterWorkflow(r)
-	return r
 }
 
 func readLog(t *testing.T, workflowID, step, file string) string {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"playbook/interpreter/playbookwf"
+	"playbook/worker"
 )
 
 // TestReplayRecordedHistories replays every checked-in history (recorded
@@ -27,7 +28,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			defer f.Close()
 			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 			require.NoError(t, err)
-			require.NoError(t, newReplayer(t).ReplayWorkflowHistory(quietLogger(), h))
+			require.NoError(t, worker.Replay(h, quietLogger()))
 		})
 	}
 }
@@ -47,7 +48,7 @@ func TestReplayCatchesADifferentGraph(t *testing.T) {
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
 	payload.Data, err = json.Marshal(in)
 	require.NoError(t, err)
-	err = newReplayer(t).ReplayWorkflowHistory(quietLogger(), h)
+	err = worker.Replay(h, quietLogger())
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "nondeterministic")
 }

@@ -6,6 +6,7 @@ package playbookwf
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,6 +59,9 @@ type Input struct {
 	Source string `json:"source"`
 	// Workload overrides the playbook's workload defaults key by key.
 	Workload map[string]any `json:"workload,omitempty"`
+	// Files holds, by absolute path, every sub-playbook of the tree, frozen
+	// at submission (see interpreter.LoadBundle).
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // Playbook is the generic workflow. It returns the aggregate when `end`
@@ -238,11 +242,17 @@ type executor struct {
 	cancels map[string]workflow.CancelFunc
 }
 
-// start renders a step's tool and schedules its activity.
+// start renders a step's tool and schedules its activity, or its child
+// workflow for a sub-playbook, in a cancellation scope of its own.
 func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
 	spec, err := x.run.RenderTool(s)
 	if err != nil {
 		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+	}
+	ctx, cancel := workflow.WithCancel(x.ctx)
+	x.cancels[s.Name] = cancel
+	if s.Tool.Kind == "playbook" {
+		return x.startChild(ctx, s, spec)
 	}
 	in := activities.StepInput{
 		WorkflowID: x.info.WorkflowExecution.ID,
@@ -260,9 +270,54 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
 		in.Scope = x.run.Env()
 	}
-	ctx, cancel := workflow.WithCancel(x.ctx)
-	x.cancels[s.Name] = cancel
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s)), activities.RunStepName, in), nil
+}
+
+// startChild runs a sub-playbook as a child workflow of the generic
+// workflow. Its ID extends the parent's with the step name, so the Web UI
+// shows the tree; cancelling the step (or the parent) cancels the child,
+// and the step waits for the child's own `end`.
+func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec map[string]any) (workflow.Future, *interpreter.StepError) {
+	rel := spec["path"].(string)
+	path := interpreter.SubPlaybookPath(x.in.BaseDir, rel)
+	src, ok := x.in.Files[path]
+	if !ok {
+		return nil, &interpreter.StepError{Type: "tool_error", Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
+	}
+	workload, _ := spec["workload"].(map[string]any)
+	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files}
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:          x.info.WorkflowExecution.ID + "-" + s.Name,
+		TaskQueue:           x.info.TaskQueueName,
+		StaticSummary:       "step " + s.Name + ": sub-playbook " + rel,
+		WaitForCancellation: true,
+	}
+	if s.Timeout > 0 {
+		opts.WorkflowExecutionTimeout = s.Timeout
+	}
+	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), WorkflowName, child), nil
+}
+
+// childOutcome reads a finished sub-playbook: its aggregate is the step's
+// result when it completed, and its error's details when it failed.
+func (x *executor) childOutcome(f workflow.Future) interpreter.Outcome {
+	var agg map[string]any
+	err := f.Get(x.ctx, &agg)
+	if err == nil {
+		return interpreter.Outcome{Result: agg, Attempts: 1}
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == FailedErrorType {
+		_ = appErr.Details(&agg)
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: "playbook_failed", Message: appErr.Message(), Details: agg},
+			Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
+	}
+	var canErr *temporal.CanceledError
+	if errors.As(err, &canErr) {
+		_ = canErr.Details(&agg)
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the sub-playbook was cancelled", Details: agg}, Attempts: 1}
+	}
+	return interpreter.Outcome{Err: &interpreter.StepError{Type: "playbook_error", Message: err.Error()}, Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
 }
 
 // settle records a finished activity in the run.
@@ -271,6 +326,9 @@ func (x *executor) settle(s *interpreter.Step, f workflow.Future) {
 }
 
 func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.Outcome {
+	if s.Tool.Kind == "playbook" {
+		return x.childOutcome(f)
+	}
 	var out activities.StepOutput
 	if err := f.Get(x.ctx, &out); err != nil {
 		return outcomeOf(err, s, x.run.PriorAttempts(s.Name))

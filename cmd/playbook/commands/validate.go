@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,22 +39,25 @@ func validateCommand() *cli.Command {
 	}
 }
 
-// load reads, parses and validates a playbook file, and freezes it into a
-// workflow input. Its errors are one line naming file, line and step.
+// load reads, parses and validates a playbook and its sub-playbooks, and
+// freezes them into a workflow input. Its errors are one line naming file,
+// line and step.
 func load(path string) (*interpreter.Playbook, playbookwf.Input, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, playbookwf.Input{}, &interpreter.Error{File: path, Msg: "cannot read: " + unwrapPathError(err)}
-	}
-	pb, err := interpreter.Parse(path, src)
-	if err != nil {
-		return nil, playbookwf.Input{}, err
-	}
-	abs, err := filepath.Abs(path)
+	b, err := interpreter.LoadBundle(path, func(abs string) ([]byte, error) {
+		src, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, errors.New(unwrapPathError(err))
+		}
+		return src, nil
+	})
 	if err != nil {
 		return nil, playbookwf.Input{}, err
 	}
-	return pb, playbookwf.Input{File: path, BaseDir: filepath.Dir(abs), Source: string(src)}, nil
+	in := playbookwf.Input{File: path, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
+	if len(b.Files) > 1 {
+		in.Files = b.Files
+	}
+	return b.Root, in, nil
 }
 
 func unwrapPathError(err error) string {

@@ -1,0 +1,88 @@
+package interpreter
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Bundle is a playbook with every sub-playbook it includes, read once at
+// submission and frozen into the run: editing a file later changes no run.
+type Bundle struct {
+	Root *Playbook
+	// RootPath is the root file's absolute path, a key of Files.
+	RootPath string
+	// Files maps each file's absolute path to its text.
+	Files map[string]string
+}
+
+// SubPlaybookPath resolves a playbook step's path the way the run does:
+// relative to the directory of the file that names it.
+func SubPlaybookPath(baseDir, path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(baseDir, path)
+}
+
+// LoadBundle reads, parses and validates a playbook and, recursively, the
+// sub-playbooks its steps run. A file that includes itself, directly or
+// through others, is an error naming the cycle. display is the root path
+// as the user wrote it, for messages; read reads a file by absolute path.
+func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
+	abs, err := filepath.Abs(display)
+	if err != nil {
+		return nil, &Error{File: display, Msg: err.Error()}
+	}
+	b := &Bundle{RootPath: abs, Files: map[string]string{}}
+	shown := map[string]string{abs: display}
+	var load func(abs string, stack []string) (*Playbook, error)
+	load = func(abs string, stack []string) (*Playbook, error) {
+		src, err := read(abs)
+		if err != nil {
+			return nil, &Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
+		}
+		pb, err := Parse(shown[abs], src)
+		if err != nil {
+			return nil, err
+		}
+		b.Files[abs] = string(src)
+		stack = append(stack, abs)
+		for _, s := range pb.Steps {
+			if s.Tool == nil || s.Tool.Kind != "playbook" {
+				continue
+			}
+			rel := s.Tool.Spec["path"].(string)
+			child := SubPlaybookPath(filepath.Dir(abs), rel)
+			if _, ok := shown[child]; !ok {
+				shown[child] = filepath.Join(filepath.Dir(shown[abs]), rel)
+			}
+			for i, f := range stack {
+				if f == child {
+					var names []string
+					for _, g := range append(stack[i:], child) {
+						names = append(names, shown[g])
+					}
+					return nil, &Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
+						Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")}
+				}
+			}
+			if _, done := b.Files[child]; done {
+				continue
+			}
+			if _, err := load(child, stack); err != nil {
+				if e, ok := err.(*Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
+					return nil, &Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)}
+				}
+				return nil, err
+			}
+		}
+		return pb, nil
+	}
+	root, err := load(abs, nil)
+	if err != nil {
+		return nil, err
+	}
+	b.Root = root
+	return b, nil
+}

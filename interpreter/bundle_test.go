@@ -1,0 +1,64 @@
+package interpreter
+
+import (
+	"errors"
+	"io/fs"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func readFrom(files map[string]string) func(string) ([]byte, error) {
+	return func(abs string) ([]byte, error) {
+		src, ok := files[abs]
+		if !ok {
+			return nil, fs.ErrNotExist
+		}
+		return []byte(src), nil
+	}
+}
+
+func TestLoadBundle(t *testing.T) {
+	files := map[string]string{
+		"/p/main.yaml":     "metadata: {name: main}\nworkflow:\n  - {step: load, tool: {kind: playbook, path: sub/load.yaml}}\n  - {step: again, tool: {kind: playbook, path: /p/sub/load.yaml}}\n",
+		"/p/sub/load.yaml": "metadata: {name: load}\nworkflow:\n  - {step: one, tool: {kind: playbook, path: ../leaf.yaml}}\n",
+		"/p/leaf.yaml":     "metadata: {name: leaf}\nworkflow:\n  - {step: x, tool: {kind: noop}}\n",
+	}
+	b, err := LoadBundle("/p/main.yaml", readFrom(files))
+	require.NoError(t, err)
+	require.Equal(t, "main", b.Root.Name)
+	require.Equal(t, "/p/main.yaml", b.RootPath)
+	require.Equal(t, files, b.Files, "every file of the tree is frozen, each once")
+	require.Equal(t, "/p/sub/load.yaml", SubPlaybookPath("/p", "sub/load.yaml"))
+}
+
+func TestLoadBundleErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"a cycle of includes", map[string]string{
+			"/p/a.yaml": "metadata: {name: a}\nworkflow:\n  - {step: call_b, tool: {kind: playbook, path: b.yaml}}\n",
+			"/p/b.yaml": "metadata: {name: b}\nworkflow:\n  - step: call_a\n    tool: {kind: playbook, path: a.yaml}\n",
+		}, `/p/b.yaml:4: step "call_a": sub-playbooks include each other: /p/a.yaml -> /p/b.yaml -> /p/a.yaml`},
+		{"a file including itself", map[string]string{
+			"/p/a.yaml": "metadata: {name: a}\nworkflow:\n  - {step: me, tool: {kind: playbook, path: ./a.yaml}}\n",
+		}, `/p/a.yaml:3: step "me": sub-playbooks include each other: /p/a.yaml -> /p/a.yaml`},
+		{"a missing sub-playbook", map[string]string{
+			"/p/a.yaml": "metadata: {name: a}\nworkflow:\n  - {step: load, tool: {kind: playbook, path: lod.yaml}}\n",
+		}, `/p/a.yaml:3: step "load": sub-playbook lod.yaml: cannot read: file does not exist`},
+		{"an invalid sub-playbook names its own file", map[string]string{
+			"/p/a.yaml": "metadata: {name: a}\nworkflow:\n  - {step: load, tool: {kind: playbook, path: b.yaml}}\n",
+			"/p/b.yaml": "metadata: {name: b}\nworkflow:\n  - {step: x, next: y}\n",
+		}, `/p/b.yaml:3: step "x": next names unknown step "y"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadBundle("/p/a.yaml", readFrom(tc.files))
+			var perr *Error
+			require.True(t, errors.As(err, &perr), "%v", err)
+			require.Equal(t, tc.want, err.Error())
+		})
+	}
+}
