@@ -26,7 +26,7 @@ const (
 // scopeNames declares, per scope, each name and its type; any other name
 // is a compile error. Values read from runs (results, workload) are Any:
 // their shape is known only when the expression runs.
-func scopeNames(s Scope) types.Map {
+func scopeNames(s Scope, extra ...string) types.Map {
 	env := types.Map{
 		"workload":     types.Any,
 		"steps":        types.Any,
@@ -46,6 +46,9 @@ func scopeNames(s Scope) types.Map {
 		env["failed_steps_count"] = types.Int
 		env["total_steps"] = types.Int
 		env["failed_steps"] = types.Array(types.String)
+	}
+	for _, name := range extra {
+		env[name] = types.Any
 	}
 	return env
 }
@@ -67,12 +70,12 @@ func CompileExpr(src string, scope Scope, asBool bool) (*Expr, error) {
 	return compileExpr(src, 0, scope, asBool)
 }
 
-func compileExpr(src string, line int, scope Scope, asBool bool) (*Expr, error) {
+func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string) (*Expr, error) {
 	body := unwrap(src)
 	if strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("empty expression")
 	}
-	opts := []expr.Option{expr.Env(scopeNames(scope)), expr.DisableBuiltin("now")}
+	opts := []expr.Option{expr.Env(scopeNames(scope, extra...)), expr.DisableBuiltin("now")}
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
@@ -158,12 +161,13 @@ type templatePart struct {
 // IsTemplate tells whether a string holds `{{`.
 func IsTemplate(s string) bool { return strings.Contains(s, "{{") }
 
-// CompileTemplate compiles a template string with the names of a scope.
-func CompileTemplate(src string, scope Scope) (*Template, error) {
+// CompileTemplate compiles a template string with the names of a scope,
+// plus extra names (a loop's iterator and `loop`).
+func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error) {
 	t := &Template{Source: src}
 	trimmed := strings.TrimSpace(src)
 	if strings.HasPrefix(trimmed, "{{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "{{") == 1 {
-		e, err := compileExpr(trimmed, 0, scope, false)
+		e, err := compileExpr(trimmed, 0, scope, false, extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +185,7 @@ func CompileTemplate(src string, scope Scope) (*Template, error) {
 		if j < 0 {
 			return nil, fmt.Errorf("template %q: {{ without }}", src)
 		}
-		e, err := compileExpr(rest[i+2:i+j], 0, scope, false)
+		e, err := compileExpr(rest[i+2:i+j], 0, scope, false, extra...)
 		if err != nil {
 			return nil, err
 		}

@@ -61,6 +61,7 @@ type Step struct {
 	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
 	SuccessWhen      *Expr // `end` only
 	FailureHandler   *FailureHandler
+	Loop             *Loop
 	// failureHandlerRef is the name given in the file, resolved at validation.
 	failureHandlerRef     string
 	failureHandlerRefLine int
@@ -149,3 +150,17 @@ type Notify struct {
 	OnFailure string
 	OnSuccess string
 }
+
+// Loop runs a step's tool once per element of a list.
+type Loop struct {
+	In *Expr // the list, evaluated when the step starts; or:
+	// Items is a list written in the file.
+	Items    []any
+	Iterator string
+	// Parallel runs up to MaxInFlight elements at once; otherwise one by one.
+	Parallel    bool
+	MaxInFlight int
+}
+
+// DefaultMaxInFlight bounds a parallel loop that sets no max_in_flight.
+const DefaultMaxInFlight = 10

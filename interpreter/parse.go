@@ -343,7 +343,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			s.SuccessWhen = e
 			return nil
 		},
-		"loop": d.notYet("loop"),
+		"loop": func(v *yaml.Node) (err error) { s.Loop, err = d.loop(v); return err },
 		"failure_handler": func(v *yaml.Node) error {
 			s.failureHandlerRefLine = v.Line
 			return d.str(v, "failure_handler", &s.failureHandlerRef)
@@ -366,6 +366,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			r.InitialDelay, r.MaxDelay = time.Second, time.Second
 		}
 		s.Retry = &r
+	}
+	if s.Loop != nil && s.Tool == nil {
+		return nil, d.errf(n, "loop needs a tool to run for each element")
 	}
 	if s.Tool != nil && s.Tool.Kind == "playbook" && s.Retry != nil {
 		return nil, d.errf(n, "retry does not apply to a playbook step: the sub-playbook's own steps retry")
@@ -723,3 +726,68 @@ func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
 	}
 	return out, nil
 }
+
+func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
+	l := &Loop{Iterator: "item", MaxInFlight: DefaultMaxInFlight}
+	var mode string
+	err := d.fields(n, "loop", map[string]func(v *yaml.Node) error{
+		"in": func(v *yaml.Node) error {
+			if v.Kind == yaml.SequenceNode {
+				items, err := d.value(v, "loop.in")
+				if err != nil {
+					return err
+				}
+				l.Items = items.([]any)
+				return nil
+			}
+			var src string
+			if err := d.str(v, "loop.in", &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeStep, false)
+			if err != nil {
+				return d.errf(v, "loop.in: %v", err)
+			}
+			l.In = e
+			return nil
+		},
+		"iterator": func(v *yaml.Node) error {
+			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {
+				return err
+			}
+			if !identifier.MatchString(l.Iterator) || scopeNames(ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
+				return d.errf(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
+			}
+			return nil
+		},
+		"mode": func(v *yaml.Node) error {
+			mode = v.Value
+			if mode != "sequential" && mode != "parallel" {
+				return d.errf(v, "loop.mode must be sequential or parallel, not %q", mode)
+			}
+			l.Parallel = mode == "parallel"
+			return nil
+		},
+		"max_in_flight": func(v *yaml.Node) error {
+			if err := d.integer(v, "loop.max_in_flight", &l.MaxInFlight); err != nil {
+				return err
+			}
+			if l.MaxInFlight < 1 {
+				return d.errf(v, "loop.max_in_flight must be at least 1")
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l.In == nil && l.Items == nil {
+		return nil, d.errf(n, "loop needs in: the list to iterate (an expression, or a YAML list)")
+	}
+	if !l.Parallel {
+		l.MaxInFlight = 1
+	}
+	return l, nil
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -123,12 +123,26 @@ workflow:
   - step: a
     tool: {kind: shell}
 `, `flows/x.yaml:5: step "a": shell tool needs a command`},
-		{"not supported yet: loop", `
+		{"loop without a tool", `
 metadata: {name: x}
 workflow:
   - step: a
     loop: {in: "[1,2]", iterator: i}
-`, `flows/x.yaml:5: step "a": loop is not supported yet`},
+`, `flows/x.yaml:4: step "a": loop needs a tool to run for each element`},
+		{"loop iterator unknown in a template", `
+metadata: {name: x}
+workflow:
+  - step: a
+    loop: {in: "[1,2]", iterator: i}
+    tool: {kind: noop, result: "{{ item }}"}
+`, `flows/x.yaml:6: step "a": tool: "item": unknown name item (1:1)`},
+		{"loop iterator shadowing a name", `
+metadata: {name: x}
+workflow:
+  - step: a
+    loop: {in: "[1,2]", iterator: workload}
+    tool: {kind: noop}
+`, `flows/x.yaml:5: step "a": loop.iterator "workload" must be a new name (letters, digits, _)`},
 		{"templated sub-playbook path", `
 metadata: {name: x}
 workflow:

@@ -89,8 +89,12 @@ func validate(pb *Playbook) error {
 		if s.Name == EndStep {
 			scope = ScopeEnd
 		}
+		var extra []string
+		if s.Loop != nil {
+			extra = []string{s.Loop.Iterator, "loop"}
+		}
 		err := templatesIn(s.Tool.Spec, func(src string) error {
-			t, err := CompileTemplate(src, scope)
+			t, err := CompileTemplate(src, scope, extra...)
 			if err != nil {
 				return errAt(s, s.Tool.Line, "tool: %v", err)
 			}
@@ -224,6 +228,9 @@ func exprsOf(s *Step) []*Expr {
 	}
 	if s.SuccessWhen != nil {
 		out = append(out, s.SuccessWhen)
+	}
+	if s.Loop != nil && s.Loop.In != nil {
+		out = append(out, s.Loop.In)
 	}
 	return out
 }

@@ -61,10 +61,11 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	return w
 }
 
-// RegisterWorkflow registers the Playbook workflow, on a worker or on a
-// replayer (which replays workflows and needs no activities).
+// RegisterWorkflow registers the Playbook workflow and its loop batches, on
+// a worker or on a replayer (which replays workflows and needs no activities).
 func RegisterWorkflow(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 }) {
 	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
 }

@@ -245,19 +245,29 @@ type executor struct {
 // start renders a step's tool and schedules its activity, or its child
 // workflow for a sub-playbook, in a cancellation scope of its own.
 func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
+	ctx, cancel := workflow.WithCancel(x.ctx)
+	x.cancels[s.Name] = cancel
+	if s.Loop != nil {
+		// A loop renders its tool once per element.
+		return x.startLoop(ctx, s)
+	}
 	spec, err := x.run.RenderTool(s)
 	if err != nil {
 		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
 	}
-	ctx, cancel := workflow.WithCancel(x.ctx)
-	x.cancels[s.Name] = cancel
 	if s.Tool.Kind == "playbook" {
 		return x.startChild(ctx, s, spec)
 	}
+	in := x.stepInput(s, s.Name, spec)
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s)), activities.RunStepName, in), nil
+}
+
+// stepInput is what one attempt of a step (or of a loop's element) gets.
+func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]any) activities.StepInput {
 	in := activities.StepInput{
 		WorkflowID: x.info.WorkflowExecution.ID,
 		RunID:      x.info.WorkflowExecution.RunID,
-		Step:       s.Name,
+		Step:       name,
 		Kind:       s.Tool.Kind,
 		Spec:       spec,
 		BaseDir:    x.in.BaseDir,
@@ -270,7 +280,7 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
 		in.Scope = x.run.Env()
 	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s)), activities.RunStepName, in), nil
+	return in
 }
 
 // startChild runs a sub-playbook as a child workflow of the generic
@@ -326,12 +336,22 @@ func (x *executor) settle(s *interpreter.Step, f workflow.Future) {
 }
 
 func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.Outcome {
-	if s.Tool.Kind == "playbook" {
+	switch {
+	case s.Loop != nil:
+		var o interpreter.Outcome
+		_ = f.Get(x.ctx, &o)
+		return o
+	case s.Tool.Kind == "playbook":
 		return x.childOutcome(f)
 	}
+	return activityOutcome(x.ctx, f, s, x.run.PriorAttempts(s.Name))
+}
+
+// activityOutcome reads a finished RunStep activity.
+func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Step, priorAttempts int) interpreter.Outcome {
 	var out activities.StepOutput
-	if err := f.Get(x.ctx, &out); err != nil {
-		return outcomeOf(err, s, x.run.PriorAttempts(s.Name))
+	if err := f.Get(ctx, &out); err != nil {
+		return outcomeOf(err, s, priorAttempts)
 	}
 	return interpreter.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors}
 }

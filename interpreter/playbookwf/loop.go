@@ -1,0 +1,176 @@
+package playbookwf
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/interpreter"
+)
+
+// LoopBatchSize is the most loop elements one workflow runs. A longer loop
+// runs in batches of this size, one after another, each a child workflow,
+// so that no history grows past a few thousand events however long the
+// list. Within a batch, up to max_in_flight elements run at once.
+const LoopBatchSize = 500
+
+// LoopBatchWorkflowName is the workflow type of a batch of loop elements.
+const LoopBatchWorkflowName = "PlaybookLoopBatch"
+
+// LoopBatchInput is a batch of rendered loop elements: what they share
+// once, and each one's rendered tool spec.
+type LoopBatchInput struct {
+	// Playbook is the frozen run input; the batch reads its step's options from it.
+	Playbook        Input                `json:"playbook"`
+	Step            string               `json:"step"`
+	First           int                  `json:"first"`
+	Common          activities.StepInput `json:"common"`
+	Specs           []map[string]any     `json:"specs"`
+	MaxInFlight     int                  `json:"max_in_flight"`
+	CancelOnFailure bool                 `json:"cancel_on_failure"`
+}
+
+// PlaybookLoopBatch runs a batch of loop elements and returns each one's
+// outcome, in order.
+func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.Outcome, error) {
+	pb, err := interpreter.Parse(in.Playbook.File, []byte(in.Playbook.Source))
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidPlaybook", nil)
+	}
+	s := pb.Step(in.Step)
+	if s == nil || s.Loop == nil {
+		return nil, temporal.NewNonRetryableApplicationError("no loop step "+in.Step, "InvalidPlaybook", nil)
+	}
+	elems := make([]activities.StepInput, len(in.Specs))
+	for i, spec := range in.Specs {
+		elems[i] = in.Common
+		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), spec
+	}
+	return runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure), nil
+}
+
+// startLoop runs a loop step's elements: inline when they fit in one batch,
+// else batch after batch as child workflows. The returned future yields the
+// combined interpreter.Outcome.
+func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
+	items, err := x.run.LoopItems(s)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+	}
+	specs, err := x.run.RenderLoop(s, items)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+	}
+	elems := make([]activities.StepInput, len(specs))
+	for i, spec := range specs {
+		elems[i] = x.stepInput(s, elementName(s, i), spec)
+	}
+	cancelOnFailure := x.run.Playbook().FailureMode == interpreter.FailureCancel
+	f, settle := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		if len(elems) <= LoopBatchSize {
+			settle.Set(interpreter.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure)), nil)
+			return
+		}
+		outcomes := make([]interpreter.Outcome, 0, len(elems))
+		for first := 0; first < len(elems); first += LoopBatchSize {
+			batch := elems[first:min(first+LoopBatchSize, len(elems))]
+			if ctx.Err() != nil || (cancelOnFailure && anyFailed(outcomes)) {
+				outcomes = append(outcomes, notStarted(len(batch))...)
+				continue
+			}
+			outcomes = append(outcomes, x.runBatch(ctx, s, first, batch, cancelOnFailure)...)
+		}
+		settle.Set(interpreter.CombineLoop(outcomes), nil)
+	})
+	return f, nil
+}
+
+// runBatch runs one batch as a child workflow; a batch that could not run
+// gives each of its elements the batch's error.
+func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int, batch []activities.StepInput, cancelOnFailure bool) []interpreter.Outcome {
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:          fmt.Sprintf("%s-%s-batch-%d", x.info.WorkflowExecution.ID, s.Name, first/LoopBatchSize),
+		TaskQueue:           x.info.TaskQueueName,
+		StaticSummary:       fmt.Sprintf("step %s: elements %d to %d", s.Name, first, first+len(batch)-1),
+		WaitForCancellation: true,
+	}
+	in := LoopBatchInput{Playbook: x.in, Step: s.Name, First: first, Common: batch[0], MaxInFlight: s.Loop.MaxInFlight, CancelOnFailure: cancelOnFailure}
+	in.Common.Spec = nil
+	for _, e := range batch {
+		in.Specs = append(in.Specs, e.Spec)
+	}
+	var out []interpreter.Outcome
+	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), LoopBatchWorkflowName, in).Get(ctx, &out)
+	if err == nil && len(out) == len(batch) {
+		return out
+	}
+	stepErr := &interpreter.StepError{Type: "loop_error", Message: fmt.Sprintf("batch of elements %d to %d: %v", first, first+len(batch)-1, err)}
+	var canErr *temporal.CanceledError
+	if errors.As(err, &canErr) {
+		stepErr.Type = interpreter.ErrCancelled
+	}
+	out = make([]interpreter.Outcome, len(batch))
+	for i := range out {
+		out[i] = interpreter.Outcome{Err: stepErr}
+	}
+	return out
+}
+
+// runElements runs loop elements as activities, up to maxInFlight at once,
+// and returns their outcomes in order. With cancelOnFailure, a failed
+// element cancels the ones in flight and starts no more.
+func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.StepInput, first, maxInFlight int, cancelOnFailure bool) []interpreter.Outcome {
+	inner, cancelAll := workflow.WithCancel(ctx)
+	defer cancelAll()
+	out := make([]interpreter.Outcome, len(elems))
+	sel := workflow.NewSelector(ctx)
+	next, inFlight, stopped := 0, 0, false
+	for {
+		for inFlight < max(maxInFlight, 1) && next < len(elems) && !stopped && ctx.Err() == nil {
+			i := next
+			next++
+			opts := activityOptions(s)
+			opts.ActivityID = elementName(s, first+i)
+			opts.Summary = opts.ActivityID
+			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), activities.RunStepName, elems[i])
+			inFlight++
+			sel.AddFuture(f, func(f workflow.Future) {
+				inFlight--
+				out[i] = activityOutcome(ctx, f, s, elems[i].PriorAttempts)
+				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != interpreter.ErrCancelled {
+					stopped = true
+					cancelAll()
+				}
+			})
+		}
+		if inFlight == 0 {
+			break
+		}
+		sel.Select(ctx)
+	}
+	copy(out[next:], notStarted(len(elems)-next))
+	return out
+}
+
+func elementName(s *interpreter.Step, i int) string { return fmt.Sprintf("%s[%d]", s.Name, i) }
+
+func notStarted(n int) []interpreter.Outcome {
+	out := make([]interpreter.Outcome, n)
+	for i := range out {
+		out[i] = interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "not started"}}
+	}
+	return out
+}
+
+func anyFailed(outcomes []interpreter.Outcome) bool {
+	for _, o := range outcomes {
+		if o.Err != nil && o.Err.Type != interpreter.ErrCancelled {
+			return true
+		}
+	}
+	return false
+}
