@@ -63,6 +63,7 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 	}
 	st := r.states[EndStep]
 	st.Attempts = endAttempts
+	r.ended(st)
 	if endErr != nil {
 		st.Status, st.Error, success = StatusFailed, endErr, false
 	} else {
@@ -77,9 +78,15 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		status = RunCompleted
 	}
 	r.emit(Event{Type: "end_evaluated", Step: EndStep, Error: endErr,
-		Message: fmt.Sprintf("%d of %d steps failed; run %s", len(failed), len(r.pb.Steps)-1, status)})
-	r.emit(Event{Type: "playbook_" + status})
-	return &Aggregate{
+		Message: fmt.Sprintf("%d of %d steps failed; run %s", len(failed), len(r.pb.Steps)-1, status),
+		Data:    map[string]any{"evaluated_by_end_step": true, "total_steps": len(r.pb.Steps) - 1, "failed_steps_count": len(failed), "status": status}})
+	// playbook_* is end's verdict; workflow_* is the engine's workflow ending
+	// with it. A cancelled run has no verdict, only the workflow's end.
+	if status != RunCancelled {
+		r.emit(Event{Type: "playbook_" + status})
+	}
+	r.emit(Event{Type: "workflow_" + status})
+	r.final = &Aggregate{
 		Playbook:           r.pb.Name,
 		Status:             status,
 		EvaluatedByEndStep: true,
@@ -88,10 +95,15 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		FailedSteps:        failed,
 		Steps:              r.states,
 	}
+	return r.final
 }
 
-// Snapshot is the aggregate of a run still in progress (status running).
+// Snapshot is the run's aggregate so far: status running until `end` has
+// decided, then the final aggregate.
 func (r *Run) Snapshot() *Aggregate {
+	if r.final != nil {
+		return r.final
+	}
 	failed := r.failedSteps()
 	return &Aggregate{
 		Playbook:         r.pb.Name,

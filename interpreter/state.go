@@ -60,6 +60,9 @@ type StepState struct {
 	Recovery string `json:"recovery,omitempty"`
 	// AttemptErrors lists every failed attempt, oldest first.
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+	// StartedAt and EndedAt are workflow times (deterministic).
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 
 	// priorAttempts counts attempts made before a classification retried it.
 	priorAttempts int
@@ -118,6 +121,8 @@ type Event struct {
 	Attempts int        `json:"attempts,omitempty"`
 	Message  string     `json:"message,omitempty"`
 	Error    *StepError `json:"error,omitempty"`
+	// Data holds the event's own fields (routed_to_end, total_steps, ...).
+	Data map[string]any `json:"data,omitempty"`
 }
 
 // Run is the state of one execution of a playbook. It is a deterministic
@@ -138,6 +143,8 @@ type Run struct {
 	// cancelling lists the running steps asked to cancel, so each is asked once.
 	cancelling map[string]bool
 	events     []Event
+	// final is the aggregate once `end` has decided.
+	final *Aggregate
 }
 
 // NewRun starts the state of a run. workload overrides the playbook's
@@ -173,6 +180,17 @@ func (r *Run) emit(e Event) {
 	r.events = append(r.events, e)
 }
 
+// started and ended stamp a step's times.
+func (r *Run) started(st *StepState) {
+	t := r.now()
+	st.StartedAt, st.EndedAt = &t, nil
+}
+
+func (r *Run) ended(st *StepState) {
+	t := r.now()
+	st.EndedAt = &t
+}
+
 // Ready resolves every pending step whose predecessors have all resolved:
 // each is either skipped (and skipping propagates) or marked running and
 // returned, in file order, for the caller to start. `end` is never returned;
@@ -193,16 +211,18 @@ func (r *Run) Ready() []*Step {
 			changed = true
 			if run {
 				st.Status = StatusRunning
+				r.started(st)
 				r.emit(Event{Type: "step_started", Step: s.Name})
 				ready = append(ready, s)
 				continue
 			}
 			st.Status = StatusSkipped
 			st.SkipReason = reason
+			r.ended(st)
 			if origin != "" {
 				st.OriginalFailedStep = &origin
 			}
-			r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason})
+			r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
 		}
 	}
 	return ready
@@ -256,6 +276,20 @@ func (r *Run) Settle(name string, o Outcome) {
 	st := r.states[name]
 	st.AttemptErrors = append(st.AttemptErrors, o.AttemptErrors...)
 	st.Recovery = o.Recovery
+	// Attempts are retried inside Temporal's activity retry, out of the
+	// workflow's sight; their records arrive with the outcome.
+	last := st.priorAttempts + o.Attempts
+	for _, a := range o.AttemptErrors {
+		if a.Attempt < last {
+			e := a.Error
+			r.emit(Event{Type: "step_retry", Step: name, Attempts: a.Attempt, Error: &e,
+				Message: fmt.Sprintf("attempt %d failed; attempt %d followed", a.Attempt, a.Attempt+1),
+				Data:    map[string]any{"attempt": a.Attempt, "recovery": a.Recovery}})
+		}
+	}
+	if o.Err != nil && o.Err.Type != ErrCancelled && o.Attempts > 1 {
+		r.emit(Event{Type: "step_retry_exhausted", Step: name, Attempts: last, Error: o.Err, Message: fmt.Sprintf("no attempt left after %d", last)})
+	}
 	switch {
 	case o.Err == nil:
 		r.Complete(name, o.Result, o.Attempts)
@@ -265,6 +299,7 @@ func (r *Run) Settle(name string, o Outcome) {
 		st.Status, st.Error, st.Result = StatusPendingFailed, o.Err, nil
 		st.Attempts = st.priorAttempts + o.Attempts
 		st.pendingSince = r.now()
+		r.ended(st)
 		r.emit(Event{Type: "step_pending_failed", Step: name, Attempts: st.Attempts, Error: o.Err, Message: "waiting for a classification: retry, fail or skip"})
 	default:
 		r.Fail(name, o.Err, o.Attempts)
@@ -316,7 +351,7 @@ func (r *Run) Classify(name, action, by string) error {
 		r.Fail(name, st.Error, st.Attempts)
 	case ClassifySkip:
 		st.Status, st.SkipReason = StatusSkipped, "classified skip by "+by
-		r.emit(Event{Type: "step_skipped", Step: name, Message: st.SkipReason})
+		r.emit(Event{Type: "step_skipped", Step: name, Message: st.SkipReason, Data: map[string]any{"reason": st.SkipReason}})
 	}
 	return nil
 }
@@ -328,6 +363,7 @@ func (r *Run) Complete(name string, result any, attempts int) {
 	st := r.states[name]
 	st.Status, st.Result, st.Attempts, st.Error = StatusCompleted, result, st.priorAttempts+attempts, nil
 	attempts = st.Attempts
+	r.ended(st)
 	s := r.pb.byName[name]
 	var take []string
 	env := r.Env()
@@ -368,10 +404,12 @@ func (r *Run) Fail(name string, err *StepError, attempts int) {
 	attempts = st.Attempts
 	st.RoutedToEnd = true
 	st.OriginalFailedStep = &name
+	r.ended(st)
 	if r.pb.FailureMode != FailureContinue && r.stoppedBy == "" {
 		r.stoppedBy = name
 	}
-	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end"})
+	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end",
+		Data: map[string]any{"routed_to_end": true, "original_failed_step": name}})
 }
 
 // ErrCancelled is the error type of a step whose activity was cancelled.
@@ -383,6 +421,7 @@ func (r *Run) cancel(name string, err *StepError, attempts int) {
 	st := r.states[name]
 	st.Status, st.Result, st.Error, st.Attempts = StatusCancelled, nil, err, st.priorAttempts+attempts
 	st.RoutedToEnd = true
+	r.ended(st)
 	if r.stoppedBy != "" {
 		origin := r.stoppedBy
 		st.OriginalFailedStep = &origin
@@ -459,6 +498,7 @@ func (r *Run) Running() []string {
 // StartEnd marks `end` running once everything else has resolved.
 func (r *Run) StartEnd() {
 	r.states[EndStep].Status = StatusRunning
+	r.started(r.states[EndStep])
 	r.emit(Event{Type: "step_started", Step: EndStep})
 }
 

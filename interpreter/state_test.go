@@ -276,7 +276,27 @@ func TestEventsAreStampedAndOrdered(t *testing.T) {
 		require.Equal(t, at, e.Time)
 		types = append(types, e.Type+":"+e.Step)
 	}
-	require.Equal(t, []string{"step_started:a", "step_completed:a", "step_started:b", "step_failed:b", "step_started:end", "end_evaluated:end", "playbook_failed:"}, types)
+	require.Equal(t, []string{"step_started:a", "step_completed:a", "step_started:b", "step_failed:b", "step_started:end", "end_evaluated:end", "playbook_failed:", "workflow_failed:"}, types)
+	b := run.State("b")
+	require.Equal(t, at, *b.StartedAt)
+	require.Equal(t, at, *b.EndedAt)
+}
+
+func TestRetriedAttemptsBecomeEvents(t *testing.T) {
+	pb, err := Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: a, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", time.Now)
+	run.Ready()
+	fail := StepError{Type: "exit_code", Message: "x"}
+	run.Settle("a", Outcome{Err: &fail, Attempts: 3, Recovery: RecoveryNoHandler, AttemptErrors: []AttemptRecord{
+		{Attempt: 1, Error: fail}, {Attempt: 2, Error: fail}, {Attempt: 3, Error: fail}}})
+	var types []string
+	for _, e := range run.Events() {
+		types = append(types, e.Type)
+	}
+	require.Equal(t, []string{"step_started", "step_retry", "step_retry", "step_retry_exhausted", "step_failed"}, types)
+	failed := run.Events()[4]
+	require.Equal(t, map[string]any{"routed_to_end": true, "original_failed_step": "a"}, failed.Data)
 }
 
 func TestWorkloadOverridesDefaults(t *testing.T) {

@@ -23,6 +23,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+
+	"playbook/interpreter/playbookwf"
 )
 
 // DevServerOptions configure an embedded Temporal server: frontend, history,
@@ -41,7 +43,8 @@ type DevServerOptions struct {
 	Namespace string
 	// Optional: the server's log level (debug, info, warn, error); default error.
 	LogLevel string
-	// Optional: custom search attributes registered with the namespace.
+	// Optional: custom search attributes registered with the namespace;
+	// default playbook's own (playbookwf.SearchAttributes).
 	SearchAttributes map[string]enumspb.IndexedValueType
 }
 
@@ -67,6 +70,9 @@ func StartDevServer(o DevServerOptions) (*DevServer, error) {
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "error"
+	}
+	if o.SearchAttributes == nil {
+		o.SearchAttributes = playbookwf.SearchAttributes
 	}
 	var err error
 	if o.Port == 0 {

@@ -37,6 +37,21 @@ const (
 	FailedErrorType = "PlaybookFailed"
 )
 
+// The search attributes a run keeps current when its namespace has them
+// (`playbook dev` registers them, `playbook setup` does on a cluster).
+var (
+	AttrPlaybookName   = temporal.NewSearchAttributeKeyKeyword("PlaybookName")
+	AttrPlaybookStatus = temporal.NewSearchAttributeKeyKeyword("PlaybookStatus")
+	AttrFailedSteps    = temporal.NewSearchAttributeKeyKeywordList("FailedSteps")
+)
+
+// SearchAttributes lists the search attributes' names and types.
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	AttrPlaybookName.GetName():   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	AttrPlaybookStatus.GetName(): enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	AttrFailedSteps.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+}
+
 // noTimeout stands for a step without `timeout`: the attempt may run as
 // long as its worker keeps heartbeating.
 const noTimeout = 10 * 365 * 24 * time.Hour
@@ -62,6 +77,17 @@ type Input struct {
 	// Files holds, by absolute path, every sub-playbook of the tree, frozen
 	// at submission (see interpreter.LoadBundle).
 	Files map[string]string `json:"files,omitempty"`
+	// Index keeps the search attributes current; the submitter sets it when
+	// the namespace has them.
+	Index bool `json:"index,omitempty"`
+	// Reuse holds the completed steps of an earlier run that `playbook retry`
+	// does not run again.
+	Reuse map[string]*interpreter.StepState `json:"reuse,omitempty"`
+}
+
+// StartAttributes are the search attributes a run starts with.
+func StartAttributes(name string) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(AttrPlaybookName.ValueSet(name), AttrPlaybookStatus.ValueSet(interpreter.RunRunning))
 }
 
 // Playbook is the generic workflow. It returns the aggregate when `end`
@@ -103,6 +129,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	pendingGen := map[string]int{}
 	running := 0
 	for {
+		workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
 		for started := true; started; {
 			ready := run.Ready()
 			started = len(ready) > 0
@@ -161,6 +188,16 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	}
 	agg := run.Finish(endOutcome.Result, endOutcome.Err, endOutcome.Attempts)
 	agg.WorkflowID, agg.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+	workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+	if in.Index {
+		failed := agg.FailedSteps
+		if len(failed) == 0 {
+			failed = []string{}
+		}
+		if err := workflow.UpsertTypedSearchAttributes(x.ctx, AttrPlaybookStatus.ValueSet(agg.Status), AttrFailedSteps.ValueSet(failed)); err != nil {
+			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
+		}
+	}
 	x.notify(agg)
 	switch agg.Status {
 	case interpreter.RunCompleted:
@@ -295,12 +332,17 @@ func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec ma
 		return nil, &interpreter.StepError{Type: "tool_error", Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
 	}
 	workload, _ := spec["workload"].(map[string]any)
-	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files}
+	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:          x.info.WorkflowExecution.ID + "-" + s.Name,
 		TaskQueue:           x.info.TaskQueueName,
 		StaticSummary:       "step " + s.Name + ": sub-playbook " + rel,
 		WaitForCancellation: true,
+	}
+	if x.in.Index {
+		if childPb, err := interpreter.Parse(child.File, []byte(src)); err == nil {
+			opts.TypedSearchAttributes = StartAttributes(childPb.Name)
+		}
 	}
 	if s.Timeout > 0 {
 		opts.WorkflowExecutionTimeout = s.Timeout

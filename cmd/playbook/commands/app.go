@@ -39,6 +39,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			logsCommand(),
 			cancelCommand(),
 			terminateCommand(),
+			statusCommand(),
+			eventsCommand(),
+			listCommand(),
+			setupCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)

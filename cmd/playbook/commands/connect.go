@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,10 +9,14 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
 
 	"playbook/worker"
 )
@@ -24,9 +29,10 @@ const quietLogs = slog.LevelError + 4
 
 // connection is a client, plus the embedded server and worker it brought up.
 type connection struct {
-	client   client.Client
-	embedded *worker.DevServer
-	worker   sdkworker.Worker
+	client    client.Client
+	namespace string
+	embedded  *worker.DevServer
+	worker    sdkworker.Worker
 }
 
 func (c *connection) Close() {
@@ -70,6 +76,10 @@ func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level)
 			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", dev.Address)
 		}
 	}
+	conn.namespace = opts.Namespace
+	if conn.namespace == "" {
+		conn.namespace = client.DefaultNamespace
+	}
 	if conn.client, err = client.Dial(opts); err != nil {
 		if conn.embedded != nil {
 			conn.embedded.Stop()
@@ -97,4 +107,33 @@ func listening(addr string) bool {
 	}
 	conn.Close()
 	return true
+}
+
+// indexed tells whether the namespace has playbook's search attributes.
+func (c *connection) indexed(ctx context.Context) bool {
+	resp, err := c.client.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: c.namespace})
+	if err != nil {
+		return false
+	}
+	for name := range playbookwf.SearchAttributes {
+		if _, ok := resp.GetCustomAttributes()[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// submit starts a run of a frozen playbook; with the search attributes
+// present, the run keeps them current.
+func (c *connection) submit(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
+	summary := "playbook " + pb.Name
+	if pb.Description != "" {
+		summary += ": " + pb.Description
+	}
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary}
+	if c.indexed(ctx) {
+		in.Index = true
+		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)
+	}
+	return c.client.ExecuteWorkflow(ctx, opts, playbookwf.WorkflowName, in)
 }

@@ -10,11 +10,9 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
-	"go.temporal.io/sdk/client"
 	"gopkg.in/yaml.v3"
 
 	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
 )
 
 func runCommand() *cli.Command {
@@ -58,15 +56,7 @@ func runCommand() *cli.Command {
 			if id == "" {
 				id = pb.Name + "-" + randomSuffix()
 			}
-			summary := "playbook " + pb.Name
-			if pb.Description != "" {
-				summary += ": " + pb.Description
-			}
-			wr, err := conn.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID:            id,
-				TaskQueue:     c.String("task-queue"),
-				StaticSummary: summary,
-			}, playbookwf.WorkflowName, in)
+			wr, err := conn.submit(ctx, pb, in, id, c.String("task-queue"))
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("run: cannot start %s: %v", id, err), exitFailed)
 			}

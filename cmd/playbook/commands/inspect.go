@@ -1,0 +1,377 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+// Live is a step's retry state as the server sees it between attempts.
+type Live struct {
+	Attempt         int32      `json:"attempt"`
+	MaximumAttempts int32      `json:"maximum_attempts,omitempty"`
+	State           string     `json:"state"`
+	LastFailure     string     `json:"last_failure,omitempty"`
+	NextAttemptTime *time.Time `json:"next_attempt_time,omitempty"`
+}
+
+// Status is what `playbook status --json` prints.
+type Status struct {
+	Aggregate *interpreter.Aggregate `json:"aggregate"`
+	Live      map[string]Live        `json:"live,omitempty"`
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show where a run stands: each step's status, attempts, times and error, and live retry state",
+		ArgsUsage: "RUN",
+		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the step table and live retry state as JSON"}}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("status: give the RUN (workflow ID)", exitInvalid)
+			}
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("status: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			st, err := runStatus(c.Context, conn.client, c.Args().First())
+			if err != nil {
+				return cli.Exit("status: "+err.Error(), exitFailed)
+			}
+			if c.Bool("json") {
+				b, _ := json.MarshalIndent(st, "", "  ")
+				fmt.Fprintln(c.App.Writer, string(b))
+				return nil
+			}
+			printStatus(c.App.Writer, c.Args().First(), st)
+			return nil
+		},
+	}
+}
+
+// runStatus reads the run's step table (a query) and the server's view of
+// its running activities (attempt, last failure, next attempt time).
+func runStatus(ctx context.Context, c client.Client, run string) (*Status, error) {
+	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryState)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{Live: map[string]Live{}}
+	if err := v.Get(&st.Aggregate); err != nil {
+		return nil, err
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, run, "")
+	if err != nil {
+		return nil, err
+	}
+	st.Aggregate.WorkflowID = run
+	st.Aggregate.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	for _, pa := range d.GetPendingActivities() {
+		l := Live{Attempt: pa.GetAttempt(), MaximumAttempts: pa.GetMaximumAttempts(), State: strings.TrimPrefix(pa.GetState().String(), "PENDING_ACTIVITY_STATE_")}
+		if f := pa.GetLastFailure(); f != nil {
+			l.LastFailure = f.GetMessage()
+		}
+		if t := pa.GetNextAttemptScheduleTime(); t != nil {
+			at := t.AsTime()
+			l.NextAttemptTime = &at
+		}
+		st.Live[pa.GetActivityId()] = l
+	}
+	return st, nil
+}
+
+func printStatus(out io.Writer, run string, st *Status) {
+	agg := st.Aggregate
+	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %d steps failed\n\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, agg.TotalSteps)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
+	for _, name := range stepOrder(agg) {
+		s := agg.Steps[name]
+		note := s.SkipReason
+		if s.Error != nil {
+			note = s.Error.Type + ": " + firstLineOf(s.Error.Message)
+			if s.Recovery != "" && s.Recovery != interpreter.RecoveryNoHandler {
+				note += " [" + s.Recovery + "]"
+			}
+			if s.RoutedToEnd {
+				note += " (routed to end)"
+			}
+		}
+		if l, ok := st.Live[name]; ok && (l.Attempt > 1 || l.LastFailure != "") {
+			note = fmt.Sprintf("retrying: attempt %d", l.Attempt)
+			if l.MaximumAttempts > 0 {
+				note += fmt.Sprintf(" of %d", l.MaximumAttempts)
+			}
+			if l.NextAttemptTime != nil {
+				note += fmt.Sprintf(", next attempt at %s", l.NextAttemptTime.Local().Format("15:04:05.0"))
+			} else {
+				note += " " + strings.ToLower(l.State)
+			}
+			if l.LastFailure != "" {
+				note += "; last failure: " + firstLineOf(l.LastFailure)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), note)
+	}
+	tw.Flush()
+}
+
+// stepOrder lists steps by start time, then name, with end last.
+func stepOrder(agg *interpreter.Aggregate) []string {
+	names := make([]string, 0, len(agg.Steps))
+	for name := range agg.Steps {
+		if name != interpreter.EndStep {
+			names = append(names, name)
+		}
+	}
+	start := func(n string) time.Time {
+		if t := agg.Steps[n].StartedAt; t != nil {
+			return *t
+		}
+		return time.Unix(1<<40, 0)
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		if !start(a).Equal(start(b)) {
+			return start(a).Before(start(b))
+		}
+		return a < b
+	})
+	return append(names, interpreter.EndStep)
+}
+
+func clock(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Local().Format("15:04:05")
+}
+
+func eventsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "events",
+		Usage:     "print a run's event log (step_started, step_retry, step_failed, end_evaluated, ...)",
+		ArgsUsage: "RUN",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until the run ends"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("events: give the RUN (workflow ID)", exitInvalid)
+			}
+			run := c.Args().First()
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("events: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			seen := 0
+			for {
+				closed := false
+				if c.Bool("follow") {
+					d, err := conn.client.DescribeWorkflowExecution(c.Context, run, "")
+					if err != nil {
+						return cli.Exit("events: "+err.Error(), exitFailed)
+					}
+					closed = d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+				}
+				v, err := conn.client.QueryWorkflow(c.Context, run, "", playbookwf.QueryEvents, seen)
+				var evs []interpreter.Event
+				if err == nil {
+					err = v.Get(&evs)
+				}
+				if err != nil {
+					return cli.Exit("events: "+err.Error(), exitFailed)
+				}
+				for _, e := range evs {
+					seen = e.Seq
+					printEvent(c.App.Writer, e, c.Bool("json"))
+				}
+				if !c.Bool("follow") || closed {
+					return nil
+				}
+				select {
+				case <-c.Context.Done():
+					return nil
+				case <-time.After(pollEvery):
+				}
+			}
+		},
+	}
+}
+
+func printEvent(out io.Writer, e interpreter.Event, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(e)
+		fmt.Fprintln(out, string(b))
+		return
+	}
+	line := fmt.Sprintf("%s  %-20s %-14s", e.Time.Local().Format("15:04:05.000"), e.Type, e.Step)
+	if e.Attempts > 0 {
+		line += fmt.Sprintf(" attempt %d", e.Attempts)
+	}
+	if e.Message != "" {
+		line += "  " + e.Message
+	}
+	if e.Error != nil {
+		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, firstLineOf(e.Error.Message))
+	}
+	for _, k := range []string{"routed_to_end", "original_failed_step", "evaluated_by_end_step", "total_steps", "failed_steps_count"} {
+		if v, ok := e.Data[k]; ok {
+			line += fmt.Sprintf(" %s=%v", k, v)
+		}
+	}
+	fmt.Fprintln(out, strings.TrimRight(line, " "))
+}
+
+// Run is one line of `playbook list`.
+type Run struct {
+	WorkflowID  string    `json:"workflow_id"`
+	RunID       string    `json:"run_id"`
+	Playbook    string    `json:"playbook"`
+	Status      string    `json:"status"`
+	FailedSteps []string  `json:"failed_steps"`
+	Start       time.Time `json:"start_time"`
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list runs, newest first, through the PlaybookName / PlaybookStatus / FailedSteps search attributes",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "status", Usage: "only runs in this `STATUS` (running, completed, failed, cancelled)"},
+			&cli.StringFlag{Name: "playbook", Usage: "only runs of the playbook named `NAME`"},
+			&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most this many runs"},
+			&cli.BoolFlag{Name: "json", Usage: "print the runs as JSON"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("list: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
+			if s := c.String("status"); s != "" {
+				query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(s))
+			}
+			if p := c.String("playbook"); p != "" {
+				query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(p))
+			}
+			runs, err := listRuns(c.Context, conn, query, c.Int("limit"))
+			if err != nil {
+				if !conn.indexed(c.Context) {
+					return cli.Exit("list: this namespace lacks playbook's search attributes; run `playbook setup` once", exitFailed)
+				}
+				return cli.Exit("list: "+err.Error(), exitFailed)
+			}
+			if c.Bool("json") {
+				b, _ := json.MarshalIndent(runs, "", "  ")
+				fmt.Fprintln(c.App.Writer, string(b))
+				return nil
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS")
+			for _, r := range runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","))
+			}
+			tw.Flush()
+			return nil
+		},
+	}
+}
+
+func quoteQuery(s string) string { return strings.ReplaceAll(s, "'", "\\\\'") }
+
+func listRuns(ctx context.Context, conn *connection, query string, limit int) ([]Run, error) {
+	runs := []Run{}
+	var token []byte
+	for len(runs) < limit {
+		resp, err := conn.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: query, NextPageToken: token, PageSize: int32(min(limit, 1000))})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			runs = append(runs, runOf(e))
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	return runs[:min(len(runs), limit)], nil
+}
+
+func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
+	r := Run{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Start: e.GetStartTime().AsTime(), FailedSteps: []string{}}
+	fields := e.GetSearchAttributes().GetIndexedFields()
+	dc := converter.GetDefaultDataConverter()
+	if p := fields[playbookwf.AttrPlaybookName.GetName()]; p != nil {
+		_ = dc.FromPayload(p, &r.Playbook)
+	}
+	if p := fields[playbookwf.AttrPlaybookStatus.GetName()]; p != nil {
+		_ = dc.FromPayload(p, &r.Status)
+	}
+	if p := fields[playbookwf.AttrFailedSteps.GetName()]; p != nil {
+		_ = dc.FromPayload(p, &r.FailedSteps)
+	}
+	if r.Status == interpreter.RunRunning && e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		// Terminated, or ended without its end: say what Temporal says.
+		r.Status = strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+	}
+	return r
+}
+
+func setupCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "setup",
+		Usage: "register playbook's search attributes (PlaybookName, PlaybookStatus, FailedSteps) on the namespace; `playbook dev` has them already",
+		Flags: connectionFlags(),
+		Action: func(c *cli.Context) error {
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("setup: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			ops := conn.client.OperatorService()
+			have, err := ops.ListSearchAttributes(c.Context, &operatorservice.ListSearchAttributesRequest{Namespace: conn.namespace})
+			if err != nil {
+				return cli.Exit("setup: "+err.Error(), exitFailed)
+			}
+			missing := map[string]enumspb.IndexedValueType{}
+			for name, typ := range playbookwf.SearchAttributes {
+				if _, ok := have.GetCustomAttributes()[name]; !ok {
+					missing[name] = typ
+				}
+			}
+			if len(missing) > 0 {
+				_, err := ops.AddSearchAttributes(c.Context, &operatorservice.AddSearchAttributesRequest{Namespace: conn.namespace, SearchAttributes: missing})
+				var exists *serviceerror.AlreadyExists
+				if err != nil && !errors.As(err, &exists) {
+					return cli.Exit("setup: "+err.Error(), exitFailed)
+				}
+			}
+			fmt.Fprintf(c.App.Writer, "Namespace %s has playbook's search attributes (%d added).\n", conn.namespace, len(missing))
+			return nil
+		},
+	}
+}
