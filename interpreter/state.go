@@ -364,6 +364,16 @@ func (r *Run) Complete(name string, result any, attempts int) {
 	st.Status, st.Result, st.Attempts, st.Error = StatusCompleted, result, st.priorAttempts+attempts, nil
 	attempts = st.Attempts
 	r.ended(st)
+	if err := r.takeArcs(name); err != nil {
+		r.Fail(name, &StepError{Type: "expression_error", Message: "next: when " + err.Error()}, attempts)
+		return
+	}
+	r.emit(Event{Type: "step_completed", Step: name, Attempts: attempts})
+}
+
+// takeArcs takes a completed step's outgoing arcs: every plain `next` and
+// `depends_on` arc, and of the when/else items the first that holds.
+func (r *Run) takeArcs(name string) error {
 	s := r.pb.byName[name]
 	var take []string
 	env := r.Env()
@@ -377,8 +387,7 @@ func (r *Run) Complete(name string, result any, attempts int) {
 		}
 		ok, err := rule.When.EvalBool(env)
 		if err != nil {
-			r.Fail(name, &StepError{Type: "expression_error", Message: "next: when " + err.Error()}, attempts)
-			return
+			return err
 		}
 		if ok {
 			take = append(take, rule.Then...)
@@ -393,7 +402,28 @@ func (r *Run) Complete(name string, result any, attempts int) {
 			r.taken[a] = true
 		}
 	}
-	r.emit(Event{Type: "step_completed", Step: name, Attempts: attempts})
+	return nil
+}
+
+// Reuse marks steps an earlier run completed as `reused`, with that run's
+// results, before anything starts: they do not run again, and their arcs
+// are taken as they were. Every predecessor of a reused step must be reused
+// too (ReusableSteps picks such a set).
+func (r *Run) Reuse(earlier map[string]*StepState) {
+	var reused []string
+	for _, s := range r.pb.Steps {
+		prev := earlier[s.Name]
+		if s.Name == EndStep || prev == nil || (prev.Status != StatusCompleted && prev.Status != StatusReused) {
+			continue
+		}
+		st := r.states[s.Name]
+		st.Status, st.Result = StatusReused, prev.Result
+		reused = append(reused, s.Name)
+		r.emit(Event{Type: "step_reused", Step: s.Name, Message: "completed in an earlier run; not run again"})
+	}
+	for _, name := range reused {
+		_ = r.takeArcs(name) // they held when the step completed; a changed result cannot happen
+	}
 }
 
 // Fail records a step whose retries are spent. It routes to `end`; under

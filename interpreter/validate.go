@@ -234,3 +234,49 @@ func exprsOf(s *Step) []*Expr {
 	}
 	return out
 }
+
+// Downstream lists a step and every step reachable from it, in file order.
+func (p *Playbook) Downstream(name string) []string {
+	seen := map[string]bool{name: true}
+	queue := []string{name}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, a := range p.outgoing[n] {
+			if !seen[a.To] {
+				seen[a.To] = true
+				queue = append(queue, a.To)
+			}
+		}
+	}
+	var out []string
+	for _, s := range p.Steps {
+		if seen[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// ReusableSteps picks, from an earlier run's steps, those a retry reuses:
+// every completed (or reused) step, but, when from names a step, not that
+// step nor anything downstream of it.
+func (p *Playbook) ReusableSteps(earlier map[string]*StepState, from string) (map[string]*StepState, error) {
+	rerun := map[string]bool{}
+	if from != "" {
+		if p.byName[from] == nil || from == EndStep {
+			return nil, fmt.Errorf("no step %q to retry from in playbook %s", from, p.Name)
+		}
+		for _, n := range p.Downstream(from) {
+			rerun[n] = true
+		}
+	}
+	out := map[string]*StepState{}
+	for _, s := range p.Steps {
+		prev := earlier[s.Name]
+		if s.Name != EndStep && !rerun[s.Name] && prev != nil && (prev.Status == StatusCompleted || prev.Status == StatusReused) {
+			out[s.Name] = prev
+		}
+	}
+	return out, nil
+}

@@ -103,7 +103,9 @@ func TestListFailedRunsOfAPlaybook(t *testing.T) {
 	for i, args := range [][]string{{a, "fail=true"}, {a, "fail=true"}, {a, "fail=false"}, {b, "fail=true"}} {
 		code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--set", args[1], args[0])
 		require.Equal(t, map[bool]int{true: 1, false: 0}[args[1] == "fail=true"], code, errOut)
-		var agg struct{ WorkflowID string `json:"workflow_id"` }
+		var agg struct {
+			WorkflowID string `json:"workflow_id"`
+		}
 		require.NoError(t, json.Unmarshal([]byte(out), &agg))
 		if i < 2 {
 			want = append(want, agg.WorkflowID)

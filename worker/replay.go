@@ -2,6 +2,9 @@ package worker
 
 import (
 	"errors"
+	"fmt"
+	"regexp"
+	"strings"
 
 	historypb "go.temporal.io/api/history/v1"
 	sdklog "go.temporal.io/sdk/log"
@@ -26,4 +29,33 @@ func Replay(h *historypb.History, logger sdklog.Logger) error {
 	return r.ReplayWorkflowHistoryWithOptions(logger, h, sdkworker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()},
 	})
+}
+
+var divergedAt = regexp.MustCompile(`history event position (\S+?)\.? However`)
+
+// DivergingEvent names the recorded event a replay error points at, as
+// "event N EventType (id)", or "" when the error names none. The SDK names
+// the diverging command by its ID (activity, child workflow or timer);
+// this finds the event that scheduled it.
+func DivergingEvent(h *historypb.History, err error) string {
+	m := divergedAt.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	id := m[1]
+	for _, e := range h.GetEvents() {
+		var got string
+		switch {
+		case e.GetActivityTaskScheduledEventAttributes() != nil:
+			got = e.GetActivityTaskScheduledEventAttributes().GetActivityId()
+		case e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil:
+			got = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowId()
+		case e.GetTimerStartedEventAttributes() != nil:
+			got = e.GetTimerStartedEventAttributes().GetTimerId()
+		}
+		if got == id {
+			return fmt.Sprintf("event %d %s (%s)", e.GetEventId(), strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_"), id)
+		}
+	}
+	return ""
 }

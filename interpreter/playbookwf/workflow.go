@@ -100,6 +100,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	}
 	info := workflow.GetInfo(ctx)
 	run := interpreter.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) })
+	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			eventsCommand(),
 			listCommand(),
 			setupCommand(),
+			retryCommand(),
+			historyCommand(),
+			replayCommand(),
+			graphCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)

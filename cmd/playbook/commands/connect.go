@@ -27,6 +27,10 @@ const localDevAddress = "127.0.0.1:7233"
 // quietLogs is a log level above every level the SDK uses.
 const quietLogs = slog.LevelError + 4
 
+func quietLogger() sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
 // connection is a client, plus the embedded server and worker it brought up.
 type connection struct {
 	client    client.Client

@@ -139,6 +139,8 @@ func describeEvent(e interpreter.Event) string {
 		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify RUN %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, e.Step)
 	case "step_classified":
 		return "classified " + e.Message
+	case "step_reused":
+		return "reused: " + e.Message
 	case "step_cancelled":
 		return "cancelled: " + e.Message
 	case "cancel_requested", "drain_requested":

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"go.temporal.io/sdk/client"
 	"os"
 	"os/signal"
 	"strings"
@@ -40,12 +41,9 @@ func runCommand() *cli.Command {
 			if in.Workload, err = workloadOverrides(c.String("input"), c.StringSlice("set")); err != nil {
 				return cli.Exit("run: "+err.Error(), exitInvalid)
 			}
-			progress := c.App.Writer
-			if c.Bool("json") {
-				progress = c.App.ErrWriter
-			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			c.Context = ctx
 			// The SDK's own log lines would repeat, less clearly, what follow prints.
 			conn, err := connect(c, true, c.App.ErrWriter, quietLogs)
 			if err != nil {
@@ -60,19 +58,30 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("run: cannot start %s: %v", id, err), exitFailed)
 			}
-			fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
-			agg, err := follow(ctx, conn.client, wr, progress)
-			if err != nil {
-				return cli.Exit("run: "+err.Error(), exitFailed)
-			}
-			if c.Bool("json") {
-				b, _ := json.MarshalIndent(agg, "", "  ")
-				fmt.Fprintln(c.App.Writer, string(b))
-			}
-			printSummary(progress, pb, agg)
-			return cli.Exit("", exitCodeOf(agg.Status))
+			return followAndReport(c, conn, pb, wr)
 		},
 	}
+}
+
+// followAndReport follows a run to its end, prints its progress and summary
+// (or, with --json, only the aggregate on stdout) and returns the exit code
+// for its outcome.
+func followAndReport(c *cli.Context, conn *connection, pb *interpreter.Playbook, wr client.WorkflowRun) error {
+	progress := c.App.Writer
+	if c.Bool("json") {
+		progress = c.App.ErrWriter
+	}
+	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
+	agg, err := follow(c.Context, conn.client, wr, progress)
+	if err != nil {
+		return cli.Exit("run: "+err.Error(), exitFailed)
+	}
+	if c.Bool("json") {
+		b, _ := json.MarshalIndent(agg, "", "  ")
+		fmt.Fprintln(c.App.Writer, string(b))
+	}
+	printSummary(progress, pb, agg)
+	return cli.Exit("", exitCodeOf(agg.Status))
 }
 
 func exitCodeOf(status string) int {

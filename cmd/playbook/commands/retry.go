@@ -1,0 +1,109 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+func retryCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "retry",
+		Usage:     "start a new run of a finished run's frozen playbook, reusing the steps that completed",
+		ArgsUsage: "RUN",
+		Description: "The new run has the same playbook text, sub-playbooks and workload as RUN. Steps that\n" +
+			"completed are `reused` (their results carried over, not run again); failed, skipped and\n" +
+			"cancelled steps run. With --step S, S and everything downstream of it run again too.\n" +
+			"Followed like `run`: same output, --json and exit codes.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "step", Usage: "run this `STEP` and everything downstream of it again"},
+			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
+			&cli.StringFlag{Name: "id", Usage: "workflow ID of the new run (default NAME-RANDOM)"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("retry: give the RUN (workflow ID) to retry", exitInvalid)
+			}
+			earlierID := c.Args().First()
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("retry: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			in, err := frozenInput(c.Context, conn.client, earlierID)
+			if err != nil {
+				return cli.Exit("retry: "+err.Error(), exitFailed)
+			}
+			d, err := conn.client.DescribeWorkflowExecution(c.Context, earlierID, "")
+			if err != nil {
+				return cli.Exit("retry: "+err.Error(), exitFailed)
+			}
+			if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				return cli.Exit(fmt.Sprintf("retry: %s is still running; retry a finished run", earlierID), exitInvalid)
+			}
+			earlier, err := result(c.Context, conn.client.GetWorkflow(c.Context, earlierID, ""))
+			if err != nil {
+				return cli.Exit("retry: "+err.Error(), exitFailed)
+			}
+			pb, err := interpreter.Parse(in.File, []byte(in.Source))
+			if err != nil {
+				return cli.Exit("retry: the frozen playbook no longer parses: "+err.Error(), exitFailed)
+			}
+			if in.Reuse, err = pb.ReusableSteps(earlier.Steps, c.String("step")); err != nil {
+				return cli.Exit("retry: "+err.Error(), exitInvalid)
+			}
+			id := c.String("id")
+			if id == "" {
+				id = pb.Name + "-" + randomSuffix()
+			}
+			wr, err := conn.submit(c.Context, pb, in, id, c.String("task-queue"))
+			if err != nil {
+				return cli.Exit(fmt.Sprintf("retry: cannot start %s: %v", id, err), exitFailed)
+			}
+			progress := c.App.Writer
+			if c.Bool("json") {
+				progress = c.App.ErrWriter
+			}
+			var reused []string
+			for _, s := range pb.Steps {
+				if in.Reuse[s.Name] != nil {
+					reused = append(reused, s.Name)
+				}
+			}
+			fmt.Fprintf(progress, "Retrying %s as %s, reusing %d completed steps: %s\n", earlierID, id, len(reused), strings.Join(reused, ", "))
+			return followAndReport(c, conn, pb, wr)
+		},
+	}
+}
+
+// frozenInput reads the input a run was started with: its playbook text,
+// sub-playbooks and workload, from the first event of its history.
+func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.Input, error) {
+	var in playbookwf.Input
+	it := c.GetWorkflowHistory(ctx, run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, fmt.Errorf("%s has no history", run)
+	}
+	first, err := it.Next()
+	if err != nil {
+		return in, err
+	}
+	payloads := first.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+	if len(payloads) != 1 {
+		return in, errors.New(run + " is not a playbook run")
+	}
+	if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil {
+		return in, fmt.Errorf("%s is not a playbook run: %v", run, err)
+	}
+	in.Reuse, in.Index = nil, false
+	return in, nil
+}
