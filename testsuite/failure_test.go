@@ -135,6 +135,7 @@ func TestPendingFailedClassifyRetry(t *testing.T) {
 	require.Equal(t, "step check classified retry: now pending\n", out)
 
 	agg := finish(t, run)
+	replay(t, "pending_failed_classified.yaml", run.GetID(), run.GetRunID())
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, interpreter.StatusCompleted, agg.Steps["check"].Status)
 	require.Equal(t, 2, agg.Steps["check"].Attempts, "attempts add up across the classification")

@@ -76,6 +76,7 @@ func TestCancellingAParentCancelsItsChildren(t *testing.T) {
 	})
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), ""))
 	agg := finish(t, run)
+	replay(t, "nested_long_cancelled.yaml", run.GetID(), run.GetRunID())
 	require.Equal(t, "cancelled", agg.Status)
 	inner := agg.Steps["inner"]
 	require.Equal(t, interpreter.StatusCancelled, inner.Status)
