@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/internal/proctest"
 )
 
 func shellInput(t *testing.T, spec map[string]any) StepInput {
@@ -83,14 +85,4 @@ func TestShellLeavesNothingBehind(t *testing.T) {
 }
 
 // processesMatching lists the PIDs whose command line contains s.
-func processesMatching(s string) []string {
-	var pids []string
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), s) {
-			pids = append(pids, filepath.Base(d))
-		}
-	}
-	return pids
-}
+var processesMatching = proctest.Matching

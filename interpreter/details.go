@@ -16,11 +16,7 @@ func (r *Run) DetailsMarkdown() string {
 	b.WriteString("\n\n| step | status | attempts | note |\n| --- | --- | --- | --- |\n")
 	for _, s := range r.pb.Steps {
 		st := r.states[s.Name]
-		note := st.SkipReason
-		if st.Error != nil {
-			note = st.Error.Type + ": " + strings.SplitN(st.Error.Message, "\n", 2)[0]
-		}
-		note = strings.ReplaceAll(note, "|", "\\|")
+		note := strings.ReplaceAll(st.Note(), "|", "\\|")
 		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", s.Name, st.Status, st.Attempts, note)
 	}
 	return b.String()

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -67,6 +68,23 @@ type StepState struct {
 	// priorAttempts counts attempts made before a classification retried it.
 	priorAttempts int
 	pendingSince  time.Time
+}
+
+// Note says in one line why a step is not simply completed: its error (with
+// the failure handler's outcome and its routing to end), or why it skipped.
+func (st *StepState) Note() string {
+	if st.Error == nil {
+		return st.SkipReason
+	}
+	first, _, _ := strings.Cut(st.Error.Message, "\n")
+	note := st.Error.Type + ": " + first
+	if st.Recovery != "" && st.Recovery != RecoveryNoHandler {
+		note += " [" + st.Recovery + "]"
+	}
+	if st.RoutedToEnd {
+		note += " (routed to end)"
+	}
+	return note
 }
 
 // Recovery outcomes of a failed attempt.

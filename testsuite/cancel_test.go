@@ -58,10 +58,10 @@ func runEvents(t *testing.T, workflowID, runID string) []interpreter.Event {
 	return events
 }
 
-// waitRunning waits until n steps' activities are running.
-func waitRunning(t *testing.T, run client.WorkflowRun, n int) {
+// waitRunning waits until n activities of a workflow are running.
+func waitRunning(t *testing.T, workflowID string, n int) {
 	waitFor(t, "steps to run", func() bool {
-		d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
+		d, err := tc.DescribeWorkflowExecution(context.Background(), workflowID, "")
 		if err != nil {
 			return false
 		}
@@ -108,7 +108,7 @@ func TestCancelFromCLI(t *testing.T) {
 		return err == nil
 	})
 	run := tc.GetWorkflow(context.Background(), "cancel-cli-1", "")
-	waitRunning(t, run, 2)
+	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--reason", "testing", "cancel-cli-1")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Cancel requested for cancel-cli-1")
@@ -134,14 +134,14 @@ func TestCancelFromCLI(t *testing.T) {
 
 func TestCancelFromGoClient(t *testing.T) {
 	run := start(t, "../playbooks/long_running.yaml", "playbook", nil)
-	waitRunning(t, run, 2)
+	waitRunning(t, run.GetID(), 2)
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
 	requireCancelled(t, finish(t, run), run)
 }
 
 func TestCancelDrain(t *testing.T) {
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 2})
-	waitRunning(t, run, 2)
+	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", run.GetID())
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Draining")
@@ -158,7 +158,7 @@ func TestCancelDrain(t *testing.T) {
 
 func TestTerminateIsTheHardStop(t *testing.T) {
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 300})
-	waitRunning(t, run, 2)
+	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "terminate", "--address", server.Address, run.GetID())
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Terminated "+run.GetID()+".\n", out)

@@ -23,6 +23,8 @@ import (
 	"playbook/cmd/playbook/commands"
 	"playbook/interpreter"
 	"playbook/worker"
+
+	"playbook/internal/proctest"
 )
 
 // maxRecordedHistory is the largest history kept in testdata/histories.
@@ -137,14 +139,4 @@ func readLog(t *testing.T, workflowID, step, file string) string {
 }
 
 // processesMatching lists the PIDs whose command line contains s.
-func processesMatching(s string) []string {
-	var pids []string
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), s) {
-			pids = append(pids, filepath.Base(d))
-		}
-	}
-	return pids
-}
+var processesMatching = proctest.Matching

@@ -61,19 +61,7 @@ func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
 func TestCancellingAParentCancelsItsChildren(t *testing.T) {
 	run := start(t, "../playbooks/nested_long.yaml", "playbook", nil)
 	childID := run.GetID() + "-inner"
-	waitFor(t, "the child's steps to run", func() bool {
-		d, err := tc.DescribeWorkflowExecution(context.Background(), childID, "")
-		if err != nil {
-			return false
-		}
-		started := 0
-		for _, pa := range d.GetPendingActivities() {
-			if pa.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED {
-				started++
-			}
-		}
-		return started == 2
-	})
+	waitRunning(t, childID, 2)
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), ""))
 	agg := finish(t, run)
 	replay(t, "nested_long_cancelled.yaml", run.GetID(), run.GetRunID())

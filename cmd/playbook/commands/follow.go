@@ -171,17 +171,7 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 		if st == nil {
 			continue
 		}
-		note := st.SkipReason
-		if st.Error != nil {
-			note = st.Error.Type + ": " + firstLineOf(st.Error.Message)
-			if st.Recovery != "" && st.Recovery != interpreter.RecoveryNoHandler {
-				note += " [" + st.Recovery + "]"
-			}
-			if st.RoutedToEnd {
-				note += " (routed to end)"
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, note)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, st.Note())
 	}
 	tw.Flush()
 	line := fmt.Sprintf("Run %s %s: %d of %d steps failed", agg.WorkflowID, agg.Status, agg.FailedStepsCount, agg.TotalSteps)

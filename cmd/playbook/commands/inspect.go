@@ -107,16 +107,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
 	for _, name := range stepOrder(agg) {
 		s := agg.Steps[name]
-		note := s.SkipReason
-		if s.Error != nil {
-			note = s.Error.Type + ": " + firstLineOf(s.Error.Message)
-			if s.Recovery != "" && s.Recovery != interpreter.RecoveryNoHandler {
-				note += " [" + s.Recovery + "]"
-			}
-			if s.RoutedToEnd {
-				note += " (routed to end)"
-			}
-		}
+		note := s.Note()
 		if l, ok := st.Live[name]; ok && (l.Attempt > 1 || l.LastFailure != "") {
 			note = fmt.Sprintf("retrying: attempt %d", l.Attempt)
 			if l.MaximumAttempts > 0 {
