@@ -20,6 +20,9 @@ import (
 	"playbook/interpreter"
 )
 
+// firstBeat is when a running attempt sends its first heartbeat.
+const firstBeat = 200 * time.Millisecond
+
 // RunStepName is the activity type every step runs as.
 const RunStepName = "RunStep"
 
@@ -94,7 +97,6 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	number := in.PriorAttempts + attempt
 	log := previousAttempts(ctx, number)
 	log.Current = number
-	activity.RecordHeartbeat(ctx, log)
 	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout, log)
 
 	toolCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -203,7 +205,8 @@ func failure(typ, msg string, details any) Outcome {
 
 // heartbeat records the attempt log as a heartbeat every second (or a third
 // of a shorter heartbeat timeout) until stopped: heartbeats keep the attempt
-// alive and bring back cancellation.
+// alive and bring back cancellation. The first goes out after firstBeat, so
+// quick steps never pay for one (a heartbeat is a write on the server).
 func heartbeat(ctx context.Context, timeout time.Duration, log AttemptLog) (stop func()) {
 	every := time.Second
 	if timeout > 0 && timeout/3 < every {
@@ -212,16 +215,17 @@ func heartbeat(ctx context.Context, timeout time.Duration, log AttemptLog) (stop
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		t := time.NewTicker(every)
-		defer t.Stop()
+		next := time.NewTimer(min(firstBeat, every))
+		defer next.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-next.C:
 				activity.RecordHeartbeat(ctx, log)
+				next.Reset(every)
 			}
 		}
 	}()

@@ -80,3 +80,25 @@ func TestPureCoreDoesNotImportTemporal(t *testing.T) {
 		require.False(t, strings.HasPrefix(dep, "go.temporal.io/"), "playbook/interpreter imports %s", dep)
 	}
 }
+
+// Submitting to a task queue no worker polls says so instead of waiting in
+// silence.
+func TestRunWarnsWithoutWorker(t *testing.T) {
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, errOut := cli(t, "run", "--address", server.Address, "--task-queue", "nobody-polls", "--id", "no-worker-1", "../playbooks/hello.yaml")
+		done <- result{code, errOut}
+	}()
+	waitFor(t, "the run to start", func() bool {
+		_, err := tc.DescribeWorkflowExecution(context.Background(), "no-worker-1", "")
+		return err == nil
+	})
+	require.NoError(t, tc.CancelWorkflow(context.Background(), "no-worker-1", ""))
+	require.NoError(t, tc.TerminateWorkflow(context.Background(), "no-worker-1", "", "no worker will come"))
+	r := <-done
+	require.Contains(t, r.stderr, `No worker is polling task queue "nobody-polls": the run waits until one does (start one with `+"`playbook worker`"+`).`)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -140,4 +141,16 @@ func (c *connection) submit(ctx context.Context, pb *interpreter.Playbook, in pl
 		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)
 	}
 	return c.client.ExecuteWorkflow(ctx, opts, playbookwf.WorkflowName, in)
+}
+
+// warnWithoutWorker says so when no worker has polled the task queue
+// lately: the run would wait, silently, until one does.
+func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io.Writer) {
+	if c.worker != nil {
+		return
+	}
+	resp, err := c.client.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err == nil && len(resp.GetPollers()) == 0 {
+		fmt.Fprintf(out, "No worker is polling task queue %q: the run waits until one does (start one with `playbook worker`).\n", queue)
+	}
 }

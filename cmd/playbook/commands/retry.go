@@ -65,6 +65,7 @@ func retryCommand() *cli.Command {
 			if id == "" {
 				id = pb.Name + "-" + randomSuffix()
 			}
+			conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
 			wr, err := conn.submit(c.Context, pb, in, id, c.String("task-queue"))
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("retry: cannot start %s: %v", id, err), exitFailed)

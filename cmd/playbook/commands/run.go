@@ -54,6 +54,7 @@ func runCommand() *cli.Command {
 			if id == "" {
 				id = pb.Name + "-" + randomSuffix()
 			}
+			conn.warnWithoutWorker(ctx, c.String("task-queue"), c.App.ErrWriter)
 			wr, err := conn.submit(ctx, pb, in, id, c.String("task-queue"))
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("run: cannot start %s: %v", id, err), exitFailed)
