@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -68,8 +69,8 @@ type FailureDetails struct {
 
 // AttemptLog travels from attempt to attempt as heartbeat details: Temporal
 // keeps the last details across retries and the SDK flushes them when an
-// attempt fails. An attempt that never recorded its end was lost with its
-// worker.
+// attempt fails, so every attempt that ended by itself is on record. One
+// missing from it was lost with its worker.
 type AttemptLog struct {
 	Current int                         `json:"current"`
 	Failed  []interpreter.AttemptRecord `json:"failed,omitempty"`
@@ -95,7 +96,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	// is the step's attempt number, across classifications.
 	attempt := int(info.Attempt)
 	number := in.PriorAttempts + attempt
-	log := previousAttempts(ctx, number)
+	log := previousAttempts(ctx, in.PriorAttempts, number)
 	log.Current = number
 	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout, log)
 
@@ -143,17 +144,33 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	})
 }
 
-// previousAttempts reads the attempt log the attempts before this one left,
-// and records the previous attempt as lost when it never recorded its end.
-func previousAttempts(ctx context.Context, number int) AttemptLog {
+// previousAttempts reads the attempt log the attempts before this one left.
+// An earlier attempt of this activity with no record of its end was lost
+// with its worker (it may have died before its first heartbeat).
+func previousAttempts(ctx context.Context, prior, number int) AttemptLog {
 	var log AttemptLog
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
-	if log.Current > 0 && log.Current == number-1 && (len(log.Failed) == 0 || log.Failed[len(log.Failed)-1].Attempt != number-1) {
-		log.Failed = append(log.Failed, LostAttempt(number-1))
-	}
+	log.Failed = WithLostAttempts(log.Failed, prior+1, number-1)
 	return log
+}
+
+// WithLostAttempts returns records with a lost-attempt record added for
+// every attempt from first to last that has none, in attempt order.
+func WithLostAttempts(records []interpreter.AttemptRecord, first, last int) []interpreter.AttemptRecord {
+	have := map[int]bool{}
+	for _, r := range records {
+		have[r.Attempt] = true
+	}
+	out := append([]interpreter.AttemptRecord{}, records...)
+	for k := first; k <= last; k++ {
+		if !have[k] {
+			out = append(out, LostAttempt(k))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Attempt < out[j].Attempt })
+	return out
 }
 
 // LostAttempt is the record of an attempt whose worker stopped heartbeating.

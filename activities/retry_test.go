@@ -119,3 +119,13 @@ func TestDecideRetryWithExitCodeRules(t *testing.T) {
 		})
 	}
 }
+
+func TestWithLostAttempts(t *testing.T) {
+	failed := interpreter.AttemptRecord{Attempt: 2, Error: interpreter.StepError{Type: "exit_code"}}
+	got := WithLostAttempts([]interpreter.AttemptRecord{failed}, 1, 3)
+	require.Len(t, got, 3)
+	require.Equal(t, []int{1, 2, 3}, []int{got[0].Attempt, got[1].Attempt, got[2].Attempt})
+	require.Equal(t, "heartbeat_timeout", got[0].Error.Type, "attempt 1 left no record: it was lost")
+	require.Equal(t, failed, got[1])
+	require.Empty(t, WithLostAttempts(nil, 1, 0), "a first attempt has nothing before it")
+}

@@ -418,17 +418,23 @@ func outcomeOf(err error, s *interpreter.Step, priorAttempts int) interpreter.Ou
 	}
 	var toErr *temporal.TimeoutError
 	if errors.As(err, &toErr) {
+		// The server gave the last attempt up: with the policy spent, that
+		// was its last allowed attempt.
 		var log activities.AttemptLog
 		if toErr.HasLastHeartbeatDetails() {
 			_ = toErr.LastHeartbeatDetails(&log)
 		}
-		number := max(log.Current, 1)
-		lost := activities.LostAttempt(number)
-		attempts := max(number-priorAttempts, 1)
+		attempts := max(log.Current-priorAttempts, 1)
+		var ae *temporal.ActivityError
+		if errors.As(err, &ae) && ae.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
+			attempts = int(activityOptions(s).RetryPolicy.MaximumAttempts)
+		}
+		last := priorAttempts + attempts
+		lost := activities.LostAttempt(last)
 		if toErr.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT {
 			lost.Error = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}
 		}
-		failed := append(log.Failed, lost)
+		failed := activities.WithLostAttempts(append(log.Failed, lost), priorAttempts+1, last)
 		return interpreter.Outcome{Err: &lost.Error, Attempts: attempts, Recovery: noRule, AttemptErrors: failed}
 	}
 	var canErr *temporal.CanceledError
