@@ -52,8 +52,8 @@ func terminateCommand() *cli.Command {
 		Usage:     "stop a run at once: the hard stop. No step is told, end does not run, no aggregate is made",
 		ArgsUsage: "RUN",
 		Description: "Terminate is Temporal's forced stop: the workflow ends Terminated on the spot.\n" +
-			"Running step processes are not signalled by the engine (their workers' heartbeats stop\n" +
-			"being answered), `end` never runs and no webhook is called. Prefer `playbook cancel`.",
+			"`end` never runs, no webhook is called and no aggregate is made; a worker kills a running\n" +
+			"step's processes when its next heartbeat finds the run gone. Prefer `playbook cancel`.",
 		Flags: append([]cli.Flag{&cli.StringFlag{Name: "reason", Value: "terminated from the playbook CLI", Usage: "why, recorded in the workflow's history"}}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
