@@ -191,11 +191,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	agg.WorkflowID, agg.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
 	workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
 	if in.Index {
-		failed := agg.FailedSteps
-		if len(failed) == 0 {
-			failed = []string{}
-		}
-		if err := workflow.UpsertTypedSearchAttributes(x.ctx, AttrPlaybookStatus.ValueSet(agg.Status), AttrFailedSteps.ValueSet(failed)); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(x.ctx, AttrPlaybookStatus.ValueSet(agg.Status), AttrFailedSteps.ValueSet(agg.FailedSteps)); err != nil {
 			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 		}
 	}
