@@ -102,3 +102,32 @@ func TestRunWarnsWithoutWorker(t *testing.T) {
 	r := <-done
 	require.Contains(t, r.stderr, `No worker is polling task queue "nobody-polls": the run waits until one does (start one with `+"`playbook worker`"+`).`)
 }
+
+// The same binary reaches any cluster through envconfig: TEMPORAL_ADDRESS,
+// or a profile in the Temporal config file.
+func TestConnectionFromEnvconfig(t *testing.T) {
+	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
+	t.Setenv("TEMPORAL_ADDRESS", server.Address)
+	code, out, errOut := cli(t, "run", "../playbooks/hello.yaml")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, errOut, "embedded", "TEMPORAL_ADDRESS names the server")
+	require.Contains(t, out, "completed: 0 of 3 steps failed.")
+
+	config := filepath.Join(t.TempDir(), "temporal.toml")
+	require.NoError(t, os.WriteFile(config, []byte("[profile.staging]\naddress = \""+server.Address+"\"\nnamespace = \"default\"\n"), 0o644))
+	require.NoError(t, os.Unsetenv("TEMPORAL_ADDRESS")) // t.Setenv above restores it after the test
+	t.Setenv("TEMPORAL_CONFIG_FILE", config)
+	code, out, errOut = cli(t, "run", "--profile", "staging", "../playbooks/hello.yaml")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, errOut, "embedded", "the profile names the server")
+	require.Contains(t, out, "completed: 0 of 3 steps failed.")
+}
+
+func TestEventsFollow(t *testing.T) {
+	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 1})
+	code, out, errOut := cli(t, "events", "--address", server.Address, "--follow", run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "step_started         left")
+	require.Contains(t, out, "step_completed       after", "it followed the run to its end")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(out), "workflow_completed"), out)
+}
