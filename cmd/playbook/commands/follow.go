@@ -19,6 +19,11 @@ import (
 // pollEvery is how often `run` asks a run for new events while following it.
 const pollEvery = 200 * time.Millisecond
 
+// pollTimeout bounds each of those questions: a query can wait on the server
+// (seen: 16s for one sent as the run closed), and a slow answer must not
+// hold up noticing that the run has ended.
+const pollTimeout = 2 * time.Second
+
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
 func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, out io.Writer) (*interpreter.Aggregate, error) {
@@ -41,6 +46,12 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, out io.
 			return e.agg, e.err
 		case <-tick.C:
 			p.events(ctx, c, wr)
+			select {
+			case e := <-done:
+				p.events(ctx, c, wr)
+				return e.agg, e.err
+			default:
+			}
 			p.retries(ctx, c, wr)
 		}
 	}
@@ -71,6 +82,8 @@ type progress struct {
 }
 
 func (p *progress) events(ctx context.Context, c client.Client, wr client.WorkflowRun) {
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
 	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), playbookwf.QueryEvents, p.seen)
 	if err != nil {
 		return // not yet picked up by a worker; the next tick asks again
@@ -95,6 +108,8 @@ func (p *progress) events(ctx context.Context, c client.Client, wr client.Workfl
 // pending-activity view: attempts happen inside Temporal's activity retry,
 // so the workflow itself does not see them.
 func (p *progress) retries(ctx context.Context, c client.Client, wr client.WorkflowRun) {
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
 	d, err := c.DescribeWorkflowExecution(ctx, wr.GetID(), wr.GetRunID())
 	if err != nil {
 		return

@@ -187,11 +187,7 @@ func eventsCommand() *cli.Command {
 					}
 					closed = d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 				}
-				v, err := conn.client.QueryWorkflow(c.Context, run, "", playbookwf.QueryEvents, seen)
-				var evs []interpreter.Event
-				if err == nil {
-					err = v.Get(&evs)
-				}
+				evs, err := queryEvents(c.Context, conn.client, run, seen, c.Bool("follow") && !closed)
 				if err != nil {
 					return cli.Exit("events: "+err.Error(), exitFailed)
 				}
@@ -210,6 +206,26 @@ func eventsCommand() *cli.Command {
 			}
 		},
 	}
+}
+
+// queryEvents asks a run for its events after seq. While following a live
+// run, each question is bounded (see pollTimeout) and a slow one is simply
+// asked again on the next tick.
+func queryEvents(ctx context.Context, c client.Client, run string, seq int, bounded bool) ([]interpreter.Event, error) {
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, pollTimeout)
+		defer cancel()
+	}
+	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryEvents, seq)
+	var evs []interpreter.Event
+	if err == nil {
+		err = v.Get(&evs)
+	}
+	if bounded && ctx.Err() != nil {
+		return nil, nil
+	}
+	return evs, err
 }
 
 func printEvent(out io.Writer, e interpreter.Event, asJSON bool) {
