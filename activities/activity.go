@@ -258,18 +258,6 @@ func decodeSpec(spec map[string]any, out any) error {
 	return json.Unmarshal(b, out)
 }
 
-// stringValue formats a templated value for an environment variable or header.
-func stringValue(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case nil:
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 // resolveBase is the directory relative paths resolve against.
 func resolveBase(baseDir string) string {
 	if baseDir != "" {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"playbook/interpreter"
 )
 
 // bodyLimit is the largest response body kept in a result.
@@ -56,7 +58,7 @@ func (a *Activities) runHTTP(ctx context.Context, in StepInput) Outcome {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range spec.Headers {
-		req.Header.Set(k, stringValue(v))
+		req.Header.Set(k, interpreter.Text(v))
 	}
 	client := a.HTTP
 	if client == nil {

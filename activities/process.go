@@ -106,7 +106,7 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 	)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	for k, v := range p.env {
-		cmd.Env = append(cmd.Env, k+"="+stringValue(v))
+		cmd.Env = append(cmd.Env, k+"="+interpreter.Text(v))
 	}
 	if err := cmd.Start(); err != nil {
 		return run, &interpreter.StepError{Type: "tool_error", Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}

@@ -42,7 +42,7 @@ func (r *Run) Webhook(status string) (event, url string, err error) {
 		return event, "", err
 	}
 	v, err := t.Render(r.EndEnv())
-	return event, textOf(v), err
+	return event, Text(v), err
 }
 
 // Finish lets `end` decide the run once every other step has resolved.

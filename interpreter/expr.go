@@ -209,14 +209,15 @@ func (t *Template) Render(env map[string]any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(textOf(v))
+		b.WriteString(Text(v))
 	}
 	return b.String(), nil
 }
 
-// textOf formats a value spliced into text: strings as they are, nil as
-// nothing, everything else as JSON (so 3.0 prints as 3 and maps as objects).
-func textOf(v any) string {
+// Text formats a value spliced into text, an environment variable or a
+// header: strings as they are, nil as nothing, everything else as JSON (so
+// 3.0 prints as 3 and maps as objects).
+func Text(v any) string {
 	switch t := v.(type) {
 	case string:
 		return t
