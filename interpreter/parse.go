@@ -428,10 +428,16 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	switch {
 	case t.Kind == "shell" && t.Spec["command"] == nil:
 		return nil, d.errf(n, "shell tool needs a command")
+	case t.Kind == "shell" && IsTemplate(t.Spec["command"].(string)):
+		// The contract: templated values reach processes as environment
+		// variables, never spliced into shell text (that is an injection).
+		return nil, d.errf(n, `shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`)
 	case t.Kind == "http" && t.Spec["url"] == nil:
 		return nil, d.errf(n, "http tool needs a url")
 	case t.Kind == "python" && t.Spec["code"] == nil:
 		return nil, d.errf(n, "python tool needs code defining main(**args)")
+	case t.Kind == "python" && IsTemplate(t.Spec["code"].(string)):
+		return nil, d.errf(n, `python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`)
 	case t.Kind == "playbook" && t.Spec["path"] == nil:
 		return nil, d.errf(n, "playbook tool needs the path of the sub-playbook")
 	case t.Kind == "playbook" && IsTemplate(t.Spec["path"].(string)):

@@ -117,6 +117,18 @@ workflow:
   - step: a
     tool: {kind: shell, comand: ls}
 `, `flows/x.yaml:5: step "a": unknown key "comand" in shell tool (known: command, env, kind, workdir)`},
+		{"template in shell text", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: shell, command: "rm -rf {{ workload.dir }}"}
+`, `flows/x.yaml:5: step "a": shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`},
+		{"template in python source", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: python, code: "def main(): return {{ workload.n }}"}
+`, `flows/x.yaml:5: step "a": python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`},
 		{"shell without command", `
 metadata: {name: x}
 workflow:
