@@ -180,9 +180,11 @@ func LostAttempt(attempt int) interpreter.AttemptRecord {
 }
 
 // runRecovery runs a rule's recovery script before a retry and returns its
-// exit code; a failing script does not stop the retry.
+// exit code; a failing script does not stop the retry. It sees the step's
+// own env as well as the PLAYBOOK_* variables: it repairs what the step uses.
 func (a *Activities) runRecovery(ctx context.Context, in StepInput, attempt, exitCode int, script string) int {
-	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery"},
+	env, _ := in.Spec["env"].(map[string]any)
+	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery", env: env},
 		"PLAYBOOK_RETURN_CODE="+strconv.Itoa(exitCode))
 	if err != nil {
 		return -1

@@ -126,7 +126,7 @@ func replay(t *testing.T, name, workflowID, runID string) {
 		if len(b) > maxRecordedHistory {
 			return // replayed above; too big to keep in the repository
 		}
-		file := filepath.Join("testdata", "histories", strings.TrimSuffix(name, ".yaml")+".json")
+		file := filepath.Join("testdata", "histories", strings.ReplaceAll(strings.TrimSuffix(name, ".yaml"), "/", "_")+".json")
 		require.NoError(t, os.WriteFile(file, b, 0o644))
 	}
 }

@@ -260,7 +260,11 @@ func (x *executor) notify(agg *interpreter.Aggregate) {
 	})
 	err = workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
 	n := interpreter.Notification{Event: event, Webhook: url, Delivered: err == nil}
-	if err != nil {
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &appErr):
+		n.Error = appErr.Message() // the last attempt's own words, without the SDK's wrapping
+	case err != nil:
 		n.Error = err.Error()
 	}
 	agg.Notifications = append(agg.Notifications, n)
