@@ -82,15 +82,9 @@ type progress struct {
 }
 
 func (p *progress) events(ctx context.Context, c client.Client, wr client.WorkflowRun) {
-	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
-	defer cancel()
-	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), playbookwf.QueryEvents, p.seen)
+	evs, err := queryEvents(ctx, c, wr.GetID(), wr.GetRunID(), p.seen, true)
 	if err != nil {
 		return // not yet picked up by a worker; the next tick asks again
-	}
-	var evs []interpreter.Event
-	if v.Get(&evs) != nil {
-		return
 	}
 	for _, e := range evs {
 		p.seen = e.Seq

@@ -181,13 +181,17 @@ func eventsCommand() *cli.Command {
 			for {
 				closed := false
 				if c.Bool("follow") {
-					d, err := conn.client.DescribeWorkflowExecution(c.Context, run, "")
-					if err != nil {
+					ctx, cancel := context.WithTimeout(c.Context, pollTimeout)
+					d, err := conn.client.DescribeWorkflowExecution(ctx, run, "")
+					timedOut := ctx.Err() != nil
+					cancel()
+					if err != nil && !timedOut {
 						return cli.Exit("events: "+err.Error(), exitFailed)
 					}
-					closed = d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+					// A slow answer is asked again on the next tick.
+					closed = err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 				}
-				evs, err := queryEvents(c.Context, conn.client, run, seen, c.Bool("follow") && !closed)
+				evs, err := queryEvents(c.Context, conn.client, run, "", seen, c.Bool("follow") && !closed)
 				if err != nil {
 					return cli.Exit("events: "+err.Error(), exitFailed)
 				}
@@ -209,15 +213,15 @@ func eventsCommand() *cli.Command {
 }
 
 // queryEvents asks a run for its events after seq. While following a live
-// run, each question is bounded (see pollTimeout) and a slow one is simply
-// asked again on the next tick.
-func queryEvents(ctx context.Context, c client.Client, run string, seq int, bounded bool) ([]interpreter.Event, error) {
+// run, each question is bounded (see pollTimeout) and a slow one yields no
+// events, to be asked again on the next tick.
+func queryEvents(ctx context.Context, c client.Client, workflowID, runID string, seq int, bounded bool) ([]interpreter.Event, error) {
 	if bounded {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, pollTimeout)
 		defer cancel()
 	}
-	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryEvents, seq)
+	v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq)
 	var evs []interpreter.Event
 	if err == nil {
 		err = v.Get(&evs)
