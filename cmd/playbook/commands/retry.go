@@ -70,17 +70,13 @@ func retryCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(fmt.Sprintf("retry: cannot start %s: %v", id, err), exitFailed)
 			}
-			progress := c.App.Writer
-			if c.Bool("json") {
-				progress = c.App.ErrWriter
-			}
 			var reused []string
 			for _, s := range pb.Steps {
 				if in.Reuse[s.Name] != nil {
 					reused = append(reused, s.Name)
 				}
 			}
-			fmt.Fprintf(progress, "Retrying %s as %s, reusing %d completed steps: %s\n", earlierID, id, len(reused), strings.Join(reused, ", "))
+			fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %d completed steps: %s\n", earlierID, id, len(reused), strings.Join(reused, ", "))
 			return followAndReport(c, conn, pb, wr)
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go.temporal.io/sdk/client"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -68,14 +69,11 @@ func runCommand() *cli.Command {
 // (or, with --json, only the aggregate on stdout) and returns the exit code
 // for its outcome.
 func followAndReport(c *cli.Context, conn *connection, pb *interpreter.Playbook, wr client.WorkflowRun) error {
-	progress := c.App.Writer
-	if c.Bool("json") {
-		progress = c.App.ErrWriter
-	}
+	progress := progressWriter(c)
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
 	agg, err := follow(c.Context, conn.client, wr, progress)
 	if err != nil {
-		return cli.Exit("run: "+err.Error(), exitFailed)
+		return cli.Exit(c.Command.Name+": "+err.Error(), exitFailed)
 	}
 	if c.Bool("json") {
 		b, _ := json.MarshalIndent(agg, "", "  ")
@@ -83,6 +81,15 @@ func followAndReport(c *cli.Context, conn *connection, pb *interpreter.Playbook,
 	}
 	printSummary(progress, pb, agg)
 	return cli.Exit("", exitCodeOf(agg.Status))
+}
+
+// progressWriter is where progress goes: stdout, or stderr with --json so
+// that stdout carries only the aggregate.
+func progressWriter(c *cli.Context) io.Writer {
+	if c.Bool("json") {
+		return c.App.ErrWriter
+	}
+	return c.App.Writer
 }
 
 func exitCodeOf(status string) int {
