@@ -2,7 +2,6 @@ package interpreter
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -76,8 +75,7 @@ func (st *StepState) Note() string {
 	if st.Error == nil {
 		return st.SkipReason
 	}
-	first, _, _ := strings.Cut(st.Error.Message, "\n")
-	note := st.Error.Type + ": " + first
+	note := st.Error.Type + ": " + firstLine(st.Error.Message)
 	if st.Recovery != "" && st.Recovery != RecoveryNoHandler {
 		note += " [" + st.Recovery + "]"
 	}
