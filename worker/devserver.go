@@ -46,6 +46,10 @@ type DevServerOptions struct {
 	// Optional: custom search attributes registered with the namespace;
 	// default playbook's own (playbookwf.SearchAttributes).
 	SearchAttributes map[string]enumspb.IndexedValueType
+	// Optional: keep Temporal's stock queue poll rates, timer precision and
+	// task queue partitions instead of the tuned ones (see tunedSettings);
+	// default false. For measuring what the tuning gains.
+	StockSettings bool
 }
 
 // DevServer is a running embedded Temporal server.
@@ -84,7 +88,11 @@ func StartDevServer(o DevServerOptions) (*DevServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	server, err := temporal.NewServer(o.buildServerOptions(conf)...)
+	onePartition, err := o.singleReadPartition()
+	if err != nil {
+		return nil, err
+	}
+	server, err := temporal.NewServer(o.buildServerOptions(conf, onePartition)...)
 	if err != nil {
 		return nil, fmt.Errorf("dev server: %w", err)
 	}
@@ -125,7 +133,7 @@ func (o DevServerOptions) buildUIServer() *uiserver.Server {
 	}))
 }
 
-func (o DevServerOptions) buildServerOptions(conf *config.Config) []temporal.ServerOption {
+func (o DevServerOptions) buildServerOptions(conf *config.Config, onePartition bool) []temporal.ServerOption {
 	hosts := map[primitives.ServiceName]static.Hosts{}
 	for _, svc := range []primitives.ServiceName{primitives.FrontendService, primitives.MatchingService, primitives.HistoryService, primitives.WorkerService} {
 		hosts[svc] = static.SingleLocalHost(hostPort(o.IP, conf.Services[string(svc)].RPC.GRPCPort))
@@ -135,6 +143,11 @@ func (o DevServerOptions) buildServerOptions(conf *config.Config) []temporal.Ser
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8096,
 		// `run` polls a query while it follows a run; the default visibility rate is too low for tests.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+	}
+	if !o.StockSettings {
+		for k, v := range tunedSettings(onePartition) {
+			dyn[k] = v
+		}
 	}
 	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))
 	return []temporal.ServerOption{
@@ -201,7 +214,11 @@ func (o DevServerOptions) buildSQLConfig() (*config.SQL, error) {
 		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
 		conf.DatabaseName = "playbook-" + strconv.Itoa(rand.IntN(1<<30))
 	} else {
-		conf.ConnectAttributes = map[string]string{"mode": "rwc"}
+		// WAL with synchronous=normal commits without an fsync per
+		// transaction (an fsync-bound file costs ~20 ms a step): a crash of
+		// the process loses nothing, a crash of the OS or a power cut may
+		// lose the last transactions before the WAL's checkpoint.
+		conf.ConnectAttributes = map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "normal"}
 		conf.DatabaseName = o.DBFile
 	}
 	// The SQLite plugin lays out a memory database itself; a file gets its

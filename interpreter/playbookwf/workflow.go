@@ -278,6 +278,8 @@ type executor struct {
 	info *workflow.Info
 	// cancels holds each started step's cancellation scope.
 	cancels map[string]workflow.CancelFunc
+	// noopVersion is the noop-in-workflow version, once a noop step asked.
+	noopVersion *workflow.Version
 }
 
 // start renders a step's tool and schedules its activity, or its child
@@ -285,6 +287,9 @@ type executor struct {
 func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
 	ctx, cancel := workflow.WithCancel(x.ctx)
 	x.cancels[s.Name] = cancel
+	if x.decidesInWorkflow(s) {
+		return x.decideInWorkflow(ctx, s)
+	}
 	if s.Loop != nil {
 		// A loop renders its tool once per element.
 		return x.startLoop(ctx, s)

@@ -1,0 +1,87 @@
+package playbookwf
+
+import (
+	"encoding/json"
+
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/interpreter"
+)
+
+// noopInWorkflowChange is the version change that decides noop steps (and
+// loops of them) inside the workflow instead of in an activity. Runs
+// recorded before it keep scheduling their noop activities on replay.
+const noopInWorkflowChange = "noop-in-workflow"
+
+// needsNoProcess tells whether a step's outcome is known without running
+// anything: a noop returns its rendered result. A retry_when could poll
+// even a noop, so such a step keeps its activity and the retry decision.
+func needsNoProcess(s *interpreter.Step) bool {
+	return s.Tool != nil && s.Tool.Kind == "noop" && (s.Retry == nil || s.Retry.RetryWhen == nil)
+}
+
+// decidesInWorkflow tells whether this noop step is decided in the
+// workflow. The version is asked for where the run's first noop step
+// starts, so a history recorded before the change replays unchanged up to
+// there and keeps its noop activities after.
+func (x *executor) decidesInWorkflow(s *interpreter.Step) bool {
+	if !needsNoProcess(s) {
+		return false
+	}
+	if x.noopVersion == nil {
+		v := workflow.GetVersion(x.ctx, noopInWorkflowChange, workflow.DefaultVersion, 1)
+		x.noopVersion = &v
+	}
+	return *x.noopVersion >= 1
+}
+
+// decideInWorkflow gives a noop step (or a loop of noop elements) its
+// outcome at once, as an already settled future shaped like the activity's
+// (one attempt, the rendered result as a JSON round trip makes it).
+func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
+	f, settle := workflow.NewFuture(ctx)
+	if s.Loop == nil {
+		spec, err := x.run.RenderTool(s)
+		if err != nil {
+			return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+		}
+		result, err := asActivityResult(spec["result"])
+		if err != nil {
+			return nil, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+		}
+		settle.Set(activities.StepOutput{Result: result, Attempts: 1}, nil)
+		return f, nil
+	}
+	items, err := x.run.LoopItems(s)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+	}
+	specs, err := x.run.RenderLoop(s, items)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+	}
+	outcomes := make([]interpreter.Outcome, len(specs))
+	for i, spec := range specs {
+		result, err := asActivityResult(spec["result"])
+		if err != nil {
+			return nil, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+		}
+		outcomes[i] = interpreter.Outcome{Result: result, Attempts: 1}
+	}
+	settle.Set(interpreter.CombineLoop(outcomes), nil)
+	return f, nil
+}
+
+// asActivityResult gives v the shape a result has after the activity's
+// JSON payloads (numbers become float64, and so on), so that expressions
+// reading it behave as they did when noop was an activity.
+func asActivityResult(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
