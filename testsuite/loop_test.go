@@ -2,7 +2,13 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,8 +41,8 @@ func TestLoopElementFailureCancelsTheOthers(t *testing.T) {
 }
 
 // A parallel loop over 10,000 noop elements completes, and no workflow's
-// history comes near Temporal's limit: the elements run in batches of
-// child workflows.
+// history comes near Temporal's limit. Its noop elements are decided in the
+// workflow, so it starts no batch (TestLongLoopRunsInBatches has batches).
 func TestLoopOverTenThousandElements(t *testing.T) {
 	start := time.Now()
 	r := runExample(t, "loop_10k.yaml")
@@ -45,14 +51,9 @@ func TestLoopOverTenThousandElements(t *testing.T) {
 	require.Equal(t, "10000 results, sum 50005000", r.agg.Steps["total"].Result)
 
 	largest, largestID := workflowHistoryLength(t, r.agg.WorkflowID), r.agg.WorkflowID
-	batches := (10000 + playbookwf.LoopBatchSize - 1) / playbookwf.LoopBatchSize
-	for b := 0; b < batches; b++ {
-		id := fmt.Sprintf("%s-each-batch-%d", r.agg.WorkflowID, b)
-		if n := workflowHistoryLength(t, id); n > largest {
-			largest, largestID = n, id
-		}
-	}
-	t.Logf("10,000 elements, max_in_flight 50: wall time %s; largest history %d events (%s) across %d workflows", wall.Round(time.Millisecond), largest, largestID, batches+1)
+	batches := childWorkflowIDs(t, r.agg.WorkflowID)
+	require.Empty(t, batches, "noop elements need no batch")
+	t.Logf("10,000 elements, max_in_flight 50: wall time %s; largest history %d events (%s) across %d workflows", wall.Round(time.Millisecond), largest, largestID, len(batches)+1)
 	fmt.Printf("loop over 10,000 elements: wall time %s, largest history %d events (%s)\n", wall.Round(time.Millisecond), largest, largestID)
 	require.Less(t, largest, 10000, "well under Temporal's 50k-event history limit")
 }
@@ -61,4 +62,47 @@ func workflowHistoryLength(t *testing.T, id string) int {
 	d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
 	require.NoError(t, err, id)
 	return int(d.GetWorkflowExecutionInfo().GetHistoryLength())
+}
+
+// A loop longer than a batch runs its elements in batches of child
+// workflows, results in input order: 1,001 http elements make three.
+func TestLongLoopRunsInBatches(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, strings.TrimPrefix(r.URL.Path, "/"))
+	}))
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "batches.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: loop-batches}
+workload: {url: ""}
+workflow:
+  - step: each
+    loop: { in: "0..1000", mode: parallel, max_in_flight: 50 }
+    tool: { kind: http, url: "{{ workload.url }}/{{ item }}" }
+`), 0o644))
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--set", "url="+srv.URL, file)
+	require.Equal(t, 0, code, errOut)
+	var agg interpreter.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg))
+	results := agg.Steps["each"].Result.([]any)
+	require.Len(t, results, 1001)
+	for i, res := range results {
+		require.Equal(t, fmt.Sprint(i), res.(map[string]any)["body"], "results in input order")
+	}
+	batches := childWorkflowIDs(t, agg.WorkflowID)
+	require.Len(t, batches, (1001+playbookwf.LoopBatchSize-1)/playbookwf.LoopBatchSize)
+	for b, id := range batches {
+		require.Equal(t, fmt.Sprintf("%s-each-batch-%d", agg.WorkflowID, b), id)
+		require.Less(t, workflowHistoryLength(t, id), 10000)
+	}
+}
+
+// childWorkflowIDs lists the child workflows a run started, in order.
+func childWorkflowIDs(t *testing.T, workflowID string) []string {
+	var ids []string
+	for _, e := range history(t, workflowID, "").GetEvents() {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+			ids = append(ids, a.GetWorkflowId())
+		}
+	}
+	return ids
 }
