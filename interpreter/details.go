@@ -9,15 +9,44 @@ import (
 // current details: one row per step, in file order.
 func (r *Run) DetailsMarkdown() string {
 	var b strings.Builder
+	b.Grow(r.detailsSize)
 	fmt.Fprintf(&b, "**playbook %s**", r.pb.Name)
 	if r.pb.Description != "" {
 		fmt.Fprintf(&b, ": %s", r.pb.Description)
 	}
 	b.WriteString("\n\n| step | status | attempts | note |\n| --- | --- | --- | --- |\n")
 	for _, s := range r.pb.Steps {
-		st := r.states[s.Name]
-		note := strings.ReplaceAll(st.Note(), "|", "\\|")
-		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", s.Name, st.Status, st.Attempts, note)
+		b.WriteString(r.detailsRow(s.Name))
 	}
+	r.detailsSize = b.Len()
 	return b.String()
+}
+
+// detailsRow renders a step's row, again only when what it shows changed:
+// the table is rendered after every step that moves.
+func (r *Run) detailsRow(name string) string {
+	st := r.states[name]
+	seen := rowSeen{stepSeen{st.Status, st.Attempts, st.Error}, st.SkipReason, st.Recovery, st.RoutedToEnd}
+	if row, ok := r.rows[name]; ok && row.seen == seen {
+		return row.text
+	}
+	note := strings.ReplaceAll(st.Note(), "|", "\\|")
+	text := fmt.Sprintf("| %s | %s | %d | %s |\n", name, st.Status, st.Attempts, note)
+	if r.rows == nil {
+		r.rows = map[string]renderedRow{}
+	}
+	r.rows[name] = renderedRow{seen, text}
+	return text
+}
+
+// rowSeen is what a step's row shows.
+type rowSeen struct {
+	stepSeen
+	skipReason, recovery string
+	routedToEnd          bool
+}
+
+type renderedRow struct {
+	seen rowSeen
+	text string
 }

@@ -161,6 +161,10 @@ type Run struct {
 	events     []Event
 	// final is the aggregate once `end` has decided.
 	final *Aggregate
+	// envCache keeps Env's step entries between calls, rows the details' rows.
+	envCache    stepsEnv
+	rows        map[string]renderedRow
+	detailsSize int
 }
 
 // NewRun starts the state of a run. workload overrides the playbook's
@@ -392,7 +396,7 @@ func (r *Run) Complete(name string, result any, attempts int) {
 func (r *Run) takeArcs(name string) error {
 	s := r.pb.byName[name]
 	var take []string
-	env := r.Env()
+	var env map[string]any
 	for _, rule := range s.Next {
 		if rule.When == nil {
 			take = append(take, rule.Then...)
@@ -400,6 +404,9 @@ func (r *Run) takeArcs(name string) error {
 				continue
 			}
 			break
+		}
+		if env == nil {
+			env = r.Env()
 		}
 		ok, err := rule.When.EvalBool(env)
 		if err != nil {
@@ -550,17 +557,9 @@ func (r *Run) StartEnd() {
 
 // Env is what step expressions and templates see.
 func (r *Run) Env() map[string]any {
-	steps := make(map[string]any, len(r.states))
-	for name, st := range r.states {
-		var errVal any
-		if st.Error != nil {
-			errVal = map[string]any{"type": st.Error.Type, "message": st.Error.Message, "details": st.Error.Details}
-		}
-		steps[name] = map[string]any{"status": string(st.Status), "result": st.Result, "error": errVal, "attempts": st.Attempts}
-	}
 	return map[string]any{
 		"workload":     r.workload,
-		"steps":        steps,
+		"steps":        r.stepsEnv(),
 		"execution_id": r.executionID,
 		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
 	}

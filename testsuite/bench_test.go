@@ -3,11 +3,20 @@ package testsuite
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -19,14 +28,84 @@ import (
 	"playbook/worker"
 )
 
-const chainLength = 50
+// benchRounds is how many times each light figure is measured; the bench
+// prints the medians. The heavy ones (fan-out 500, the loops, 200
+// concurrent runs) are measured in the first round only, to keep the bench
+// within a few minutes on two cores.
+const benchRounds = 3
 
-// chainPlaybook is a sequential chain of noop steps.
-func chainPlaybook(n int) string {
+const benchQueue = "bench"
+
+// shellTrue is the tiny real work every benchmarked step does.
+const shellTrue = "{kind: shell, command: \"true\"}"
+
+// BenchTrue is the hand-written activity: it runs what a playbook's
+// `shell: true` step runs.
+func BenchTrue(ctx context.Context) error {
+	return exec.CommandContext(ctx, "/bin/sh", "-c", "true").Run()
+}
+
+// nativeOptions match what the playbook gives a step without retry or timeout.
+func nativeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Hour,
+		HeartbeatTimeout:    playbookwf.DefaultHeartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+}
+
+// BenchNativeChain runs n activities one after another.
+func BenchNativeChain(ctx workflow.Context, n int) error {
+	ctx = nativeOptions(ctx)
+	for i := 0; i < n; i++ {
+		if err := workflow.ExecuteActivity(ctx, BenchTrue).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchNativeFanOut runs n activities at once and waits for all.
+func BenchNativeFanOut(ctx workflow.Context, n int) error {
+	ctx = nativeOptions(ctx)
+	futures := make([]workflow.Future, n)
+	for i := range futures {
+		futures[i] = workflow.ExecuteActivity(ctx, BenchTrue)
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchNativeLoop runs n activities, at most inFlight at a time.
+func BenchNativeLoop(ctx workflow.Context, n, inFlight int) error {
+	ctx = nativeOptions(ctx)
+	sel := workflow.NewSelector(ctx)
+	var failed error
+	running := 0
+	for next := 0; next < n || running > 0; {
+		for ; running < inFlight && next < n; next++ {
+			running++
+			sel.AddFuture(workflow.ExecuteActivity(ctx, BenchTrue), func(f workflow.Future) {
+				running--
+				if err := f.Get(ctx, nil); err != nil {
+					failed = err
+				}
+			})
+		}
+		sel.Select(ctx)
+	}
+	return failed
+}
+
+func chainSource(n int, tool func(i int) string) string {
 	var b strings.Builder
-	b.WriteString("metadata: {name: chain}\nworkflow:\n")
+	fmt.Fprintf(&b, "metadata: {name: chain-%d}\nworkflow:\n", n)
 	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "  - step: s%d\n    tool: {kind: noop, result: %d}\n", i, i)
+		fmt.Fprintf(&b, "  - step: s%d\n    tool: %s\n", i, tool(i))
 		if i < n {
 			fmt.Fprintf(&b, "    next: s%d\n", i+1)
 		}
@@ -34,71 +113,262 @@ func chainPlaybook(n int) string {
 	return b.String()
 }
 
-// NativeChain is the same chain written by hand against the SDK: the floor
-// the interpreter is measured against.
-func NativeChain(ctx workflow.Context, n int) ([]any, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Hour,
-		HeartbeatTimeout:    playbookwf.DefaultHeartbeatTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
-	info := workflow.GetInfo(ctx)
-	results := make([]any, 0, n)
+func fanOutSource(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "metadata: {name: fan-out-%d}\nworkflow:\n", n)
 	for i := 1; i <= n; i++ {
-		var out activities.StepOutput
-		in := activities.StepInput{WorkflowID: info.WorkflowExecution.ID, Step: fmt.Sprintf("s%d", i), Kind: "noop",
-			Spec: map[string]any{"result": i}, Retry: activities.RetrySpec{MaxAttempts: 1}}
-		if err := workflow.ExecuteActivity(ctx, activities.RunStepName, in).Get(ctx, &out); err != nil {
-			return nil, err
-		}
-		results = append(results, out.Result)
+		fmt.Fprintf(&b, "  - step: s%d\n    tool: %s\n", i, shellTrue)
 	}
-	return results, nil
+	return b.String()
 }
 
-// BenchmarkChain50 runs the 50-step chain as a playbook and as NativeChain,
-// alternately, on one worker, and reports per-step time for each, their
-// ratio, and history events per step.
-func BenchmarkChain50(b *testing.B) {
-	const queue = "bench-chain"
-	w := sdkworker.New(tc, queue, sdkworker.Options{})
+func loopSource(n, inFlight int, tool string) string {
+	return fmt.Sprintf("metadata: {name: loop-%d}\nworkflow:\n  - step: each\n    loop: {in: \"1..%d\", mode: parallel, max_in_flight: %d}\n    tool: %s\n", n, n, inFlight, tool)
+}
+
+func shellStep(int) string  { return shellTrue }
+func noopStep(i int) string { return fmt.Sprintf("{kind: noop, result: %d}", i) }
+
+// benchRun is one finished workflow as its history tells it.
+type benchRun struct {
+	wall       time.Duration // WorkflowExecutionStarted to its close
+	events     int
+	activities int
+	// taskTimes are the workflow tasks' STARTED to COMPLETED times.
+	taskTimes []time.Duration
+}
+
+func measure(b *testing.B, c client.Client, queue string, wf any, args ...any) benchRun {
+	b.Helper()
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-%d", time.Now().UnixNano()), TaskQueue: queue}, wf, args...)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(ctx, nil))
+	return fromHistory(b, c, run.GetID(), run.GetRunID())
+}
+
+func fromHistory(b *testing.B, c client.Client, id, runID string) benchRun {
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var events []*historypb.HistoryEvent
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(b, err)
+		events = append(events, e)
+	}
+	r := benchRun{events: len(events), wall: events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())}
+	started := map[int64]time.Time{}
+	for _, e := range events {
+		switch e.GetEventType() {
+		case enums.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			started[e.GetEventId()] = e.GetEventTime().AsTime()
+		case enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			s := started[e.GetWorkflowTaskCompletedEventAttributes().GetStartedEventId()]
+			r.taskTimes = append(r.taskTimes, e.GetEventTime().AsTime().Sub(s))
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			r.activities++
+		}
+	}
+	return r
+}
+
+func pb(source string) playbookwf.Input {
+	return playbookwf.Input{File: "bench.yaml", Source: source}
+}
+
+// concurrentRuns starts n runs at once and returns runs per second.
+func concurrentRuns(b *testing.B, c client.Client, n int, wf any, args ...any) float64 {
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-c-%d-%d", i, time.Now().UnixNano()), TaskQueue: benchQueue}, wf, args...)
+			if err == nil {
+				err = run.Get(context.Background(), nil)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	for _, err := range errs {
+		require.NoError(b, err)
+	}
+	return float64(n) / wall.Seconds()
+}
+
+// loopOnOwnWorker runs a playbook loop on a `playbook worker` process of
+// its own, and returns the run and that worker's peak RSS in MiB.
+func loopOnOwnWorker(b *testing.B, source string) (benchRun, float64) {
+	queue := fmt.Sprintf("bench-loop-%d", time.Now().UnixNano())
+	cmd := exec.Command(playbookBinary(b), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", b.TempDir())
+	cmd.Env = append(os.Environ(), "TEMPORAL_CONFIG_FILE="+filepath.Join(b.TempDir(), "none.toml"))
+	require.NoError(b, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	r := measure(b, tc, queue, playbookwf.WorkflowName, pb(source))
+	return r, peakRSS(b, cmd.Process.Pid)
+}
+
+// peakRSS reads a process's VmHWM in MiB.
+func peakRSS(b *testing.B, pid int) float64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(b, err)
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.Atoi(f[1])
+			require.NoError(b, err)
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// figures collects each figure's samples, one per round.
+type figures map[string][]float64
+
+func (f figures) add(name string, v float64) { f[name] = append(f[name], v) }
+
+func (f figures) median(name string) float64 {
+	v := slices.Clone(f[name])
+	if len(v) == 0 {
+		panic("no samples of " + name)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func medianDuration(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkSpeed measures the playbook against hand-written Temporal
+// workflows doing the same work (a `shell: true` step against an activity
+// running `sh -c true`), on one embedded server with the tuned settings and
+// one worker, and the hand-written chain again on a server with Temporal's
+// stock settings. Every figure is measured benchRounds times, playbook and
+// native alternately; the medians are printed, one line per figure. Times
+// come from the histories' timestamps.
+func BenchmarkSpeed(b *testing.B) {
+	w := sdkworker.New(tc, benchQueue, sdkworker.Options{})
 	worker.RegisterWorkflow(w)
-	w.RegisterWorkflow(NativeChain)
-	w.RegisterActivityWithOptions((&activities.Activities{LogDir: logDir}).RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	registerNative(w)
 	require.NoError(b, w.Start())
 	defer w.Stop()
-	ctx := context.Background()
-	in := playbookwf.Input{File: "chain.yaml", Source: chainPlaybook(chainLength)}
 
-	var pbTime, nativeTime time.Duration
-	var pbEvents, nativeEvents int
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-pb-%d-%d", time.Now().UnixNano(), i), TaskQueue: queue}, playbookwf.WorkflowName, in)
-		require.NoError(b, err)
-		require.NoError(b, run.Get(ctx, nil))
-		pbTime += time.Since(start)
-		pbEvents += historyLength(b, run)
+	stock, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", StockSettings: true})
+	require.NoError(b, err)
+	defer stock.Stop()
+	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietLogger()})
+	require.NoError(b, err)
+	defer stockClient.Close()
+	sw := sdkworker.New(stockClient, benchQueue, sdkworker.Options{})
+	registerNative(sw)
+	require.NoError(b, sw.Start())
+	defer sw.Stop()
 
-		start = time.Now()
-		run, err = tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-native-%d-%d", time.Now().UnixNano(), i), TaskQueue: queue}, NativeChain, chainLength)
-		require.NoError(b, err)
-		require.NoError(b, run.Get(ctx, nil))
-		nativeTime += time.Since(start)
-		nativeEvents += historyLength(b, run)
+	f := figures{}
+	for range b.N {
+		for round := 0; round < benchRounds; round++ {
+			benchRound(b, f, stockClient, round == 0)
+		}
 	}
 	b.StopTimer()
-	steps := float64(b.N * chainLength)
-	b.ReportMetric(float64(pbTime.Microseconds())/steps/1000, "playbook-ms/step")
-	b.ReportMetric(float64(nativeTime.Microseconds())/steps/1000, "native-ms/step")
-	b.ReportMetric(float64(pbTime)/float64(nativeTime), "ratio")
-	b.ReportMetric(float64(pbEvents)/steps, "playbook-events/step")
-	b.ReportMetric(float64(nativeEvents)/steps, "native-events/step")
+	printFigures(f)
 }
 
-func historyLength(b *testing.B, run client.WorkflowRun) int {
-	d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
-	require.NoError(b, err)
-	return int(d.GetWorkflowExecutionInfo().GetHistoryLength())
+func registerNative(w sdkworker.Worker) {
+	w.RegisterWorkflow(BenchNativeChain)
+	w.RegisterWorkflow(BenchNativeFanOut)
+	w.RegisterWorkflow(BenchNativeLoop)
+	w.RegisterActivity(BenchTrue)
+}
+
+func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) {
+	for _, n := range []int{50, 200} {
+		p := measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(chainSource(n, shellStep)))
+		nat := measure(b, tc, benchQueue, BenchNativeChain, n)
+		key := fmt.Sprintf("chain %d", n)
+		f.add(key+" playbook ms/step", ms(p.wall)/float64(n))
+		f.add(key+" native ms/step", ms(nat.wall)/float64(n))
+		f.add(key+" playbook events/step", float64(p.events)/float64(n))
+		f.add(key+" native events/step", float64(nat.events)/float64(n))
+	}
+	for _, n := range []int{50, 500} {
+		if n > 50 && !heavy {
+			continue
+		}
+		p := measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(fanOutSource(n)))
+		nat := measure(b, tc, benchQueue, BenchNativeFanOut, n)
+		key := fmt.Sprintf("fan-out %d", n)
+		f.add(key+" playbook ms/run", ms(p.wall))
+		f.add(key+" native ms/run", ms(nat.wall))
+		f.add(key+" playbook task ms", ms(medianDuration(p.taskTimes)))
+		f.add(key+" native task ms", ms(medianDuration(nat.taskTimes)))
+	}
+	stockRun := measure(b, stockClient, benchQueue, BenchNativeChain, 50)
+	f.add("stock chain 50 native ms/step", ms(stockRun.wall)/50)
+
+	noop := measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(chainSource(50, noopStep)))
+	f.add("noop chain 50 ms/step", ms(noop.wall)/50)
+	f.add("noop chain 50 activities", float64(noop.activities))
+	if !heavy {
+		return
+	}
+
+	const loopN, inFlight = 1000, 10
+	p, rss := loopOnOwnWorker(b, loopSource(loopN, inFlight, shellTrue))
+	nat := measure(b, tc, benchQueue, BenchNativeLoop, loopN, inFlight)
+	f.add("loop 1000 playbook ms/element", ms(p.wall)/loopN)
+	f.add("loop 1000 native ms/element", ms(nat.wall)/loopN)
+	f.add("loop 1000 playbook worker MiB", rss)
+
+	const runs, steps = 200, 5
+	f.add("concurrent playbook runs/s", concurrentRuns(b, tc, runs, playbookwf.WorkflowName, pb(chainSource(steps, shellStep))))
+	f.add("concurrent native runs/s", concurrentRuns(b, tc, runs, BenchNativeChain, steps))
+
+	const bigLoop = 10000
+	p, rss = loopOnOwnWorker(b, loopSource(bigLoop, 50, "{kind: noop, result: \"{{ item }}\"}"))
+	f.add("noop loop 10000 ms/element", ms(p.wall)/bigLoop)
+	f.add("noop loop 10000 worker MiB", rss)
+}
+
+// printFigures prints one line per figure: the playbook's and the
+// hand-written workflow's medians, and their ratio (playbook cost over
+// native cost: 1.00 is as fast as hand-written).
+func printFigures(f figures) {
+	m := f.median
+	fmt.Printf("Medians of %d rounds (fan-out 500, loops and concurrent runs: one); one embedded server (tuned settings), one worker; every step runs `sh -c true`.\n", benchRounds)
+	for _, n := range []int{50, 200} {
+		k := fmt.Sprintf("chain %d", n)
+		fmt.Printf("%-26s playbook %7.2f ms/step %5.2f events/step | native %7.2f ms/step %5.2f events/step | ratio %.2f\n", k+":",
+			m(k+" playbook ms/step"), m(k+" playbook events/step"), m(k+" native ms/step"), m(k+" native events/step"), m(k+" playbook ms/step")/m(k+" native ms/step"))
+	}
+	fmt.Printf("%-26s %.2f (playbook ms/step, chain 200 over chain 50)\n", "chain growth:", m("chain 200 playbook ms/step")/m("chain 50 playbook ms/step"))
+	for _, n := range []int{50, 500} {
+		k := fmt.Sprintf("fan-out %d", n)
+		fmt.Printf("%-26s playbook %7.1f ms/run, task %5.2f ms | native %7.1f ms/run, task %5.2f ms | ratio %.2f, task ratio %.2f\n", k+":",
+			m(k+" playbook ms/run"), m(k+" playbook task ms"), m(k+" native ms/run"), m(k+" native task ms"),
+			m(k+" playbook ms/run")/m(k+" native ms/run"), m(k+" playbook task ms")/m(k+" native task ms"))
+	}
+	fmt.Printf("%-26s playbook %7.2f ms/element (worker %.0f MiB) | native %7.2f ms/element | ratio %.2f\n", "loop 1000, 10 in flight:",
+		m("loop 1000 playbook ms/element"), m("loop 1000 playbook worker MiB"), m("loop 1000 native ms/element"), m("loop 1000 playbook ms/element")/m("loop 1000 native ms/element"))
+	fmt.Printf("%-26s playbook %7.1f runs/s | native %7.1f runs/s | ratio %.2f\n", "200 concurrent 5-step runs:",
+		m("concurrent playbook runs/s"), m("concurrent native runs/s"), m("concurrent native runs/s")/m("concurrent playbook runs/s"))
+	fmt.Printf("%-26s native %7.2f ms/step on stock settings | %7.2f tuned | tuned is %.1fx faster\n", "stock server, chain 50:",
+		m("stock chain 50 native ms/step"), m("chain 50 native ms/step"), m("stock chain 50 native ms/step")/m("chain 50 native ms/step"))
+	fmt.Printf("%-26s playbook %7.3f ms/step, %.0f activities | %.1fx cheaper than the shell chain 50\n", "noop chain 50:",
+		m("noop chain 50 ms/step"), m("noop chain 50 activities"), m("chain 50 playbook ms/step")/m("noop chain 50 ms/step"))
+	fmt.Printf("%-26s playbook %7.3f ms/element (worker %.0f MiB) | %.1fx cheaper per element than the shell loop 1000\n", "noop loop 10000:",
+		m("noop loop 10000 ms/element"), m("noop loop 10000 worker MiB"), m("loop 1000 playbook ms/element")/m("noop loop 10000 ms/element"))
 }

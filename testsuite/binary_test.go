@@ -28,7 +28,7 @@ var (
 
 // playbookBinary builds the real binary once, for tests that need a process
 // of their own (a server to stop and restart, a fresh environment).
-func playbookBinary(t *testing.T) string {
+func playbookBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "playbook-bin")

@@ -130,7 +130,11 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	pendingGen := map[string]int{}
 	running := 0
 	for {
-		workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+		// The step table is rendered when the workflow is about to wait, not
+		// after each of the steps settled together.
+		if !sel.HasPending() || run.EndReady() {
+			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+		}
 		for started := true; started; {
 			ready := run.Ready()
 			started = len(ready) > 0
