@@ -97,14 +97,7 @@ func (c *checker) step(s *Step) Errors {
 		errs = append(errs, c.expr(s, s.Loop.In.Line, "loop.in", s.Loop.In.Source, ScopeStep, upstream, nil, false)...)
 	}
 	if s.Tool != nil {
-		scope := ScopeStep
-		if s.Name == EndStep {
-			scope = ScopeEnd
-		}
-		var extra []string
-		if s.Loop != nil {
-			extra = []string{s.Loop.Iterator, "loop"}
-		}
+		scope, extra := toolScope(s)
 		_ = templatesIn(s.Tool.Spec, func(src string) error {
 			errs = append(errs, c.template(s, s.Tool.Line, "tool", src, scope, upstream, extra)...)
 			return nil
@@ -351,4 +344,17 @@ func checkRecoveryScripts(pb *Playbook, dir string) Errors {
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 	return errs
+}
+
+// toolScope is the scope of a step's tool templates, with the names a loop
+// adds (its iterator and `loop`).
+func toolScope(s *Step) (Scope, []string) {
+	scope := ScopeStep
+	if s.Name == EndStep {
+		scope = ScopeEnd
+	}
+	if s.Loop != nil {
+		return scope, []string{s.Loop.Iterator, "loop"}
+	}
+	return scope, nil
 }

@@ -92,14 +92,7 @@ func validate(pb *Playbook) error {
 		if s.Tool == nil {
 			continue
 		}
-		scope := ScopeStep
-		if s.Name == EndStep {
-			scope = ScopeEnd
-		}
-		var extra []string
-		if s.Loop != nil {
-			extra = []string{s.Loop.Iterator, "loop"}
-		}
+		scope, extra := toolScope(s)
 		_ = templatesIn(s.Tool.Spec, func(src string) error {
 			t, err := CompileTemplate(src, scope, extra...)
 			if err != nil {
