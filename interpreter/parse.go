@@ -82,7 +82,7 @@ func (d *decoder) yamlError(err error, src []byte) error {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		if tab := tabIndentedLine(src, m[2]); tab > 0 {
+		if tab := tabIndentedLine(src, m[2], line); tab > 0 {
 			return &Error{File: d.file, Line: tab, Msg: "tabs cannot indent YAML: indent with spaces"}
 		}
 		if at, hint := unquotedTemplateError(src); at > 0 {

@@ -38,15 +38,22 @@ func (d *decoder) unquotedTemplate(n *yaml.Node, what string) error {
 	return nil
 }
 
-// tabIndentedLine returns the first line indented with a tab when YAML's
-// error is the one a tab causes, or 0.
-func tabIndentedLine(src []byte, msg string) int {
+// tabIndentedLine returns, when YAML's error is the one a tab causes, the
+// line it names if a tab indents it, or else the first line a tab indents
+// (YAML may name a line near it); 0 otherwise.
+func tabIndentedLine(src []byte, msg string, at int) int {
 	if !strings.Contains(msg, "cannot start any token") && !strings.Contains(msg, "tab") {
 		return 0
 	}
-	for i, line := range strings.Split(string(src), "\n") {
-		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
-		if strings.Contains(indent, "\t") {
+	lines := strings.Split(string(src), "\n")
+	tabbed := func(line string) bool {
+		return strings.Contains(line[:len(line)-len(strings.TrimLeft(line, " \t"))], "\t")
+	}
+	if at >= 1 && at <= len(lines) && tabbed(lines[at-1]) {
+		return at
+	}
+	for i, line := range lines {
+		if tabbed(line) {
 			return i + 1
 		}
 	}

@@ -84,8 +84,8 @@ workflow:
 // through the Go client, as a playbook submitted before the checks was;
 // testdata/histories/undeclared_reads.json is such a run, recorded.
 func TestRejectedPlaybookStillReplays(t *testing.T) {
-	_, err := interpreter.ParseStrict("undeclared.yaml", []byte(undeclaredReads), "")
-	require.EqualError(t, err, `undeclared.yaml:4: step "first": tool: "workload.dir": reads workload.dir, which the workload section does not declare (it declares no keys)
+	_, strictErr := interpreter.ParseStrict("undeclared.yaml", []byte(undeclaredReads), "")
+	require.EqualError(t, strictErr, `undeclared.yaml:4: step "first": tool: "workload.dir": reads workload.dir, which the workload section does not declare (it declares no keys)
 undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first, but step "first" is not upstream of "second" (it would read null): make it a predecessor through next or depends_on`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -98,6 +98,11 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	require.Equal(t, interpreter.RunCompleted, agg.Status)
 	require.Equal(t, "/tmp/x", agg.Steps["first"].Result)
 	replay(t, "undeclared_reads", wr.GetID(), wr.GetRunID())
+
+	// retry is a submission: it applies the checks to the frozen playbook.
+	code, _, errOut := cli(t, "retry", "--address", server.Address, wr.GetID())
+	require.Equal(t, 2, code)
+	require.Equal(t, "retry: "+strictErr.Error()+"\n", errOut)
 
 	f, err := os.Open(filepath.Join("testdata", "histories", "undeclared_reads.json"))
 	require.NoError(t, err)
