@@ -143,6 +143,10 @@ func (c *checker) expr(s *Step, line int, what, src string, scope Scope, readabl
 		if c.pb.byName[name] == nil || readable[name] {
 			continue // an unknown step was reported by validate
 		}
+		if s != nil && name == s.Name {
+			errs = append(errs, at("reads steps.%s, the step itself, which has not run yet (its own next, retry_when and stop_when may read it)", name))
+			continue
+		}
 		reader := "it"
 		if s != nil {
 			reader = fmt.Sprintf("%q", s.Name)

@@ -84,6 +84,12 @@ workflow:
         then: [b]
   - step: b
 `, `flows/x.yaml:7: step "a": when: "steps.b.status == 'completed'": reads steps.b, but step "b" is not upstream of "a" (it would read null): make it a predecessor through next or depends_on`},
+		{"a tool reading its own step", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ steps.a.attempts }}"}
+`, `flows/x.yaml:5: step "a": tool: "steps.a.attempts": reads steps.a, the step itself, which has not run yet (its own next, retry_when and stop_when may read it)`},
 		{"missing recovery script", `
 metadata: {name: x}
 failure_handlers:

@@ -62,7 +62,7 @@ func tabIndentedLine(src []byte, msg string, at int) int {
 
 // unquotedTemplateLine matches a line whose value starts with an unquoted
 // `{{`, which YAML cannot read when text follows the `}}`.
-var unquotedTemplateLine = regexp.MustCompile(`^[^"'#]*:\s+(\{\{.*)$`)
+var unquotedTemplateLine = regexp.MustCompile(`^[^"'#]*:\s+(\{\{.*\}\}\s*[^\s#].*)$`)
 
 // unquotedTemplateError returns the first line holding an unquoted
 // template and a message saying to quote it, or 0.
