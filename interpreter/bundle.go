@@ -46,6 +46,9 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 		if err != nil {
 			return nil, err
 		}
+		if err := pb.CheckSchedule(); err != nil {
+			return nil, err
+		}
 		b.Files[abs] = string(src)
 		stack = append(stack, abs)
 		for _, s := range pb.Steps {
