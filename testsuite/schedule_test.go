@@ -30,14 +30,15 @@ func writePlaybook(t *testing.T, dir, name, src string) string {
 }
 
 // scheduleCLI runs `playbook schedule ...` on the shared server.
-func scheduleCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+// Flags go before arguments, as urfave/cli parses them.
+func scheduleCLI(t *testing.T, sub string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return cli(t, append(append([]string{"schedule"}, args...), "--address", server.Address)...)
+	return cli(t, append([]string{"schedule", sub, "--address", server.Address}, args...)...)
 }
 
 func describeSchedule(t *testing.T, id string) commands.ScheduleView {
 	t.Helper()
-	code, out, errOut := scheduleCLI(t, "describe", id, "--json")
+	code, out, errOut := scheduleCLI(t, "describe", "--json", id)
 	require.Equal(t, 0, code, errOut)
 	var v commands.ScheduleView
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
@@ -84,7 +85,7 @@ workload:
 // delete removes the schedule.
 func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 	file := writePlaybook(t, t.TempDir(), "tick.yaml", quickPlaybook)
-	code, out, errOut := scheduleCLI(t, "create", file, "--id", "sched-every", "--every", "2s", "--set", "n=7")
+	code, out, errOut := scheduleCLI(t, "create", "--id", "sched-every", "--every", "2s", "--set", "n=7", file)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Created schedule sched-every: playbook tick, every 2s, overlap skip.\n", out)
 
@@ -112,7 +113,7 @@ func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 	require.NotEmpty(t, v.RecentRuns)
 	require.Equal(t, "completed", v.RecentRuns[0].Status)
 
-	code, out, errOut = scheduleCLI(t, "pause", "sched-every", "--note", "maintenance")
+	code, out, errOut = scheduleCLI(t, "pause", "--note", "maintenance", "sched-every")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Paused schedule sched-every.\n", out)
 	v = describeSchedule(t, "sched-every")
@@ -145,7 +146,7 @@ workflow:
   - step: nap
     tool: { kind: shell, command: "sleep 2.5" }
 `)
-	code, _, errOut := scheduleCLI(t, "create", file, "--id", "sched-overlap", "--every", "1s")
+	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-overlap", "--every", "1s", file)
 	require.Equal(t, 0, code, errOut)
 	waitFor(t, "two slow runs to complete", func() bool { return completedRuns(t, "sched-overlap") >= 2 })
 	code, _, errOut = scheduleCLI(t, "delete", "sched-overlap")
@@ -177,14 +178,14 @@ workflow:
 // three runs, one after another (buffer-all), even on a paused schedule.
 func TestScheduleBackfill(t *testing.T) {
 	file := writePlaybook(t, t.TempDir(), "tick.yaml", quickPlaybook)
-	code, _, errOut := scheduleCLI(t, "create", file, "--id", "sched-backfill", "--every", "1h", "--paused")
+	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-backfill", "--every", "1h", "--paused", file)
 	require.Equal(t, 0, code, errOut)
 	defer scheduleCLI(t, "delete", "sched-backfill")
 
 	// Half past an hour, so that exactly three whole hours fall in the window.
 	from := time.Now().UTC().Truncate(time.Hour).Add(-4*time.Hour + 30*time.Minute)
 	to := from.Add(3 * time.Hour)
-	code, out, errOut := scheduleCLI(t, "backfill", "sched-backfill", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339))
+	code, out, errOut := scheduleCLI(t, "backfill", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "sched-backfill")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Backfilling schedule sched-backfill.\n", out)
 
@@ -200,7 +201,7 @@ func TestScheduleBackfill(t *testing.T) {
 	}
 	require.Equal(t, want, ids)
 
-	code, _, errOut = scheduleCLI(t, "backfill", "sched-backfill", "--from", to.Format(time.RFC3339), "--to", from.Format(time.RFC3339))
+	code, _, errOut = scheduleCLI(t, "backfill", "--from", to.Format(time.RFC3339), "--to", from.Format(time.RFC3339), "sched-backfill")
 	require.Equal(t, 2, code)
 	require.Equal(t, "schedule backfill: --from must be before --to\n", errOut)
 }
@@ -250,7 +251,7 @@ workflow:
 `)
 	code, out, errOut = scheduleCLI(t, "apply", a)
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, a+": schedule apply-a updated (when); it takes effect from the next run\n", out)
+	require.Equal(t, a+": schedule apply-a updated (when, playbook); it takes effect from the next run\n", out)
 	require.Equal(t, []string{"cron 30 3 * * * (Europe/Berlin)"}, describeSchedule(t, "apply-a").When)
 	next := describeSchedule(t, "apply-a").NextRuns[0].In(mustLocation(t, "Europe/Berlin"))
 	require.Equal(t, "03:30", next.Format("15:04"))
@@ -297,13 +298,13 @@ func TestScheduleInvalidInputCreatesNothing(t *testing.T) {
 	requireNoSchedule(t, "good-one")
 	requireNoSchedule(t, "bad-tz")
 
-	code, _, errOut = scheduleCLI(t, "create", "../playbooks/hello.yaml", "--id", "flag-cron", "--cron", "0 25 * * *")
+	code, _, errOut = scheduleCLI(t, "create", "--id", "flag-cron", "--cron", "0 25 * * *", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Equal(t, `schedule create: --cron "0 25 * * *": hour "25": 25 is out of range 0-23`+"\n", errOut)
-	code, _, errOut = scheduleCLI(t, "create", "../playbooks/hello.yaml", "--id", "flag-cron", "--cron", "@daily", "--timezone", "Mars/Olympus")
+	code, _, errOut = scheduleCLI(t, "create", "--id", "flag-cron", "--cron", "@daily", "--timezone", "Mars/Olympus", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Equal(t, `schedule create: --timezone: unknown time zone "Mars/Olympus" (write an IANA name such as Europe/Berlin)`+"\n", errOut)
-	code, _, errOut = scheduleCLI(t, "create", "../playbooks/hello.yaml", "--id", "flag-cron")
+	code, _, errOut = scheduleCLI(t, "create", "--id", "flag-cron", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Equal(t, "schedule create: say when runs start: --cron EXPR or --every DURATION (or a schedule: key in the playbook)\n", errOut)
 	requireNoSchedule(t, "flag-cron")
@@ -319,7 +320,7 @@ func TestScheduleOnWebUI(t *testing.T) {
 	go func() { _ = ui.Start() }()
 	defer ui.Stop()
 
-	code, _, errOut := scheduleCLI(t, "create", "../playbooks/hello.yaml", "--id", "sched-ui", "--cron", "0 2 * * *", "--paused")
+	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-ui", "--cron", "0 2 * * *", "--paused", "../playbooks/hello.yaml")
 	require.Equal(t, 0, code, errOut)
 	defer scheduleCLI(t, "delete", "sched-ui")
 
@@ -365,4 +366,29 @@ func TestScheduleOnWebUI(t *testing.T) {
 		}
 	}
 	require.True(t, found, "schedule list shows sched-ui: %s", out)
+}
+
+// update changes when a schedule runs and, with FILE, the playbook it
+// runs, keeping what it is not told to change (here: paused).
+func TestScheduleUpdate(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "tick.yaml", quickPlaybook)
+	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-update", "--cron", "0 2 * * *", "--paused", "--set", "n=3", file)
+	require.Equal(t, 0, code, errOut)
+	defer scheduleCLI(t, "delete", "sched-update")
+
+	code, out, errOut := scheduleCLI(t, "update", "--every", "1h", "--overlap", "buffer-all", "sched-update", "../playbooks/hello.yaml")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Updated schedule sched-update: the change takes effect from the next run; runs already started keep the playbook they started with.\n", out)
+	v := describeSchedule(t, "sched-update")
+	require.Equal(t, []string{"every 1h0m0s"}, v.When)
+	require.Equal(t, "buffer-all", v.Overlap)
+	require.Equal(t, "hello", v.Playbook)
+	require.Equal(t, map[string]any{"n": float64(3)}, v.Workload, "the workload overrides stay")
+	require.True(t, v.Paused)
+
+	code, _, errOut = scheduleCLI(t, "update", "--cron", "0 2 * *", "sched-update")
+	require.Equal(t, 2, code)
+	require.Equal(t, `schedule update: --cron "0 2 * *": has 4 fields; write 5 (minute hour day-of-month month day-of-week), 6 (plus year) or 7 (second first)`+"\n", errOut)
+	require.Equal(t, []string{"every 1h0m0s"}, describeSchedule(t, "sched-update").When)
 }

@@ -46,6 +46,9 @@ type scheduleWanted struct {
 	Overlap        string
 	CatchupWindow  time.Duration
 	PauseOnFailure bool
+	// actionID is the described action's workflow ID, the schedule's ID
+	// when playbook made it.
+	actionID string
 }
 
 // wantedFromFile loads and freezes a playbook as `run` does and takes its
@@ -87,7 +90,7 @@ func wantedFromDescription(id string, d *client.ScheduleDescription) (*scheduleW
 	if !ok || fmt.Sprint(a.Workflow) != playbookwf.WorkflowName || len(a.Args) != 1 {
 		return nil, errNotOurs
 	}
-	w := &scheduleWanted{ID: id, TaskQueue: a.TaskQueue}
+	w := &scheduleWanted{ID: id, TaskQueue: a.TaskQueue, actionID: a.ID}
 	p, ok := a.Args[0].(*commonpb.Payload)
 	if !ok || converter.GetDefaultDataConverter().FromPayload(p, &w.in) != nil {
 		return nil, errNotOurs
@@ -267,11 +270,14 @@ func (w *scheduleWanted) differences(have *scheduleWanted, indexed bool) []strin
 	add(w.CatchupWindow != have.CatchupWindow, "catchup window")
 	add(w.PauseOnFailure != have.PauseOnFailure, "pause on failure")
 	add(w.TaskQueue != have.TaskQueue, "task queue")
-	in := w.in
-	in.Index = indexed
-	want, _ := json.Marshal(in)
-	got, _ := json.Marshal(have.in)
-	add(string(want) != string(got), "playbook or workload")
+	same := func(a, b any) bool {
+		x, _ := json.Marshal(a)
+		y, _ := json.Marshal(b)
+		return string(x) == string(y)
+	}
+	add(!same([]any{w.in.File, w.in.BaseDir, w.in.Source, w.in.Files}, []any{have.in.File, have.in.BaseDir, have.in.Source, have.in.Files}), "playbook")
+	add(!same(w.in.Workload, have.in.Workload), "workload")
+	add(indexed != have.in.Index || w.ID != have.actionID, "run options")
 	return diff
 }
 
@@ -299,5 +305,5 @@ func overlapName(p enumspb.ScheduleOverlapPolicy) string {
 	if p == enumspb.SCHEDULE_OVERLAP_POLICY_UNSPECIFIED {
 		return defaultOverlap // the server's default
 	}
-	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(p.String(), "SCHEDULE_OVERLAP_POLICY_"), "_", "-"))
+	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(enumspb.ScheduleOverlapPolicy_name[int32(p)], "SCHEDULE_OVERLAP_POLICY_"), "_", "-"))
 }
