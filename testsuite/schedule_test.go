@@ -392,3 +392,66 @@ func TestScheduleUpdate(t *testing.T) {
 	require.Equal(t, `schedule update: --cron "0 2 * *": has 4 fields; write 5 (minute hour day-of-month month day-of-week), 6 (plus year) or 7 (second first)`+"\n", errOut)
 	require.Equal(t, []string{"every 1h0m0s"}, describeSchedule(t, "sched-update").When)
 }
+
+// The README's Scheduling block runs as printed (with --address added),
+// from the repository's root.
+func TestReadmeSchedulingBlock(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "## Scheduling\n")
+	require.True(t, ok)
+	_, block, ok := strings.Cut(section, "```sh\n")
+	require.True(t, ok)
+	block, _, _ = strings.Cut(block, "```")
+	t.Chdir("..")
+	defer scheduleCLI(t, "delete", "nightly-etl")
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	require.Len(t, lines, 12)
+	for _, line := range lines {
+		words := shellWords(t, line)
+		require.Equal(t, "playbook", words[0], line)
+		at := 2 // after `list`, or after `schedule VERB`
+		if words[1] == "schedule" {
+			at = 3
+		}
+		args := append(append(append([]string{}, words[1:at]...), "--address", server.Address), words[at:]...)
+		code, out, errOut := cli(t, args...)
+		require.Equal(t, 0, code, "%s\n%s%s", line, out, errOut)
+		if words[2] == "backfill" {
+			waitFor(t, "the backfilled runs", func() bool { return describeSchedule(t, "hello-every-minute").Actions >= 4 })
+		}
+	}
+	requireNoSchedule(t, "hello-every-minute")
+	require.Equal(t, []string{"cron 0 2 * * * (Europe/Berlin)"}, describeSchedule(t, "nightly-etl").When)
+}
+
+// shellWords splits a command line as sh would, for the quoting the README uses.
+func shellWords(t *testing.T, line string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quote := false, rune(0)
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	require.Zero(t, quote, "unbalanced quote in %q", line)
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}

@@ -93,7 +93,7 @@ func scheduleCreateCommand() *cli.Command {
 			"included, as `run` does. Flags override the playbook's schedule: key, if it has one.\n" + scheduleDefaults,
 		Flags: append(append([]cli.Flag{
 			&cli.StringFlag{Name: "id", Usage: "schedule `ID` (default: schedule.id, else the playbook's metadata.name)"},
-			&cli.StringFlag{Name: "note", Usage: "a note shown with the schedule"},
+			&cli.StringFlag{Name: "note", Usage: "a note shown with the schedule (`TEXT`)"},
 			&cli.BoolFlag{Name: "paused", Usage: "create it paused"},
 		}, scheduleFlags()...), connectionFlags()...),
 		Action: func(c *cli.Context) error {
@@ -442,7 +442,7 @@ func scheduleTriggerCommand() *cli.Command {
 		ArgsUsage: "ID",
 		Description: "The schedule's overlap policy applies: under skip, nothing starts while a run of the\n" +
 			"schedule is still going; --overlap allow-all starts one anyway.",
-		Flags: append([]cli.Flag{&cli.StringFlag{Name: "overlap", Usage: "overlap policy for this run (default: the schedule's)"}}, connectionFlags()...),
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "overlap", Usage: "overlap `POLICY` for this run (default: the schedule's)"}}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			var overlap enumspb.ScheduleOverlapPolicy
 			if c.IsSet("overlap") {
@@ -497,7 +497,7 @@ func scheduleBackfillCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.TimestampFlag{Name: "from", Layout: time.RFC3339, Required: true, Usage: "start of the window (`TIME`)"},
 			&cli.TimestampFlag{Name: "to", Layout: time.RFC3339, Required: true, Usage: "end of the window (`TIME`)"},
-			&cli.StringFlag{Name: "overlap", Value: defaultBackfill, Usage: "overlap policy for the backfilled runs"},
+			&cli.StringFlag{Name: "overlap", Value: defaultBackfill, Usage: "overlap `POLICY` for the backfilled runs"},
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			from, to := *c.Timestamp("from"), *c.Timestamp("to")
