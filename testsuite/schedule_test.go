@@ -73,6 +73,7 @@ func requireNoSchedule(t *testing.T, id string) {
 }
 
 const quickPlaybook = `metadata: {name: tick, description: A quick scheduled run}
+schedule: {every: 1h}
 workflow:
   - step: say
     tool: { kind: shell, command: 'echo "{\"n\": $N}"', env: { N: "{{ workload.n }}" } }
@@ -96,6 +97,7 @@ func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 		require.Equal(t, "tick", r.Playbook)
 	}
 	first := scheduledRuns(t, "sched-every")[0]
+	replay(t, "", first.WorkflowID, first.RunID) // its frozen text has a schedule: key, which the run ignores
 	require.Contains(t, readLog(t, first.WorkflowID, "say", "attempt-1.stdout"), `{"n": 7}`, "the run has the schedule's workload")
 
 	code, out, _ = cli(t, "list", "--address", server.Address, "--schedule", "sched-every")

@@ -41,8 +41,8 @@ func scheduleCommand() *cli.Command {
 			scheduleCreateCommand(),
 			scheduleListCommand(),
 			scheduleDescribeCommand(),
-			schedulePauseCommand(),
-			scheduleUnpauseCommand(),
+			schedulePauseCommand(true),
+			schedulePauseCommand(false),
 			scheduleTriggerCommand(),
 			scheduleBackfillCommand(),
 			scheduleUpdateCommand(),
@@ -162,9 +162,7 @@ func scheduleListCommand() *cli.Command {
 					return err
 				}
 				if c.Bool("json") {
-					b, _ := json.MarshalIndent(entries, "", "  ")
-					fmt.Fprintln(c.App.Writer, string(b))
-					return nil
+					return printJSON(c.App.Writer, entries)
 				}
 				tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "SCHEDULE\tPLAYBOOK\tWHEN\tSTATE\tNEXT RUN")
@@ -285,9 +283,7 @@ func scheduleDescribeCommand() *cli.Command {
 					return err
 				}
 				if c.Bool("json") {
-					b, _ := json.MarshalIndent(v, "", "  ")
-					fmt.Fprintln(c.App.Writer, string(b))
-					return nil
+					return printJSON(c.App.Writer, v)
 				}
 				printSchedule(c.App.Writer, v)
 				return nil
@@ -398,6 +394,14 @@ func printSchedule(out io.Writer, v *ScheduleView) {
 	tw.Flush()
 }
 
+func printJSON(out io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		fmt.Fprintln(out, string(b))
+	}
+	return err
+}
+
 // scheduleError says "no schedule X" for a schedule that does not exist.
 func scheduleError(id string, err error) error {
 	var notFound *serviceerror.NotFound
@@ -407,28 +411,22 @@ func scheduleError(id string, err error) error {
 	return err
 }
 
-func schedulePauseCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "pause",
-		Usage:     "stop a schedule from starting runs (runs already going go on)",
-		ArgsUsage: "ID",
-		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "note", Value: "paused with playbook schedule pause", Usage: "why, shown by describe"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			return onSchedule(c, "Paused", func(ctx context.Context, h client.ScheduleHandle) error {
-				return h.Pause(ctx, client.SchedulePauseOptions{Note: c.String("note")})
-			})
-		},
+// schedulePauseCommand is `pause` (pause true) or `unpause`.
+func schedulePauseCommand(pause bool) *cli.Command {
+	name, done, usage := "unpause", "Unpaused", "let a paused schedule start runs again (missed times within the catch-up window start)"
+	if pause {
+		name, done, usage = "pause", "Paused", "stop a schedule from starting runs (runs already going go on)"
 	}
-}
-
-func scheduleUnpauseCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "unpause",
-		Usage:     "let a paused schedule start runs again (missed times within the catch-up window start)",
+		Name:      name,
+		Usage:     usage,
 		ArgsUsage: "ID",
-		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "note", Value: "unpaused with playbook schedule unpause", Usage: "a note shown by describe"}}, connectionFlags()...),
+		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "note", Value: name + "d with playbook schedule " + name, Usage: "why, shown by describe (`TEXT`)"}}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
-			return onSchedule(c, "Unpaused", func(ctx context.Context, h client.ScheduleHandle) error {
+			return onSchedule(c, done, func(ctx context.Context, h client.ScheduleHandle) error {
+				if pause {
+					return h.Pause(ctx, client.SchedulePauseOptions{Note: c.String("note")})
+				}
 				return h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: c.String("note")})
 			})
 		},
