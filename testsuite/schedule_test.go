@@ -17,6 +17,7 @@ import (
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"playbook/cmd/playbook/commands"
 )
@@ -456,4 +457,24 @@ func shellWords(t *testing.T, line string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// apply never takes over a schedule that does not run a playbook.
+func TestScheduleApplyLeavesOthersAlone(t *testing.T) {
+	ctx := context.Background()
+	_, err := tc.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:     "not-a-playbook",
+		Spec:   client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+		Action: &client.ScheduleWorkflowAction{Workflow: "SomethingElse", TaskQueue: "elsewhere"},
+		Paused: true,
+	})
+	require.NoError(t, err)
+	defer scheduleCLI(t, "delete", "not-a-playbook")
+	file := writePlaybook(t, t.TempDir(), "x.yaml", "metadata: {name: x}\nschedule: {id: not-a-playbook, every: 2h}\nworkflow:\n  - step: x\n")
+	code, _, errOut := scheduleCLI(t, "apply", file)
+	require.Equal(t, 1, code)
+	require.Equal(t, "schedule apply: "+file+": schedule not-a-playbook exists and was not made by playbook (its action does not start a playbook run): left alone\n", errOut)
+	d, err := tc.ScheduleClient().GetHandle(ctx, "not-a-playbook").Describe(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "SomethingElse", d.Schedule.Action.(*client.ScheduleWorkflowAction).Workflow)
 }

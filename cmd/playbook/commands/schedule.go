@@ -672,7 +672,11 @@ func applySchedule(ctx context.Context, conn *connection, w *scheduleWanted) (st
 	if err != nil {
 		return "", err
 	}
-	if have, err := wantedFromDescription(w.ID, d); err == nil && len(w.differences(have, indexed)) == 0 {
+	have, err := wantedFromDescription(w.ID, d)
+	if errors.Is(err, errNotOurs) {
+		return "", fmt.Errorf("schedule %s exists and %v: left alone", w.ID, err)
+	}
+	if err == nil && len(w.differences(have, indexed)) == 0 {
 		return "unchanged", nil
 	}
 	var changed []string
