@@ -53,13 +53,9 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (
 		settle.Set(activities.StepOutput{Result: result, Attempts: 1}, nil)
 		return f, nil
 	}
-	items, err := x.run.LoopItems(s)
-	if err != nil {
-		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
-	}
-	specs, err := x.run.RenderLoop(s, items)
-	if err != nil {
-		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+	specs, stepErr := x.renderLoop(s)
+	if stepErr != nil {
+		return nil, stepErr
 	}
 	outcomes := make([]interpreter.Outcome, len(specs))
 	for i, spec := range specs {

@@ -56,13 +56,9 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 // else batch after batch as child workflows. The returned future yields the
 // combined interpreter.Outcome.
 func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
-	items, err := x.run.LoopItems(s)
-	if err != nil {
-		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
-	}
-	specs, err := x.run.RenderLoop(s, items)
-	if err != nil {
-		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+	specs, stepErr := x.renderLoop(s)
+	if stepErr != nil {
+		return nil, stepErr
 	}
 	elems := make([]activities.StepInput, len(specs))
 	for i, spec := range specs {
@@ -87,6 +83,19 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 		settle.Set(interpreter.CombineLoop(outcomes), nil)
 	})
 	return f, nil
+}
+
+// renderLoop evaluates a loop's list and renders its tool once per element.
+func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpreter.StepError) {
+	items, err := x.run.LoopItems(s)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+	}
+	specs, err := x.run.RenderLoop(s, items)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+	}
+	return specs, nil
 }
 
 // runBatch runs one batch as a child workflow; a batch that could not run
