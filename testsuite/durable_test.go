@@ -134,7 +134,10 @@ workflow:
 	require.NoError(t, dev.Process.Signal(syscall.SIGKILL))
 	_ = dev.Wait()
 
+	restarting := time.Now()
 	dev = launchDev(t, bin, db, port, uiPort)
+	t.Logf("dev was back in %s", time.Since(restarting).Round(100*time.Millisecond))
+	back := time.Now()
 	defer func() {
 		_ = dev.Process.Signal(syscall.SIGINT)
 		_ = dev.Wait()
@@ -148,6 +151,7 @@ workflow:
 		var agg interpreter.Aggregate
 		require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &agg), "run %s", id)
 		cancel()
+		t.Logf("run %s completed %s after dev was back", id, time.Since(back).Round(100*time.Millisecond))
 		require.Equal(t, "completed", agg.Status, id)
 		require.Equal(t, 1, agg.Steps["a"].Attempts, "a completed before the crash and did not run again")
 		b := agg.Steps["b"]

@@ -189,6 +189,7 @@ workflow:
 		return err == nil && len(d.GetPendingActivities()) == 1 && d.GetPendingActivities()[0].GetState() == enums.PENDING_ACTIVITY_STATE_STARTED
 	})
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
 	_ = first.Wait()
 	// The dead worker's step dies with it: its process group's watcher
 	// saw the worker go.
@@ -203,6 +204,9 @@ workflow:
 	require.Len(t, long.AttemptErrors, 1)
 	require.Equal(t, 1, long.AttemptErrors[0].Attempt)
 	require.Equal(t, "heartbeat_timeout", long.AttemptErrors[0].Error.Type)
+	if st, err := os.Stat(filepath.Join(workerLogs, run.GetID(), "long", "attempt-2.stdout")); err == nil {
+		t.Logf("attempt 2 started %s after the kill (heartbeat_timeout 2s)", st.ModTime().Sub(killed).Round(100*time.Millisecond))
+	}
 }
 
 func TestWebhookReceivesFailedAggregate(t *testing.T) {
