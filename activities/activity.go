@@ -127,7 +127,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if in.Lost != nil {
 		lost := countLost(log.Failed, in.PriorAttempts+1)
 		if lost > in.Lost.Attempts {
-			return nil, lostTooOften(log, in.Lost.Attempts, lost, attempt-1)
+			return nil, lostTooOften(log, in, lost, attempt-1)
 		}
 		own = attempt - lost
 	}
@@ -153,7 +153,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
 	if stopped {
-		return nil, a.stoppedWithWorker(ctx, log, in.Lost.Attempts, attempt)
+		return nil, a.stoppedWithWorker(ctx, log, in, attempt)
 	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
 		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
@@ -238,7 +238,8 @@ func countLost(records []interpreter.AttemptRecord, first int) int {
 // lost_attempts allows: this attempt runs nothing and fails the step with
 // the last lost attempt's error. It is not an attempt of the step: ran
 // counts the ones before it.
-func lostTooOften(log AttemptLog, budget, lost, ran int) error {
+func lostTooOften(log AttemptLog, in StepInput, lost, ran int) error {
+	budget := in.Lost.Attempts
 	var last interpreter.AttemptRecord
 	for _, r := range log.Failed {
 		if r.Lost {
@@ -253,8 +254,16 @@ func lostTooOften(log AttemptLog, budget, lost, ran int) error {
 	}
 	return temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable: true,
-		Details:      []any{FailureDetails{Error: final, Attempts: ran, Recovery: interpreter.RecoveryNoHandler, AttemptErrors: log.Failed}},
+		Details:      []any{FailureDetails{Error: final, Attempts: ran, Recovery: noRule(in), AttemptErrors: log.Failed}},
 	})
+}
+
+// noRule is the recovery outcome of a failure no exit-code rule judged.
+func noRule(in StepInput) string {
+	if in.Handler != nil {
+		return interpreter.RecoveryNoMatchingRule
+	}
+	return interpreter.RecoveryNoHandler
 }
 
 // errWorkerStopped is why an attempt's tool is cancelled when its worker
@@ -286,14 +295,14 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 // stoppedWithWorker reports an attempt cancelled because its worker stopped:
 // a lost attempt, retried at once on another worker while the step's
 // lost_attempts allows.
-func (a *Activities) stoppedWithWorker(ctx context.Context, log AttemptLog, budget, attempt int) error {
+func (a *Activities) stoppedWithWorker(ctx context.Context, log AttemptLog, in StepInput, attempt int) error {
 	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: "worker_stopped",
 		Message: fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout)}}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
 	lost := countLost(log.Failed, log.Current-attempt+1)
-	if lost > budget {
-		return lostTooOften(log, budget, lost, attempt)
+	if lost > in.Lost.Attempts {
+		return lostTooOften(log, in, lost, attempt)
 	}
 	return temporal.NewApplicationErrorWithOptions(rec.Error.Message, rec.Error.Type, temporal.ApplicationErrorOptions{
 		NextRetryDelay: time.Millisecond,

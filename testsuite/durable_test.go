@@ -54,6 +54,19 @@ func workerProcess(t *testing.T, queue string, extra ...string) (cmd *exec.Cmd, 
 	return cmd, stderr
 }
 
+// waitExit waits for a stopping worker to exit 0.
+func waitExit(t *testing.T, cmd *exec.Cmd, stderr *strings.Builder, within time.Duration) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "a stopped worker exits 0; stderr:\n%s", stderr)
+	case <-time.After(within):
+		t.Fatalf("the worker did not exit within %s of SIGTERM", within)
+	}
+}
+
 // startedSteps counts a run's activities that a worker is running.
 func startedSteps(c client.Client, workflowID string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -227,14 +240,7 @@ workflow:
 	waitFor(t, "the step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
 	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
 	workerProcess(t, queue) // for the rest of the run
-	exited := make(chan error, 1)
-	go func() { exited <- first.Wait() }()
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "a drained worker exits 0; stderr:\n%s", stderr)
-	case <-time.After(25 * time.Second):
-		t.Fatal("the worker did not exit after its step finished")
-	}
+	waitExit(t, first, stderr, 25*time.Second)
 	require.Contains(t, stderr.String(), "Stopping: no new steps; running steps have 30s to finish")
 
 	agg := finish(t, run)
@@ -261,14 +267,7 @@ workflow:
 	waitFor(t, "the step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
 	stopped := time.Now()
 	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
-	exited := make(chan error, 1)
-	go func() { exited <- first.Wait() }()
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "stderr:\n%s", stderr)
-	case <-time.After(25 * time.Second):
-		t.Fatal("the worker did not exit after its drain timeout")
-	}
+	waitExit(t, first, stderr, 25*time.Second)
 	require.Empty(t, processesMatching(marker), "the cancelled step's processes were killed")
 	workerProcess(t, queue)
 
