@@ -41,6 +41,8 @@ type Playbook struct {
 	// LostAttempts is how many lost attempts of a step are retried when the
 	// step does not say (`lost_attempts`, default DefaultLostAttempts).
 	LostAttempts int
+	// Schedule is when `playbook schedule apply` runs it; runs ignore it.
+	Schedule *Schedule
 
 	byName map[string]*Step
 	// incoming and outgoing list, for every step, the arcs into and out of it.

@@ -84,13 +84,6 @@ func startedSteps(c client.Client, workflowID string) int {
 	return n
 }
 
-func writePlaybook(t *testing.T, src string) string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "playbook.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
-	return file
-}
-
 // Acceptance: `playbook dev` SIGKILLed while five runs of a three-step
 // shell playbook (no retry blocks) are in their second step, then started
 // again on the same --db: every run completes; no step that had completed
@@ -105,7 +98,7 @@ func TestDevKilledMidStepRunsComplete(t *testing.T) {
 	address := fmt.Sprintf("127.0.0.1:%d", port)
 	// b waits for the gate, so every run is in the middle of b when the
 	// server dies, and the retried b finishes once the test opens the gate.
-	file := writePlaybook(t, `metadata: {name: crash}
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: crash}
 workload: {marks: "", gate: ""}
 workflow:
   - step: a
@@ -192,7 +185,7 @@ workflow:
 func TestOnLostFailFailsTheStep(t *testing.T) {
 	queue := fmt.Sprintf("on-lost-%d", time.Now().UnixNano())
 	marker := fmt.Sprintf("playbook-on-lost-%d", time.Now().UnixNano())
-	file := writePlaybook(t, `metadata: {name: on-lost}
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: on-lost}
 failure_mode: continue
 workflow:
   - step: once
@@ -230,7 +223,7 @@ workflow:
 // drain timeout; the worker then exits cleanly.
 func TestWorkerSIGTERMLetsTheStepFinish(t *testing.T) {
 	queue := fmt.Sprintf("drain-finish-%d", time.Now().UnixNano())
-	file := writePlaybook(t, `metadata: {name: drain}
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: drain}
 workflow:
   - step: slow
     tool: {kind: shell, command: "sleep 3; echo finished"}
@@ -256,7 +249,7 @@ workflow:
 func TestWorkerSIGTERMCancelsAfterTheDrainTimeout(t *testing.T) {
 	queue := fmt.Sprintf("drain-cancel-%d", time.Now().UnixNano())
 	marker := fmt.Sprintf("playbook-drain-cancel-%d", time.Now().UnixNano())
-	file := writePlaybook(t, `metadata: {name: drain}
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: drain}
 workflow:
   - step: slow
     heartbeat_timeout: 60s
