@@ -6,6 +6,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -49,6 +50,20 @@ type StepInput struct {
 	// Scope is the run's expression scope, sent only when the step has
 	// retry_when or stop_when.
 	Scope map[string]any `json:"scope,omitempty"`
+	// Lost is the step's budget of attempts lost with their worker; nil in
+	// a run started before lost attempts were retried apart, whose every
+	// attempt counts against its retry block.
+	Lost *LostSpec `json:"lost,omitempty"`
+}
+
+// LostSpec is a step's budget of lost attempts. The activity's retry policy
+// allows the retry block's attempts plus Attempts more, so that the server
+// retries an attempt whose worker stopped heartbeating; each attempt counts
+// the lost ones before it and fails the step once they exceed Attempts.
+type LostSpec struct {
+	// Attempts is how many lost attempts are retried; 0: a lost attempt
+	// fails the step (`on_lost: fail`).
+	Attempts int `json:"attempts"`
 }
 
 // StepOutput is a successful step.
@@ -82,6 +97,10 @@ type Activities struct {
 	LogDir string
 	// HTTP is the client for http steps and webhooks; default http.DefaultClient.
 	HTTP *http.Client
+	// DrainTimeout is how long a running attempt may go on once its worker
+	// is asked to stop; then its tool is cancelled and the attempt reported
+	// lost, to be retried on another worker at once.
+	DrainTimeout time.Duration
 
 	exprs sync.Map // source -> *interpreter.Expr
 }
@@ -90,31 +109,56 @@ type Activities struct {
 // type is the step error's type; it is non-retryable when DecideRetry says
 // stop, and carries the next delay when it says retry. When a rule retries,
 // its recovery script runs before the error is returned.
+//
+// Attempts lost with their worker are retried by the activity's retry
+// policy, which leaves room for them (see LostSpec); an attempt counts them
+// from the attempt log and decides only on the step's own attempts, so the
+// retry block's budget, retry_when and stop_when never see a lost one.
 func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, error) {
 	info := activity.GetInfo(ctx)
 	// attempt counts within this activity, as its retry policy does; number
-	// is the step's attempt number, across classifications.
+	// is the step's attempt number, across classifications; own leaves out
+	// the attempts lost with their worker.
 	attempt := int(info.Attempt)
 	number := in.PriorAttempts + attempt
 	log := previousAttempts(ctx, in.PriorAttempts, number)
 	log.Current = number
+	own := attempt
+	if in.Lost != nil {
+		lost := countLost(log.Failed, in.PriorAttempts+1)
+		if lost > in.Lost.Attempts {
+			return nil, lostTooOften(log, in, lost, attempt-1)
+		}
+		own = attempt - lost
+	}
 	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout, log)
 
-	toolCtx, cancel := ctx, context.CancelFunc(func() {})
+	toolCtx, stopTool := context.WithCancelCause(ctx)
+	cancel := context.CancelFunc(func() {})
 	if in.Timeout > 0 {
-		toolCtx, cancel = context.WithTimeout(ctx, in.Timeout)
+		toolCtx, cancel = context.WithTimeout(toolCtx, in.Timeout)
+	}
+	endDrain := func() {}
+	if in.Lost != nil {
+		endDrain = a.drain(ctx, stopTool)
 	}
 	o := a.runTool(toolCtx, in, number)
+	endDrain()
+	stopped := o.Err != nil && errors.Is(context.Cause(toolCtx), errWorkerStopped)
 	cancel()
+	stopTool(nil)
 	stopHeartbeat()
 	if ctx.Err() != nil {
 		// The attempt itself was cancelled (or the worker is stopping): not ours to decide.
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
+	if stopped {
+		return nil, a.stoppedWithWorker(ctx, log, in, attempt)
+	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
 		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
 	}
-	d, err := DecideRetry(in.Retry, in.Handler, attempt, o, a.compile, in.Scope, rand.Float64)
+	d, err := DecideRetry(in.Retry, in.Handler, own, o, a.compile, in.Scope, rand.Float64)
 	if err != nil {
 		o.Err = &interpreter.StepError{Type: "expression_error", Message: err.Error()}
 		d = Decision{Recovery: interpreter.RecoveryError}
@@ -175,8 +219,95 @@ func WithLostAttempts(records []interpreter.AttemptRecord, first, last int) []in
 
 // LostAttempt is the record of an attempt whose worker stopped heartbeating.
 func LostAttempt(attempt int) interpreter.AttemptRecord {
-	return interpreter.AttemptRecord{Attempt: attempt, Error: interpreter.StepError{
+	return interpreter.AttemptRecord{Attempt: attempt, Lost: true, Error: interpreter.StepError{
 		Type: "heartbeat_timeout", Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", attempt)}}
+}
+
+// countLost counts the lost attempts numbered from first on.
+func countLost(records []interpreter.AttemptRecord, first int) int {
+	n := 0
+	for _, r := range records {
+		if r.Lost && r.Attempt >= first {
+			n++
+		}
+	}
+	return n
+}
+
+// lostTooOften is the step's failure when more attempts were lost than its
+// lost_attempts allows: this attempt runs nothing and fails the step with
+// the last lost attempt's error. It is not an attempt of the step: ran
+// counts the ones before it.
+func lostTooOften(log AttemptLog, in StepInput, lost, ran int) error {
+	budget := in.Lost.Attempts
+	var last interpreter.AttemptRecord
+	for _, r := range log.Failed {
+		if r.Lost {
+			last = r
+		}
+	}
+	final := last.Error
+	if budget == 0 {
+		final.Message += " (a lost attempt fails this step: lost_attempts is 0 or on_lost is fail)"
+	} else {
+		final.Message += fmt.Sprintf(" (%d attempts lost: lost_attempts allows %d)", lost, budget)
+	}
+	return temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
+		NonRetryable: true,
+		Details:      []any{FailureDetails{Error: final, Attempts: ran, Recovery: noRule(in), AttemptErrors: log.Failed}},
+	})
+}
+
+// noRule is the recovery outcome of a failure no exit-code rule judged.
+func noRule(in StepInput) string {
+	if in.Handler != nil {
+		return interpreter.RecoveryNoMatchingRule
+	}
+	return interpreter.RecoveryNoHandler
+}
+
+// errWorkerStopped is why an attempt's tool is cancelled when its worker
+// has been stopping for longer than the drain timeout.
+var errWorkerStopped = errors.New("the worker is stopping")
+
+// drain cancels the tool, with errWorkerStopped, once the worker has been
+// asked to stop and the drain timeout has passed; done ends the watch.
+func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc) (done func()) {
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-activity.GetWorkerStopChannel(ctx):
+		case <-quit:
+			return
+		}
+		t := time.NewTimer(a.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			stopTool(errWorkerStopped)
+		case <-quit:
+		}
+	}()
+	return func() { close(quit); <-exited }
+}
+
+// stoppedWithWorker reports an attempt cancelled because its worker stopped:
+// a lost attempt, retried at once on another worker while the step's
+// lost_attempts allows.
+func (a *Activities) stoppedWithWorker(ctx context.Context, log AttemptLog, in StepInput, attempt int) error {
+	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: "worker_stopped",
+		Message: fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout)}}
+	log.Failed = append(log.Failed, rec)
+	activity.RecordHeartbeat(ctx, log)
+	lost := countLost(log.Failed, log.Current-attempt+1)
+	if lost > in.Lost.Attempts {
+		return lostTooOften(log, in, lost, attempt)
+	}
+	return temporal.NewApplicationErrorWithOptions(rec.Error.Message, rec.Error.Type, temporal.ApplicationErrorOptions{
+		NextRetryDelay: time.Millisecond,
+		Details:        []any{FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
+	})
 }
 
 // runRecovery runs a rule's recovery script before a retry and returns its

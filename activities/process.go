@@ -57,7 +57,8 @@ func (a *Activities) attemptLogDir(in StepInput) string {
 // runProcess runs a process in its own process group, stdout and stderr in
 // this attempt's log files. When ctx ends the group gets SIGTERM, then
 // SIGKILL; when the process exits, whatever it left behind in its group is
-// killed, so no step's process outlives the step.
+// killed, so no step's process outlives the step; and the group's watcher
+// kills it if the worker dies first (orphans.go).
 func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
 	base := resolveBase(in.BaseDir)
 	dir := base
@@ -96,7 +97,12 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	watcher, err := startGroupWatcher()
+	if err != nil {
+		return run, &interpreter.StepError{Type: "tool_error", Message: "cannot start the step's process group: " + err.Error()}
+	}
+	defer watcher.killGroup()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: watcher.pgid()}
 	cmd.Env = append(os.Environ(),
 		"PLAYBOOK_RUN_ID="+in.WorkflowID,
 		"PLAYBOOK_STEP="+in.Step,
@@ -111,7 +117,7 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 	if err := cmd.Start(); err != nil {
 		return run, &interpreter.StepError{Type: "tool_error", Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
-	pgid := cmd.Process.Pid
+	pgid := watcher.pgid()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var waitErr error

@@ -174,7 +174,7 @@ workflow:
 `
 	_, err := ParseStrict("x.yaml", []byte(src), "")
 	require.EqualError(t, err, `x.yaml:4: failure_mode must be continue, stop or cancel, not "abort"
-x.yaml:12: step "b": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, next, on_failure, retries, retry, retry_delay, step, success_when, timeout, tool)
+x.yaml:12: step "b": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)
 x.yaml:14: step "c": unknown tool kind "bash" (one of: http, noop, playbook, python, shell)`)
 
 	// Once the file decodes, graph and expression errors come together.

@@ -38,6 +38,9 @@ type Playbook struct {
 	// Handlers are the named exit-code rule sets steps refer to.
 	Handlers map[string]*FailureHandler
 	Notify   Notify
+	// LostAttempts is how many lost attempts of a step are retried when the
+	// step does not say (`lost_attempts`, default DefaultLostAttempts).
+	LostAttempts int
 	// Schedule is when `playbook schedule apply` runs it; runs ignore it.
 	Schedule *Schedule
 
@@ -72,6 +75,11 @@ type Step struct {
 	failureHandlerRefLine int
 	// Injected is true for an `end` the file did not have.
 	Injected bool
+	// LostAttempts is how many attempts lost with their worker are retried,
+	// counted apart from the retry block's attempts; 0 with `on_lost: fail`.
+	LostAttempts int
+	// lostAttempts is the step's own `lost_attempts`, nil: the playbook's.
+	lostAttempts *int
 }
 
 // NextRule is one item of `next`: unconditional (When nil, Else false), a
@@ -146,6 +154,10 @@ type ExitCodeRule struct {
 	MaxRetries     int    `json:"max_retries"`
 	RecoveryScript string `json:"recovery_script,omitempty"`
 }
+
+// DefaultLostAttempts is how many lost attempts of a step are retried when
+// neither the step nor the playbook says.
+const DefaultLostAttempts = 3
 
 // DefaultMaxRetries is an exit-code rule's max_retries when it gives none.
 const DefaultMaxRetries = 3

@@ -56,7 +56,7 @@ func parse(file string, src []byte) (*Playbook, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Msg: "empty playbook"}
 	}
-	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}}
+	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}, LostAttempts: DefaultLostAttempts}
 	if err := d.playbook(doc.Content[0], pb); err != nil {
 		return nil, err
 	}
@@ -270,6 +270,7 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		"notify":             func(v *yaml.Node) error { return d.notify(v, &pb.Notify) },
 		"failure_handlers":   func(v *yaml.Node) (err error) { pb.Handlers, err = d.handlers(v); return err },
 		"workflow":           func(v *yaml.Node) error { steps = v; return nil },
+		"lost_attempts":      func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) },
 		"schedule":           func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err },
 	})
 	// A required key may be missing because it is misspelt: then the
@@ -299,6 +300,9 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		}
 		pb.byName[s.Name] = s
 		pb.Steps = append(pb.Steps, s)
+		if s.lostAttempts == nil {
+			s.LostAttempts = pb.LostAttempts
+		}
 	}
 	d.lines["workflow"] = steps.Line
 	return errs.err()
@@ -328,6 +332,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	var retries *int
 	var retryDelay *time.Duration
 	var retryNode, onFailureNode *yaml.Node
+	var lostNode, onLostNode *yaml.Node
 	err := d.fields(n, "a step", map[string]func(v *yaml.Node) error{
 		"step": func(*yaml.Node) error { return nil },
 		"desc": func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) },
@@ -383,6 +388,17 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			s.failureHandlerRefLine = v.Line
 			return d.str(v, "failure_handler", &s.failureHandlerRef)
 		},
+		"lost_attempts": func(v *yaml.Node) error {
+			lostNode, s.lostAttempts = v, new(int)
+			return d.lostAttempts(v, s.lostAttempts)
+		},
+		"on_lost": func(v *yaml.Node) error {
+			onLostNode = v
+			if v.Value != "retry" && v.Value != "fail" {
+				return d.errf(v, "on_lost must be retry or fail, not %q", v.Value)
+			}
+			return nil
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -401,6 +417,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			r.InitialDelay, r.MaxDelay = time.Second, time.Second
 		}
 		s.Retry = &r
+	}
+	if err := d.onLost(s, lostNode, onLostNode); err != nil {
+		return nil, err
 	}
 	if s.Loop != nil && s.Tool == nil {
 		return nil, d.errf(n, "loop needs a tool to run for each element")
@@ -833,3 +852,40 @@ func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
 }
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// lostAttempts reads a `lost_attempts` count: a whole number, 0 or more.
+func (d *decoder) lostAttempts(v *yaml.Node, out *int) error {
+	if err := d.integer(v, "lost_attempts", out); err != nil {
+		return err
+	}
+	if *out < 0 {
+		return d.errf(v, "lost_attempts must not be negative")
+	}
+	return nil
+}
+
+// onLost applies a step's `on_lost` and checks it and `lost_attempts` fit
+// the step: `on_lost: fail` retries no lost attempt, and neither key means
+// anything to a step that runs no activity of its own.
+func (d *decoder) onLost(s *Step, lostNode, onLostNode *yaml.Node) error {
+	if onLostNode != nil && onLostNode.Value == "fail" {
+		if lostNode != nil && *s.lostAttempts > 0 {
+			return d.errf(lostNode, "lost_attempts: %d contradicts on_lost: fail (a lost attempt fails the step)", *s.lostAttempts)
+		}
+		s.lostAttempts = new(int)
+	}
+	if s.lostAttempts != nil {
+		s.LostAttempts = *s.lostAttempts
+	}
+	for i, n := range []*yaml.Node{lostNode, onLostNode} {
+		key := []string{"lost_attempts", "on_lost"}[i]
+		switch {
+		case n == nil:
+		case s.Tool == nil:
+			return d.errf(n, "%s needs a tool", key)
+		case s.Tool.Kind == "playbook":
+			return d.errf(n, "%s does not apply to a playbook step: the sub-playbook's own steps retry their lost attempts", key)
+		}
+	}
+	return nil
+}

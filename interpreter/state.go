@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -73,7 +74,7 @@ type StepState struct {
 // the failure handler's outcome and its routing to end), or why it skipped.
 func (st *StepState) Note() string {
 	if st.Error == nil {
-		return st.SkipReason
+		return joinNotes(st.SkipReason, st.lostNote())
 	}
 	note := st.Error.Type + ": " + firstLine(st.Error.Message)
 	if st.Recovery != "" && st.Recovery != RecoveryNoHandler {
@@ -82,7 +83,27 @@ func (st *StepState) Note() string {
 	if st.RoutedToEnd {
 		note += " (routed to end)"
 	}
-	return note
+	return joinNotes(note, st.lostNote())
+}
+
+// lostNote names the attempts lost with their worker, e.g. "attempt 1 lost
+// (heartbeat_timeout)"; empty when none was.
+func (st *StepState) lostNote() string {
+	var lost []string
+	for _, a := range st.AttemptErrors {
+		// The attempt whose loss failed the step is the error already.
+		if a.Lost && (st.Error == nil || !strings.HasPrefix(st.Error.Message, a.Error.Message)) {
+			lost = append(lost, fmt.Sprintf("attempt %d lost (%s)", a.Attempt, a.Error.Type))
+		}
+	}
+	return strings.Join(lost, ", ")
+}
+
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // Recovery outcomes of a failed attempt.
@@ -101,6 +122,10 @@ type AttemptRecord struct {
 	Recovery string    `json:"recovery,omitempty"`
 	// RecoveryExitCode is the exit code of the rule's recovery script, when one ran.
 	RecoveryExitCode *int `json:"recovery_exit_code,omitempty"`
+	// Lost is true for an attempt lost with its worker (it crashed, was
+	// killed, lost the server, or was stopped): infrastructure, not the
+	// step's own failure.
+	Lost bool `json:"lost,omitempty"`
 }
 
 // Outcome is how a step's activity ended, as the workflow hands it to Settle.

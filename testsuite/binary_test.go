@@ -90,6 +90,24 @@ func TestDevServerKeepsRunsAcrossRestart(t *testing.T) {
 
 func startDev(t *testing.T, bin, db string, port, uiPort int) (stop func()) {
 	t.Helper()
+	cmd := launchDev(t, bin, db, port, uiPort)
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "dev exits cleanly on SIGINT")
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatal("playbook dev did not stop within 30s of SIGINT")
+		}
+	}
+}
+
+// launchDev starts `playbook dev` and returns once its worker is up.
+func launchDev(t *testing.T, bin, db string, port, uiPort int) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(bin, "dev", "--db", db, "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
 	cmd.Env = append(os.Environ(), "PLAYBOOK_LOG_DIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
@@ -118,18 +136,7 @@ func startDev(t *testing.T, bin, db string, port, uiPort int) (stop func()) {
 		_ = cmd.Process.Kill()
 		t.Fatal("playbook dev did not start within 60s")
 	}
-	return func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			require.NoError(t, err, "dev exits cleanly on SIGINT")
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatal("playbook dev did not stop within 30s of SIGINT")
-		}
-	}
+	return cmd
 }
 
 // uiWorkflowIDs lists the workflow IDs the Web UI's HTTP API returns.

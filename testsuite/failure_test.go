@@ -26,13 +26,7 @@ import (
 // start submits a playbook without following it, as another client would.
 func start(t *testing.T, file, queue string, workload map[string]any) client.WorkflowRun {
 	t.Helper()
-	b, err := interpreter.LoadBundle(file, os.ReadFile)
-	require.NoError(t, err)
-	in := playbookwf.Input{File: file, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath], Workload: workload, Files: b.Files}
-	id := fmt.Sprintf("%s-%d", b.Root.Name, time.Now().UnixNano())
-	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, playbookwf.WorkflowName, in)
-	require.NoError(t, err)
-	return run
+	return startOn(t, tc, file, "", queue, workload)
 }
 
 // finish waits for a run and returns its aggregate, whatever its outcome.
@@ -167,8 +161,8 @@ func TestPendingTimeoutFailsTheStep(t *testing.T) {
 }
 
 // A worker killed in the middle of a step loses the attempt after
-// heartbeat_timeout; the step is retried on another worker and the run
-// completes, with the lost attempt on record.
+// heartbeat_timeout; its step's processes die with it; the step is retried
+// on another worker and the run completes, with the lost attempt on record.
 func TestWorkerKilledMidStep(t *testing.T) {
 	bin := playbookBinary(t)
 	const queue = "kill-test"
@@ -195,13 +189,11 @@ workflow:
 		return err == nil && len(d.GetPendingActivities()) == 1 && d.GetPendingActivities()[0].GetState() == enums.PENDING_ACTIVITY_STATE_STARTED
 	})
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
 	_ = first.Wait()
-	// The dead worker's shell lives on, as it would on a real machine; end it.
-	for _, pid := range processesMatching(marker) {
-		var n int
-		fmt.Sscan(pid, &n)
-		_ = syscall.Kill(n, syscall.SIGKILL)
-	}
+	// The dead worker's step dies with it: its process group's watcher
+	// saw the worker go.
+	waitForNoProcess(t, marker, 5*time.Second)
 	second := startWorker()
 	defer func() { _ = second.Process.Kill(); _ = second.Wait() }()
 
@@ -212,6 +204,9 @@ workflow:
 	require.Len(t, long.AttemptErrors, 1)
 	require.Equal(t, 1, long.AttemptErrors[0].Attempt)
 	require.Equal(t, "heartbeat_timeout", long.AttemptErrors[0].Error.Type)
+	if st, err := os.Stat(filepath.Join(workerLogs, run.GetID(), "long", "attempt-2.stdout")); err == nil {
+		t.Logf("attempt 2 started %s after the kill (heartbeat_timeout 2s)", st.ModTime().Sub(killed).Round(100*time.Millisecond))
+	}
 }
 
 func TestWebhookReceivesFailedAggregate(t *testing.T) {

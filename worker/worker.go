@@ -24,7 +24,18 @@ type Options struct {
 	LogDir string
 	// Optional: how many steps run at once on this worker; default the SDK's.
 	MaxConcurrentSteps int
+	// Optional: how long running steps may go on once Stop is called before
+	// they are cancelled and reported lost, to be retried on another worker
+	// at once; default DefaultDrainTimeout.
+	DrainTimeout time.Duration
 }
+
+// DefaultDrainTimeout is how long a stopping worker lets running steps finish.
+const DefaultDrainTimeout = 30 * time.Second
+
+// stopReportMargin is how long Stop waits, past the drain timeout, for the
+// cancelled steps to kill their processes and report.
+const stopReportMargin = 15 * time.Second
 
 // DefaultLogDir is $PLAYBOOK_LOG_DIR, else ~/.local/state/playbook/logs.
 func DefaultLogDir() string {
@@ -46,6 +57,9 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	if o.LogDir == "" {
 		o.LogDir = DefaultLogDir()
 	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps,
 		// Cancellation reaches a running step through its heartbeat's
@@ -53,9 +67,12 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		// about a second.
 		MaxHeartbeatThrottleInterval:     time.Second,
 		DefaultHeartbeatThrottleInterval: time.Second,
+		// Stop stops polling, then waits for the running steps: they finish
+		// within the drain timeout, or cancel themselves and report.
+		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
 	return w

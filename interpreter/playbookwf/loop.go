@@ -36,10 +36,7 @@ type LoopBatchInput struct {
 // PlaybookLoopBatch runs a batch of loop elements and returns each one's
 // outcome, in order.
 func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.Outcome, error) {
-	pb, err := interpreter.Parse(in.Playbook.File, []byte(in.Playbook.Source))
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidPlaybook", nil)
-	}
+	pb := parseFrozen(in.Playbook)
 	s := pb.Step(in.Step)
 	if s == nil || s.Loop == nil {
 		return nil, temporal.NewNonRetryableApplicationError("no loop step "+in.Step, "InvalidPlaybook", nil)
@@ -142,14 +139,14 @@ func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.S
 		for inFlight < max(maxInFlight, 1) && next < len(elems) && !stopped && ctx.Err() == nil {
 			i := next
 			next++
-			opts := activityOptions(s)
+			opts := activityOptions(s, elems[i])
 			opts.ActivityID = elementName(s, first+i)
 			opts.Summary = opts.ActivityID
 			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), activities.RunStepName, elems[i])
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
-				out[i] = activityOutcome(ctx, f, s, elems[i].PriorAttempts)
+				out[i] = activityOutcome(ctx, f, s, elems[i])
 				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != interpreter.ErrCancelled {
 					stopped = true
 					cancelAll()

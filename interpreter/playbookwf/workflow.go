@@ -57,8 +57,21 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 const noTimeout = 10 * 365 * 24 * time.Hour
 
 // DefaultHeartbeatTimeout is how long a silent worker keeps an attempt when
-// the step sets no heartbeat_timeout.
-const DefaultHeartbeatTimeout = 30 * time.Second
+// the step sets no heartbeat_timeout: workers heartbeat every second, so a
+// lost attempt is given up, and retried, within seconds.
+const DefaultHeartbeatTimeout = 5 * time.Second
+
+// oldHeartbeatTimeout is the default of activities that carry no lost
+// attempts budget (StepInput.Lost): loop batches of runs started before.
+const oldHeartbeatTimeout = 30 * time.Second
+
+// lostAttemptsChange versions how a step that timed out on the server is
+// read. Since lost attempts are retried apart, a step's activity policy
+// leaves room for them (StepInput.Lost); the replayer does not compare
+// activity options, so only the reading of the last attempt's number
+// changed, and the version is taken there, where a recorded run that timed
+// out before the change still reads it as it did.
+const lostAttemptsChange = "lost-attempts-retried"
 
 // timeoutGrace lets an attempt that hit its own timeout kill its process and
 // report before the server's start-to-close timeout would fire.
@@ -94,17 +107,14 @@ func StartAttributes(name string) temporal.SearchAttributes {
 // decides the run completed, and a PlaybookFailed application error whose
 // details are the aggregate when `end` decides it failed.
 func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
-	pb, err := interpreter.Parse(in.File, []byte(in.Source))
-	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "InvalidPlaybook", nil)
-	}
+	pb := parseFrozen(in)
 	info := workflow.GetInfo(ctx)
 	run := interpreter.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) })
 	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]activities.StepInput{}}
 
 	sel := workflow.NewSelector(ctx)
 	// A classification or a cancel request wakes the loop, which then acts on
@@ -213,6 +223,19 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
 }
 
+// parseFrozen parses the run's frozen playbook. A worker that cannot parse
+// it is older than the CLI that validated and submitted it (a key it does
+// not know yet): it fails the workflow task, not the run, by panicking
+// (the SDK's default panic policy blocks the workflow and retries the task),
+// so that the run goes on once a worker that knows the key polls.
+func parseFrozen(in Input) *interpreter.Playbook {
+	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	if err != nil {
+		panic(fmt.Sprintf("this worker cannot parse the run's playbook (submitted by a newer playbook? upgrade this worker): %v", err))
+	}
+	return pb
+}
+
 func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int) ([]interpreter.Event, error) {
 		ev := run.Events()
@@ -284,6 +307,8 @@ type executor struct {
 	cancels map[string]workflow.CancelFunc
 	// noopVersion is the noop-in-workflow version, once a noop step asked.
 	noopVersion *workflow.Version
+	// inputs holds what each step's activity was given, to read its outcome.
+	inputs map[string]activities.StepInput
 }
 
 // start renders a step's tool and schedules its activity, or its child
@@ -306,7 +331,8 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 		return x.startChild(ctx, s, spec)
 	}
 	in := x.stepInput(s, s.Name, spec)
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s)), activities.RunStepName, in), nil
+	x.inputs[s.Name] = in
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), activities.RunStepName, in), nil
 }
 
 // stepInput is what one attempt of a step (or of a loop's element) gets.
@@ -327,6 +353,7 @@ func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]a
 	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
 		in.Scope = x.run.Env()
 	}
+	in.Lost = &activities.LostSpec{Attempts: s.LostAttempts}
 	return in
 }
 
@@ -396,14 +423,14 @@ func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.O
 	case s.Tool.Kind == "playbook":
 		return x.childOutcome(f)
 	}
-	return activityOutcome(x.ctx, f, s, x.run.PriorAttempts(s.Name))
+	return activityOutcome(x.ctx, f, s, x.inputs[s.Name])
 }
 
-// activityOutcome reads a finished RunStep activity.
-func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Step, priorAttempts int) interpreter.Outcome {
+// activityOutcome reads a finished RunStep activity that was given in.
+func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Step, in activities.StepInput) interpreter.Outcome {
 	var out activities.StepOutput
 	if err := f.Get(ctx, &out); err != nil {
-		return outcomeOf(err, s, priorAttempts)
+		return outcomeOf(ctx, err, s, in)
 	}
 	return interpreter.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors}
 }
@@ -411,8 +438,10 @@ func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Ste
 // outcomeOf reads a failed activity. An attempt that decided to stop carries
 // its structured error, attempt count and history. A timeout the server
 // enforced (a lost worker, start-to-close) ended the last attempt the policy
-// allowed; the attempt log of its heartbeats says what came before.
-func outcomeOf(err error, s *interpreter.Step, priorAttempts int) interpreter.Outcome {
+// allowed (with lost_attempts, the last lost attempt it had room for); the
+// attempt log of its heartbeats says what came before.
+func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in activities.StepInput) interpreter.Outcome {
+	priorAttempts := in.PriorAttempts
 	noRule := interpreter.RecoveryNoHandler
 	if s.FailureHandler != nil {
 		noRule = interpreter.RecoveryNoMatchingRule
@@ -436,12 +465,15 @@ func outcomeOf(err error, s *interpreter.Step, priorAttempts int) interpreter.Ou
 		attempts := max(log.Current-priorAttempts, 1)
 		var ae *temporal.ActivityError
 		if errors.As(err, &ae) && ae.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
-			attempts = int(activityOptions(s).RetryPolicy.MaximumAttempts)
+			if in.Lost != nil && workflow.GetVersion(ctx, lostAttemptsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				in.Lost = nil // recorded when the policy had no room for lost attempts
+			}
+			attempts = int(activityOptions(s, in).RetryPolicy.MaximumAttempts)
 		}
 		last := priorAttempts + attempts
 		lost := activities.LostAttempt(last)
 		if toErr.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT {
-			lost.Error = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}
+			lost.Error, lost.Lost = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}, false
 		}
 		failed := activities.WithLostAttempts(append(log.Failed, lost), priorAttempts+1, last)
 		return interpreter.Outcome{Err: &lost.Error, Attempts: attempts, Recovery: noRule, AttemptErrors: failed}
@@ -477,14 +509,20 @@ func retrySpec(r *interpreter.Retry) activities.RetrySpec {
 // activityOptions derive a step's Temporal activity options: its name as
 // activity ID and UI summary, its timeouts, and its retry block as the
 // RetryPolicy (the activity picks each delay itself through NextRetryDelay;
-// the policy governs timeouts the server enforces).
-func activityOptions(s *interpreter.Step) workflow.ActivityOptions {
+// the policy governs timeouts the server enforces). The policy has room for
+// the step's lost attempts on top of its own (in.Lost).
+func activityOptions(s *interpreter.Step, in activities.StepInput) workflow.ActivityOptions {
 	spec := retrySpec(s.Retry)
 	attempts := spec.MaxAttempts
 	if s.FailureHandler != nil {
 		for _, r := range s.FailureHandler.Rules {
 			attempts = max(attempts, r.MaxRetries+1)
 		}
+	}
+	defaultHeartbeat := oldHeartbeatTimeout
+	if in.Lost != nil {
+		attempts += in.Lost.Attempts
+		defaultHeartbeat = DefaultHeartbeatTimeout
 	}
 	policy := &temporal.RetryPolicy{
 		MaximumAttempts:    int32(attempts),
@@ -498,7 +536,7 @@ func activityOptions(s *interpreter.Step) workflow.ActivityOptions {
 	}
 	heartbeat := s.HeartbeatTimeout
 	if heartbeat == 0 {
-		heartbeat = DefaultHeartbeatTimeout
+		heartbeat = defaultHeartbeat
 	}
 	summary := s.Name
 	if s.Desc != "" {

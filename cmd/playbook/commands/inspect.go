@@ -97,7 +97,31 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 		}
 		st.Live[pa.GetActivityId()] = l
 	}
+	ownAttempts(ctx, c, run, st.Live)
 	return st, nil
+}
+
+// ownAttempts takes each step's lost_attempts out of the server's maximum:
+// a step's policy has room for its lost attempts on top of its retry
+// block's, and "attempt 2 of 3" speaks of the retry block's.
+func ownAttempts(ctx context.Context, c client.Client, run string, live map[string]Live) {
+	if len(live) == 0 {
+		return
+	}
+	in, err := frozenInput(ctx, c, run)
+	if err != nil {
+		return
+	}
+	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	if err != nil {
+		return
+	}
+	for id, l := range live {
+		if s := pb.Step(strings.SplitN(id, "[", 2)[0]); s != nil && l.MaximumAttempts > int32(s.LostAttempts) {
+			l.MaximumAttempts -= int32(s.LostAttempts)
+			live[id] = l
+		}
+	}
 }
 
 func printStatus(out io.Writer, run string, st *Status) {

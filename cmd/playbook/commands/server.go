@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"go.temporal.io/sdk/client"
@@ -26,6 +24,7 @@ func devCommand() *cli.Command {
 			&cli.StringFlag{Name: "namespace", Value: "default", Usage: "namespace to create and serve"},
 			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
 			&cli.StringFlag{Name: "log-level", Value: "error", Usage: "server log level: debug, info, warn, error"},
+			drainFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			db := c.String("db")
@@ -48,11 +47,10 @@ func devCommand() *cli.Command {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
 			defer cl.Close()
-			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue")})
+			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c)})
 			if err := w.Start(); err != nil {
 				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
 			}
-			defer w.Stop()
 			where := "in memory"
 			if db != "" {
 				where = db
@@ -62,11 +60,8 @@ func devCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "Web UI on http://%s\n", dev.UIAddress)
 			}
 			fmt.Fprintf(c.App.Writer, "Worker on task queue %s. Stop with Ctrl-C.\n", c.String("task-queue"))
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-			select {
-			case <-sig:
-			case <-c.Context.Done():
+			if stopOnSignal(c, w) {
+				return cli.Exit("dev: stopped at once", exitFailed)
 			}
 			return nil
 		},
@@ -87,6 +82,7 @@ func workerCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "where each attempt's stdout and stderr are kept"},
 			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once (default: the SDK's)"},
+			drainFlag(),
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			conn, err := connect(c, false, c.App.ErrWriter, slog.LevelInfo)
@@ -94,26 +90,14 @@ func workerCommand() *cli.Command {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
 			defer conn.Close()
-			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps")})
-			if err := w.Run(interruptOrDone(c)); err != nil {
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c)})
+			if err := w.Start(); err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
+			}
+			if stopOnSignal(c, w) {
+				return cli.Exit("worker: stopped at once", exitFailed)
 			}
 			return nil
 		},
 	}
-}
-
-// interruptOrDone closes on SIGINT, SIGTERM, or when the command's context ends.
-func interruptOrDone(c *cli.Context) <-chan any {
-	ch := make(chan any)
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		select {
-		case <-sig:
-		case <-c.Context.Done():
-		}
-		close(ch)
-	}()
-	return ch
 }
