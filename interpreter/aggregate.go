@@ -78,7 +78,7 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		status = RunCompleted
 	}
 	r.emit(Event{Type: "end_evaluated", Step: EndStep, Error: endErr,
-		Message: fmt.Sprintf("%d of %d steps failed; run %s", len(failed), len(r.pb.Steps)-1, status),
+		Message: fmt.Sprintf("%d of %d %s failed; run %s", len(failed), len(r.pb.Steps)-1, plural(len(r.pb.Steps)-1, "step"), status),
 		Data:    map[string]any{"evaluated_by_end_step": true, "total_steps": len(r.pb.Steps) - 1, "failed_steps_count": len(failed), "status": status}})
 	// playbook_* is end's verdict; workflow_* is the engine's workflow ending
 	// with it. A cancelled run has no verdict, only the workflow's end.
@@ -113,4 +113,12 @@ func (r *Run) Snapshot() *Aggregate {
 		FailedSteps:      failed,
 		Steps:            r.states,
 	}
+}
+
+// plural is noun for one, nouns for any other count.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }

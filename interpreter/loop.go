@@ -42,7 +42,7 @@ func (r *Run) RenderLoop(s *Step, items []any) ([]map[string]any, error) {
 		env["loop"] = map[string]any{"index": i, "length": len(items)}
 		out, err := renderValue(s.Tool.Spec, r.pb.templates, env)
 		if err != nil {
-			return nil, fmt.Errorf("element %d: %w", i, err)
+			return nil, fmt.Errorf("%s: %w", elementLabel(i, len(items)), err)
 		}
 		specs[i] = out.(map[string]any)
 	}
@@ -62,7 +62,7 @@ func CombineLoop(outcomes []Outcome) Outcome {
 	for i, o := range outcomes {
 		combined.Attempts = max(combined.Attempts, o.Attempts)
 		for _, a := range o.AttemptErrors {
-			a.Error.Message = fmt.Sprintf("element %d: %s", i, a.Error.Message)
+			a.Error.Message = fmt.Sprintf("%s: %s", elementLabel(i, len(outcomes)), a.Error.Message)
 			combined.AttemptErrors = append(combined.AttemptErrors, a)
 		}
 		switch {
@@ -84,12 +84,59 @@ func CombineLoop(outcomes []Outcome) Outcome {
 		o := outcomes[firstFailed]
 		combined.Recovery = o.Recovery
 		combined.Err = &StepError{Type: o.Err.Type,
-			Message: fmt.Sprintf("element %d of %d failed: %s", firstFailed, len(outcomes), o.Err.Message),
+			Message: fmt.Sprintf("%s failed: %s", elementLabel(firstFailed, len(outcomes)), o.Err.Message),
 			Details: map[string]any{"index": firstFailed, "failed_elements": failed, "error": o.Err}}
 	case firstCancelled >= 0:
-		combined.Err = &StepError{Type: ErrCancelled, Message: fmt.Sprintf("the loop was cancelled at element %d of %d", firstCancelled, len(outcomes))}
+		combined.Err = &StepError{Type: ErrCancelled, Message: "the loop was cancelled at " + elementLabel(firstCancelled, len(outcomes))}
 	default:
 		combined.Result = results
 	}
 	return combined
+}
+
+// elementLabel names a loop element as people count (1-based) and by its
+// index (0-based, as in its activity ID `step[i]`, its log directory and
+// loop.index): "element 2 of 4 (index 1)".
+func elementLabel(i, n int) string {
+	return fmt.Sprintf("element %d of %d (index %d)", i+1, n, i)
+}
+
+// LoopProgress counts a running loop step's elements; the workflow keeps it
+// current for `status`, `run`'s progress and the Web UI (never in history).
+type LoopProgress struct {
+	Total     int `json:"total"`
+	Done      int `json:"done"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled,omitempty"`
+	Running   int `json:"running"`
+}
+
+func (p LoopProgress) String() string {
+	s := fmt.Sprintf("%d of %d elements done, %d failed, %d running", p.Done, p.Total, p.Failed, p.Running)
+	if p.Cancelled > 0 {
+		s += fmt.Sprintf(", %d cancelled", p.Cancelled)
+	}
+	return s
+}
+
+// Add counts finished elements' outcomes.
+func (p *LoopProgress) Add(outcomes ...Outcome) {
+	for _, o := range outcomes {
+		switch {
+		case o.Err == nil:
+			p.Done++
+		case o.Err.Type == ErrCancelled:
+			p.Cancelled++
+		default:
+			p.Failed++
+		}
+	}
+}
+
+// SetLoopProgress records a running loop step's progress; it is dropped
+// when the step ends.
+func (r *Run) SetLoopProgress(step string, p LoopProgress) {
+	if st := r.states[step]; st != nil && st.Status == StatusRunning {
+		st.Loop = &p
+	}
 }

@@ -63,7 +63,7 @@ func TestCombineLoop(t *testing.T) {
 
 	got = CombineLoop([]Outcome{ok("a", 1), cancelled, fail, fail})
 	require.Equal(t, "exit_code", got.Err.Type)
-	require.Equal(t, "element 2 of 4 failed: boom", got.Err.Message)
+	require.Equal(t, "element 3 of 4 (index 2) failed: boom", got.Err.Message)
 	require.Equal(t, 2, got.Err.Details.(map[string]any)["failed_elements"])
 	require.Equal(t, RecoveryNoHandler, got.Recovery)
 	require.Nil(t, got.Result)

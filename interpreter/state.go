@@ -64,6 +64,8 @@ type StepState struct {
 	// StartedAt and EndedAt are workflow times (deterministic).
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	// Loop is a running loop step's progress over its elements.
+	Loop *LoopProgress `json:"loop,omitempty"`
 
 	// priorAttempts counts attempts made before a classification retried it.
 	priorAttempts int
@@ -73,6 +75,9 @@ type StepState struct {
 // Note says in one line why a step is not simply completed: its error (with
 // the failure handler's outcome and its routing to end), or why it skipped.
 func (st *StepState) Note() string {
+	if st.Loop != nil {
+		return "loop: " + st.Loop.String()
+	}
 	if st.Error == nil {
 		return joinNotes(st.SkipReason, st.lostNote())
 	}
@@ -233,7 +238,7 @@ func (r *Run) started(st *StepState) {
 
 func (r *Run) ended(st *StepState) {
 	t := r.now()
-	st.EndedAt = &t
+	st.EndedAt, st.Loop = &t, nil
 }
 
 // Ready resolves every pending step whose predecessors have all resolved:

@@ -35,7 +35,7 @@ func TestLoopElementFailureCancelsTheOthers(t *testing.T) {
 	require.Less(t, time.Since(start), 15*time.Second, "the elements sleeping 30s were cancelled")
 	each := r.agg.Steps["each"]
 	require.Equal(t, interpreter.StatusFailed, each.Status)
-	require.Equal(t, "element 1 of 4 failed: exited with code 1: element 2 is corrupt", each.Error.Message)
+	require.Equal(t, "element 2 of 4 (index 1) failed: exited with code 1: element 2 is corrupt", each.Error.Message)
 	require.Equal(t, 1.0, each.Error.Details.(map[string]any)["failed_elements"], "the cancelled elements are not failures")
 	require.Empty(t, processesMatching("playbook-loop-cancel"), "no sleep is left")
 }

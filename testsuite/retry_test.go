@@ -25,7 +25,7 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", first.agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "Retrying "+first.agg.WorkflowID+" as retry-demo-")
-	require.Contains(t, errOut, "reusing 1 completed steps: fetch")
+	require.Contains(t, errOut, "reusing 1 completed step: fetch")
 	var agg interpreter.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, "completed", agg.Status)

@@ -41,7 +41,9 @@ type DevServerOptions struct {
 	DBFile string
 	// Optional: the namespace to create; default "default".
 	Namespace string
-	// Optional: the server's log level (debug, info, warn, error); default error.
+	// Optional: the server's log level (debug, info, warn, error); default
+	// fatal: the server's own logs stay out of the user's terminal (an
+	// error it logs on a client hanging up is noise there) unless asked for.
 	LogLevel string
 	// Optional: custom search attributes registered with the namespace;
 	// default playbook's own (playbookwf.SearchAttributes).
@@ -73,7 +75,7 @@ func StartDevServer(o DevServerOptions) (*DevServer, error) {
 		o.Namespace = "default"
 	}
 	if o.LogLevel == "" {
-		o.LogLevel = "error"
+		o.LogLevel = "fatal"
 	}
 	if o.SearchAttributes == nil {
 		o.SearchAttributes = playbookwf.SearchAttributes

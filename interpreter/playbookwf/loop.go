@@ -46,7 +46,7 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 		elems[i] = in.Common
 		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), spec
 	}
-	return runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure), nil
+	return runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil), nil
 }
 
 // startLoop runs a loop step's elements: inline when they fit in one batch,
@@ -62,10 +62,15 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 		elems[i] = x.stepInput(s, elementName(s, i), spec)
 	}
 	cancelOnFailure := x.run.Playbook().FailureMode == interpreter.FailureCancel
+	// Progress is shown by queries and the current details, never recorded.
+	progress := func(p interpreter.LoopProgress) {
+		x.run.SetLoopProgress(s.Name, p)
+		workflow.SetCurrentDetails(x.ctx, x.run.DetailsMarkdown())
+	}
 	f, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		if len(elems) <= LoopBatchSize {
-			settle.Set(interpreter.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure)), nil)
+			settle.Set(interpreter.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure, progress)), nil)
 			return
 		}
 		outcomes := make([]interpreter.Outcome, 0, len(elems))
@@ -75,6 +80,10 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 				outcomes = append(outcomes, notStarted(len(batch))...)
 				continue
 			}
+			// A batch runs up to max_in_flight of its elements at once.
+			p := interpreter.LoopProgress{Total: len(elems), Running: min(len(batch), max(s.Loop.MaxInFlight, 1))}
+			p.Add(outcomes...)
+			progress(p)
 			outcomes = append(outcomes, x.runBatch(ctx, s, first, batch, cancelOnFailure)...)
 		}
 		settle.Set(interpreter.CombineLoop(outcomes), nil)
@@ -114,7 +123,7 @@ func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int
 	if err == nil && len(out) == len(batch) {
 		return out
 	}
-	stepErr := &interpreter.StepError{Type: "loop_error", Message: fmt.Sprintf("batch of elements %d to %d: %v", first, first+len(batch)-1, err)}
+	stepErr := &interpreter.StepError{Type: "loop_error", Message: fmt.Sprintf("batch of elements %d to %d (index %d to %d): %v", first+1, first+len(batch), first, first+len(batch)-1, err)}
 	var canErr *temporal.CanceledError
 	if errors.As(err, &canErr) {
 		stepErr.Type = interpreter.ErrCancelled
@@ -129,12 +138,14 @@ func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int
 // runElements runs loop elements as activities, up to maxInFlight at once,
 // and returns their outcomes in order. With cancelOnFailure, a failed
 // element cancels the ones in flight and starts no more.
-func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.StepInput, first, maxInFlight int, cancelOnFailure bool) []interpreter.Outcome {
+// With progress, it reports the elements' counts as they start and end.
+func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.StepInput, first, maxInFlight int, cancelOnFailure bool, progress func(interpreter.LoopProgress)) []interpreter.Outcome {
 	inner, cancelAll := workflow.WithCancel(ctx)
 	defer cancelAll()
 	out := make([]interpreter.Outcome, len(elems))
 	sel := workflow.NewSelector(ctx)
 	next, inFlight, stopped := 0, 0, false
+	counts := interpreter.LoopProgress{Total: len(elems)}
 	for {
 		for inFlight < max(maxInFlight, 1) && next < len(elems) && !stopped && ctx.Err() == nil {
 			i := next
@@ -147,6 +158,7 @@ func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.S
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
 				out[i] = activityOutcome(ctx, f, s, elems[i])
+				counts.Add(out[i])
 				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != interpreter.ErrCancelled {
 					stopped = true
 					cancelAll()
@@ -155,6 +167,10 @@ func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.S
 		}
 		if inFlight == 0 {
 			break
+		}
+		if progress != nil {
+			counts.Running = inFlight
+			progress(counts)
 		}
 		sel.Select(ctx)
 	}

@@ -11,12 +11,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes of the CLI.
+// Exit codes of the CLI (the README's table).
 const (
-	exitOK        = 0
-	exitFailed    = 1
-	exitInvalid   = 2
-	exitCancelled = 3
+	exitOK          = 0   // the run completed; the command did what it was asked
+	exitFailed      = 1   // the run failed, or the command could not do its work
+	exitInvalid     = 2   // usage or invalid input: nothing was started
+	exitCancelled   = 3   // the run ended cancelled
+	exitUnreachable = 4   // Temporal cannot be reached
+	exitEnded       = 5   // the run already ended (cancel: nothing to cancel)
+	exitDetached    = 130 // Ctrl-C: the CLI stopped following; the run goes on
 )
 
 // Main runs the CLI with these arguments and returns its exit code. When
@@ -48,12 +51,24 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			replayCommand(),
 			graphCommand(),
 			scheduleCommand(),
+			versionCommand(),
+		},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Temporal versions"}},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				printVersion(c.App.Writer)
+				return nil
+			}
+			if c.NArg() > 0 {
+				return cli.Exit(fmt.Sprintf("playbook: no command %q (see `playbook --help`)", c.Args().First()), exitInvalid)
+			}
+			return cli.ShowAppHelp(c)
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)
 		},
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app.Commands, args))
 	if err == nil {
 		return exitOK
 	}

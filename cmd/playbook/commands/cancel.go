@@ -13,7 +13,8 @@ func cancelCommand() *cli.Command {
 		Name:      "cancel",
 		Usage:     "cancel a run: running steps are cancelled, pending ones skipped, then end runs and the run ends cancelled",
 		ArgsUsage: "RUN",
-		Description: "With --drain, running steps finish and no new step starts (a `drain` signal);\n" +
+		Description: "Exit 5 when the run has already ended (nothing to cancel).\n" +
+			"With --drain, running steps finish and no new step starts (a `drain` signal);\n" +
 			"either way `end` still runs. The same cancel can come from `temporal workflow cancel`,\n" +
 			"the Web UI or any Temporal client.",
 		Flags: append([]cli.Flag{
@@ -27,9 +28,12 @@ func cancelCommand() *cli.Command {
 			run := c.Args().First()
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("cancel: "+err.Error(), exitFailed)
+				return connectFailed("cancel", err)
 			}
 			defer conn.Close()
+			if outcome := endedOutcome(c.Context, conn.client, run); outcome != "" {
+				return cli.Exit(fmt.Sprintf("cancel: %s already ended: %s; nothing to cancel", run, outcome), exitEnded)
+			}
 			if c.Bool("drain") {
 				if err := conn.client.SignalWorkflow(c.Context, run, "", playbookwf.SignalDrain, c.String("reason")); err != nil {
 					return cli.Exit("cancel --drain: "+err.Error(), exitFailed)
@@ -61,7 +65,7 @@ func terminateCommand() *cli.Command {
 			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("terminate: "+err.Error(), exitFailed)
+				return connectFailed("terminate", err)
 			}
 			defer conn.Close()
 			if err := conn.client.TerminateWorkflow(c.Context, c.Args().First(), "", c.String("reason")); err != nil {

@@ -27,7 +27,7 @@ func classifyCommand() *cli.Command {
 			run, step, action := c.Args().Get(0), c.Args().Get(1), c.Args().Get(2)
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("classify: "+err.Error(), exitFailed)
+				return connectFailed("classify", err)
 			}
 			defer conn.Close()
 			h, err := conn.client.UpdateWorkflow(c.Context, client.UpdateWorkflowOptions{
@@ -63,7 +63,7 @@ func pendingCommand() *cli.Command {
 			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("pending: "+err.Error(), exitFailed)
+				return connectFailed("pending", err)
 			}
 			defer conn.Close()
 			v, err := conn.client.QueryWorkflow(c.Context, c.Args().First(), "", playbookwf.QueryPending)

@@ -89,11 +89,7 @@ func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level)
 		if conn.embedded != nil {
 			conn.embedded.Stop()
 		}
-		addr := opts.HostPort
-		if addr == "" {
-			addr = client.DefaultHostPort
-		}
-		return nil, fmt.Errorf("cannot reach Temporal at %s: %w", addr, err)
+		return nil, unreachable(c.Context, opts.HostPort, err)
 	}
 	if conn.embedded != nil {
 		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue")})
@@ -131,7 +127,9 @@ func (c *connection) indexed(ctx context.Context) bool {
 // submit starts a run of a frozen playbook; with the search attributes
 // present, the run keeps them current.
 func (c *connection) submit(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb)}
+	// An ID in use by an open run is an error, never a silent attach to that run.
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb),
+		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
 	if c.indexed(ctx) {
 		in.Index = true
 		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)

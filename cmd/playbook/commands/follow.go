@@ -26,7 +26,7 @@ const pollTimeout = 2 * time.Second
 
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, out io.Writer) (*interpreter.Aggregate, error) {
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *interpreter.Playbook, out io.Writer) (*interpreter.Aggregate, error) {
 	type ended struct {
 		agg *interpreter.Aggregate
 		err error
@@ -36,7 +36,7 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, out io.
 		agg, err := result(ctx, wr)
 		done <- ended{agg, err}
 	}()
-	p := &progress{out: out, attempts: map[string]int32{}}
+	p := newProgress(pb, out)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -53,6 +53,7 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, out io.
 			default:
 			}
 			p.retries(ctx, c, wr)
+			p.loops(ctx, c, wr)
 		}
 	}
 }
@@ -79,6 +80,60 @@ type progress struct {
 	out      io.Writer
 	seen     int
 	attempts map[string]int32
+	// width is the step column's: the longest step name (loop elements
+	// add their index), at least 14.
+	width int
+	// loopSteps are the playbook's loop steps; running those that have
+	// started and not ended, with the progress line last printed.
+	loopSteps map[string]bool
+	running   map[string]string
+	loopsAt   time.Time
+}
+
+func newProgress(pb *interpreter.Playbook, out io.Writer) *progress {
+	p := &progress{out: out, attempts: map[string]int32{}, width: 14, loopSteps: map[string]bool{}, running: map[string]string{}}
+	for _, s := range pb.Steps {
+		name := s.Name
+		if s.Loop != nil {
+			p.loopSteps[s.Name] = true
+			name += "[000]"
+		}
+		p.width = max(p.width, len(name)+1)
+	}
+	return p
+}
+
+func (p *progress) line(at time.Time, step, text string) {
+	fmt.Fprintf(p.out, "%s  %-*s %s\n", at.Local().Format("15:04:05"), p.width, step, text)
+}
+
+// loopEvery is how often `run` asks for a running loop's progress.
+const loopEvery = time.Second
+
+// loops prints the progress of running loop steps (elements done, failed,
+// running, of the total) when it changed, at most once a second.
+func (p *progress) loops(ctx context.Context, c client.Client, wr client.WorkflowRun) {
+	if len(p.running) == 0 || time.Since(p.loopsAt) < loopEvery {
+		return
+	}
+	p.loopsAt = time.Now()
+	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), playbookwf.QueryState)
+	var agg interpreter.Aggregate
+	if err != nil || v.Get(&agg) != nil {
+		return
+	}
+	for name, last := range p.running {
+		st := agg.Steps[name]
+		if st == nil || st.Loop == nil {
+			continue
+		}
+		if line := "loop: " + st.Loop.String(); line != last {
+			p.running[name] = line
+			p.line(time.Now(), name, line)
+		}
+	}
 }
 
 func (p *progress) events(ctx context.Context, c client.Client, wr client.WorkflowRun) {
@@ -88,12 +143,19 @@ func (p *progress) events(ctx context.Context, c client.Client, wr client.Workfl
 	}
 	for _, e := range evs {
 		p.seen = e.Seq
-		if line := describeEvent(e); line != "" {
+		if p.loopSteps[e.Step] {
+			if e.Type == "step_started" {
+				p.running[e.Step] = ""
+			} else {
+				delete(p.running, e.Step)
+			}
+		}
+		if line := describeEvent(e, wr.GetID()); line != "" {
 			step := e.Step
 			if step == "" {
 				step = "(run)"
 			}
-			fmt.Fprintf(p.out, "%s  %-14s %s\n", e.Time.Local().Format("15:04:05"), step, line)
+			p.line(e.Time, step, line)
 		}
 	}
 }
@@ -127,11 +189,11 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 				line += fmt.Sprintf(" in %s", wait)
 			}
 		}
-		fmt.Fprintf(p.out, "%s  %-14s %s\n", time.Now().Format("15:04:05"), step, line)
+		p.line(time.Now(), step, line)
 	}
 }
 
-func describeEvent(e interpreter.Event) string {
+func describeEvent(e interpreter.Event, run string) string {
 	switch e.Type {
 	case "step_started":
 		return "started"
@@ -145,7 +207,7 @@ func describeEvent(e interpreter.Event) string {
 	case "step_skipped":
 		return "skipped: " + e.Message
 	case "step_pending_failed":
-		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify RUN %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, e.Step)
+		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify %s %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, run, e.Step)
 	case "step_classified":
 		return "classified " + e.Message
 	case "step_reused":
@@ -183,7 +245,7 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, st.Note())
 	}
 	tw.Flush()
-	line := fmt.Sprintf("Run %s %s: %d of %d steps failed", agg.WorkflowID, agg.Status, agg.FailedStepsCount, agg.TotalSteps)
+	line := fmt.Sprintf("Run %s %s: %d of %s failed", agg.WorkflowID, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	if len(agg.FailedSteps) > 0 {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
@@ -200,4 +262,12 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 func firstLineOf(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	return first
+}
+
+// countOf says "1 step", "2 steps".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

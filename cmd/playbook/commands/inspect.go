@@ -33,10 +33,12 @@ type Live struct {
 	NextAttemptTime *time.Time `json:"next_attempt_time,omitempty"`
 }
 
-// Status is what `playbook status --json` prints.
+// Status is what `playbook status --json` prints: the aggregate in the same
+// shape as `run --json` (so `jq .failed_steps` works on both), with the
+// live retry state of running steps beside it under "live".
 type Status struct {
-	Aggregate *interpreter.Aggregate `json:"aggregate"`
-	Live      map[string]Live        `json:"live,omitempty"`
+	*interpreter.Aggregate
+	Live map[string]Live `json:"live,omitempty"`
 }
 
 func statusCommand() *cli.Command {
@@ -44,14 +46,14 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "show where a run stands: each step's status, attempts, times and error, and live retry state",
 		ArgsUsage: "RUN",
-		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the step table and live retry state as JSON"}}, connectionFlags()...),
+		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the aggregate so far (the shape of `run --json`), with live retry state under \"live\""}}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Exit("status: give the RUN (workflow ID)", exitInvalid)
 			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("status: "+err.Error(), exitFailed)
+				return connectFailed("status", err)
 			}
 			defer conn.Close()
 			st, err := runStatus(c.Context, conn.client, c.Args().First())
@@ -126,7 +128,7 @@ func ownAttempts(ctx context.Context, c client.Client, run string, live map[stri
 
 func printStatus(out io.Writer, run string, st *Status) {
 	agg := st.Aggregate
-	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %d steps failed\n\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, agg.TotalSteps)
+	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
 	for _, name := range stepOrder(agg) {
@@ -198,7 +200,7 @@ func eventsCommand() *cli.Command {
 			run := c.Args().First()
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("events: "+err.Error(), exitFailed)
+				return connectFailed("events", err)
 			}
 			defer conn.Close()
 			seen := 0
@@ -311,7 +313,7 @@ func listCommand() *cli.Command {
 			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("list: "+err.Error(), exitFailed)
+				return connectFailed("list", err)
 			}
 			defer conn.Close()
 			query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
@@ -401,7 +403,7 @@ func setupCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("setup: "+err.Error(), exitFailed)
+				return connectFailed("setup", err)
 			}
 			defer conn.Close()
 			ops := conn.client.OperatorService()

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,6 +32,10 @@ func logsCommand() *cli.Command {
 			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
 			attempts := loggedAttempts(dir)
 			if len(attempts) == 0 {
+				if n := loopElementsLogged(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1)); n > 0 {
+					return cli.Exit(fmt.Sprintf("logs: %s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
+						c.Args().Get(1), c.Args().Get(0), c.Args().Get(1), n, n-1), exitInvalid)
+				}
 				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step)", dir), exitFailed)
 			}
 			n := attempts[len(attempts)-1]
@@ -65,4 +70,17 @@ func loggedAttempts(dir string) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// loopElementsLogged counts the elements of a loop step that have logs:
+// each element logs under `step[i]`.
+func loopElementsLogged(logDir, run, step string) int {
+	entries, _ := os.ReadDir(filepath.Join(logDir, run))
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), step+"[") && strings.HasSuffix(e.Name(), "]") {
+			n++
+		}
+	}
+	return n
 }

@@ -26,7 +26,7 @@ func historyCommand() *cli.Command {
 			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("history: "+err.Error(), exitFailed)
+				return connectFailed("history", err)
 			}
 			defer conn.Close()
 			h := &historypb.History{}
@@ -108,7 +108,7 @@ func graphCommand() *cli.Command {
 			if run := c.String("run"); run != "" {
 				conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 				if err != nil {
-					return cli.Exit("graph: "+err.Error(), exitFailed)
+					return connectFailed("graph", err)
 				}
 				defer conn.Close()
 				st, err := runStatus(c.Context, conn.client, run)

@@ -36,7 +36,7 @@ func retryCommand() *cli.Command {
 			earlierID := c.Args().First()
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("retry: "+err.Error(), exitFailed)
+				return connectFailed("retry", err)
 			}
 			defer conn.Close()
 			in, err := frozenInput(c.Context, conn.client, earlierID)
@@ -76,7 +76,7 @@ func retryCommand() *cli.Command {
 			conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
 			wr, err := conn.submit(c.Context, pb, in, id, c.String("task-queue"))
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("retry: cannot start %s: %v", id, err), exitFailed)
+				return startFailed("retry", id, err)
 			}
 			var reused []string
 			for _, s := range pb.Steps {
@@ -84,7 +84,11 @@ func retryCommand() *cli.Command {
 					reused = append(reused, s.Name)
 				}
 			}
-			fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %d completed steps: %s\n", earlierID, id, len(reused), strings.Join(reused, ", "))
+			if len(reused) == 0 {
+				fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, id)
+			} else {
+				fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, id, countOf(len(reused), "completed step"), strings.Join(reused, ", "))
+			}
 			return followAndReport(c, conn, pb, wr)
 		},
 	}

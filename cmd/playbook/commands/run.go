@@ -22,11 +22,12 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "submit a playbook and follow it to its end",
 		ArgsUsage: "FILE",
-		Description: "Exit codes: 0 completed, 1 failed, 2 invalid input (nothing started), 3 cancelled.\n" +
+		Description: "Exit codes: 0 completed, 1 failed, 2 invalid input (nothing started), 3 cancelled,\n" +
+			"4 Temporal unreachable, 130 detached by Ctrl-C (the run goes on).\n" +
 			"With no server configured (no --address, TEMPORAL_ADDRESS or profile) and none listening\n" +
 			"on 127.0.0.1:7233, an embedded in-memory server and worker run for this run only.",
 		Flags: append([]cli.Flag{
-			&cli.StringSliceFlag{Name: "set", Usage: "override a workload value: `KEY=VALUE` (VALUE read as YAML; KEY may be dotted)"},
+			&cli.GenericFlag{Name: "set", Value: &wholeValues{}, Usage: "override a workload value: `KEY=VALUE` (VALUE read as YAML; KEY may be dotted; repeatable)"},
 			&cli.StringFlag{Name: "input", Usage: "read workload overrides from a JSON object `FILE`"},
 			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
 			&cli.StringFlag{Name: "id", Usage: "workflow ID of the run (default NAME-RANDOM)"},
@@ -39,7 +40,7 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), exitInvalid)
 			}
-			if in.Workload, err = workloadOverrides(c.String("input"), c.StringSlice("set")); err != nil {
+			if in.Workload, err = workloadOverrides(c.String("input"), repeatable(c, "set")); err != nil {
 				return cli.Exit("run: "+err.Error(), exitInvalid)
 			}
 			if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
@@ -51,7 +52,7 @@ func runCommand() *cli.Command {
 			// The SDK's own log lines would repeat, less clearly, what follow prints.
 			conn, err := connect(c, true, c.App.ErrWriter, quietLogs)
 			if err != nil {
-				return cli.Exit("run: "+err.Error(), exitFailed)
+				return connectFailed("run", err)
 			}
 			defer conn.Close()
 			id := c.String("id")
@@ -61,7 +62,7 @@ func runCommand() *cli.Command {
 			conn.warnWithoutWorker(ctx, c.String("task-queue"), c.App.ErrWriter)
 			wr, err := conn.submit(ctx, pb, in, id, c.String("task-queue"))
 			if err != nil {
-				return cli.Exit(fmt.Sprintf("run: cannot start %s: %v", id, err), exitFailed)
+				return startFailed("run", id, err)
 			}
 			return followAndReport(c, conn, pb, wr)
 		},
@@ -74,7 +75,12 @@ func runCommand() *cli.Command {
 func followAndReport(c *cli.Context, conn *connection, pb *interpreter.Playbook, wr client.WorkflowRun) error {
 	progress := progressWriter(c)
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
-	agg, err := follow(c.Context, conn.client, wr, progress)
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	agg, err := follow(ctx, conn.client, wr, pb, progress)
+	if err != nil && ctx.Err() != nil {
+		return detached(c, conn, wr.GetID())
+	}
 	if err != nil {
 		return cli.Exit(c.Command.Name+": "+err.Error(), exitFailed)
 	}

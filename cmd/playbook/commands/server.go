@@ -23,10 +23,18 @@ func devCommand() *cli.Command {
 			&cli.IntFlag{Name: "ui-port", Value: 8233, Usage: "Web UI port (0: no UI)"},
 			&cli.StringFlag{Name: "namespace", Value: "default", Usage: "namespace to create and serve"},
 			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
-			&cli.StringFlag{Name: "log-level", Value: "error", Usage: "server log level: debug, info, warn, error"},
+			&cli.StringFlag{Name: "log-level", Usage: "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)"},
 			drainFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			// The worker's own log says "Activity error." for every step that
+			// fails or is cancelled, as expected: shown only when asked for.
+			level := quietLogs
+			if c.IsSet("log-level") {
+				if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+					return cli.Exit("dev: --log-level: "+err.Error(), exitInvalid)
+				}
+			}
 			db := c.String("db")
 			if db == ":memory:" {
 				db = ""
@@ -42,7 +50,7 @@ func devCommand() *cli.Command {
 			}
 			defer dev.Stop()
 			cl, err := client.Dial(client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
-				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))})
 			if err != nil {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
@@ -87,7 +95,7 @@ func workerCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			conn, err := connect(c, false, c.App.ErrWriter, slog.LevelInfo)
 			if err != nil {
-				return cli.Exit("worker: "+err.Error(), exitFailed)
+				return connectFailed("worker", err)
 			}
 			defer conn.Close()
 			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c)})

@@ -29,7 +29,7 @@ func validateCommand() *cli.Command {
 					bad++
 					continue
 				}
-				fmt.Fprintf(c.App.Writer, "%s: ok (%s, %d steps)\n", path, pb.Name, len(pb.Steps)-1)
+				fmt.Fprintf(c.App.Writer, "%s: ok (%s, %s)\n", path, pb.Name, countOf(len(pb.Steps)-1, "step"))
 			}
 			if bad > 0 {
 				return cli.Exit("", exitInvalid)

@@ -1,0 +1,54 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"go.temporal.io/sdk/client"
+)
+
+// unreachableError is a failure to reach Temporal at all, told apart from a
+// run that failed by its own exit code.
+type unreachableError struct{ msg string }
+
+func (e *unreachableError) Error() string { return e.msg }
+
+// unreachable explains a failed dial in the user's terms: a host that does
+// not resolve says so (gRPC's own words are "no children to pick from"),
+// and with no server configured it says where runs of the embedded server
+// went.
+func unreachable(ctx context.Context, configured string, err error) error {
+	addr := configured
+	if addr == "" {
+		addr = client.DefaultHostPort
+	}
+	msg := fmt.Sprintf("cannot reach Temporal at %s: %v", addr, err)
+	if host, _, splitErr := net.SplitHostPort(addr); splitErr == nil && net.ParseIP(host) == nil {
+		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		var dnsErr *net.DNSError
+		if _, lerr := net.DefaultResolver.LookupHost(lctx, host); errors.As(lerr, &dnsErr) && dnsErr.IsNotFound {
+			msg = fmt.Sprintf("cannot reach Temporal at %s: host %s does not resolve", addr, host)
+		}
+	}
+	if configured == "" {
+		msg = fmt.Sprintf("cannot reach Temporal at %s: no server listens there and none is configured (--address, TEMPORAL_ADDRESS, a profile).\n"+
+			"Runs on the embedded in-memory server that `playbook run` starts when no server is configured end with that command;\n"+
+			"start `playbook dev` in another terminal and run playbooks there to look at them afterwards.", addr)
+	}
+	return &unreachableError{msg}
+}
+
+// connectFailed is the exit for a command that could not connect: exit 4
+// when Temporal is unreachable, else 1.
+func connectFailed(command string, err error) error {
+	var u *unreachableError
+	if errors.As(err, &u) {
+		return cli.Exit(command+": "+err.Error(), exitUnreachable)
+	}
+	return cli.Exit(command+": "+err.Error(), exitFailed)
+}
