@@ -428,37 +428,6 @@ func TestReadmeSchedulingBlock(t *testing.T) {
 	require.Equal(t, []string{"cron 0 2 * * * (Europe/Berlin)"}, describeSchedule(t, "nightly-etl").When)
 }
 
-// shellWords splits a command line as sh would, for the quoting the README uses.
-func shellWords(t *testing.T, line string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord, quote := false, rune(0)
-	for _, r := range line {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	require.Zero(t, quote, "unbalanced quote in %q", line)
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
-}
-
 // apply never takes over a schedule that does not run a playbook.
 func TestScheduleApplyLeavesOthersAlone(t *testing.T) {
 	ctx := context.Background()
