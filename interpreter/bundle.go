@@ -43,6 +43,9 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 			return nil, &Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
 		}
 		pb, err := Parse(shown[abs], src)
+		if err == nil {
+			err = pb.CheckSubmit()
+		}
 		if err != nil {
 			return nil, err
 		}

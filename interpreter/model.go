@@ -45,6 +45,8 @@ type Playbook struct {
 	outgoing map[string][]Arc
 	// templates holds every compiled template of every tool, by source text.
 	templates map[string]*Template
+	// submitErrs are what CheckSubmit reports.
+	submitErrs []error
 }
 
 // Step is one node of the graph.
