@@ -152,11 +152,13 @@ func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error 
 
 // value decodes any YAML value into plain Go values (maps, lists, scalars).
 func (d *decoder) value(n *yaml.Node, what string) (any, error) {
+	if err := d.checkKeys(n, what); err != nil {
+		return nil, err
+	}
 	var v any
 	if err := n.Decode(&v); err != nil {
 		return nil, d.errf(n, "%s: %v", what, err)
 	}
-	d.checkKeys(n, what)
 	return normalize(v), nil
 }
 

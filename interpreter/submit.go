@@ -37,10 +37,12 @@ func (d *decoder) checkAttempts(n *yaml.Node, what string, attempts int) {
 	}
 }
 
-// checkKeys refuses a mapping, at any depth, with two keys that read as the
-// same string key (1 and "1", true and "true"): normalization would keep
-// only one of them.
-func (d *decoder) checkKeys(n *yaml.Node, what string) {
+// checkKeys finds a mapping, at any depth, with two keys that read as the
+// same string key: normalization would keep only one of them. Keys written
+// alike (1 and "1") are an error, as the YAML decoder always made them;
+// keys written differently (1 and 1.0, true and True) are refused at
+// submission.
+func (d *decoder) checkKeys(n *yaml.Node, what string) error {
 	switch n.Kind {
 	case yaml.MappingNode:
 		seen := map[string]*yaml.Node{}
@@ -51,18 +53,27 @@ func (d *decoder) checkKeys(n *yaml.Node, what string) {
 				if k.Decode(&v) == nil {
 					key := fmt.Sprint(v)
 					if prev := seen[key]; prev != nil {
-						d.refuse(k, "%s: keys %s (line %d) and %s are the same key %q once read: write it once", what, asWritten(prev), prev.Line, asWritten(k), key)
+						format, args := "%s: keys %s (line %d) and %s are the same key %q once read: write it once", []any{what, asWritten(prev), prev.Line, asWritten(k), key}
+						if prev.Value == k.Value {
+							return d.errf(k, format, args...)
+						}
+						d.refuse(k, format, args...)
 					}
 					seen[key] = k
 				}
 			}
-			d.checkKeys(n.Content[i+1], what)
+			if err := d.checkKeys(n.Content[i+1], what); err != nil {
+				return err
+			}
 		}
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
-			d.checkKeys(c, what)
+			if err := d.checkKeys(c, what); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
 func asWritten(n *yaml.Node) string {
