@@ -47,7 +47,7 @@ func TestLoopOverTenThousandElements(t *testing.T) {
 	largest, largestID := workflowHistoryLength(t, r.agg.WorkflowID), r.agg.WorkflowID
 	batches := (10000 + playbookwf.LoopBatchSize - 1) / playbookwf.LoopBatchSize
 	for b := 0; b < batches; b++ {
-		id := fmt.Sprintf("%s-each-batch-%d", r.agg.WorkflowID, b)
+		id := fmt.Sprintf("%s.each.batch-%d", r.agg.WorkflowID, b)
 		if n := workflowHistoryLength(t, id); n > largest {
 			largest, largestID = n, id
 		}

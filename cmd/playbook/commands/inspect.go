@@ -102,7 +102,11 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 
 func printStatus(out io.Writer, run string, st *Status) {
 	agg := st.Aggregate
-	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %d steps failed\n\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, agg.TotalSteps)
+	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %d steps failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, agg.TotalSteps)
+	if agg.CancelReason != "" {
+		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
+	}
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
 	for _, name := range stepOrder(agg) {

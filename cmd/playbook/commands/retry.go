@@ -58,6 +58,9 @@ func retryCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit("retry: the frozen playbook no longer parses: "+err.Error(), exitFailed)
 			}
+			if err := pb.CheckSubmit(); err != nil {
+				return cli.Exit("retry: "+err.Error(), exitInvalid)
+			}
 			if in.Reuse, err = pb.ReusableSteps(earlier.Steps, c.String("step")); err != nil {
 				return cli.Exit("retry: "+err.Error(), exitInvalid)
 			}
