@@ -130,8 +130,7 @@ func TestCancelWhileEndRuns(t *testing.T) {
 workflow:
   - {step: a, tool: {kind: noop, result: 1}}
   - step: end
-    tool: {kind: shell, command: 'sleep 3 # playbook-end-cancel
-      echo reported'}
+    tool: {kind: shell, command: 'sleep 3; echo reported # playbook-end-cancel'}
 `)
 	run := start(t, file, "playbook", nil)
 	waitFor(t, "end's tool to run", func() bool {
