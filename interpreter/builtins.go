@@ -15,39 +15,25 @@ import (
 // by key. Every other builtin is deterministic (toJSON and string() sort
 // maps; fromPairs and groupBy build maps; the rest take lists).
 var sortedMapBuiltins = []expr.Option{
-	expr.Function("keys", func(args ...any) (any, error) {
-		_, keys, err := sortedEntries("keys", args)
+	sortedMapBuiltin("keys", func(k, _ reflect.Value) any { return k.Interface() }),
+	sortedMapBuiltin("values", func(_, v reflect.Value) any { return v.Interface() }),
+	sortedMapBuiltin("toPairs", func(k, v reflect.Value) any { return []any{k.Interface(), v.Interface()} }),
+}
+
+// sortedMapBuiltin is a builtin that lists entry(key, value) for each entry
+// of its one map argument, in key order.
+func sortedMapBuiltin(name string, entry func(k, v reflect.Value) any) expr.Option {
+	return expr.Function(name, func(args ...any) (any, error) {
+		m, keys, err := sortedEntries(name, args)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]any, len(keys))
 		for i, k := range keys {
-			out[i] = k.Interface()
+			out[i] = entry(k, m.MapIndex(k))
 		}
 		return out, nil
-	}, new(func(any) []any)),
-	expr.Function("values", func(args ...any) (any, error) {
-		m, keys, err := sortedEntries("values", args)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, len(keys))
-		for i, k := range keys {
-			out[i] = m.MapIndex(k).Interface()
-		}
-		return out, nil
-	}, new(func(any) []any)),
-	expr.Function("toPairs", func(args ...any) (any, error) {
-		m, keys, err := sortedEntries("toPairs", args)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]any, len(keys))
-		for i, k := range keys {
-			out[i] = []any{k.Interface(), m.MapIndex(k).Interface()}
-		}
-		return out, nil
-	}, new(func(any) []any)),
+	}, new(func(any) []any))
 }
 
 // sortedEntries reads a builtin's one map argument and its keys in order:
