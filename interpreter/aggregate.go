@@ -97,7 +97,7 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		FailedStepsCount:   len(failed),
 		FailedSteps:        failed,
 		Steps:              r.states,
-		CancelReason:       r.cancelReason,
+		CancelReason:       r.CancelReason(),
 	}
 	return r.final
 }
@@ -116,6 +116,6 @@ func (r *Run) Snapshot() *Aggregate {
 		FailedStepsCount: len(failed),
 		FailedSteps:      failed,
 		Steps:            r.states,
-		CancelReason:     r.cancelReason,
+		CancelReason:     r.CancelReason(),
 	}
 }

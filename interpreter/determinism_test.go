@@ -270,6 +270,7 @@ func TestCancelReasonIsRecorded(t *testing.T) {
 	run := NewRun(pb, nil, "t-1", time.Now)
 	run.Ready()
 	run.RecordCancelReason("maintenance window")
+	require.Empty(t, run.Snapshot().CancelReason, "a reason without a cancel is no cancel")
 	run.CancelRun("cancel requested")
 	ev := run.Events()[len(run.Events())-1]
 	require.Equal(t, "cancel_requested", ev.Type)

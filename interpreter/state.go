@@ -541,8 +541,14 @@ func (r *Run) RecordCancelReason(reason string) {
 	}
 }
 
-// CancelReason is the reason recorded for cancelling the run, if any.
-func (r *Run) CancelReason() string { return r.cancelReason }
+// CancelReason is why the run was cancelled or drained, if it was and
+// someone said.
+func (r *Run) CancelReason() string {
+	if !r.Cancelled() {
+		return ""
+	}
+	return r.cancelReason
+}
 
 func (r *Run) withReason(e Event) Event {
 	if r.cancelReason != "" {
