@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +33,14 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: LoopBatchWorkflowName})
-	acts := &activities.Activities{LogDir: t.TempDir()}
+	logDir, err := os.MkdirTemp("", "playbookwf-test")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// A step whose activity the test environment cancelled may still be
+		// writing its logs for a moment.
+		require.Eventually(t, func() bool { return os.RemoveAll(logDir) == nil }, 10*time.Second, 100*time.Millisecond)
+	})
+	acts := &activities.Activities{LogDir: logDir}
 	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
 	env.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run"})
