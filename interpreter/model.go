@@ -38,6 +38,8 @@ type Playbook struct {
 	// Handlers are the named exit-code rule sets steps refer to.
 	Handlers map[string]*FailureHandler
 	Notify   Notify
+	// Schedule is when `playbook schedule apply` runs it; runs ignore it.
+	Schedule *Schedule
 
 	byName map[string]*Step
 	// incoming and outgoing list, for every step, the arcs into and out of it.
@@ -47,6 +49,9 @@ type Playbook struct {
 	templates map[string]*Template
 	// submitErrs are what CheckSubmit reports.
 	submitErrs []error
+	// lines holds the lines of keys checked after decoding ("workflow",
+	// "notify.on_failure"), for ParseStrict's errors.
+	lines map[string]int
 }
 
 // Step is one node of the graph.
