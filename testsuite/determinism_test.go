@@ -51,14 +51,6 @@ func TestMapOrderIsKeyOrder(t *testing.T) {
 	}
 }
 
-// writePlaybook writes a playbook into a temporary directory.
-func writePlaybook(t *testing.T, name, src string) string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), name)
-	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
-	return file
-}
-
 // runJSON runs a playbook file with `run --json`, replays its history, and
 // returns its aggregate.
 func runJSON(t *testing.T, args ...string) (int, *interpreter.Aggregate) {
@@ -72,7 +64,7 @@ func runJSON(t *testing.T, args ...string) (int, *interpreter.Aggregate) {
 
 // --set db.host=x and --input {"db": {"host": ...}} keep db.port.
 func TestOverridesDeepMergeIntoTheWorkload(t *testing.T) {
-	file := writePlaybook(t, "merge.yaml", `metadata: {name: merge}
+	file := writePlaybook(t, t.TempDir(), "merge.yaml", `metadata: {name: merge}
 workload:
   db: {host: localhost, port: 5432}
 workflow:
@@ -126,7 +118,7 @@ func TestCancelReasonIsRecorded(t *testing.T) {
 // A cancel that arrives while end's tool runs: end finishes (its tool is
 // not cancelled) and the run ends cancelled.
 func TestCancelWhileEndRuns(t *testing.T) {
-	file := writePlaybook(t, "end_cancel.yaml", `metadata: {name: end-cancel}
+	file := writePlaybook(t, t.TempDir(), "end_cancel.yaml", `metadata: {name: end-cancel}
 workflow:
   - {step: a, tool: {kind: noop, result: 1}}
   - step: end
@@ -158,7 +150,7 @@ workflow:
 // cleanup with on_failure: run again after its failed upstream.
 func TestRetryKeepsArcsAndRerunsTheCleanup(t *testing.T) {
 	dir := t.TempDir()
-	file := writePlaybook(t, "retry_arcs.yaml", `metadata: {name: retry-arcs}
+	file := writePlaybook(t, t.TempDir(), "retry_arcs.yaml", `metadata: {name: retry-arcs}
 workload: {dir: /tmp}
 workflow:
   - step: check
@@ -202,12 +194,12 @@ workflow:
 // Checks stricter than earlier versions refuse a playbook where it is
 // submitted, with one line each.
 func TestSubmitChecksRefuse(t *testing.T) {
-	bound := writePlaybook(t, "bound.yaml", "metadata: {name: bound}\nworkflow:\n  - {step: a, tool: {kind: shell, command: 'true'}, retry: 3000000000}\n")
+	bound := writePlaybook(t, t.TempDir(), "bound.yaml", "metadata: {name: bound}\nworkflow:\n  - {step: a, tool: {kind: shell, command: 'true'}, retry: 3000000000}\n")
 	code, _, errOut := cli(t, "validate", bound)
 	require.Equal(t, 2, code)
 	require.Equal(t, bound+`:3: step "a": retry: a step makes at most 1000000 attempts; this asks for 3000000000`+"\n", errOut)
 
-	loop := writePlaybook(t, "loop.yaml", "metadata: {name: loop}\nworkflow:\n  - step: a\n    loop: {in: [1, 2]}\n    tool: {kind: playbook, path: sub.yaml}\n")
+	loop := writePlaybook(t, t.TempDir(), "loop.yaml", "metadata: {name: loop}\nworkflow:\n  - step: a\n    loop: {in: [1, 2]}\n    tool: {kind: playbook, path: sub.yaml}\n")
 	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(loop), "sub.yaml"), []byte("metadata: {name: sub}\nworkflow:\n  - {step: s}\n"), 0o644))
 	code, _, errOut = cli(t, "run", "--address", server.Address, loop)
 	require.Equal(t, 2, code)
