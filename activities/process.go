@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -111,8 +113,8 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 		"PLAYBOOK_ERROR_FILE="+run.errorFile,
 	)
 	cmd.Env = append(cmd.Env, extraEnv...)
-	for k, v := range p.env {
-		cmd.Env = append(cmd.Env, k+"="+interpreter.Text(v))
+	for _, k := range slices.Sorted(maps.Keys(p.env)) { // the same environment every attempt
+		cmd.Env = append(cmd.Env, k+"="+interpreter.Text(p.env[k]))
 	}
 	if err := cmd.Start(); err != nil {
 		return run, &interpreter.StepError{Type: "tool_error", Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}

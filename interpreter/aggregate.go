@@ -13,6 +13,9 @@ type Aggregate struct {
 	FailedStepsCount   int                   `json:"failed_steps_count"`
 	FailedSteps        []string              `json:"failed_steps"`
 	Steps              map[string]*StepState `json:"steps"`
+	// CancelReason says why a cancelled run was cancelled, when the client
+	// that cancelled it said (playbook cancel --reason).
+	CancelReason string `json:"cancel_reason,omitempty"`
 	// Notifications record the webhooks told of the outcome.
 	Notifications []Notification `json:"notifications,omitempty"`
 }
@@ -94,6 +97,7 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		FailedStepsCount:   len(failed),
 		FailedSteps:        failed,
 		Steps:              r.states,
+		CancelReason:       r.CancelReason(),
 	}
 	return r.final
 }
@@ -112,6 +116,7 @@ func (r *Run) Snapshot() *Aggregate {
 		FailedStepsCount: len(failed),
 		FailedSteps:      failed,
 		Steps:            r.states,
+		CancelReason:     r.CancelReason(),
 	}
 }
 

@@ -28,6 +28,9 @@ func ParseStrict(file string, src []byte, dir string) (*Playbook, error) {
 	}
 	errs := Errors{}.add(file, err)
 	errs = append(errs, check(pb, dir)...)
+	for _, e := range pb.submitErrs {
+		errs = errs.add(file, e)
+	}
 	if err := errs.err(); err != nil {
 		return nil, err
 	}

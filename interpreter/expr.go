@@ -76,6 +76,7 @@ func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string
 		return nil, fmt.Errorf("empty expression")
 	}
 	opts := []expr.Option{expr.Env(scopeNames(scope, extra...)), expr.DisableBuiltin("now")}
+	opts = append(opts, sortedMapBuiltins...)
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
@@ -263,8 +264,11 @@ func renderValue(v any, templates map[string]*Template, env map[string]any) (any
 		}
 		return templates[t].Render(env)
 	case map[string]any:
+		// Sorted: which of several failing templates is reported must not
+		// depend on map order (the message reaches steps.X.error).
 		out := make(map[string]any, len(t))
-		for k, e := range t {
+		for _, k := range sortedKeys(t) {
+			e := t[k]
 			r, err := renderValue(e, templates, env)
 			if err != nil {
 				return nil, err

@@ -50,6 +50,8 @@ type Playbook struct {
 	outgoing map[string][]Arc
 	// templates holds every compiled template of every tool, by source text.
 	templates map[string]*Template
+	// submitErrs are what CheckSubmit reports.
+	submitErrs []error
 	// lines holds the lines of keys checked after decoding ("workflow",
 	// "notify.on_failure"), for ParseStrict's errors.
 	lines map[string]int

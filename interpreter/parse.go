@@ -60,6 +60,7 @@ func parse(file string, src []byte) (*Playbook, error) {
 	if err := d.playbook(doc.Content[0], pb); err != nil {
 		return nil, err
 	}
+	pb.submitErrs = d.submitErrs
 	pb.lines = d.lines
 	return pb, validate(pb)
 }
@@ -68,6 +69,8 @@ func parse(file string, src []byte) (*Playbook, error) {
 type decoder struct {
 	file string
 	step string
+	// submitErrs are problems CheckSubmit reports (see submit.go).
+	submitErrs []error
 	// lines remembers where some keys are, for checks made after decoding.
 	lines map[string]int
 }
@@ -175,6 +178,9 @@ func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error 
 
 // value decodes any YAML value into plain Go values (maps, lists, scalars).
 func (d *decoder) value(n *yaml.Node, what string) (any, error) {
+	if err := d.checkKeys(n, what); err != nil {
+		return nil, err
+	}
 	var v any
 	if err := d.unquotedTemplate(n, what); err != nil {
 		return nil, err
@@ -195,9 +201,11 @@ func normalize(v any) any {
 		}
 		return t
 	case map[any]any:
+		// Keys that read alike (1 and "1") are refused at submission; for
+		// runs that have them, the same one wins every time.
 		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[fmt.Sprint(k)] = normalize(e)
+		for _, k := range sortedAnyKeys(t) {
+			m[fmt.Sprint(k)] = normalize(t[k])
 		}
 		return m
 	case []any:
@@ -352,6 +360,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			if *retries < 0 {
 				return d.errf(v, "retries must not be negative")
 			}
+			d.checkAttempts(v, "retries", *retries+1)
 			return nil
 		},
 		"retry_delay": func(v *yaml.Node) error {
@@ -423,6 +432,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	}
 	if s.Loop != nil && s.Tool == nil {
 		return nil, d.errf(n, "loop needs a tool to run for each element")
+	}
+	if s.Loop != nil && s.Tool.Kind == "playbook" {
+		d.refuse(n, "a playbook tool cannot run in a loop: write the loop inside the sub-playbook, or list its runs as steps")
 	}
 	if s.Tool != nil && s.Tool.Kind == "playbook" && s.Retry != nil {
 		return nil, d.errf(n, "retry does not apply to a playbook step: the sub-playbook's own steps retry")
@@ -516,8 +528,8 @@ func checkToolField(kind, field string, v any) error {
 		if !ok {
 			return errors.New("must be a mapping of names to values")
 		}
-		for k, e := range m {
-			switch e.(type) {
+		for _, k := range sortedKeys(m) {
+			switch m[k].(type) {
 			case map[string]any, []any:
 				return fmt.Errorf("%s must be a plain value", k)
 			}
@@ -554,6 +566,7 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 			if r.MaxAttempts < 1 {
 				return nil, d.errf(n, "retry: attempts must be at least 1")
 			}
+			d.checkAttempts(n, "retry", r.MaxAttempts)
 			return &r, nil
 		}
 		return nil, d.errf(n, "retry must be true, a number of attempts, or a mapping")
@@ -580,6 +593,7 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 			if r.MaxAttempts < 1 {
 				return d.errf(v, "retry.max_attempts must be at least 1")
 			}
+			d.checkAttempts(v, "retry.max_attempts", r.MaxAttempts)
 			return nil
 		},
 		"initial_delay": func(v *yaml.Node) error { return d.duration(v, "retry.initial_delay", &r.InitialDelay) },
@@ -771,6 +785,7 @@ func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
 					if r.MaxRetries < 0 {
 						return d.errf(v, "max_retries must not be negative")
 					}
+					d.checkAttempts(v, "max_retries", r.MaxRetries+1)
 					return nil
 				},
 				"recovery_script": func(v *yaml.Node) error { return d.str(v, "recovery_script", &r.RecoveryScript) },

@@ -66,6 +66,10 @@ type StepState struct {
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	// Loop is a running loop step's progress over its elements.
 	Loop *LoopProgress `json:"loop,omitempty"`
+	// TakenNext lists, for a completed step, the steps its `next` led to
+	// (empty when no branch held), so that a retry reusing the step takes
+	// the same arcs without evaluating its `when` again.
+	TakenNext []string `json:"taken_next,omitzero"`
 
 	// priorAttempts counts attempts made before a classification retried it.
 	priorAttempts int
@@ -186,6 +190,8 @@ type Run struct {
 	stoppedBy string
 	// cancelled: a cancel request came from outside; drained: a drain signal.
 	cancelled, drained bool
+	// cancelReason is why the run was cancelled or drained, when someone said.
+	cancelReason string
 	// cancelling lists the running steps asked to cancel, so each is asked once.
 	cancelling map[string]bool
 	events     []Event
@@ -195,20 +201,29 @@ type Run struct {
 	envCache    stepsEnv
 	rows        map[string]renderedRow
 	detailsSize int
+
+	// Old runs' decisions (see options.go).
+	shallowWorkload, firstArcOnly bool
 }
 
-// NewRun starts the state of a run. workload overrides the playbook's
-// defaults key by key; now is the clock events are stamped with (the
-// workflow's deterministic clock).
-func NewRun(pb *Playbook, workload map[string]any, executionID string, now func() time.Time) *Run {
-	w := make(map[string]any, len(pb.Workload)+len(workload))
-	for k, v := range pb.Workload {
-		w[k] = v
+// NewRun starts the state of a run. workload deep-merges into the
+// playbook's defaults (MergeWorkload); now is the clock events are stamped
+// with (the workflow's deterministic clock).
+func NewRun(pb *Playbook, workload map[string]any, executionID string, now func() time.Time, opts ...RunOption) *Run {
+	r := &Run{pb: pb, executionID: executionID, now: now, states: map[string]*StepState{}, taken: map[Arc]bool{}, cancelling: map[string]bool{}}
+	for _, o := range opts {
+		o(r)
 	}
-	for k, v := range workload {
-		w[k] = v
+	r.workload = MergeWorkload(pb.Workload, workload)
+	if r.shallowWorkload {
+		r.workload = make(map[string]any, len(pb.Workload)+len(workload))
+		for k, v := range pb.Workload {
+			r.workload[k] = v
+		}
+		for k, v := range workload {
+			r.workload[k] = v
+		}
 	}
-	r := &Run{pb: pb, workload: w, executionID: executionID, now: now, states: map[string]*StepState{}, taken: map[Arc]bool{}, cancelling: map[string]bool{}}
 	for _, s := range pb.Steps {
 		r.states[s.Name] = &StepState{Status: StatusPending}
 	}
@@ -283,7 +298,12 @@ func (r *Run) Ready() []*Step {
 func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 	arcs := r.pb.incoming[s.Name]
 	taken := len(arcs) == 0
+	counted := map[string]bool{}
 	for _, a := range arcs {
+		if r.firstArcOnly && counted[a.From] {
+			continue
+		}
+		counted[a.From] = true
 		p := r.states[a.From]
 		if !p.Status.Terminal() {
 			return false, false, "", ""
@@ -414,18 +434,21 @@ func (r *Run) Complete(name string, result any, attempts int) {
 	st.Status, st.Result, st.Attempts, st.Error = StatusCompleted, result, st.priorAttempts+attempts, nil
 	attempts = st.Attempts
 	r.ended(st)
-	if err := r.takeArcs(name); err != nil {
+	taken, err := r.nextTargets(name)
+	if err != nil {
 		r.Fail(name, &StepError{Type: "expression_error", Message: "next: when " + err.Error()}, attempts)
 		return
 	}
+	st.TakenNext = taken
+	r.takeArcs(name, taken)
 	r.emit(Event{Type: "step_completed", Step: name, Attempts: attempts})
 }
 
-// takeArcs takes a completed step's outgoing arcs: every plain `next` and
-// `depends_on` arc, and of the when/else items the first that holds.
-func (r *Run) takeArcs(name string) error {
+// nextTargets evaluates a completed step's `next`: every plain target, and
+// of the when/else items the first that holds. It is never nil.
+func (r *Run) nextTargets(name string) ([]string, error) {
 	s := r.pb.byName[name]
-	var take []string
+	take := []string{}
 	var env map[string]any
 	for _, rule := range s.Next {
 		if rule.When == nil {
@@ -440,14 +463,20 @@ func (r *Run) takeArcs(name string) error {
 		}
 		ok, err := rule.When.EvalBool(env)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ok {
 			take = append(take, rule.Then...)
 			break
 		}
 	}
-	for _, to := range take {
+	return take, nil
+}
+
+// takeArcs takes a completed step's outgoing arcs: its `next` arcs to
+// targets, and every `depends_on` arc out of it.
+func (r *Run) takeArcs(name string, targets []string) {
+	for _, to := range targets {
 		r.taken[Arc{From: name, To: to, Kind: ArcNext}] = true
 	}
 	for _, a := range r.pb.outgoing[name] {
@@ -455,7 +484,6 @@ func (r *Run) takeArcs(name string) error {
 			r.taken[a] = true
 		}
 	}
-	return nil
 }
 
 // Reuse marks steps an earlier run completed as `reused`, with that run's
@@ -464,18 +492,31 @@ func (r *Run) takeArcs(name string) error {
 // too (ReusableSteps picks such a set).
 func (r *Run) Reuse(earlier map[string]*StepState) {
 	var reused []string
+	// Steps completed in a run that recorded no taken_next (an engine from
+	// before it did) evaluate their `next` again, after all are marked.
+	var evaluate []string
 	for _, s := range r.pb.Steps {
 		prev := earlier[s.Name]
 		if s.Name == EndStep || prev == nil || (prev.Status != StatusCompleted && prev.Status != StatusReused) {
 			continue
 		}
 		st := r.states[s.Name]
-		st.Status, st.Result = StatusReused, prev.Result
+		st.Status, st.Result, st.TakenNext = StatusReused, prev.Result, prev.TakenNext
+		if prev.TakenNext == nil {
+			evaluate = append(evaluate, s.Name)
+		}
 		reused = append(reused, s.Name)
 		r.emit(Event{Type: "step_reused", Step: s.Name, Message: "completed in an earlier run; not run again"})
 	}
+	broken := map[string]bool{}
+	for _, name := range evaluate {
+		taken, err := r.nextTargets(name) // it held when the step completed
+		r.states[name].TakenNext, broken[name] = taken, err != nil
+	}
 	for _, name := range reused {
-		_ = r.takeArcs(name) // they held when the step completed; a changed result cannot happen
+		if !broken[name] {
+			r.takeArcs(name, r.states[name].TakenNext)
+		}
 	}
 }
 
@@ -520,7 +561,7 @@ func (r *Run) CancelRun(reason string) {
 		return
 	}
 	r.cancelled = true
-	r.emit(Event{Type: "cancel_requested", Message: reason})
+	r.emit(r.withReason(Event{Type: "cancel_requested", Message: reason}))
 	for _, s := range r.pb.Steps {
 		if r.states[s.Name].Status == StatusPendingFailed {
 			r.cancel(s.Name, &StepError{Type: ErrCancelled, Message: "the run was cancelled while the step waited for a classification"}, 0)
@@ -528,11 +569,37 @@ func (r *Run) CancelRun(reason string) {
 	}
 }
 
+// RecordCancelReason keeps why the run is being cancelled: a client sends
+// it (signal cancel_reason) before its cancel request, which workflow code
+// cannot read a reason from. Empty reasons are ignored.
+func (r *Run) RecordCancelReason(reason string) {
+	if reason != "" {
+		r.cancelReason = reason
+	}
+}
+
+// CancelReason is why the run was cancelled or drained, if it was and
+// someone said.
+func (r *Run) CancelReason() string {
+	if !r.Cancelled() {
+		return ""
+	}
+	return r.cancelReason
+}
+
+func (r *Run) withReason(e Event) Event {
+	if r.cancelReason != "" {
+		e.Message += ": " + r.cancelReason
+		e.Data = map[string]any{"cancel_reason": r.cancelReason}
+	}
+	return e
+}
+
 // Drain starts no new step; running steps finish; the run ends cancelled.
 func (r *Run) Drain() {
 	if !r.drained {
 		r.drained = true
-		r.emit(Event{Type: "drain_requested", Message: "running steps finish; no new step starts"})
+		r.emit(r.withReason(Event{Type: "drain_requested", Message: "running steps finish; no new step starts"}))
 	}
 }
 

@@ -187,6 +187,36 @@ workflow:
 			failedCnt: 1,
 		},
 		{
+			name: "depends_on and a conditional next from the same step: depends_on holds (next first in the file)",
+			src: `metadata: {name: t}
+workflow:
+  - step: a
+    tool: {kind: noop}
+    next:
+      - {when: "false", then: [b]}
+      - else: [c]
+  - {step: b, depends_on: [a], tool: {kind: noop}}
+  - {step: c, tool: {kind: noop}}
+`,
+			status:   RunCompleted,
+			statuses: map[string]Status{"a": StatusCompleted, "b": StatusCompleted, "c": StatusCompleted, "end": StatusCompleted},
+		},
+		{
+			name: "depends_on and a conditional next from the same step: depends_on holds (depends_on first in the file)",
+			src: `metadata: {name: t}
+workflow:
+  - {step: b, depends_on: [a], tool: {kind: noop}}
+  - step: a
+    tool: {kind: noop}
+    next:
+      - {when: "false", then: [b]}
+      - else: [c]
+  - {step: c, tool: {kind: noop}}
+`,
+			status:   RunCompleted,
+			statuses: map[string]Status{"a": StatusCompleted, "b": StatusCompleted, "c": StatusCompleted, "end": StatusCompleted},
+		},
+		{
 			name: "a when that cannot be evaluated fails its step",
 			src: `metadata: {name: t}
 workflow:

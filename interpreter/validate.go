@@ -28,9 +28,11 @@ func validate(pb *Playbook) error {
 	}
 
 	pb.incoming, pb.outgoing = map[string][]Arc{}, map[string][]Arc{}
+	// Arcs are kept per kind: a step reached both by a `next` and by a
+	// `depends_on` from the same step has both, whatever the file order.
 	addArc := func(a Arc) {
 		for _, have := range pb.incoming[a.To] {
-			if have.From == a.From {
+			if have.From == a.From && have.Kind == a.Kind {
 				return
 			}
 		}
@@ -259,7 +261,9 @@ func (p *Playbook) Downstream(name string) []string {
 
 // ReusableSteps picks, from an earlier run's steps, those a retry reuses:
 // every completed (or reused) step, but, when from names a step, not that
-// step nor anything downstream of it.
+// step nor anything downstream of it, and not a step with an upstream that
+// runs again (a cleanup with on_failure: run after a failed step runs again
+// after it).
 func (p *Playbook) ReusableSteps(earlier map[string]*StepState, from string) (map[string]*StepState, error) {
 	rerun := map[string]bool{}
 	if from != "" {
@@ -275,6 +279,26 @@ func (p *Playbook) ReusableSteps(earlier map[string]*StepState, from string) (ma
 		prev := earlier[s.Name]
 		if s.Name != EndStep && !rerun[s.Name] && prev != nil && (prev.Status == StatusCompleted || prev.Status == StatusReused) {
 			out[s.Name] = prev
+		}
+	}
+	// A step no branch led to (skipped, no failure behind it) stays so.
+	runsAgain := func(name string) bool {
+		prev := earlier[name]
+		return out[name] == nil && (prev == nil || prev.Status != StatusSkipped || prev.OriginalFailedStep != nil)
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range p.Steps {
+			if out[s.Name] == nil {
+				continue
+			}
+			for _, a := range p.incoming[s.Name] {
+				if runsAgain(a.From) {
+					delete(out, s.Name)
+					changed = true
+					break
+				}
+			}
 		}
 	}
 	return out, nil

@@ -26,9 +26,9 @@ func TestSubPlaybooks(t *testing.T) {
 	require.Equal(t, interpreter.StatusCompleted, load.Status)
 	child := load.Result.(map[string]any)
 	require.Equal(t, "load", child["playbook"], "the step's result is the child's aggregate")
-	require.Equal(t, agg.WorkflowID+"-load", child["workflow_id"], "the child's ID extends the parent's")
+	require.Equal(t, agg.WorkflowID+".load", child["workflow_id"], "the child's ID extends the parent's")
 	require.Equal(t, "child inserted 7 rows", agg.Steps["report"].Result, "the child got its templated workload")
-	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, workflowStatus(t, agg.WorkflowID+"-load"))
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, workflowStatus(t, agg.WorkflowID+".load"))
 }
 
 func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
@@ -37,7 +37,7 @@ func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
 	require.Equal(t, 1, r.code)
 	require.Equal(t, "failed", agg.Status, "the parent's end fails the run")
 	require.Equal(t, []string{"load"}, agg.FailedSteps)
-	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_FAILED, workflowStatus(t, agg.WorkflowID+"-load"), "the child workflow is Failed")
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_FAILED, workflowStatus(t, agg.WorkflowID+".load"), "the child workflow is Failed")
 
 	load := agg.Steps["load"]
 	require.Equal(t, interpreter.StatusFailed, load.Status)
@@ -55,12 +55,12 @@ func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
 	childAgg := tolerant.Result.(map[string]any)
 	require.Equal(t, "completed", childAgg["status"])
 	require.Equal(t, 1.0, childAgg["failed_steps_count"])
-	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, workflowStatus(t, agg.WorkflowID+"-tolerant"))
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, workflowStatus(t, agg.WorkflowID+".tolerant"))
 }
 
 func TestCancellingAParentCancelsItsChildren(t *testing.T) {
 	run := start(t, "../playbooks/nested_long.yaml", "playbook", nil)
-	childID := run.GetID() + "-inner"
+	childID := run.GetID() + ".inner"
 	waitRunning(t, childID, 2)
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), ""))
 	agg := finish(t, run)

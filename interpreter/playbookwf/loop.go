@@ -108,7 +108,7 @@ func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpret
 // gives each of its elements the batch's error.
 func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int, batch []activities.StepInput, cancelOnFailure bool) []interpreter.Outcome {
 	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:          fmt.Sprintf("%s-%s-batch-%d", x.info.WorkflowExecution.ID, s.Name, first/LoopBatchSize),
+		WorkflowID:          x.childID(ctx, fmt.Sprintf("%s.batch-%d", s.Name, first/LoopBatchSize), fmt.Sprintf("%s-batch-%d", s.Name, first/LoopBatchSize)),
 		TaskQueue:           x.info.TaskQueueName,
 		StaticSummary:       fmt.Sprintf("step %s: elements %d to %d", s.Name, first, first+len(batch)-1),
 		WaitForCancellation: true,

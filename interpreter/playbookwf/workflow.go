@@ -33,6 +33,9 @@ const (
 	UpdateClassify = "classify"
 	// SignalDrain lets running steps finish and starts no new one.
 	SignalDrain = "drain"
+	// SignalCancelReason records why the run is being cancelled; a client
+	// sends it just before its cancel request (see cancel.go).
+	SignalCancelReason = "cancel_reason"
 	// FailedErrorType is the application error type of a failed run.
 	FailedErrorType = "PlaybookFailed"
 )
@@ -85,7 +88,7 @@ type Input struct {
 	BaseDir string `json:"base_dir"`
 	// Source is the playbook's text.
 	Source string `json:"source"`
-	// Workload overrides the playbook's workload defaults key by key.
+	// Workload deep-merges into the playbook's workload defaults.
 	Workload map[string]any `json:"workload,omitempty"`
 	// Files holds, by absolute path, every sub-playbook of the tree, frozen
 	// at submission (see interpreter.LoadBundle).
@@ -109,7 +112,7 @@ func StartAttributes(name string) temporal.SearchAttributes {
 func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	pb := parseFrozen(in)
 	info := workflow.GetInfo(ctx)
-	run := interpreter.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) })
+	run := interpreter.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, runOptions(ctx, pb, in.Workload)...)
 	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
@@ -120,18 +123,23 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	// A classification or a cancel request wakes the loop, which then acts on
 	// what changed.
 	wake := workflow.NewBufferedChannel(ctx, 1)
+	reasons := workflow.GetSignalChannel(ctx, SignalCancelReason)
 	sel.AddReceive(wake, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
 		if ctx.Err() != nil {
+			recordCancelReasons(reasons, run)
 			run.CancelRun("cancel requested")
 		}
 	})
+	sel.AddReceive(reasons, func(c workflow.ReceiveChannel, _ bool) { recordCancelReasons(c, run) })
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		gctx.Done().Receive(gctx, nil)
 		wake.SendAsync(true)
 	})
 	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalDrain), func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
+		var reason string
+		c.Receive(ctx, &reason)
+		run.RecordCancelReason(reason)
 		run.Drain()
 	})
 	if err := registerClassify(ctx, run, wake); err != nil {
@@ -195,10 +203,16 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	run.StartEnd()
 	var endOutcome interpreter.Outcome
 	if end := pb.End(); end.Tool != nil {
+		detached := x.detachEnd()
 		if f, err := x.start(end); err != nil {
 			endOutcome.Err = err
 		} else {
 			endOutcome = x.outcome(end, f)
+		}
+		if detached && ctx.Err() != nil {
+			// The cancel came while end's tool ran, which it let finish.
+			recordCancelReasons(reasons, run)
+			run.CancelRun("cancel requested")
 		}
 	}
 	agg := run.Finish(endOutcome.Result, endOutcome.Err, endOutcome.Attempts)
@@ -279,6 +293,7 @@ func (x *executor) notify(agg *interpreter.Aggregate) {
 	if url == "" {
 		return
 	}
+	x.detachEnd()
 	ctx := workflow.WithActivityOptions(x.ctx, workflow.ActivityOptions{
 		ActivityID:          "notify-" + event,
 		Summary:             "notify " + event,
@@ -309,6 +324,8 @@ type executor struct {
 	noopVersion *workflow.Version
 	// inputs holds what each step's activity was given, to read its outcome.
 	inputs map[string]activities.StepInput
+	// endDetached: see detachEnd; nil until asked.
+	endDetached *bool
 }
 
 // start renders a step's tool and schedules its activity, or its child
@@ -371,7 +388,7 @@ func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec ma
 	workload, _ := spec["workload"].(map[string]any)
 	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
 	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:          x.info.WorkflowExecution.ID + "-" + s.Name,
+		WorkflowID:          x.childID(ctx, s.Name, s.Name),
 		TaskQueue:           x.info.TaskQueueName,
 		StaticSummary:       "step " + s.Name + ": sub-playbook " + rel,
 		WaitForCancellation: true,

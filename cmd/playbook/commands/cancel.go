@@ -18,7 +18,7 @@ func cancelCommand() *cli.Command {
 			"either way `end` still runs. The same cancel can come from `temporal workflow cancel`,\n" +
 			"the Web UI or any Temporal client.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "reason", Usage: "why, recorded in the workflow's history"},
+			&cli.StringFlag{Name: "reason", Usage: "why: recorded by the run (cancel_reason in its aggregate and events) and in Temporal's history"},
 			&cli.BoolFlag{Name: "drain", Usage: "let running steps finish and start no new ones"},
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
@@ -41,7 +41,7 @@ func cancelCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "Draining %s: running steps finish, no new step starts.\n", run)
 				return nil
 			}
-			if err := conn.client.CancelWorkflow(c.Context, run, ""); err != nil {
+			if err := requestCancel(c.Context, conn, run, c.String("reason")); err != nil {
 				return cli.Exit("cancel: "+err.Error(), exitFailed)
 			}
 			fmt.Fprintf(c.App.Writer, "Cancel requested for %s: running steps are being cancelled; end will run.\n", run)

@@ -128,7 +128,11 @@ func ownAttempts(ctx context.Context, c client.Client, run string, live map[stri
 
 func printStatus(out io.Writer, run string, st *Status) {
 	agg := st.Aggregate
-	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	if agg.CancelReason != "" {
+		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
+	}
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
 	for _, name := range stepOrder(agg) {

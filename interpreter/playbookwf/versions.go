@@ -1,0 +1,65 @@
+package playbookwf
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter"
+)
+
+// The versions of behaviour changes that alter the commands a run issues
+// (docs/VERSIONING.md). Each is asked only where the change can make a
+// difference, so runs it cannot affect record no marker.
+const (
+	// versionWorkloadDeepMerge: overrides deep-merge into workload defaults
+	// (before: a map given for a map replaced it whole).
+	versionWorkloadDeepMerge = "workload-deep-merge"
+	// versionArcsPerKind: a step reached both by a `next` and a `depends_on`
+	// from one step has both arcs (before: the one first in the file).
+	versionArcsPerKind = "arcs-per-kind"
+	// versionEndDisconnected: `end`'s tool and the webhook run in a
+	// disconnected context, and a cancel arriving while they run ends the
+	// run cancelled (before: the cancel cancelled end's tool, failing the run).
+	versionEndDisconnected = "end-disconnected"
+	// versionChildIDDot: child workflow IDs join parent and step with a `.`,
+	// which step names cannot hold (before: `-`, so `x` + `a-b` and `x-a` +
+	// `b` collided).
+	versionChildIDDot = "child-id-dot"
+)
+
+// runOptions asks the versions the core's decisions depend on, for the
+// playbook and workload a run starts with.
+func runOptions(ctx workflow.Context, pb *interpreter.Playbook, workload map[string]any) []interpreter.RunOption {
+	var opts []interpreter.RunOption
+	if interpreter.MergesDeep(pb.Workload, workload) &&
+		workflow.GetVersion(ctx, versionWorkloadDeepMerge, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		opts = append(opts, interpreter.WithShallowWorkload())
+	}
+	if pb.HasArcsOfBothKinds() &&
+		workflow.GetVersion(ctx, versionArcsPerKind, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		opts = append(opts, interpreter.WithFirstArcOnly())
+	}
+	return opts
+}
+
+// childID is the workflow ID of a child the run starts: the run's own ID,
+// a `.`, then suffix (a step name, or a step's loop batch); legacy is the
+// suffix, after a `-`, of runs from before.
+func (x *executor) childID(ctx workflow.Context, suffix, legacy string) string {
+	if workflow.GetVersion(ctx, versionChildIDDot, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return x.info.WorkflowExecution.ID + "-" + legacy
+	}
+	return x.info.WorkflowExecution.ID + "." + suffix
+}
+
+// detachEnd tells whether `end`'s tool and the webhook run in a disconnected
+// context whatever happens to the run; when so, it makes x.ctx one.
+func (x *executor) detachEnd() bool {
+	if x.endDetached == nil {
+		detached := workflow.GetVersion(x.ctx, versionEndDisconnected, workflow.DefaultVersion, 1) >= 1
+		x.endDetached = &detached
+		if detached && x.ctx.Err() == nil {
+			x.ctx, _ = workflow.NewDisconnectedContext(x.ctx)
+		}
+	}
+	return *x.endDetached
+}

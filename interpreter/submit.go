@@ -1,0 +1,101 @@
+package interpreter
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxAttempts bounds the attempts a step may make (retry, retries, or an
+// exit-code rule's max_retries + 1): far above any real need, far below the
+// int32 Temporal's retry policy counts in.
+const MaxAttempts = 1_000_000
+
+// CheckSubmit reports the first problem that makes a parsed playbook unfit
+// to start a run, beyond what Parse rejects. These checks came after runs
+// were started with playbooks they reject, so the workflow's re-parse of a
+// frozen playbook (Parse) must keep accepting such files; they run where a
+// playbook is submitted: validate, run and retry.
+func (p *Playbook) CheckSubmit() error {
+	if len(p.submitErrs) > 0 {
+		return p.submitErrs[0]
+	}
+	return nil
+}
+
+// refuse records a problem CheckSubmit reports, at a node.
+func (d *decoder) refuse(n *yaml.Node, format string, args ...any) {
+	d.submitErrs = append(d.submitErrs, d.errf(n, format, args...))
+}
+
+// checkAttempts refuses a count of attempts over MaxAttempts.
+func (d *decoder) checkAttempts(n *yaml.Node, what string, attempts int) {
+	if attempts > MaxAttempts {
+		d.refuse(n, "%s: a step makes at most %d attempts; this asks for %d", what, MaxAttempts, attempts)
+	}
+}
+
+// checkKeys finds a mapping, at any depth, with two keys that read as the
+// same string key: normalization would keep only one of them. Keys written
+// alike (1 and "1") are an error, as the YAML decoder always made them;
+// keys written differently (1 and 1.0, true and True) are refused at
+// submission.
+func (d *decoder) checkKeys(n *yaml.Node, what string) error {
+	switch n.Kind {
+	case yaml.MappingNode:
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && k.Tag != "!!merge" {
+				var v any
+				if k.Decode(&v) == nil {
+					key := fmt.Sprint(v)
+					if prev := seen[key]; prev != nil {
+						format, args := "%s: keys %s (line %d) and %s are the same key %q once read: write it once", []any{what, asWritten(prev), prev.Line, asWritten(k), key}
+						if prev.Value == k.Value {
+							return d.errf(k, format, args...)
+						}
+						d.refuse(k, format, args...)
+					}
+					seen[key] = k
+				}
+			}
+			if err := d.checkKeys(n.Content[i+1], what); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := d.checkKeys(c, what); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func asWritten(n *yaml.Node) string {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return strconv.Quote(n.Value)
+	}
+	return n.Value
+}
+
+// sortedAnyKeys orders a YAML map's keys by their text, then their type, so
+// normalizing a map is the same every time.
+func sortedAnyKeys(m map[any]any) []any {
+	keys := make([]any, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := fmt.Sprint(keys[i]), fmt.Sprint(keys[j])
+		if a != b {
+			return a < b
+		}
+		return fmt.Sprintf("%T", keys[i]) < fmt.Sprintf("%T", keys[j])
+	})
+	return keys
+}
