@@ -82,6 +82,10 @@ type Activities struct {
 	LogDir string
 	// HTTP is the client for http steps and webhooks; default http.DefaultClient.
 	HTTP *http.Client
+	// StepEnv names the worker's environment variables that step processes
+	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
+	// step, whatever is listed.
+	StepEnv []string
 
 	exprs sync.Map // source -> *interpreter.Expr
 }

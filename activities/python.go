@@ -53,9 +53,9 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 	if spec.Args == nil {
 		spec.Args = map[string]any{}
 	}
-	dir := a.attemptLogDir(in)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return failure("tool_error", err.Error(), nil)
+	dir, dirErr := a.attemptLogDir(in)
+	if dirErr != nil {
+		return Outcome{Err: dirErr}
 	}
 	file := func(suffix string) string { return filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", attempt, suffix)) }
 	codeFile, argsFile, resultFile, excFile := file("py"), file("args.json"), file("result.json"), file("exception.json")
@@ -64,7 +64,7 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 		return failure("tool_error", "python args: "+err.Error(), nil)
 	}
 	for path, content := range map[string][]byte{codeFile: []byte(spec.Code), argsFile: argsJSON} {
-		if err := os.WriteFile(path, content, 0o644); err != nil {
+		if err := os.WriteFile(path, content, 0o600); err != nil {
 			return failure("tool_error", err.Error(), nil)
 		}
 	}

@@ -24,6 +24,10 @@ type Options struct {
 	LogDir string
 	// Optional: how many steps run at once on this worker; default the SDK's.
 	MaxConcurrentSteps int
+	// Optional: the worker's environment variables step processes see
+	// besides PATH, HOME, LANG, TZ and TMPDIR; default none. TEMPORAL_*
+	// variables never reach a step.
+	StepEnv []string
 }
 
 // DefaultLogDir is $PLAYBOOK_LOG_DIR, else ~/.local/state/playbook/logs.
@@ -55,7 +59,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		DefaultHeartbeatThrottleInterval: time.Second,
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir}
+	acts := &activities.Activities{LogDir: o.LogDir, StepEnv: o.StepEnv}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
 	return w

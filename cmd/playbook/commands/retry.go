@@ -34,6 +34,9 @@ func retryCommand() *cli.Command {
 				return cli.Exit("retry: give the RUN (workflow ID) to retry", exitInvalid)
 			}
 			earlierID := c.Args().First()
+			if err := checkRunID(c); err != nil {
+				return cli.Exit("retry: "+err.Error(), exitInvalid)
+			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
 				return cli.Exit("retry: "+err.Error(), exitFailed)

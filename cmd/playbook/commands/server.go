@@ -26,6 +26,7 @@ func devCommand() *cli.Command {
 			&cli.StringFlag{Name: "namespace", Value: "default", Usage: "namespace to create and serve"},
 			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
 			&cli.StringFlag{Name: "log-level", Value: "error", Usage: "server log level: debug, info, warn, error"},
+			stepEnvFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			db := c.String("db")
@@ -48,7 +49,7 @@ func devCommand() *cli.Command {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
 			defer cl.Close()
-			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue")})
+			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), StepEnv: c.StringSlice("step-env")})
 			if err := w.Start(); err != nil {
 				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
 			}
@@ -87,6 +88,7 @@ func workerCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "where each attempt's stdout and stderr are kept"},
 			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once (default: the SDK's)"},
+			stepEnvFlag(),
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			conn, err := connect(c, false, c.App.ErrWriter, slog.LevelInfo)
@@ -94,7 +96,7 @@ func workerCommand() *cli.Command {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
 			defer conn.Close()
-			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps")})
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), StepEnv: c.StringSlice("step-env")})
 			if err := w.Run(interruptOrDone(c)); err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
@@ -116,4 +118,10 @@ func interruptOrDone(c *cli.Context) <-chan any {
 		close(ch)
 	}()
 	return ch
+}
+
+// stepEnvFlag names the worker's variables that steps see besides PATH,
+// HOME, LANG, TZ and TMPDIR.
+func stepEnvFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "step-env", Usage: "pass these worker environment variables to steps: `VAR,...` (TEMPORAL_* never reach a step)"}
 }
