@@ -130,7 +130,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if stepErr == nil { // a success that retry_when keeps polling
 		stepErr = &interpreter.StepError{Type: "retry_when", Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
 	}
-	final := *stepErr
+	final := redactError(*stepErr)
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}
