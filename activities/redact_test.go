@@ -11,7 +11,7 @@ import (
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
 		`GET https://api.example.com/v1?token=abc123&page=2 answered 500`:            `GET https://api.example.com/v1?token=REDACTED&page=2 answered 500`,
-		`Get "http://user:hunter2@127.0.0.1:9/x": dial tcp: refused`:                  `Get "http://user:REDACTED@127.0.0.1:9/x": dial tcp: refused`,
+		`Get "http://user:hunter2@127.0.0.1:9/x": dial tcp: refused`:                 `Get "http://user:REDACTED@127.0.0.1:9/x": dial tcp: refused`,
 		`postgres://etl:pa:ss@db:5432/etl?sslmode=disable&password=x`:                `postgres://etl:REDACTED@db:5432/etl?sslmode=disable&password=REDACTED`,
 		`https://s3/x?X-Amz-Credential=AK&X-Amz-Signature=ff&X-Amz-Security-Token=t`: `https://s3/x?X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED&X-Amz-Security-Token=REDACTED`,
 		`https://maps/api?key=AIza&access_token=t#frag`:                              `https://maps/api?key=REDACTED&access_token=REDACTED#frag`,
