@@ -108,7 +108,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if in.Timeout > 0 {
 		toolCtx, cancel = context.WithTimeout(ctx, in.Timeout)
 	}
-	o := a.runTool(toolCtx, in, number)
+	o := boundResult(a.runTool(toolCtx, in, number))
 	cancel()
 	stopHeartbeat()
 	if ctx.Err() != nil {

@@ -165,7 +165,11 @@ func exitFailure(run processRun) Outcome {
 	details := map[string]any{
 		"exit_code": run.exitCode, "stderr": errTail, "stdout_log": run.stdoutPath, "stderr_log": run.stderrPath,
 	}
-	if b, err := os.ReadFile(run.errorFile); err == nil {
+	b, err := readBounded(run.errorFile, errorFileLimit, "PLAYBOOK_ERROR_FILE")
+	if err != nil && !os.IsNotExist(err) {
+		msg += " (" + err.Error() + ")"
+	}
+	if err == nil {
 		var own struct {
 			Message string `json:"message"`
 			Details any    `json:"details"`

@@ -108,3 +108,38 @@ func TestRunIDStaysInTheLogDirectory(t *testing.T) {
 	_, err = os.Stat(filepath.Join(filepath.Dir(logDir), strings.TrimPrefix(id, "../")))
 	require.True(t, os.IsNotExist(err), "nothing outside the log directory")
 }
+
+// Reads that input drives have bounds, named in the error: a loop's size,
+// a playbook file's size, a result over Temporal's payload limit.
+func TestInputBounds(t *testing.T) {
+	file := writePlaybook(t, `metadata: {name: huge-loop}
+workflow:
+  - step: each
+    loop: {in: "1..100001"}
+    tool: {kind: noop, result: "{{ item }}"}
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, out, `"message": "loop gives 100001 elements, over the limit of 100000 elements per loop"`)
+
+	big := writePlaybook(t, "metadata: {name: big}\n# "+strings.Repeat("x", 1<<20)+"\nworkflow: [{step: a}]\n")
+	code, out, errOut = cli(t, "validate", big)
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Equal(t, big+": the file is 1048623 bytes, over the limit of 1048576 bytes (1 MiB) for a playbook\n", errOut)
+
+	// An http answer whose body and parsed JSON together pass 2 MB.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`["` + strings.Repeat(`a","`, 240_000) + `"]`))
+	}))
+	defer srv.Close()
+	file = writePlaybook(t, `metadata: {name: big-result}
+workflow:
+  - step: fetch
+    tool: {kind: http, url: "`+srv.URL+`"}
+`)
+	code, out, errOut = cli(t, "run", "--address", server.Address, "--json", file)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, out, `"type": "result_too_large"`)
+	require.Contains(t, out, "over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit")
+}
