@@ -27,6 +27,7 @@ func devCommand() *cli.Command {
 			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
 			&cli.StringFlag{Name: "log-level", Value: "error", Usage: "server log level: debug, info, warn, error"},
 			stepEnvFlag(),
+			codecKeyFileFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			db := c.String("db")
@@ -35,16 +36,25 @@ func devCommand() *cli.Command {
 			} else if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
+			codecEndpoint, stopCodec, err := devCodec(c)
+			if err != nil {
+				return cli.Exit("dev: "+err.Error(), exitInvalid)
+			}
+			defer stopCodec()
 			dev, err := worker.StartDevServer(worker.DevServerOptions{
 				IP: "127.0.0.1", Port: c.Int("port"), UIPort: c.Int("ui-port"), DBFile: db,
-				Namespace: c.String("namespace"), LogLevel: c.String("log-level"),
+				Namespace: c.String("namespace"), LogLevel: c.String("log-level"), CodecEndpoint: codecEndpoint,
 			})
 			if err != nil {
 				return cli.Exit(err.Error(), exitFailed)
 			}
 			defer dev.Stop()
-			cl, err := client.Dial(client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
-				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+			opts := client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
+				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})))}
+			if err := useCodec(&opts, c.String("codec-key-file")); err != nil {
+				return cli.Exit("dev: "+err.Error(), exitInvalid)
+			}
+			cl, err := client.Dial(opts)
 			if err != nil {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
@@ -61,6 +71,9 @@ func devCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "Temporal gRPC on %s, namespace %s, state %s\n", dev.Address, dev.Namespace, where)
 			if dev.UIAddress != "" {
 				fmt.Fprintf(c.App.Writer, "Web UI on http://%s\n", dev.UIAddress)
+			}
+			if codecEndpoint != "" {
+				fmt.Fprintf(c.App.Writer, "Payloads encrypted; codec server for the Web UI on %s\n", codecEndpoint)
 			}
 			fmt.Fprintf(c.App.Writer, "Worker on task queue %s. Stop with Ctrl-C.\n", c.String("task-queue"))
 			sig := make(chan os.Signal, 1)
