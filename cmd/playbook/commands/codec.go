@@ -70,7 +70,6 @@ func codecServerCommand() *cli.Command {
 	}
 }
 
-
 // devCodec starts a codec server on loopback for `playbook dev` when it has
 // a key, and returns its URL for the Web UI's Codec Endpoint.
 func devCodec(c *cli.Context) (endpoint string, stop func(), err error) {
