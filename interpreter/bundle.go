@@ -53,6 +53,11 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 		if err != nil {
 			return nil, err
 		}
+		if len(pb.Steps) == 1 && pb.Steps[0].Injected {
+			// Only the injected end: checked here, at submission, not in the
+			// workflow's re-parse of a frozen playbook.
+			return nil, &Error{File: shown[abs], Line: 1, Msg: "workflow has no steps"}
+		}
 		b.Files[abs] = string(src)
 		stack = append(stack, abs)
 		for _, s := range pb.Steps {

@@ -66,6 +66,9 @@ func validate(pb *Playbook) error {
 		h := pb.Handlers[s.failureHandlerRef]
 		switch {
 		case h == nil:
+			if len(pb.Handlers) == 0 {
+				return errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (the playbook declares no failure_handlers)", s.failureHandlerRef)
+			}
 			return errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", "))
 		case s.Tool == nil || !processKinds[s.Tool.Kind]:
 			return errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code")

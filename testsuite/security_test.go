@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -142,4 +143,31 @@ workflow:
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, out, `"type": "result_too_large"`)
 	require.Contains(t, out, "over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit")
+}
+
+// Every malformed playbook exits 2 from validate and from run, with its
+// one pinned line on stderr, and starts nothing.
+func TestMalformedPlaybooksStartNothing(t *testing.T) {
+	const dir = "../interpreter/testdata/malformed"
+	golden, err := os.ReadFile(filepath.Join(dir, "errors.golden"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(golden)), "\n")
+	require.GreaterOrEqual(t, len(lines), 30)
+	for i, line := range lines {
+		name, want, _ := strings.Cut(line, "\t")
+		want = strings.ReplaceAll(want, "$DIR", dir) + "\n"
+		file := filepath.Join(dir, name)
+		code, out, errOut := cli(t, "validate", file)
+		require.Equal(t, 2, code, name)
+		require.Empty(t, out, name)
+		require.Equal(t, want, errOut, name)
+		id := fmt.Sprintf("malformed-%d", i)
+		code, out, errOut = cli(t, "run", "--address", server.Address, "--id", id, file)
+		require.Equal(t, 2, code, name)
+		require.Empty(t, out, name)
+		require.Equal(t, want, errOut, name)
+		_, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		var notFound *serviceerror.NotFound
+		require.ErrorAs(t, err, &notFound, "%s started nothing", name)
+	}
 }
