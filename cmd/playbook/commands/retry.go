@@ -62,6 +62,14 @@ func retryCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit("retry: the frozen playbook no longer parses: "+err.Error(), exitFailed)
 			}
+			// A retry is a submission: today's checks apply to the frozen
+			// playbook and workload (its files are not read again).
+			if _, err := interpreter.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
+				return cli.Exit("retry: "+err.Error(), exitInvalid)
+			}
+			if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
+				return cli.Exit("retry: "+err.Error(), exitInvalid)
+			}
 			if in.Reuse, err = pb.ReusableSteps(earlier.Steps, c.String("step")); err != nil {
 				return cli.Exit("retry: "+err.Error(), exitInvalid)
 			}
