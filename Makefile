@@ -1,7 +1,7 @@
 # The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
 GO ?= go
 
-.PHONY: build example test bench histories vet
+.PHONY: build example test bench histories vet fuzz
 
 build:
 	$(GO) build -o bin/playbook ./cmd/playbook
@@ -29,3 +29,8 @@ bench:
 histories:
 	rm -f testsuite/testdata/histories/*.json
 	$(GO) test -count=1 -skip 'TestReplay' ./testsuite/ -update
+
+# Searches for inputs that panic the parser and validator, for FUZZTIME.
+FUZZTIME ?= 2m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./interpreter/

@@ -101,6 +101,10 @@ type Activities struct {
 	// is asked to stop; then its tool is cancelled and the attempt reported
 	// lost, to be retried on another worker at once.
 	DrainTimeout time.Duration
+	// StepEnv names the worker's environment variables that step processes
+	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
+	// step, whatever is listed.
+	StepEnv []string
 
 	exprs sync.Map // source -> *interpreter.Expr
 }
@@ -142,7 +146,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if in.Lost != nil {
 		endDrain = a.drain(ctx, stopTool)
 	}
-	o := a.runTool(toolCtx, in, number)
+	o := boundResult(a.runTool(toolCtx, in, number))
 	endDrain()
 	stopped := o.Err != nil && errors.Is(context.Cause(toolCtx), errWorkerStopped)
 	cancel()
@@ -170,7 +174,7 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	if stepErr == nil { // a success that retry_when keeps polling
 		stepErr = &interpreter.StepError{Type: "retry_when", Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
 	}
-	final := *stepErr
+	final := redactError(*stepErr)
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}

@@ -12,9 +12,6 @@ import (
 	"playbook/interpreter"
 )
 
-// bodyLimit is the largest response body kept in a result.
-const bodyLimit = 10 << 20
-
 type httpSpec struct {
 	Method       string         `json:"method"`
 	URL          string         `json:"url"`
@@ -69,9 +66,13 @@ func (a *Activities) runHTTP(ctx context.Context, in StepInput) Outcome {
 		return failure("http_error", fmt.Sprintf("%s %s: %v", method, spec.URL, err), nil)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit+1))
 	if err != nil {
 		return failure("http_error", fmt.Sprintf("%s %s: reading the response: %v", method, spec.URL, err), nil)
+	}
+	if len(raw) > bodyLimit {
+		return failure("http_error", fmt.Sprintf("%s %s: the response body is larger than its limit of %s (a step's result must fit in Temporal's %s payload limit)",
+			method, spec.URL, size(bodyLimit), size(PayloadLimit)), map[string]any{"status_code": resp.StatusCode})
 	}
 	headers := map[string]any{}
 	for k := range resp.Header {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,7 +31,7 @@ func (a *Activities) Notify(ctx context.Context, in NotifyInput) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.Webhook, bytes.NewReader(body))
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), "notify_error", nil)
+		return temporal.NewNonRetryableApplicationError(Redact(err.Error()), "notify_error", nil)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Playbook-Event", in.Event)
@@ -40,12 +41,12 @@ func (a *Activities) Notify(ctx context.Context, in NotifyInput) error {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", in.Webhook, err)
+		return errors.New(Redact(fmt.Sprintf("POST %s: %v", in.Webhook, err)))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("POST %s answered %d", in.Webhook, resp.StatusCode)
+		return errors.New(Redact(fmt.Sprintf("POST %s answered %d", in.Webhook, resp.StatusCode)))
 	}
 	return nil
 }

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,9 +49,25 @@ type processRun struct {
 func (p processRun) stdoutTail() string { return tail(p.stdoutPath) }
 func (p processRun) stderrTail() string { return tail(p.stderrPath) }
 
-// attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>.
-func (a *Activities) attemptLogDir(in StepInput) string {
-	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
+// attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
+// created 0700. The names were checked at submission; they are checked
+// again here, so that a run started by any client stays inside LOGDIR.
+func (a *Activities) attemptLogDir(in StepInput) (string, *interpreter.StepError) {
+	for what, name := range map[string]string{"run ID": in.WorkflowID, "step name": in.Step} {
+		if err := interpreter.CheckPathName(what, name); err != nil {
+			return "", &interpreter.StepError{Type: "tool_error", Message: "log directory: " + err.Error()}
+		}
+	}
+	dir := filepath.Join(a.LogDir, in.WorkflowID, in.Step)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", &interpreter.StepError{Type: "tool_error", Message: "log directory: " + err.Error()}
+	}
+	return dir, nil
+}
+
+// createLog creates (or truncates) a log file readable by the worker's user only.
+func createLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 }
 
 // runProcess runs a process in its own process group, stdout and stderr in
@@ -70,9 +84,9 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 			dir = filepath.Join(base, dir)
 		}
 	}
-	logDir := a.attemptLogDir(in)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return processRun{}, &interpreter.StepError{Type: "tool_error", Message: "log directory: " + err.Error()}
+	logDir, dirErr := a.attemptLogDir(in)
+	if dirErr != nil {
+		return processRun{}, dirErr
 	}
 	prefix := fmt.Sprintf("attempt-%d", attempt)
 	if p.name != "" {
@@ -85,12 +99,12 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 		errorFile:  filepath.Join(logDir, prefix+".error.json"),
 	}
 	_ = os.Remove(run.errorFile)
-	stdout, err := os.Create(run.stdoutPath)
+	stdout, err := createLog(run.stdoutPath)
 	if err != nil {
 		return run, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(run.stderrPath)
+	stderr, err := createLog(run.stderrPath)
 	if err != nil {
 		return run, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
 	}
@@ -105,17 +119,13 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 	}
 	defer watcher.killGroup()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: watcher.pgid()}
-	cmd.Env = append(os.Environ(),
-		"PLAYBOOK_RUN_ID="+in.WorkflowID,
-		"PLAYBOOK_STEP="+in.Step,
-		"PLAYBOOK_ATTEMPT="+strconv.Itoa(attempt),
-		"PLAYBOOK_LOG_DIR="+logDir,
-		"PLAYBOOK_ERROR_FILE="+run.errorFile,
-	)
-	cmd.Env = append(cmd.Env, extraEnv...)
-	for _, k := range slices.Sorted(maps.Keys(p.env)) { // the same environment every attempt
-		cmd.Env = append(cmd.Env, k+"="+interpreter.Text(p.env[k]))
-	}
+	cmd.Env = stepEnvironment(a.StepEnv, p.env, append([]string{
+		"PLAYBOOK_RUN_ID=" + in.WorkflowID,
+		"PLAYBOOK_STEP=" + in.Step,
+		"PLAYBOOK_ATTEMPT=" + strconv.Itoa(attempt),
+		"PLAYBOOK_LOG_DIR=" + logDir,
+		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
+	}, extraEnv...))
 	if err := cmd.Start(); err != nil {
 		return run, &interpreter.StepError{Type: "tool_error", Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
@@ -161,7 +171,11 @@ func exitFailure(run processRun) Outcome {
 	details := map[string]any{
 		"exit_code": run.exitCode, "stderr": errTail, "stdout_log": run.stdoutPath, "stderr_log": run.stderrPath,
 	}
-	if b, err := os.ReadFile(run.errorFile); err == nil {
+	b, err := readBounded(run.errorFile, errorFileLimit, "PLAYBOOK_ERROR_FILE")
+	if err != nil && !os.IsNotExist(err) {
+		msg += " (" + err.Error() + ")"
+	}
+	if err == nil {
 		var own struct {
 			Message string `json:"message"`
 			Details any    `json:"details"`

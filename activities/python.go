@@ -53,9 +53,9 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 	if spec.Args == nil {
 		spec.Args = map[string]any{}
 	}
-	dir := a.attemptLogDir(in)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return failure("tool_error", err.Error(), nil)
+	dir, dirErr := a.attemptLogDir(in)
+	if dirErr != nil {
+		return Outcome{Err: dirErr}
 	}
 	file := func(suffix string) string { return filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", attempt, suffix)) }
 	codeFile, argsFile, resultFile, excFile := file("py"), file("args.json"), file("result.json"), file("exception.json")
@@ -64,7 +64,7 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 		return failure("tool_error", "python args: "+err.Error(), nil)
 	}
 	for path, content := range map[string][]byte{codeFile: []byte(spec.Code), argsFile: argsJSON} {
-		if err := os.WriteFile(path, content, 0o644); err != nil {
+		if err := os.WriteFile(path, content, 0o600); err != nil {
 			return failure("tool_error", err.Error(), nil)
 		}
 	}
@@ -75,7 +75,14 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 	if stepErr != nil {
 		return Outcome{Err: stepErr}
 	}
-	if b, err := os.ReadFile(excFile); err == nil && ctx.Err() == nil {
+	b, err := readBounded(excFile, pythonExceptionLimit, "the python exception file")
+	if err != nil && !os.IsNotExist(err) && ctx.Err() == nil {
+		code := run.exitCode
+		o := failure("python_exception", "the step raised an exception, but "+err.Error(), map[string]any{"stderr": run.stderrTail()})
+		o.ExitCode = &code
+		return o
+	}
+	if err == nil && ctx.Err() == nil {
 		var exc struct {
 			Exception string `json:"exception"`
 			Message   string `json:"message"`
@@ -93,7 +100,11 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 		return exitFailure(run)
 	}
 	var result any
-	if b, err := os.ReadFile(resultFile); err == nil {
+	b, err = readBounded(resultFile, pythonResultLimit, "the value main returned (as JSON)")
+	if err != nil && !os.IsNotExist(err) {
+		return failure("result_too_large", err.Error()+": write large outputs to a file and return its path", nil)
+	}
+	if err == nil {
 		_ = json.Unmarshal(b, &result)
 	}
 	code := run.exitCode

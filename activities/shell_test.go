@@ -86,3 +86,34 @@ func TestShellLeavesNothingBehind(t *testing.T) {
 
 // processesMatching lists the PIDs whose command line contains s.
 var processesMatching = proctest.Matching
+
+// A step sees a minimal environment: the worker's secrets stay with the
+// worker unless it passes them by name, Temporal's settings never reach a
+// step, and a step's env cannot override the engine's PLAYBOOK_* variables.
+func TestShellSeesOnlyItsEnvironment(t *testing.T) {
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "worker-secret")
+	t.Setenv("TEMPORAL_API_KEY", "temporal-key")
+	t.Setenv("PASSED_ON", "yes")
+	a := &Activities{LogDir: t.TempDir(), StepEnv: []string{"PASSED_ON", "TEMPORAL_API_KEY"}}
+	in := shellInput(t, map[string]any{"command": "env", "env": map[string]any{"OWN": "mine", "PLAYBOOK_STEP": "forged"}})
+	o := a.runShell(context.Background(), in, 1)
+	require.Nil(t, o.Err)
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(o.Result.(map[string]any)["stdout"].(string)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		env[k] = v
+	}
+	require.NotContains(t, env, "AWS_SECRET_ACCESS_KEY")
+	require.NotContains(t, env, "TEMPORAL_API_KEY", "even when listed")
+	require.Equal(t, "yes", env["PASSED_ON"])
+	require.Equal(t, "mine", env["OWN"])
+	require.Equal(t, "s", env["PLAYBOOK_STEP"])
+	require.Equal(t, os.Getenv("PATH"), env["PATH"])
+	for k := range env {
+		switch k {
+		case "PATH", "HOME", "LANG", "TZ", "TMPDIR", "PASSED_ON", "OWN", "PWD", "SHLVL", "_":
+		default:
+			require.True(t, strings.HasPrefix(k, "PLAYBOOK_"), "the step sees %s", k)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type Bundle struct {
 	Files map[string]string
 }
 
+// MaxPlaybookSize bounds one playbook file: the whole tree is frozen into
+// the run's input, which must fit in Temporal's payload limit (2 MB).
+const MaxPlaybookSize = 1 << 20
+
 // SubPlaybookPath resolves a playbook step's path the way the run does:
 // relative to the directory of the file that names it.
 func SubPlaybookPath(baseDir, path string) string {
@@ -43,6 +47,9 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 		src, err := read(abs)
 		if err != nil {
 			return nil, &Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
+		}
+		if len(src) > MaxPlaybookSize {
+			return nil, &Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
 		}
 		pb, err := ParseStrict(shown[abs], src, filepath.Dir(abs))
 		if err != nil {

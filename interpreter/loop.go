@@ -5,6 +5,18 @@ import (
 	"reflect"
 )
 
+// MaxLoopItems bounds the elements of one loop: each is an activity, and
+// the step's result holds one entry per element.
+const MaxLoopItems = 100_000
+
+// CheckLoopSize is the error for a loop over more than MaxLoopItems elements.
+func CheckLoopSize(n int) error {
+	if n > MaxLoopItems {
+		return fmt.Errorf("loop gives %d elements, over the limit of %d elements per loop", n, MaxLoopItems)
+	}
+	return nil
+}
+
 // LoopItems evaluates a loop step's list against the run's current state.
 func (r *Run) LoopItems(s *Step) ([]any, error) {
 	if s.Loop.In == nil {

@@ -73,6 +73,10 @@ func validate(pb *Playbook) error {
 		h := pb.Handlers[s.failureHandlerRef]
 		switch {
 		case h == nil:
+			if len(pb.Handlers) == 0 {
+				errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (the playbook declares no failure_handlers)", s.failureHandlerRef))
+				continue
+			}
 			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", ")))
 			continue
 		case s.Tool == nil || !processKinds[s.Tool.Kind]:

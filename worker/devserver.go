@@ -45,6 +45,9 @@ type DevServerOptions struct {
 	// fatal: the server's own logs stay out of the user's terminal (an
 	// error it logs on a client hanging up is noise there) unless asked for.
 	LogLevel string
+	// Optional: the Web UI's Codec Endpoint (a `playbook codec-server`
+	// URL), through which the browser decodes payloads; default none.
+	CodecEndpoint string
 	// Optional: custom search attributes registered with the namespace;
 	// default playbook's own (playbookwf.SearchAttributes).
 	SearchAttributes map[string]enumspb.IndexedValueType
@@ -130,6 +133,7 @@ func (o DevServerOptions) buildUIServer() *uiserver.Server {
 		TemporalGRPCAddress: hostPort(o.IP, o.Port),
 		EnableUI:            true,
 		CORS:                uiconfig.CORS{CookieInsecure: true},
+		Codec:               uiconfig.Codec{Endpoint: o.CodecEndpoint, IncludeCredentials: o.CodecEndpoint != ""},
 		HideLogs:            true,
 		DisableNewsFetch:    true, // the machine may have no network beyond loopback
 	}))

@@ -10,6 +10,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"playbook/internal/codec"
 )
 
 // Replay replays a recorded history against the current interpreter and
@@ -17,6 +19,12 @@ import (
 // execution (its workflow and run IDs), because the interpreter derives
 // child workflow IDs from its own. logger may be nil.
 func Replay(h *historypb.History, logger sdklog.Logger) error {
+	return ReplayWithCodec(h, logger, nil)
+}
+
+// ReplayWithCodec replays a history whose payloads c encrypted; with c nil,
+// as Replay.
+func ReplayWithCodec(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM) error {
 	if len(h.GetEvents()) == 0 {
 		return errors.New("the history has no events")
 	}
@@ -24,7 +32,14 @@ func Replay(h *historypb.History, logger sdklog.Logger) error {
 	if started == nil {
 		return errors.New("the history does not start with WorkflowExecutionStarted")
 	}
-	r := sdkworker.NewWorkflowReplayer()
+	var opts sdkworker.WorkflowReplayerOptions
+	if c != nil {
+		opts.DataConverter, opts.FailureConverter = c.DataConverter(), c.FailureConverter()
+	}
+	r, err := sdkworker.NewWorkflowReplayerWithOptions(opts)
+	if err != nil {
+		return err
+	}
 	RegisterWorkflow(r)
 	return r.ReplayWorkflowHistoryWithOptions(logger, h, sdkworker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()},

@@ -28,6 +28,10 @@ type Options struct {
 	// they are cancelled and reported lost, to be retried on another worker
 	// at once; default DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// Optional: the worker's environment variables step processes see
+	// besides PATH, HOME, LANG, TZ and TMPDIR; default none. TEMPORAL_*
+	// variables never reach a step.
+	StepEnv []string
 }
 
 // DefaultDrainTimeout is how long a stopping worker lets running steps finish.
@@ -72,7 +76,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
 	return w

@@ -97,6 +97,12 @@ func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpret
 	if err != nil {
 		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
 	}
+	if err := interpreter.CheckLoopSize(len(items)); err != nil {
+		// Asked only when the bound applies, so runs under it record no marker.
+		if workflow.GetVersion(x.ctx, "loop-size-bound", workflow.DefaultVersion, 1) >= 1 {
+			return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+		}
+	}
 	specs, err := x.run.RenderLoop(s, items)
 	if err != nil {
 		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}

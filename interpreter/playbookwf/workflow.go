@@ -301,7 +301,7 @@ func (x *executor) notify(agg *interpreter.Aggregate) {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 4},
 	})
 	err = workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
-	n := interpreter.Notification{Event: event, Webhook: url, Delivered: err == nil}
+	n := interpreter.Notification{Event: event, Webhook: activities.Redact(url), Delivered: err == nil}
 	var appErr *temporal.ApplicationError
 	switch {
 	case errors.As(err, &appErr):

@@ -52,6 +52,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			graphCommand(),
 			scheduleCommand(),
 			versionCommand(),
+			codecServerCommand(),
 		},
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Temporal versions"}},
 		Action: func(c *cli.Context) error {

@@ -66,6 +66,9 @@ func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level)
 	if c.IsSet("namespace") {
 		opts.Namespace = c.String("namespace")
 	}
+	if err := useCodec(&opts, ""); err != nil {
+		return nil, err
+	}
 	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(notes, &slog.HandlerOptions{Level: logLevel})))
 	conn := &connection{}
 	if opts.HostPort == "" && embedOK {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"playbook/interpreter"
 	"playbook/worker"
 )
 
@@ -28,6 +29,11 @@ func logsCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
 				return cli.Exit("logs: give RUN and STEP", exitInvalid)
+			}
+			for what, name := range map[string]string{"RUN": c.Args().Get(0), "STEP": c.Args().Get(1)} {
+				if err := interpreter.CheckPathName(what, name); err != nil {
+					return cli.Exit("logs: "+err.Error(), exitInvalid)
+				}
 			}
 			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
 			attempts := loggedAttempts(dir)

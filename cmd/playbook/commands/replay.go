@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"playbook/internal/codec"
 	"playbook/interpreter"
 	"playbook/worker"
 )
@@ -60,6 +61,10 @@ func replayCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return cli.Exit("replay: give one or more history files (from `playbook history`)", exitInvalid)
 			}
+			keys, err := codec.Load("")
+			if err != nil {
+				return cli.Exit("replay: "+err.Error(), exitInvalid)
+			}
 			bad := 0
 			for _, file := range c.Args().Slice() {
 				f, err := os.Open(file)
@@ -71,7 +76,7 @@ func replayCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("replay: %s: not a history: %v", file, err), exitInvalid)
 				}
-				if err := worker.Replay(h, quietLogger()); err != nil {
+				if err := worker.ReplayWithCodec(h, quietLogger(), keys); err != nil {
 					bad++
 					where := worker.DivergingEvent(h, err)
 					if where == "" {

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +9,9 @@ import (
 	"github.com/urfave/cli/v2"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
+	"playbook/internal/codec"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 )
@@ -34,6 +35,9 @@ func retryCommand() *cli.Command {
 				return cli.Exit("retry: give the RUN (workflow ID) to retry", exitInvalid)
 			}
 			earlierID := c.Args().First()
+			if err := checkRunID(c); err != nil {
+				return cli.Exit("retry: "+err.Error(), exitInvalid)
+			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
 				return connectFailed("retry", err)
@@ -110,7 +114,15 @@ func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.I
 	if len(payloads) != 1 {
 		return in, errors.New(run + " is not a playbook run")
 	}
-	if err := json.Unmarshal(payloads[0].GetData(), &in); err != nil {
+	keys, err := codec.Load("")
+	if err != nil {
+		return in, err
+	}
+	dc := converter.GetDefaultDataConverter()
+	if keys != nil {
+		dc = keys.DataConverter()
+	}
+	if err := dc.FromPayload(payloads[0], &in); err != nil {
 		return in, fmt.Errorf("%s is not a playbook run: %v", run, err)
 	}
 	in.Reuse, in.Index = nil, false

@@ -40,6 +40,9 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), exitInvalid)
 			}
+			if err := checkRunID(c); err != nil {
+				return cli.Exit("run: "+err.Error(), exitInvalid)
+			}
 			if in.Workload, err = workloadOverrides(c.String("input"), repeatable(c, "set")); err != nil {
 				return cli.Exit("run: "+err.Error(), exitInvalid)
 			}
@@ -156,4 +159,12 @@ func randomSuffix() string {
 		b[i] = suffixAlphabet[int(b[i])%len(suffixAlphabet)]
 	}
 	return string(b)
+}
+
+// checkRunID checks --id: a run's ID names its log directory on workers.
+func checkRunID(c *cli.Context) error {
+	if !c.IsSet("id") {
+		return nil
+	}
+	return interpreter.CheckPathName("--id", c.String("id"))
 }

@@ -25,6 +25,8 @@ func devCommand() *cli.Command {
 			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
 			&cli.StringFlag{Name: "log-level", Usage: "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)"},
 			drainFlag(),
+			stepEnvFlag(),
+			codecKeyFileFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			// The worker's own log says "Activity error." for every step that
@@ -41,21 +43,30 @@ func devCommand() *cli.Command {
 			} else if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
+			codecEndpoint, stopCodec, err := devCodec(c)
+			if err != nil {
+				return cli.Exit("dev: "+err.Error(), exitInvalid)
+			}
+			defer stopCodec()
 			dev, err := worker.StartDevServer(worker.DevServerOptions{
 				IP: "127.0.0.1", Port: c.Int("port"), UIPort: c.Int("ui-port"), DBFile: db,
-				Namespace: c.String("namespace"), LogLevel: c.String("log-level"),
+				Namespace: c.String("namespace"), LogLevel: c.String("log-level"), CodecEndpoint: codecEndpoint,
 			})
 			if err != nil {
 				return cli.Exit(err.Error(), exitFailed)
 			}
 			defer dev.Stop()
-			cl, err := client.Dial(client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
-				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))})
+			opts := client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
+				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))}
+			if err := useCodec(&opts, c.String("codec-key-file")); err != nil {
+				return cli.Exit("dev: "+err.Error(), exitInvalid)
+			}
+			cl, err := client.Dial(opts)
 			if err != nil {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
 			defer cl.Close()
-			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c)})
+			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env")})
 			if err := w.Start(); err != nil {
 				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
 			}
@@ -66,6 +77,9 @@ func devCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "Temporal gRPC on %s, namespace %s, state %s\n", dev.Address, dev.Namespace, where)
 			if dev.UIAddress != "" {
 				fmt.Fprintf(c.App.Writer, "Web UI on http://%s\n", dev.UIAddress)
+			}
+			if codecEndpoint != "" {
+				fmt.Fprintf(c.App.Writer, "Payloads encrypted; codec server for the Web UI on %s\n", codecEndpoint)
 			}
 			fmt.Fprintf(c.App.Writer, "Worker on task queue %s. Stop with Ctrl-C.\n", c.String("task-queue"))
 			if stopOnSignal(c, w) {
@@ -91,6 +105,7 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "where each attempt's stdout and stderr are kept"},
 			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once (default: the SDK's)"},
 			drainFlag(),
+			stepEnvFlag(),
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			conn, err := connect(c, false, c.App.ErrWriter, slog.LevelInfo)
@@ -98,7 +113,7 @@ func workerCommand() *cli.Command {
 				return connectFailed("worker", err)
 			}
 			defer conn.Close()
-			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c)})
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env")})
 			if err := w.Start(); err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
@@ -108,4 +123,10 @@ func workerCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// stepEnvFlag names the worker's variables that steps see besides PATH,
+// HOME, LANG, TZ and TMPDIR.
+func stepEnvFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "step-env", Usage: "pass these worker environment variables to steps: `VAR,...` (TEMPORAL_* never reach a step)"}
 }

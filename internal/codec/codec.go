@@ -1,0 +1,194 @@
+// Package codec encrypts every payload playbook sends to Temporal (workflow
+// input, activity inputs and results, queries, failures' messages) with
+// AES-256-GCM, so that histories and the Web UI hold ciphertext; and serves
+// Temporal's remote codec protocol so that the Web UI can show them decoded
+// to people who can reach the codec server.
+package codec
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+)
+
+// The environment variables a key comes from, for workers and the CLI alike.
+const (
+	KeyEnv     = "PLAYBOOK_CODEC_KEY"      // the key itself, base64 or hex
+	KeyFileEnv = "PLAYBOOK_CODEC_KEY_FILE" // a file holding it
+)
+
+// Payload metadata of an encrypted payload.
+const (
+	encoding       = "binary/encrypted"
+	metaEncoding   = "encoding"
+	metaKeyID      = "encryption-key-id"
+	maxRequestBody = 4 << 20 // a codec request: a few payloads under Temporal's 2 MB limit
+)
+
+// AESGCM is a converter.PayloadCodec: it encrypts each payload whole
+// (metadata and data) and leaves payloads it did not encrypt as they are,
+// so that runs started before a key was set still read.
+type AESGCM struct {
+	aead  cipher.AEAD
+	keyID string
+}
+
+// New returns the codec for a 32-byte key.
+func New(key []byte) (*AESGCM, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("codec key: %d bytes, need 32 (AES-256)", len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(key)
+	return &AESGCM{aead: aead, keyID: hex.EncodeToString(sum[:4])}, nil
+}
+
+// Encode implements converter.PayloadCodec.
+func (c *AESGCM) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
+	out := make([]*commonpb.Payload, len(payloads))
+	for i, p := range payloads {
+		plain, err := p.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		nonce := make([]byte, c.aead.NonceSize())
+		if _, err := rand.Read(nonce); err != nil {
+			return nil, err
+		}
+		out[i] = &commonpb.Payload{
+			Metadata: map[string][]byte{metaEncoding: []byte(encoding), metaKeyID: []byte(c.keyID)},
+			Data:     c.aead.Seal(nonce, nonce, plain, nil),
+		}
+	}
+	return out, nil
+}
+
+// Decode implements converter.PayloadCodec.
+func (c *AESGCM) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
+	out := make([]*commonpb.Payload, len(payloads))
+	for i, p := range payloads {
+		if string(p.GetMetadata()[metaEncoding]) != encoding {
+			out[i] = p
+			continue
+		}
+		if id := string(p.GetMetadata()[metaKeyID]); id != c.keyID {
+			return nil, fmt.Errorf("payload encrypted with key %s, this key is %s", id, c.keyID)
+		}
+		n := c.aead.NonceSize()
+		if len(p.GetData()) < n {
+			return nil, errors.New("encrypted payload too short")
+		}
+		plain, err := c.aead.Open(nil, p.GetData()[:n], p.GetData()[n:], nil)
+		if err != nil {
+			return nil, fmt.Errorf("decrypting a payload: %w", err)
+		}
+		out[i] = &commonpb.Payload{}
+		if err := out[i].Unmarshal(plain); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ParseKey reads a key written as base64 or hex (surrounding space ignored),
+// or as 32 raw bytes.
+func ParseKey(b []byte) ([]byte, error) {
+	if len(b) == 32 {
+		return b, nil
+	}
+	s := strings.TrimSpace(string(b))
+	if k, err := base64.StdEncoding.DecodeString(s); err == nil && len(k) == 32 {
+		return k, nil
+	}
+	if k, err := hex.DecodeString(s); err == nil && len(k) == 32 {
+		return k, nil
+	}
+	return nil, errors.New("codec key: write 32 bytes as base64 or hex (e.g. `openssl rand -base64 32`)")
+}
+
+// Load returns the codec for a key file, else for $PLAYBOOK_CODEC_KEY, else
+// for the file in $PLAYBOOK_CODEC_KEY_FILE; nil when none is set.
+func Load(file string) (*AESGCM, error) {
+	var raw []byte
+	switch {
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("codec key: %w", err)
+		}
+		raw = b
+	case os.Getenv(KeyEnv) != "":
+		raw = []byte(os.Getenv(KeyEnv))
+	case os.Getenv(KeyFileEnv) != "":
+		return Load(os.Getenv(KeyFileEnv))
+	default:
+		return nil, nil
+	}
+	key, err := ParseKey(raw)
+	if err != nil {
+		return nil, err
+	}
+	return New(key)
+}
+
+// DataConverter is the SDK's default converter with payloads encrypted by c.
+func (c *AESGCM) DataConverter() converter.DataConverter {
+	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c)
+}
+
+// FailureConverter also encrypts failures' messages and stack traces,
+// which would otherwise sit in the history in plain text.
+func (c *AESGCM) FailureConverter() converter.FailureConverter {
+	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{
+		DataConverter: c.DataConverter(), EncodeCommonAttributes: true,
+	})
+}
+
+// Handler serves Temporal's remote codec protocol (POST .../encode and
+// .../decode, payloads as JSON), with the CORS answers a browser needs when
+// the Web UI at one of origins calls it.
+func (c *AESGCM) Handler(origins []string) http.Handler {
+	codec := converter.NewPayloadCodecHTTPHandler(c)
+	allowed := map[string]bool{}
+	for _, o := range origins {
+		allowed[strings.TrimSuffix(o, "/")] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" {
+			if !allowed[origin] && !allowed["*"] {
+				http.Error(w, "origin not allowed", http.StatusForbidden)
+				return
+			}
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Access-Control-Allow-Credentials", "true")
+			w.Header().Set("Vary", "Origin")
+		}
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type, X-Namespace, Authorization")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBody)
+		codec.ServeHTTP(w, r)
+	})
+}
