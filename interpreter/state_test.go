@@ -356,7 +356,7 @@ workflow:
 	require.EqualError(t, run.CheckClassify("a", "ignore"), `action "ignore": classify a step as retry, fail or skip`)
 
 	// retry: the step runs again and its attempts add up.
-	require.NoError(t, run.Classify("a", ClassifyRetry, "cli"))
+	require.NoError(t, run.Classify("a", ClassifyRetry, "cli", ""))
 	require.Equal(t, []string{"a"}, names(run.Ready()))
 	run.Settle("a", Outcome{Result: "ok", Attempts: 1})
 	require.Equal(t, 3, run.State("a").Attempts)
@@ -364,7 +364,7 @@ workflow:
 
 	// skip: the dependant is skipped too, and the run reaches end.
 	run = newRun()
-	require.NoError(t, run.Classify("a", ClassifySkip, "cli"))
+	require.NoError(t, run.Classify("a", ClassifySkip, "cli", ""))
 	require.Empty(t, run.Ready())
 	require.True(t, run.EndReady())
 	require.Equal(t, StatusSkipped, run.State("b").Status)
@@ -373,7 +373,7 @@ workflow:
 
 	// fail: as if no one had waited.
 	run = newRun()
-	require.NoError(t, run.Classify("a", ClassifyFail, "pending_timeout"))
+	require.NoError(t, run.Classify("a", ClassifyFail, "pending_timeout", ""))
 	require.Equal(t, StatusFailed, run.State("a").Status)
 	require.Equal(t, 2, run.State("a").Attempts)
 	run.Ready()

@@ -47,6 +47,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			historyCommand(),
 			replayCommand(),
 			graphCommand(),
+			mcpCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)

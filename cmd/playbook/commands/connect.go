@@ -131,11 +131,16 @@ func (c *connection) indexed(ctx context.Context) bool {
 // submit starts a run of a frozen playbook; with the search attributes
 // present, the run keeps them current.
 func (c *connection) submit(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
+	return c.submitWith(ctx, pb, in, id, taskQueue, "")
+}
+
+// submitWith is submit with details shown with the run (who started it and why).
+func (c *connection) submitWith(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
 	summary := "playbook " + pb.Name
 	if pb.Description != "" {
 		summary += ": " + pb.Description
 	}
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary}
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details}
 	if c.indexed(ctx) {
 		in.Index = true
 		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)

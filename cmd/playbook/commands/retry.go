@@ -11,7 +11,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -39,45 +38,17 @@ func retryCommand() *cli.Command {
 				return cli.Exit("retry: "+err.Error(), exitFailed)
 			}
 			defer conn.Close()
-			in, err := frozenInput(c.Context, conn.client, earlierID)
+			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "")
 			if err != nil {
+				var mistake *retryError
+				if errors.As(err, &mistake) {
+					return cli.Exit("retry: "+err.Error(), exitInvalid)
+				}
 				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			d, err := conn.client.DescribeWorkflowExecution(c.Context, earlierID, "")
-			if err != nil {
-				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-				return cli.Exit(fmt.Sprintf("retry: %s is still running; retry a finished run", earlierID), exitInvalid)
-			}
-			earlier, err := result(c.Context, conn.client.GetWorkflow(c.Context, earlierID, ""))
-			if err != nil {
-				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			pb, err := interpreter.Parse(in.File, []byte(in.Source))
-			if err != nil {
-				return cli.Exit("retry: the frozen playbook no longer parses: "+err.Error(), exitFailed)
-			}
-			if in.Reuse, err = pb.ReusableSteps(earlier.Steps, c.String("step")); err != nil {
-				return cli.Exit("retry: "+err.Error(), exitInvalid)
-			}
-			id := c.String("id")
-			if id == "" {
-				id = pb.Name + "-" + randomSuffix()
 			}
 			conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
-			wr, err := conn.submit(c.Context, pb, in, id, c.String("task-queue"))
-			if err != nil {
-				return cli.Exit(fmt.Sprintf("retry: cannot start %s: %v", id, err), exitFailed)
-			}
-			var reused []string
-			for _, s := range pb.Steps {
-				if in.Reuse[s.Name] != nil {
-					reused = append(reused, s.Name)
-				}
-			}
-			fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %d completed steps: %s\n", earlierID, id, len(reused), strings.Join(reused, ", "))
-			return followAndReport(c, conn, pb, wr)
+			fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %d completed steps: %s\n", earlierID, r.run.GetID(), len(r.reused), strings.Join(r.reused, ", "))
+			return followAndReport(c, conn, r.pb, r.run)
 		},
 	}
 }
