@@ -362,6 +362,17 @@ workflow:
 	require.Equal(t, 3, run.State("a").Attempts)
 	require.Equal(t, []string{"b"}, names(run.Ready()))
 
+	require.Equal(t, "retry by cli", run.State("a").Classified)
+
+	// who and why are recorded in the event and the step's note.
+	run = newRun()
+	require.NoError(t, run.Classify("a", ClassifyFail, "mcp", "the disk is gone"))
+	ev := run.Events()[len(run.Events())-2]
+	require.Equal(t, "step_classified", ev.Type)
+	require.Equal(t, "fail (by mcp): the disk is gone", ev.Message)
+	require.Equal(t, map[string]any{"action": "fail", "by": "mcp", "reason": "the disk is gone"}, ev.Data)
+	require.Equal(t, "exit_code: x (routed to end); classified fail by mcp: the disk is gone", run.State("a").Note())
+
 	// skip: the dependant is skipped too, and the run reaches end.
 	run = newRun()
 	require.NoError(t, run.Classify("a", ClassifySkip, "cli", ""))
