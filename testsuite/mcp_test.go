@@ -161,7 +161,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 		{"classify_step", `no step "nosuch" in playbook pending-failed`, map[string]any{"run": run.GetID(), "step": "nosuch", "action": "retry", "reason": "r"}},
 		{"classify_step", `action "ignore": classify a step as retry, fail or skip`, map[string]any{"run": run.GetID(), "step": "check", "action": "ignore", "reason": "r"}},
 		{"classify_step", `step "publish" is pending, not pending_failed: only a pending_failed step can be classified`, map[string]any{"run": run.GetID(), "step": "publish", "action": "retry", "reason": "r"}},
-		{"classify_step", `reason is required`, map[string]any{"run": run.GetID(), "step": "check", "action": "retry", "reason": " "}},
+		{"classify_step", `reason: required`, map[string]any{"run": run.GetID(), "step": "check", "action": "retry", "reason": " "}},
 		{"run_status", `run "nosuch-run": not found`, map[string]any{"run": "nosuch-run"}},
 		{"list_pending_failed", `run "nosuch-run": not found`, map[string]any{"run": "nosuch-run"}},
 		{"cancel_run", `run "nosuch-run": not found`, map[string]any{"run": "nosuch-run", "reason": "r"}},

@@ -149,11 +149,18 @@ func toolError(run string, err error) error {
 	return errors.New(firstLineOf(err.Error()))
 }
 
-func need(name, value string) error {
-	if strings.TrimSpace(value) == "" {
-		return fmt.Errorf("%s is required", name)
+// need says which of these name, value pairs are empty, in one line.
+func need(pairs ...string) error {
+	var missing []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if strings.TrimSpace(pairs[i+1]) == "" {
+			missing = append(missing, pairs[i])
+		}
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: required", strings.Join(missing, ", "))
 }
 
 func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listRunsArgs) (*mcp.CallToolResult, any, error) {
@@ -281,8 +288,8 @@ func lastLines(s string, n int) string {
 }
 
 func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLogsArgs) (*mcp.CallToolResult, any, error) {
-	if err := errors.Join(need("run", a.Run), need("step", a.Step)); err != nil {
-		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	if err := need("run", a.Run, "step", a.Step); err != nil {
+		return nil, nil, err
 	}
 	if a.Run != filepath.Base(a.Run) || a.Step != filepath.Base(a.Step) {
 		return nil, nil, errors.New("run and step are names, not paths")
@@ -377,8 +384,8 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 	if !t.allowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
-	if err := errors.Join(need("run", a.Run), need("step", a.Step), need("action", a.Action), need("reason", a.Reason)); err != nil {
-		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	if err := need("run", a.Run, "step", a.Step, "action", a.Action, "reason", a.Reason); err != nil {
+		return nil, nil, err
 	}
 	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, mcpWho)
 	if err != nil {
@@ -391,8 +398,8 @@ func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retry
 	if !t.allowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
-	if err := errors.Join(need("run", a.Run), need("reason", a.Reason)); err != nil {
-		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	if err := need("run", a.Run, "reason", a.Reason); err != nil {
+		return nil, nil, err
 	}
 	details := fmt.Sprintf("retry of %s by %s: %s", a.Run, mcpWho, a.Reason)
 	r, err := startRetry(ctx, t.conn, a.Run, a.Step, "", t.taskQueue, details)
@@ -407,8 +414,8 @@ func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a canc
 	if !t.allowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
-	if err := errors.Join(need("run", a.Run), need("reason", a.Reason)); err != nil {
-		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	if err := need("run", a.Run, "reason", a.Reason); err != nil {
+		return nil, nil, err
 	}
 	_, err := t.conn.client.WorkflowService().RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
 		Namespace:         t.conn.namespace,
