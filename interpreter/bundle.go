@@ -26,7 +26,8 @@ func SubPlaybookPath(baseDir, path string) string {
 }
 
 // LoadBundle reads, parses and validates a playbook and, recursively, the
-// sub-playbooks its steps run. A file that includes itself, directly or
+// sub-playbooks its steps run, with the checks of a submission
+// (ParseStrict; a step's workload against the sub-playbook's declarations). A file that includes itself, directly or
 // through others, is an error naming the cycle. display is the root path
 // as the user wrote it, for messages; read reads a file by absolute path.
 func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
@@ -36,17 +37,20 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 	}
 	b := &Bundle{RootPath: abs, Files: map[string]string{}}
 	shown := map[string]string{abs: display}
+	parsed := map[string]*Playbook{}
 	var load func(abs string, stack []string) (*Playbook, error)
 	load = func(abs string, stack []string) (*Playbook, error) {
 		src, err := read(abs)
 		if err != nil {
 			return nil, &Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
 		}
-		pb, err := Parse(shown[abs], src)
+		pb, err := ParseStrict(shown[abs], src, filepath.Dir(abs))
 		if err != nil {
 			return nil, err
 		}
+		parsed[abs] = pb
 		b.Files[abs] = string(src)
+		var errs Errors
 		stack = append(stack, abs)
 		for _, s := range pb.Steps {
 			if s.Tool == nil || s.Tool.Kind != "playbook" {
@@ -67,15 +71,18 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 						Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")}
 				}
 			}
-			if _, done := b.Files[child]; done {
-				continue
-			}
-			if _, err := load(child, stack); err != nil {
-				if e, ok := err.(*Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
-					return nil, &Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)}
+			if _, done := b.Files[child]; !done {
+				if _, err := load(child, stack); err != nil {
+					if e, ok := err.(*Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
+						return nil, &Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)}
+					}
+					return nil, err
 				}
-				return nil, err
 			}
+			errs = errs.add(shown[abs], checkChildWorkload(pb, s, parsed[child]))
+		}
+		if err := errs.err(); err != nil {
+			return nil, err
 		}
 		return pb, nil
 	}
@@ -85,4 +92,24 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 	}
 	b.Root = root
 	return b, nil
+}
+
+// checkChildWorkload checks a playbook step's workload against the keys
+// the sub-playbook declares; templated values are checked as templates.
+func checkChildWorkload(parent *Playbook, s *Step, child *Playbook) error {
+	w, _ := s.Tool.Spec["workload"].(map[string]any)
+	literal := map[string]any{}
+	for k, v := range w {
+		if str, ok := v.(string); ok && IsTemplate(str) {
+			if _, declared := child.Workload[k]; !declared {
+				literal[k] = v // reported as undeclared below
+			}
+			continue
+		}
+		literal[k] = v
+	}
+	if _, err := CheckOverrides(child, literal); err != nil {
+		return &Error{File: parent.File, Line: s.Tool.Line, Step: s.Name, Msg: "workload: " + err.Error()}
+	}
+	return nil
 }

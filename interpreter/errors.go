@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -26,4 +27,43 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
+}
+
+// Errors are every problem found in a file, in file order; each is one
+// line, so the whole text is one line per problem.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// add appends err, flattening lists; any other error becomes an *Error of
+// the file without a line.
+func (es Errors) add(file string, err error) Errors {
+	switch e := err.(type) {
+	case nil:
+		return es
+	case *Error:
+		return append(es, e)
+	case Errors:
+		return append(es, e...)
+	}
+	return append(es, &Error{File: file, Msg: err.Error()})
+}
+
+// err returns the list in file order as an error, nil when it is empty, and
+// the *Error itself when there is one (so callers that look at it still can).
+func (es Errors) err() error {
+	switch len(es) {
+	case 0:
+		return nil
+	case 1:
+		return es[0]
+	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+	return es
 }

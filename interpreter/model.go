@@ -45,6 +45,9 @@ type Playbook struct {
 	outgoing map[string][]Arc
 	// templates holds every compiled template of every tool, by source text.
 	templates map[string]*Template
+	// lines holds the lines of keys checked after decoding ("workflow",
+	// "notify.on_failure"), for ParseStrict's errors.
+	lines map[string]int
 }
 
 // Step is one node of the graph.

@@ -32,11 +32,26 @@ var laterKinds = map[string]bool{}
 // Parse reads and validates a playbook. file is used in error messages only.
 // Every error is an *Error naming the file, the line and, where there is one,
 // the step.
+//
+// Parse is what the workflow runs on a frozen playbook, so it never gets
+// stricter; the checks added since a playbook could be submitted run in
+// ParseStrict, at submission only (docs/VERSIONING.md).
 func Parse(file string, src []byte) (*Playbook, error) {
-	d := &decoder{file: file}
+	pb, err := parse(file, src)
+	if err != nil {
+		return nil, err
+	}
+	return pb, nil
+}
+
+// parse decodes and validates. The playbook is nil when decoding failed;
+// when only validation failed it comes back with the errors, so that
+// ParseStrict can add its own.
+func parse(file string, src []byte) (*Playbook, error) {
+	d := &decoder{file: file, lines: map[string]int{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, d.yamlError(err)
+		return nil, d.yamlError(err, src)
 	}
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Msg: "empty playbook"}
@@ -45,16 +60,16 @@ func Parse(file string, src []byte) (*Playbook, error) {
 	if err := d.playbook(doc.Content[0], pb); err != nil {
 		return nil, err
 	}
-	if err := validate(pb); err != nil {
-		return nil, err
-	}
-	return pb, nil
+	pb.lines = d.lines
+	return pb, validate(pb)
 }
 
 // decoder walks YAML nodes; step is the step being decoded, for errors.
 type decoder struct {
 	file string
 	step string
+	// lines remembers where some keys are, for checks made after decoding.
+	lines map[string]int
 }
 
 func (d *decoder) errf(n *yaml.Node, format string, args ...any) error {
@@ -63,10 +78,16 @@ func (d *decoder) errf(n *yaml.Node, format string, args ...any) error {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func (d *decoder) yamlError(err error) error {
+func (d *decoder) yamlError(err error, src []byte) error {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if tab := tabIndentedLine(src, m[2], line); tab > 0 {
+			return &Error{File: d.file, Line: tab, Msg: "tabs cannot indent YAML: indent with spaces"}
+		}
+		if at, hint := unquotedTemplateError(src); at > 0 {
+			return &Error{File: d.file, Line: at, Msg: hint}
+		}
 		return &Error{File: d.file, Line: line, Msg: m[2]}
 	}
 	return &Error{File: d.file, Msg: strings.TrimPrefix(msg, "yaml: ")}
@@ -78,22 +99,24 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers map[string]func(v *
 	if n.Kind != yaml.MappingNode {
 		return d.errf(n, "%s must be a mapping", what)
 	}
+	// Every key is decoded even after a bad one, so that one pass reports
+	// every error of the mapping.
+	var errs Errors
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		h, ok := handlers[k.Value]
-		if !ok {
-			return d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(sortedKeys(handlers), ", "))
-		}
-		if seen[k.Value] {
-			return d.errf(k, "key %q given twice in %s", k.Value, what)
-		}
-		seen[k.Value] = true
-		if err := h(v); err != nil {
-			return err
+		switch {
+		case !ok:
+			errs = errs.add(d.file, d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(sortedKeys(handlers), ", ")))
+		case seen[k.Value]:
+			errs = errs.add(d.file, d.errf(k, "key %q given twice in %s", k.Value, what))
+		default:
+			seen[k.Value] = true
+			errs = errs.add(d.file, h(v))
 		}
 	}
-	return nil
+	return errs.err()
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -110,6 +133,9 @@ func (d *decoder) notYet(key string) func(v *yaml.Node) error {
 }
 
 func (d *decoder) str(n *yaml.Node, what string, out *string) error {
+	if err := d.unquotedTemplate(n, what); err != nil {
+		return err
+	}
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return d.errf(n, "%s must be a string", what)
 	}
@@ -150,6 +176,9 @@ func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error 
 // value decodes any YAML value into plain Go values (maps, lists, scalars).
 func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 	var v any
+	if err := d.unquotedTemplate(n, what); err != nil {
+		return nil, err
+	}
 	if err := n.Decode(&v); err != nil {
 		return nil, d.errf(n, "%s: %v", what, err)
 	}
@@ -242,31 +271,36 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		"failure_handlers":   func(v *yaml.Node) (err error) { pb.Handlers, err = d.handlers(v); return err },
 		"workflow":           func(v *yaml.Node) error { steps = v; return nil },
 	})
-	if err != nil {
-		return err
+	// A required key may be missing because it is misspelt: then the
+	// unknown key says it, and "required" would only repeat it.
+	errs := Errors{}.add(d.file, err)
+	switch {
+	case err == nil && pb.Name == "":
+		errs = errs.add(d.file, d.errf(n, "metadata.name is required"))
+	case err == nil && steps == nil:
+		errs = errs.add(d.file, d.errf(n, "workflow (the list of steps) is required"))
+	case steps != nil && steps.Kind != yaml.SequenceNode:
+		errs = errs.add(d.file, d.errf(steps, "workflow must be a list of steps"))
 	}
-	if pb.Name == "" {
-		return d.errf(n, "metadata.name is required")
-	}
-	if steps == nil {
-		return d.errf(n, "workflow (the list of steps) is required")
-	}
-	if steps.Kind != yaml.SequenceNode {
-		return d.errf(steps, "workflow must be a list of steps")
+	if steps == nil || steps.Kind != yaml.SequenceNode {
+		return errs.err()
 	}
 	pb.byName = map[string]*Step{}
 	for _, sn := range steps.Content {
 		s, err := d.stepNode(sn)
 		if err != nil {
-			return err
+			errs = errs.add(d.file, err)
+			continue
 		}
 		if prev := pb.byName[s.Name]; prev != nil {
-			return &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)}
+			errs = errs.add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})
+			continue
 		}
 		pb.byName[s.Name] = s
 		pb.Steps = append(pb.Steps, s)
 	}
-	return nil
+	d.lines["workflow"] = steps.Line
+	return errs.err()
 }
 
 func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
@@ -646,6 +680,7 @@ func (d *decoder) notify(n *yaml.Node, out *Notify) error {
 					if err := d.str(v, "notify."+event+".webhook", dst); err != nil {
 						return err
 					}
+					d.lines["notify."+event] = v.Line
 					if IsTemplate(*dst) {
 						if _, err := CompileTemplate(*dst, ScopeEnd); err != nil {
 							return d.errf(v, "notify.%s.webhook: %v", event, err)

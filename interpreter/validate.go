@@ -7,7 +7,9 @@ import (
 
 // validate injects a missing `end`, builds the graph and checks everything
 // that can be checked before a run: targets, cycles, expressions, templates.
+// It reports every error it finds, in file order.
 func validate(pb *Playbook) error {
+	var errs Errors
 	errAt := func(s *Step, line int, format string, args ...any) error {
 		return &Error{File: pb.File, Line: line, Step: s.Name, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -39,24 +41,27 @@ func validate(pb *Playbook) error {
 		for _, r := range s.Next {
 			for _, to := range r.Then {
 				if err := checkTarget(pb, s, to, r.Line, "next"); err != nil {
-					return err
+					errs = errs.add(pb.File, err)
+					continue
 				}
 				addArc(Arc{From: s.Name, To: to, Kind: ArcNext})
 			}
 		}
 		for _, from := range s.DependsOn {
 			if err := checkTarget(pb, s, from, s.Line, "depends_on"); err != nil {
-				return err
+				errs = errs.add(pb.File, err)
+				continue
 			}
 			if from == EndStep {
-				return errAt(s, s.Line, "depends_on names end, which runs last of all")
+				errs = errs.add(pb.File, errAt(s, s.Line, "depends_on names end, which runs last of all"))
+				continue
 			}
 			addArc(Arc{From: from, To: s.Name, Kind: ArcDependsOn})
 		}
 	}
 	if cycle := findCycle(pb); cycle != nil {
 		first := pb.byName[cycle[0]]
-		return errAt(first, first.Line, "the graph has a cycle: %s (iterate with loop, poll with retry_when)", strings.Join(cycle, " -> "))
+		errs = errs.add(pb.File, errAt(first, first.Line, "the graph has a cycle: %s (iterate with loop, poll with retry_when)", strings.Join(cycle, " -> ")))
 	}
 
 	for _, s := range pb.Steps {
@@ -66,9 +71,11 @@ func validate(pb *Playbook) error {
 		h := pb.Handlers[s.failureHandlerRef]
 		switch {
 		case h == nil:
-			return errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", "))
+			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", ")))
+			continue
 		case s.Tool == nil || !processKinds[s.Tool.Kind]:
-			return errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code")
+			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code"))
+			continue
 		}
 		s.FailureHandler = h
 	}
@@ -78,25 +85,19 @@ func validate(pb *Playbook) error {
 		for _, e := range exprsOf(s) {
 			for _, ref := range e.StepRefs {
 				if pb.byName[ref] == nil {
-					return errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q", e.Source, ref, ref)
+					errs = errs.add(pb.File, errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q", e.Source, ref, ref))
 				}
 			}
 		}
 		if s.Tool == nil {
 			continue
 		}
-		scope := ScopeStep
-		if s.Name == EndStep {
-			scope = ScopeEnd
-		}
-		var extra []string
-		if s.Loop != nil {
-			extra = []string{s.Loop.Iterator, "loop"}
-		}
-		err := templatesIn(s.Tool.Spec, func(src string) error {
+		scope, extra := toolScope(s)
+		_ = templatesIn(s.Tool.Spec, func(src string) error {
 			t, err := CompileTemplate(src, scope, extra...)
 			if err != nil {
-				return errAt(s, s.Tool.Line, "tool: %v", err)
+				errs = errs.add(pb.File, errAt(s, s.Tool.Line, "tool: %v", err))
+				return nil
 			}
 			for _, part := range append(t.parts, templatePart{expr: t.whole}) {
 				if part.expr == nil {
@@ -104,18 +105,16 @@ func validate(pb *Playbook) error {
 				}
 				for _, ref := range part.expr.StepRefs {
 					if pb.byName[ref] == nil {
-						return errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q", src, ref, ref)
+						errs = errs.add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q", src, ref, ref))
+						return nil
 					}
 				}
 			}
 			pb.templates[src] = t
 			return nil
 		})
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	return errs.err()
 }
 
 func checkTarget(pb *Playbook, s *Step, name string, line int, field string) error {

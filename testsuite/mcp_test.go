@@ -182,7 +182,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 	text, isErr := callTool(t, w, "validate_playbook", map[string]any{"text": "metadata: {name: x}\nworkflow:\n  - step: a\n    tool: {kind: noop}\n    next: nowhere\n"})
 	require.False(t, isErr, text)
 	require.Contains(t, text, `"ok": false`)
-	require.Contains(t, text, `inline.yaml:5: step \"a\"`, "the same one-line error as validate, naming file, line and step")
+	require.Contains(t, text, `inline.yaml:5: step \"a\"`, "the same one-line errors as validate, naming file, line and step")
 	text, isErr = callTool(t, w, "validate_playbook", map[string]any{"file": "../playbooks/pending_failed.yaml"})
 	require.False(t, isErr, text)
 	require.Contains(t, text, `"ok": true`)

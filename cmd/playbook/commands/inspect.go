@@ -277,6 +277,11 @@ func listCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the runs as JSON"},
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
+			switch s := c.String("status"); s {
+			case "", interpreter.RunRunning, interpreter.RunCompleted, interpreter.RunFailed, interpreter.RunCancelled:
+			default:
+				return cli.Exit(fmt.Sprintf("list: --status %q is not a run status (running, completed, failed, cancelled)", s), exitInvalid)
+			}
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
 			if err != nil {
 				return cli.Exit("list: "+err.Error(), exitFailed)

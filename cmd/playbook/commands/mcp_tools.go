@@ -146,7 +146,7 @@ func toolError(run string, err error) error {
 	case errors.As(err, &appErr):
 		return errors.New(firstLineOf(appErr.Message()))
 	}
-	return errors.New(firstLineOf(err.Error()))
+	return errors.New(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 }
 
 // need says which of these name, value pairs are empty, in one line.
@@ -352,7 +352,7 @@ func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validat
 		pb, err = loadText("inline.yaml", a.Text)
 	}
 	if err != nil {
-		return reply(map[string]any{"ok": false, "error": err.Error()})
+		return reply(map[string]any{"ok": false, "errors": strings.Split(strings.TrimSpace(err.Error()), "\n")})
 	}
 	return reply(map[string]any{"ok": true, "playbook": pb.Name, "steps": len(pb.Steps) - 1})
 }

@@ -47,6 +47,14 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	if err != nil {
 		return nil, fmt.Errorf("the frozen playbook no longer parses: %w", err)
 	}
+	// A retry is a submission: today's checks apply to the frozen
+	// playbook and workload (its files are not read again).
+	if _, err := interpreter.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
+		return nil, &retryError{err.Error()}
+	}
+	if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
+		return nil, &retryError{err.Error()}
+	}
 	if in.Reuse, err = pb.ReusableSteps(earlier.Steps, step); err != nil {
 		return nil, &retryError{err.Error()}
 	}

@@ -42,6 +42,9 @@ func runCommand() *cli.Command {
 			if in.Workload, err = workloadOverrides(c.String("input"), c.StringSlice("set")); err != nil {
 				return cli.Exit("run: "+err.Error(), exitInvalid)
 			}
+			if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
+				return cli.Exit("run: "+err.Error(), exitInvalid)
+			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			c.Context = ctx

@@ -1,0 +1,305 @@
+package interpreter
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The checks a submission makes (ParseStrict), each pinned to its text.
+func TestParseStrictErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, src, want string
+	}{
+		{"undeclared workload key", `
+metadata: {name: x}
+workload: {rows: 3}
+workflow:
+  - step: clean
+    tool: {kind: shell, command: 'rm -rf "$WORKDIR"/*', env: {WORKDIR: "{{ workload.work_dir }}"}}
+`, `flows/x.yaml:6: step "clean": tool: "workload.work_dir": reads workload.work_dir, which the workload section does not declare (declared: rows)`},
+		{"no workload section", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ workload.url }}"}
+`, `flows/x.yaml:5: step "a": tool: "workload.url": reads workload.url, which the workload section does not declare (it declares no keys)`},
+		{"type error", `
+metadata: {name: x}
+workload: {rows: 3}
+workflow:
+  - step: a
+    next:
+      - when: 'workload.rows > "zero"'
+        then: [b]
+  - step: b
+`, `flows/x.yaml:7: step "a": when: "workload.rows > \"zero\"": invalid operation: > (mismatched types int and string) (1:15)`},
+		{"when is not a bool", `
+metadata: {name: x}
+workload: {rows: 3}
+workflow:
+  - step: a
+    next:
+      - when: 'workload.rows'
+        then: [b]
+  - step: b
+`, `flows/x.yaml:7: step "a": when: "workload.rows": expected bool, but got int`},
+		{"misspelt step field", `
+metadata: {name: x}
+workflow:
+  - step: transform
+    tool: {kind: shell, command: "echo '{\"rows\": 1}'"}
+    next:
+      - when: "steps.transform.reslt.rows > 0"
+        then: [load]
+  - step: load
+`, `flows/x.yaml:7: step "transform": when: "steps.transform.reslt.rows > 0": unknown field reslt (1:17)`},
+		{"misspelt result field of a shell step", `
+metadata: {name: x}
+workflow:
+  - step: extract
+    tool: {kind: shell, command: "true"}
+  - step: load
+    depends_on: [extract]
+    tool: {kind: noop, result: "{{ steps.extract.result.exitcode }}"}
+`, `flows/x.yaml:8: step "load": tool: "steps.extract.result.exitcode": unknown field exitcode (1:22)`},
+		{"step not upstream", `
+metadata: {name: x}
+workflow:
+  - step: extract
+    tool: {kind: noop, result: 1}
+  - step: audit
+    tool: {kind: noop, result: "{{ steps.extract.result }}"}
+`, `flows/x.yaml:7: step "audit": tool: "steps.extract.result": reads steps.extract, but step "extract" is not upstream of "audit" (it would read null): make it a predecessor through next or depends_on`},
+		{"downstream step", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop}
+    next:
+      - when: "steps.b.status == 'completed'"
+        then: [b]
+  - step: b
+`, `flows/x.yaml:7: step "a": when: "steps.b.status == 'completed'": reads steps.b, but step "b" is not upstream of "a" (it would read null): make it a predecessor through next or depends_on`},
+		{"a tool reading its own step", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ steps.a.attempts }}"}
+`, `flows/x.yaml:5: step "a": tool: "steps.a.attempts": reads steps.a, the step itself, which has not run yet (its own next, retry_when and stop_when may read it)`},
+		{"missing recovery script", `
+metadata: {name: x}
+failure_handlers:
+  - name: flaky_io
+    rules: [{exit_codes: [10], recovery_script: ./scripts/remount.sh}]
+workflow:
+  - step: a
+    tool: {kind: shell, command: "true"}
+    failure_handler: flaky_io
+`, `flows/x.yaml:4: failure handler "flaky_io": recovery_script ./scripts/remount.sh does not exist (looked for ` + filepath.Join(dir, "scripts/remount.sh") + `)`},
+		{"empty workflow", `
+metadata: {name: x}
+workflow: []
+`, `flows/x.yaml:3: workflow has no steps: a run would do nothing`},
+		{"unquoted template", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool:
+      kind: shell
+      command: 'curl "$URL"'
+      env:
+        URL: {{ workload.url }}
+`, `flows/x.yaml:9: step "a": env.URL: a template must be quoted: write "{{ workload.url }}" (unquoted, YAML reads {{ }} as a mapping)`},
+		{"unquoted template with text after it", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool:
+      kind: noop
+      result: {{ workload.url }}/data
+`, `flows/x.yaml:7: a template must be quoted: write "{{ workload.url }}/data" (unquoted, YAML reads {{ }} as a mapping)`},
+		{"tab", "metadata: {name: x}\nworkflow:\n  - step: a\n\ttool: {kind: noop}\n", `flows/x.yaml:4: tabs cannot indent YAML: indent with spaces`},
+		{"retry_when reads the attempt's result shape", `
+metadata: {name: x}
+workflow:
+  - step: poll
+    tool: {kind: http, url: "http://127.0.0.1:1"}
+    retry: {max_attempts: 3, retry_when: "result.status == 202"}
+`, `flows/x.yaml:6: step "poll": retry.retry_when: "result.status == 202": unknown field status (1:8)`},
+		{"retry error has no details", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: shell, command: "true"}
+    retry: {max_attempts: 3, stop_when: "error.details != nil"}
+`, `flows/x.yaml:6: step "a": retry.stop_when: "error.details != nil": unknown field details (1:7)`},
+		{"loop index is an int", `
+metadata: {name: x}
+workflow:
+  - step: a
+    loop: {in: "[1, 2]"}
+    tool: {kind: noop, result: "{{ loop.index + 'x' }}"}
+`, `flows/x.yaml:6: step "a": tool: "loop.index + 'x'": invalid operation: + (mismatched types int and string) (1:12)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseStrict("flows/x.yaml", []byte(tc.src), dir)
+			require.Error(t, err)
+			require.Equal(t, tc.want, err.Error())
+		})
+	}
+}
+
+// validate reports every error of a file at once, one line each, in file
+// order: the decoder's, the graph's and the submission's own.
+func TestParseStrictReportsEveryError(t *testing.T) {
+	src := `
+metadata: {name: x}
+workload: {rows: 3}
+failure_mode: abort
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ workload.nosuch }}"}
+    next:
+      - when: "workload.rows"
+        then: [b]
+  - step: b
+    nxt: c
+  - step: c
+    tool: {kind: bash}
+`
+	_, err := ParseStrict("x.yaml", []byte(src), "")
+	require.EqualError(t, err, `x.yaml:4: failure_mode must be continue, stop or cancel, not "abort"
+x.yaml:12: step "b": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, next, on_failure, retries, retry, retry_delay, step, success_when, timeout, tool)
+x.yaml:14: step "c": unknown tool kind "bash" (one of: http, noop, playbook, python, shell)`)
+
+	// Once the file decodes, graph and expression errors come together.
+	src = `
+metadata: {name: x}
+workload: {rows: 3}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ workload.nosuch }}"}
+    next:
+      - when: "workload.rows"
+        then: [b]
+  - step: b
+    next: cc
+  - step: c
+    tool: {kind: noop, result: "{{ steps.b.result }}"}
+`
+	_, err = ParseStrict("x.yaml", []byte(src), "")
+	require.EqualError(t, err, `x.yaml:6: step "a": tool: "workload.nosuch": reads workload.nosuch, which the workload section does not declare (declared: rows)
+x.yaml:8: step "a": when: "workload.rows": expected bool, but got int
+x.yaml:11: step "b": next names unknown step "cc" (did you mean "c"?)
+x.yaml:13: step "c": tool: "steps.b.result": reads steps.b, but step "b" is not upstream of "c" (it would read null): make it a predecessor through next or depends_on`)
+}
+
+// What the rules allow: a step's own next and retry expressions read the
+// step; end and notify read every step; loops see their iterator; nested
+// workload keys and untyped defaults read freely; null values are fine.
+func TestParseStrictAccepts(t *testing.T) {
+	src := `
+metadata: {name: x}
+workload: {rows: 3, url: "http://x", cfg: {depth: 1}, anything: null, list: [], opts: {}}
+notify:
+  on_failure: {webhook: "{{ workload.url }}/{{ steps.b.status }}"}
+workflow:
+  - step: a
+    tool: {kind: shell, command: "echo hi"}
+    retry: {max_attempts: 2, retry_when: "result.exit_code == 75 || exit_code == 75", stop_when: "steps.a.attempts > 1 && error.type == 'x'"}
+    next:
+      - when: "steps.a.result.json.rows > workload.rows && workload.cfg.depth > 0 && workload.cfg.extra.more != nil"
+        then: [b]
+      - else: [c]
+  - step: b
+    loop: {in: "workload.list", iterator: row}
+    tool: {kind: http, url: "{{ workload.url }}/{{ row.id }}/{{ loop.index }}", body: "{{ steps.a.result.stdout }}"}
+  - step: c
+    tool: {kind: python, code: "def main(**a): return a", args: {x: "{{ workload.anything.deep }}", y: "{{ workload.opts.k }}"}}
+  - step: d
+    depends_on: [b, c]
+    tool: {kind: noop, result: "{{ steps.c.result.whatever }} {{ steps.b.result[0].status_code }} {{ steps.a.error.message }}"}
+  - step: end
+    success_when: "failed_steps_count == 0 || steps.d.status == 'completed'"
+    tool: {kind: noop, result: "{{ steps.b.result }} {{ total_steps }}"}
+`
+	_, err := ParseStrict("x.yaml", []byte(src), "")
+	require.NoError(t, err)
+}
+
+// The workflow re-parses a frozen playbook with Parse, which the new checks
+// never reach: a playbook submitted before them still runs and replays.
+func TestParseStaysLenient(t *testing.T) {
+	src := []byte(`
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ workload.work_dir }}"}
+  - step: b
+    tool: {kind: noop, result: "{{ steps.a.result }}"}
+`)
+	_, err := Parse("x.yaml", src)
+	require.NoError(t, err)
+	_, err = ParseStrict("x.yaml", src, "")
+	require.Error(t, err)
+	_, err = Parse("x.yaml", []byte("metadata: {name: x}\nworkflow: []\n"))
+	require.NoError(t, err)
+}
+
+func TestCheckOverrides(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte(`
+metadata: {name: x}
+workload: {rows: 3, ratio: 0.5, name: a, on: false, list: [1], cfg: {depth: 1}, free: null}
+workflow:
+  - step: a
+`))
+	require.NoError(t, err)
+	got, err := CheckOverrides(pb, map[string]any{
+		"rows": 3.0, "ratio": 2, "name": 2024, "on": true, "list": []any{"x"},
+		"cfg": map[string]any{"depth": 2.0, "new": "ok"}, "free": map[string]any{"a": 1},
+	})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{
+		"rows": 3, "ratio": 2.0, "name": "2024", "on": true, "list": []any{"x"},
+		"cfg": map[string]any{"depth": 2, "new": "ok"}, "free": map[string]any{"a": 1},
+	}, got)
+
+	_, err = CheckOverrides(pb, map[string]any{"nosuch": 1})
+	require.EqualError(t, err, `x.yaml: workload key "nosuch" is not declared (declared: cfg, free, list, name, on, ratio, rows)`)
+	_, err = CheckOverrides(pb, map[string]any{"rows": 3.5, "on": "yes", "cfg": map[string]any{"depth": "deep"}})
+	require.EqualError(t, err, `x.yaml: workload.cfg.depth must be a whole number (its default is 1), not "deep"; workload.on must be true or false (its default is false), not "yes"; workload.rows must be a whole number (its default is 3), not 3.5`)
+}
+
+// A sub-playbook step may only set keys the sub-playbook declares.
+func TestBundleChecksChildWorkload(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+	}
+	write("child.yaml", "metadata: {name: child}\nworkload: {rows: 0}\nworkflow:\n  - step: a\n    tool: {kind: noop, result: \"{{ workload.rows }}\"}\n")
+	write("parent.yaml", `metadata: {name: parent}
+workflow:
+  - step: prepare
+    tool: {kind: noop, result: 3}
+  - step: call
+    depends_on: [prepare]
+    tool: {kind: playbook, path: child.yaml, workload: {rows: "{{ steps.prepare.result }}", batch: 2}}
+  - step: again
+    tool: {kind: playbook, path: child.yaml, workload: {rows: many}}
+`)
+	read := func(abs string) ([]byte, error) { return os.ReadFile(abs) }
+	_, err := LoadBundle(filepath.Join(dir, "parent.yaml"), read)
+	p := filepath.Join(dir, "parent.yaml")
+	c := filepath.Join(dir, "child.yaml")
+	require.EqualError(t, err, p+`:7: step "call": workload: `+c+`: workload key "batch" is not declared (declared: rows)
+`+p+`:9: step "again": workload: `+c+`: workload.rows must be a whole number (its default is 0), not "many"`)
+
+	write("parent.yaml", "metadata: {name: parent}\nworkflow:\n  - step: call\n    tool: {kind: playbook, path: child.yaml, workload: {rows: 2.0}}\n")
+	_, err = LoadBundle(filepath.Join(dir, "parent.yaml"), read)
+	require.NoError(t, err)
+}
