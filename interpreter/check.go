@@ -40,6 +40,7 @@ func check(pb *Playbook, dir string) Errors {
 	if len(pb.Steps) == 1 && pb.Steps[0].Injected {
 		errs = append(errs, &Error{File: pb.File, Line: pb.lines["workflow"], Msg: "workflow has no steps: a run would do nothing"})
 	}
+	errs = errs.add(pb.File, pb.CheckSchedule())
 	c := &checker{pb: pb, workload: workloadType(pb.Workload)}
 	for _, s := range pb.Steps {
 		errs = append(errs, c.step(s)...)

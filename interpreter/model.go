@@ -38,6 +38,8 @@ type Playbook struct {
 	// Handlers are the named exit-code rule sets steps refer to.
 	Handlers map[string]*FailureHandler
 	Notify   Notify
+	// Schedule is when `playbook schedule apply` runs it; runs ignore it.
+	Schedule *Schedule
 
 	byName map[string]*Step
 	// incoming and outgoing list, for every step, the arcs into and out of it.

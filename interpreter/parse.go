@@ -270,6 +270,7 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		"notify":             func(v *yaml.Node) error { return d.notify(v, &pb.Notify) },
 		"failure_handlers":   func(v *yaml.Node) (err error) { pb.Handlers, err = d.handlers(v); return err },
 		"workflow":           func(v *yaml.Node) error { steps = v; return nil },
+		"schedule":           func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err },
 	})
 	// A required key may be missing because it is misspelt: then the
 	// unknown key says it, and "required" would only repeat it.

@@ -34,7 +34,7 @@ workflow:
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []
-`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, metadata, notify, pending_timeout, use_pending_failed, workflow, workload)`},
+`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, metadata, notify, pending_timeout, schedule, use_pending_failed, workflow, workload)`},
 		{"duplicate step", `
 metadata: {name: x}
 workflow:

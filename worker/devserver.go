@@ -136,6 +136,13 @@ func (o DevServerOptions) buildServerOptions(conf *config.Config) []temporal.Ser
 		// `run` polls a query while it follows a run; the default visibility rate is too low for tests.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 	}
+	// Schedules (`playbook schedule`): the frontend serves their RPCs and the
+	// worker service runs the scheduler. Both are on by default in this
+	// server version; they are set here so that a changed default cannot
+	// silently stop schedules. Intervals down to 1s (the server's fixed
+	// minimum) need nothing more.
+	dyn[dynamicconfig.FrontendEnableSchedules.Key()] = true
+	dyn[dynamicconfig.WorkerEnableScheduler.Key()] = true
 	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))
 	return []temporal.ServerOption{
 		temporal.WithConfig(conf),

@@ -48,6 +48,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			replayCommand(),
 			graphCommand(),
 			mcpCommand(),
+			scheduleCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(err.Error(), exitInvalid)

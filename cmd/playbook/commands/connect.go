@@ -136,16 +136,20 @@ func (c *connection) submit(ctx context.Context, pb *interpreter.Playbook, in pl
 
 // submitWith is submit with details shown with the run (who started it and why).
 func (c *connection) submitWith(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
-	summary := "playbook " + pb.Name
-	if pb.Description != "" {
-		summary += ": " + pb.Description
-	}
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details}
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb), StaticDetails: details}
 	if c.indexed(ctx) {
 		in.Index = true
 		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)
 	}
 	return c.client.ExecuteWorkflow(ctx, opts, playbookwf.WorkflowName, in)
+}
+
+// runSummary is the one line the Web UI shows for a run of pb.
+func runSummary(pb *interpreter.Playbook) string {
+	if pb.Description != "" {
+		return "playbook " + pb.Name + ": " + pb.Description
+	}
+	return "playbook " + pb.Name
 }
 
 // warnWithoutWorker says so when no worker has polled the task queue

@@ -264,6 +264,8 @@ type Run struct {
 	Status      string    `json:"status"`
 	FailedSteps []string  `json:"failed_steps"`
 	Start       time.Time `json:"start_time"`
+	// Schedule is the ID of the schedule that started the run, if one did.
+	Schedule string `json:"schedule,omitempty"`
 }
 
 func listCommand() *cli.Command {
@@ -273,6 +275,7 @@ func listCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "status", Usage: "only runs in this `STATUS` (running, completed, failed, cancelled)"},
 			&cli.StringFlag{Name: "playbook", Usage: "only runs of the playbook named `NAME`"},
+			&cli.StringFlag{Name: "schedule", Usage: "only runs started by the schedule `ID`"},
 			&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most this many runs"},
 			&cli.BoolFlag{Name: "json", Usage: "print the runs as JSON"},
 		}, connectionFlags()...),
@@ -294,6 +297,9 @@ func listCommand() *cli.Command {
 			if p := c.String("playbook"); p != "" {
 				query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(p))
 			}
+			if s := c.String("schedule"); s != "" {
+				query += fmt.Sprintf(" AND %s = '%s'", scheduledByID, quoteQuery(s))
+			}
 			runs, err := listRuns(c.Context, conn, query, c.Int("limit"))
 			if err != nil {
 				if !conn.indexed(c.Context) {
@@ -307,15 +313,18 @@ func listCommand() *cli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS")
+			fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
 			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
 			}
 			tw.Flush()
 			return nil
 		},
 	}
 }
+
+// scheduledByID is the search attribute Temporal sets on a run a schedule started.
+const scheduledByID = "TemporalScheduledById"
 
 func quoteQuery(s string) string { return strings.ReplaceAll(s, "'", "\\\\'") }
 
@@ -349,6 +358,9 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 	}
 	if p := fields[playbookwf.AttrFailedSteps.GetName()]; p != nil {
 		_ = dc.FromPayload(p, &r.FailedSteps)
+	}
+	if p := fields[scheduledByID]; p != nil {
+		_ = dc.FromPayload(p, &r.Schedule)
 	}
 	if r.Status == interpreter.RunRunning && e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// Terminated, or ended without its end: say what Temporal says.
