@@ -59,6 +59,9 @@ type StepState struct {
 	// Recovery is the failure handler's outcome for the step's last failure:
 	// retried, no_handler, no_matching_rule, max_retries_exceeded or error.
 	Recovery string `json:"recovery,omitempty"`
+	// Classified says who classified the step out of pending_failed, how,
+	// and why: "retry by mcp: the input is there now".
+	Classified string `json:"classified,omitempty"`
 	// AttemptErrors lists every failed attempt, oldest first.
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
 	// StartedAt and EndedAt are workflow times (deterministic).
@@ -83,7 +86,7 @@ func (st *StepState) Note() string {
 		return "loop: " + st.Loop.String()
 	}
 	if st.Error == nil {
-		return joinNotes(st.SkipReason, st.lostNote())
+		return joinNotes(joinNotes(st.SkipReason, st.classifiedNote()), st.lostNote())
 	}
 	note := st.Error.Type + ": " + firstLine(st.Error.Message)
 	if st.Recovery != "" && st.Recovery != RecoveryNoHandler {
@@ -92,7 +95,15 @@ func (st *StepState) Note() string {
 	if st.RoutedToEnd {
 		note += " (routed to end)"
 	}
-	return joinNotes(note, st.lostNote())
+	return joinNotes(joinNotes(note, st.classifiedNote()), st.lostNote())
+}
+
+// classifiedNote says how a person or an agent classified the step.
+func (st *StepState) classifiedNote() string {
+	if st.Classified == "" {
+		return ""
+	}
+	return "classified " + st.Classified
 }
 
 // lostNote names the attempts lost with their worker, e.g. "attempt 1 lost
@@ -406,13 +417,20 @@ func (r *Run) CheckClassify(name, action string) error {
 
 // Classify resolves a pending_failed step: retry runs it again (its attempts
 // add up), fail fails it as if no one had waited, skip skips it; by is who
-// classified (a person, or pending_timeout).
-func (r *Run) Classify(name, action, by string) error {
+// classified (a person, mcp, or pending_timeout) and reason why, if given.
+func (r *Run) Classify(name, action, by, reason string) error {
 	if err := r.CheckClassify(name, action); err != nil {
 		return err
 	}
 	st := r.states[name]
-	r.emit(Event{Type: "step_classified", Step: name, Message: action + " (by " + by + ")"})
+	ev := Event{Type: "step_classified", Step: name, Message: action + " (by " + by + ")"}
+	st.Classified = action + " by " + by
+	if reason != "" {
+		ev.Message += ": " + reason
+		ev.Data = map[string]any{"action": action, "by": by, "reason": reason}
+		st.Classified += ": " + reason
+	}
+	r.emit(ev)
 	switch action {
 	case ClassifyRetry:
 		st.priorAttempts, st.Status, st.Error = st.Attempts, StatusPending, nil
@@ -420,7 +438,7 @@ func (r *Run) Classify(name, action, by string) error {
 		st.Attempts -= st.priorAttempts
 		r.Fail(name, st.Error, st.Attempts)
 	case ClassifySkip:
-		st.Status, st.SkipReason = StatusSkipped, "classified skip by "+by
+		st.Status, st.SkipReason = StatusSkipped, "classified "+st.Classified
 		r.emit(Event{Type: "step_skipped", Step: name, Message: st.SkipReason, Data: map[string]any{"reason": st.SkipReason}})
 	}
 	return nil

@@ -386,15 +386,26 @@ workflow:
 	require.EqualError(t, run.CheckClassify("a", "ignore"), `action "ignore": classify a step as retry, fail or skip`)
 
 	// retry: the step runs again and its attempts add up.
-	require.NoError(t, run.Classify("a", ClassifyRetry, "cli"))
+	require.NoError(t, run.Classify("a", ClassifyRetry, "cli", ""))
 	require.Equal(t, []string{"a"}, names(run.Ready()))
 	run.Settle("a", Outcome{Result: "ok", Attempts: 1})
 	require.Equal(t, 3, run.State("a").Attempts)
 	require.Equal(t, []string{"b"}, names(run.Ready()))
 
+	require.Equal(t, "retry by cli", run.State("a").Classified)
+
+	// who and why are recorded in the event and the step's note.
+	run = newRun()
+	require.NoError(t, run.Classify("a", ClassifyFail, "mcp", "the disk is gone"))
+	ev := run.Events()[len(run.Events())-2]
+	require.Equal(t, "step_classified", ev.Type)
+	require.Equal(t, "fail (by mcp): the disk is gone", ev.Message)
+	require.Equal(t, map[string]any{"action": "fail", "by": "mcp", "reason": "the disk is gone"}, ev.Data)
+	require.Equal(t, "exit_code: x (routed to end); classified fail by mcp: the disk is gone", run.State("a").Note())
+
 	// skip: the dependant is skipped too, and the run reaches end.
 	run = newRun()
-	require.NoError(t, run.Classify("a", ClassifySkip, "cli"))
+	require.NoError(t, run.Classify("a", ClassifySkip, "cli", ""))
 	require.Empty(t, run.Ready())
 	require.True(t, run.EndReady())
 	require.Equal(t, StatusSkipped, run.State("b").Status)
@@ -403,7 +414,7 @@ workflow:
 
 	// fail: as if no one had waited.
 	run = newRun()
-	require.NoError(t, run.Classify("a", ClassifyFail, "pending_timeout"))
+	require.NoError(t, run.Classify("a", ClassifyFail, "pending_timeout", ""))
 	require.Equal(t, StatusFailed, run.State("a").Status)
 	require.Equal(t, 2, run.State("a").Attempts)
 	run.Ready()

@@ -29,7 +29,9 @@ const (
 	QueryState = "state"
 	// QueryPending lists the pending_failed steps waiting for a classification.
 	QueryPending = "pending"
-	// UpdateClassify classifies a pending_failed step: (step, retry|fail|skip).
+	// UpdateClassify classifies a pending_failed step: (step, retry|fail|skip,
+	// reason, by); reason and by are optional (older clients send two
+	// arguments) and by defaults to "classify".
 	UpdateClassify = "classify"
 	// SignalDrain lets running steps finish and starts no new one.
 	SignalDrain = "drain"
@@ -176,7 +178,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 						timer := workflow.NewTimerWithOptions(ctx, pb.PendingTimeout, workflow.TimerOptions{Summary: "pending_timeout " + s.Name})
 						sel.AddFuture(timer, func(workflow.Future) {
 							if pendingGen[s.Name] == gen && run.State(s.Name).Status == interpreter.StatusPendingFailed {
-								_ = run.Classify(s.Name, interpreter.ClassifyFail, "pending_timeout")
+								_ = run.Classify(s.Name, interpreter.ClassifyFail, "pending_timeout", "")
 							}
 						})
 					}
@@ -271,14 +273,17 @@ func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 // action before anything is written to history.
 func registerClassify(ctx workflow.Context, run *interpreter.Run, classified workflow.Channel) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
-		func(ctx workflow.Context, step, action string) (string, error) {
-			if err := run.Classify(step, action, "classify"); err != nil {
+		func(ctx workflow.Context, step, action, reason, by string) (string, error) {
+			if by == "" {
+				by = "classify"
+			}
+			if err := run.Classify(step, action, by, reason); err != nil {
 				return "", err
 			}
 			classified.SendAsync(struct{}{})
 			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(step, action string) error { return run.CheckClassify(step, action) }})
+		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _ string) error { return run.CheckClassify(step, action) }})
 }
 
 // notify posts the aggregate to the webhook for its outcome, as an activity

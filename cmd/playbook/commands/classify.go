@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter"
@@ -19,7 +18,7 @@ func classifyCommand() *cli.Command {
 		Name:      "classify",
 		Usage:     "resolve a pending_failed step: retry it, fail it, or skip it",
 		ArgsUsage: "RUN STEP retry|fail|skip",
-		Flags:     connectionFlags(),
+		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the run's events and shown by status"}}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 3 {
 				return cli.Exit("classify: give RUN STEP and one of retry, fail, skip", exitInvalid)
@@ -30,14 +29,7 @@ func classifyCommand() *cli.Command {
 				return connectFailed("classify", err)
 			}
 			defer conn.Close()
-			h, err := conn.client.UpdateWorkflow(c.Context, client.UpdateWorkflowOptions{
-				WorkflowID: run, UpdateName: playbookwf.UpdateClassify, Args: []any{step, action},
-				WaitForStage: client.WorkflowUpdateStageCompleted,
-			})
-			var answer string
-			if err == nil {
-				err = h.Get(c.Context, &answer)
-			}
+			answer, err := classifyStep(c.Context, conn.client, run, step, action, c.String("reason"), "")
 			if err != nil {
 				var appErr *temporal.ApplicationError
 				if errors.As(err, &appErr) {

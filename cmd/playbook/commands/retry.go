@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"playbook/internal/codec"
-	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -43,57 +42,25 @@ func retryCommand() *cli.Command {
 				return connectFailed("retry", err)
 			}
 			defer conn.Close()
-			in, err := frozenInput(c.Context, conn.client, earlierID)
+			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "")
 			if err != nil {
+				var mistake *retryError
+				var notStarted *submitError
+				switch {
+				case errors.As(err, &mistake):
+					return cli.Exit("retry: "+err.Error(), exitInvalid)
+				case errors.As(err, &notStarted):
+					return startFailed("retry", notStarted.id, notStarted.err)
+				}
 				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			d, err := conn.client.DescribeWorkflowExecution(c.Context, earlierID, "")
-			if err != nil {
-				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-				return cli.Exit(fmt.Sprintf("retry: %s is still running; retry a finished run", earlierID), exitInvalid)
-			}
-			earlier, err := result(c.Context, conn.client.GetWorkflow(c.Context, earlierID, ""))
-			if err != nil {
-				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			pb, err := interpreter.Parse(in.File, []byte(in.Source))
-			if err != nil {
-				return cli.Exit("retry: the frozen playbook no longer parses: "+err.Error(), exitFailed)
-			}
-			// A retry is a submission: today's checks apply to the frozen
-			// playbook and workload (its files are not read again).
-			if _, err := interpreter.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
-				return cli.Exit("retry: "+err.Error(), exitInvalid)
-			}
-			if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
-				return cli.Exit("retry: "+err.Error(), exitInvalid)
-			}
-			if in.Reuse, err = pb.ReusableSteps(earlier.Steps, c.String("step")); err != nil {
-				return cli.Exit("retry: "+err.Error(), exitInvalid)
-			}
-			id := c.String("id")
-			if id == "" {
-				id = pb.Name + "-" + randomSuffix()
 			}
 			conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
-			wr, err := conn.submit(c.Context, pb, in, id, c.String("task-queue"))
-			if err != nil {
-				return startFailed("retry", id, err)
-			}
-			var reused []string
-			for _, s := range pb.Steps {
-				if in.Reuse[s.Name] != nil {
-					reused = append(reused, s.Name)
-				}
-			}
-			if len(reused) == 0 {
-				fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, id)
+			if len(r.reused) == 0 {
+				fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
 			} else {
-				fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, id, countOf(len(reused), "completed step"), strings.Join(reused, ", "))
+				fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
 			}
-			return followAndReport(c, conn, pb, wr)
+			return followAndReport(c, conn, r.pb, r.run)
 		},
 	}
 }

@@ -1,0 +1,112 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+
+	"playbook/worker"
+)
+
+// mcpVersion is the version the MCP server reports.
+const mcpVersion = "0.1.0"
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs and resolve pending_failed steps",
+		Description: "Tools: list_runs, run_status, list_pending_failed, step_logs, validate_playbook, and,\n" +
+			"with --allow-write only, classify_step, retry_run, cancel_run (each recorded in the run\n" +
+			"with who (mcp) and the reason). Connects to Temporal like every command; it needs a\n" +
+			"running server (no embedded one). With --http it listens on 127.0.0.1 by default and\n" +
+			"refuses browser requests from other origins.",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP on `HOST:PORT` (e.g. 127.0.0.1:8765) instead of stdio; a bare :PORT means 127.0.0.1:PORT"},
+			&cli.BoolFlag{Name: "allow-write", Usage: "enable classify_step, retry_run and cancel_run"},
+			&cli.StringSliceFlag{Name: "allow-origin", Usage: "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable"},
+			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "the worker's log directory, for step logs"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+			if err != nil {
+				return cli.Exit("mcp: "+err.Error(), exitFailed)
+			}
+			defer conn.Close()
+			if _, err := conn.client.CheckHealth(c.Context, nil); err != nil {
+				return cli.Exit("mcp: no Temporal server reachable (start one with `playbook dev`, or give --address): "+err.Error(), exitFailed)
+			}
+			srv := newMCPServer(&mcpTools{conn: conn, allowWrite: c.Bool("allow-write"), logDir: c.String("log-dir"), taskQueue: c.String("task-queue")})
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if addr := c.String("http"); addr != "" {
+				return serveMCPHTTP(ctx, srv, addr, c.StringSlice("allow-origin"), c.App.ErrWriter)
+			}
+			if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+				return cli.Exit("mcp: "+err.Error(), exitFailed)
+			}
+			return nil
+		},
+	}
+}
+
+// serveMCPHTTP serves streamable HTTP until ctx ends.
+func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, origins []string, notes interface{ Write([]byte) (int, error) }) error {
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return cli.Exit("mcp: "+err.Error(), exitFailed)
+	}
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	hs := &http.Server{Handler: checkOrigin(handler, origins), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(notes, "MCP server on http://%s (streamable HTTP)\n", l.Addr())
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shutdown)
+	}()
+	if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return cli.Exit("mcp: "+err.Error(), exitFailed)
+	}
+	return nil
+}
+
+// checkOrigin refuses requests whose Origin header names another site, as
+// the MCP specification asks: a page in the user's browser must not drive
+// the server. Clients that are not browsers send no Origin. A request from
+// the server's own origin, or one given with --allow-origin, is let through.
+func checkOrigin(next http.Handler, allowed []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && !originAllowed(origin, r.Host, allowed) {
+			slog.Debug("mcp: refused cross-origin request", "origin", origin)
+			http.Error(w, fmt.Sprintf("Forbidden: origin %q may not call this MCP server (allow it with --allow-origin)", origin), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func originAllowed(origin, host string, allowed []string) bool {
+	for _, a := range allowed {
+		if strings.TrimRight(a, "/") == origin {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == host
+}

@@ -1,0 +1,432 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+// Bounds of what one tool call returns.
+const (
+	mcpTailLines    = 50
+	mcpLogChunk     = 16 << 10
+	mcpLogChunkMax  = 64 << 10
+	mcpListDefault  = 20
+	mcpListMax      = 200
+	mcpWho          = "mcp"
+	mcpWriteRefusal = "this MCP server is read-only: start it with `playbook mcp --allow-write` to classify, retry or cancel runs; nothing was changed"
+)
+
+// mcpTools are the MCP server's tools over one Temporal connection.
+type mcpTools struct {
+	conn       *connection
+	allowWrite bool
+	logDir     string
+	taskQueue  string
+}
+
+type runArgs struct {
+	Run string `json:"run" jsonschema:"the run's workflow ID"`
+}
+
+type listRunsArgs struct {
+	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, completed, failed or cancelled"`
+	Playbook string `json:"playbook,omitempty" jsonschema:"only runs of the playbook with this name"`
+	Since    string `json:"since,omitempty" jsonschema:"only runs started since then: an RFC 3339 time or a duration back from now such as 24h"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many runs (default 20, at most 200)"`
+}
+
+type stepLogsArgs struct {
+	Run     string `json:"run" jsonschema:"the run's workflow ID"`
+	Step    string `json:"step" jsonschema:"the step's name"`
+	Attempt int    `json:"attempt,omitempty" jsonschema:"which attempt, 1-based (default the last logged)"`
+	Stream  string `json:"stream,omitempty" jsonschema:"stdout or stderr (default stderr)"`
+	Offset  int64  `json:"offset,omitempty" jsonschema:"byte offset to read from (default 0); use next_offset of the previous call to page"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many bytes (default 16384, at most 65536)"`
+}
+
+type classifyArgs struct {
+	Run    string `json:"run" jsonschema:"the run's workflow ID"`
+	Step   string `json:"step" jsonschema:"the pending_failed step"`
+	Action string `json:"action" jsonschema:"retry (run the step again), fail (fail it as if no one had waited) or skip (skip it and its dependants)"`
+	Reason string `json:"reason" jsonschema:"why: recorded in the run's events and shown by status"`
+}
+
+type retryArgs struct {
+	Run    string `json:"run" jsonschema:"the finished run to retry"`
+	Step   string `json:"step,omitempty" jsonschema:"run this step and everything downstream of it again, even if it completed"`
+	Reason string `json:"reason" jsonschema:"why: shown with the new run"`
+}
+
+type cancelArgs struct {
+	Run    string `json:"run" jsonschema:"the run to cancel"`
+	Reason string `json:"reason" jsonschema:"why: recorded with the cancel request"`
+}
+
+type validateArgs struct {
+	File string `json:"file,omitempty" jsonschema:"path of a playbook file on the server's machine"`
+	Text string `json:"text,omitempty" jsonschema:"the playbook's YAML text (sub-playbooks resolve against the server's working directory)"`
+}
+
+// pendingView is one pending_failed step as list_pending_failed shows it.
+type pendingView struct {
+	Step       string    `json:"step"`
+	Since      time.Time `json:"since"`
+	Attempts   int       `json:"attempts"`
+	Recovery   string    `json:"recovery"`
+	ErrorType  string    `json:"error_type"`
+	Error      string    `json:"error"`
+	ExitCode   any       `json:"exit_code,omitempty"`
+	StderrTail string    `json:"stderr_tail"`
+	StdoutTail string    `json:"stdout_tail"`
+}
+
+type stepLogsView struct {
+	Attempt        int    `json:"attempt"`
+	Stream         string `json:"stream"`
+	Path           string `json:"path"`
+	Size           int64  `json:"size"`
+	Offset         int64  `json:"offset"`
+	NextOffset     int64  `json:"next_offset,omitempty"`
+	More           bool   `json:"more"`
+	Text           string `json:"text"`
+	AttemptsLogged []int  `json:"attempts_logged"`
+}
+
+func newMCPServer(t *mcpTools) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "playbook", Version: mcpVersion}, &mcp.ServerOptions{
+		Instructions: "playbook runs YAML playbooks as durable workflows on Temporal. A failed step with no matching " +
+			"exit-code rule, in a playbook with use_pending_failed, waits in pending_failed for a decision: list them with " +
+			"list_pending_failed, read step_logs, then classify_step retry, fail or skip with a reason.",
+	})
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_runs", Description: "List playbook runs, newest first, with status and failed steps.", Annotations: readOnly}, t.listRuns)
+	mcp.AddTool(srv, &mcp.Tool{Name: "run_status", Description: "A run's step table: each step's status, attempts, times, error and classification, and the live retry state of running steps.", Annotations: readOnly}, t.runStatus)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_pending_failed", Description: "The run's steps waiting in pending_failed for a classification, each with its error, exit code, attempts, since when, and the last 50 lines of its stderr and stdout.", Annotations: readOnly}, t.listPending)
+	mcp.AddTool(srv, &mcp.Tool{Name: "step_logs", Description: "An attempt's stdout or stderr, a bounded chunk from an offset; page with next_offset.", Annotations: readOnly}, t.stepLogs)
+	mcp.AddTool(srv, &mcp.Tool{Name: "validate_playbook", Description: "Check a playbook (a file or inline YAML) as `playbook validate` does; errors are one line naming file, line and step.", Annotations: readOnly}, t.validate)
+	mcp.AddTool(srv, &mcp.Tool{Name: "classify_step", Description: "Resolve a pending_failed step: retry, fail or skip, with a reason recorded in the run. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.classify)
+	mcp.AddTool(srv, &mcp.Tool{Name: "retry_run", Description: "Start a new run of a finished run's playbook, reusing its completed steps (optionally running one step and its downstream again). Needs --allow-write."}, t.retryRun)
+	mcp.AddTool(srv, &mcp.Tool{Name: "cancel_run", Description: "Cancel a run: running steps are cancelled, pending ones skipped, then end runs. Needs --allow-write."}, t.cancelRun)
+	addMCPGuides(srv)
+	return srv
+}
+
+// reply is a tool result: the value as JSON text, and as structured content.
+func reply(v any) (*mcp.CallToolResult, any, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
+}
+
+// toolError turns a server or workflow error into one line an agent can act on.
+func toolError(run string, err error) error {
+	var notFound *serviceerror.NotFound
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &notFound):
+		return fmt.Errorf("run %q: not found", run)
+	case errors.As(err, &appErr):
+		return errors.New(firstLineOf(appErr.Message()))
+	}
+	return errors.New(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
+}
+
+// need says which of these name, value pairs are empty, in one line.
+func need(pairs ...string) error {
+	var missing []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if strings.TrimSpace(pairs[i+1]) == "" {
+			missing = append(missing, pairs[i])
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: required", strings.Join(missing, ", "))
+}
+
+func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listRunsArgs) (*mcp.CallToolResult, any, error) {
+	limit := a.Limit
+	if limit <= 0 {
+		limit = mcpListDefault
+	}
+	limit = min(limit, mcpListMax)
+	query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
+	if a.Status != "" {
+		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(a.Status))
+	}
+	if a.Playbook != "" {
+		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(a.Playbook))
+	}
+	if a.Since != "" {
+		since, err := time.Parse(time.RFC3339, a.Since)
+		if err != nil {
+			d, derr := time.ParseDuration(a.Since)
+			if derr != nil || d < 0 {
+				return nil, nil, fmt.Errorf("since %q: give an RFC 3339 time (2026-01-02T15:04:05Z) or a duration such as 24h", a.Since)
+			}
+			since = time.Now().Add(-d)
+		}
+		query += fmt.Sprintf(" AND StartTime >= '%s'", since.UTC().Format(time.RFC3339))
+	}
+	runs, err := listRuns(ctx, t.conn, query, limit)
+	if err != nil {
+		if !t.conn.indexed(ctx) {
+			return nil, nil, errors.New("this namespace lacks playbook's search attributes; run `playbook setup` once")
+		}
+		return nil, nil, toolError("", err)
+	}
+	return reply(map[string]any{"runs": runs})
+}
+
+func (t *mcpTools) runStatus(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
+	if err := need("run", a.Run); err != nil {
+		return nil, nil, err
+	}
+	st, err := runStatus(ctx, t.conn.client, a.Run)
+	if err != nil {
+		return nil, nil, toolError(a.Run, err)
+	}
+	return reply(st)
+}
+
+func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
+	if err := need("run", a.Run); err != nil {
+		return nil, nil, err
+	}
+	v, err := t.conn.client.QueryWorkflow(ctx, a.Run, "", playbookwf.QueryPending)
+	var steps []interpreter.PendingStep
+	if err == nil {
+		err = v.Get(&steps)
+	}
+	if err != nil {
+		return nil, nil, toolError(a.Run, err)
+	}
+	out := []pendingView{}
+	for _, p := range steps {
+		pv := pendingView{Step: p.Step, Since: p.Since, Attempts: p.Attempts, Recovery: p.Recovery}
+		details := map[string]any{}
+		if p.Error != nil {
+			pv.ErrorType, pv.Error = p.Error.Type, p.Error.Message
+			if d, ok := p.Error.Details.(map[string]any); ok {
+				details = d
+			}
+		}
+		pv.ExitCode = details["exit_code"]
+		pv.StderrTail = t.tail(a.Run, p.Step, p.Attempts, "stderr", details)
+		pv.StdoutTail = t.tail(a.Run, p.Step, p.Attempts, "stdout", details)
+		out = append(out, pv)
+	}
+	hint := "classify each with classify_step (retry, fail or skip, and a reason)"
+	if len(out) == 0 {
+		hint = "no step is waiting for a classification"
+	}
+	return reply(map[string]any{"run": a.Run, "pending_failed": out, "next": hint})
+}
+
+// tail is the last lines of an attempt's stream: from the log file the
+// failure names or the log directory, else the tail the error carries.
+func (t *mcpTools) tail(run, step string, attempt int, stream string, details map[string]any) string {
+	paths := []string{}
+	if p, ok := details[stream+"_log"].(string); ok && p != "" {
+		paths = append(paths, p)
+	}
+	paths = append(paths, filepath.Join(t.logDir, run, step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
+	for _, p := range paths {
+		if b, err := readTail(p, mcpLogChunkMax); err == nil {
+			return lastLines(string(b), mcpTailLines)
+		}
+	}
+	if s, ok := details[stream].(string); ok {
+		return lastLines(s, mcpTailLines)
+	}
+	return ""
+}
+
+func readTail(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > max {
+		if _, err := f.Seek(fi.Size()-max, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	return io.ReadAll(f)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "")
+}
+
+func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLogsArgs) (*mcp.CallToolResult, any, error) {
+	if err := need("run", a.Run, "step", a.Step); err != nil {
+		return nil, nil, err
+	}
+	if a.Run != filepath.Base(a.Run) || a.Step != filepath.Base(a.Step) {
+		return nil, nil, errors.New("run and step are names, not paths")
+	}
+	stream := a.Stream
+	if stream == "" {
+		stream = "stderr"
+	}
+	if stream != "stdout" && stream != "stderr" {
+		return nil, nil, fmt.Errorf("stream %q: give stdout or stderr", stream)
+	}
+	dir := filepath.Join(t.logDir, a.Run, a.Step)
+	attempts := loggedAttempts(dir)
+	if len(attempts) == 0 {
+		return nil, nil, fmt.Errorf("no logs for run %q step %q in %s (logs stay on the machine of the worker that ran the step)", a.Run, a.Step, t.logDir)
+	}
+	n := attempts[len(attempts)-1]
+	if a.Attempt != 0 {
+		n = a.Attempt
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = mcpLogChunk
+	}
+	limit = min(limit, mcpLogChunkMax)
+	path := filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", n, stream))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("attempt %d: %s (attempts logged: %v)", n, unwrapPathError(err), attempts)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Offset < 0 || a.Offset > fi.Size() {
+		return nil, nil, fmt.Errorf("offset %d: the log has %d bytes", a.Offset, fi.Size())
+	}
+	buf := make([]byte, limit)
+	got, err := f.ReadAt(buf, a.Offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, err
+	}
+	v := stepLogsView{Attempt: n, Stream: stream, Path: path, Size: fi.Size(), Offset: a.Offset, Text: string(buf[:got]), AttemptsLogged: attempts}
+	if end := a.Offset + int64(got); end < fi.Size() {
+		v.More, v.NextOffset = true, end
+	}
+	return reply(v)
+}
+
+func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validateArgs) (*mcp.CallToolResult, any, error) {
+	var pb *interpreter.Playbook
+	var err error
+	switch {
+	case (a.File == "") == (a.Text == ""):
+		return nil, nil, errors.New("give either file or text")
+	case a.File != "":
+		pb, _, err = load(a.File)
+	default:
+		pb, err = loadText("inline.yaml", a.Text)
+	}
+	if err != nil {
+		return reply(map[string]any{"ok": false, "errors": strings.Split(strings.TrimSpace(err.Error()), "\n")})
+	}
+	return reply(map[string]any{"ok": true, "playbook": pb.Name, "steps": len(pb.Steps) - 1})
+}
+
+// loadText is load for a playbook given as text, shown as name; the
+// sub-playbooks it runs are read from disk.
+func loadText(name, text string) (*interpreter.Playbook, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := interpreter.LoadBundle(name, func(path string) ([]byte, error) {
+		if path == abs {
+			return []byte(text), nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, errors.New(unwrapPathError(err))
+		}
+		return src, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b.Root, nil
+}
+
+func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a classifyArgs) (*mcp.CallToolResult, any, error) {
+	if !t.allowWrite {
+		return nil, nil, errors.New(mcpWriteRefusal)
+	}
+	if err := need("run", a.Run, "step", a.Step, "action", a.Action, "reason", a.Reason); err != nil {
+		return nil, nil, err
+	}
+	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, mcpWho)
+	if err != nil {
+		return nil, nil, toolError(a.Run, err)
+	}
+	return reply(map[string]any{"run": a.Run, "step": a.Step, "action": a.Action, "reason": a.Reason, "by": mcpWho, "result": answer})
+}
+
+func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retryArgs) (*mcp.CallToolResult, any, error) {
+	if !t.allowWrite {
+		return nil, nil, errors.New(mcpWriteRefusal)
+	}
+	if err := need("run", a.Run, "reason", a.Reason); err != nil {
+		return nil, nil, err
+	}
+	details := fmt.Sprintf("retry of %s by %s: %s", a.Run, mcpWho, a.Reason)
+	r, err := startRetry(ctx, t.conn, a.Run, a.Step, "", t.taskQueue, details)
+	if err != nil {
+		return nil, nil, toolError(a.Run, err)
+	}
+	return reply(map[string]any{"retried": a.Run, "run": r.run.GetID(), "run_id": r.run.GetRunID(), "reused": r.reused, "reason": a.Reason, "by": mcpWho,
+		"next": "follow it with run_status " + r.run.GetID()})
+}
+
+func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a cancelArgs) (*mcp.CallToolResult, any, error) {
+	if !t.allowWrite {
+		return nil, nil, errors.New(mcpWriteRefusal)
+	}
+	if err := need("run", a.Run, "reason", a.Reason); err != nil {
+		return nil, nil, err
+	}
+	_, err := t.conn.client.WorkflowService().RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
+		Namespace:         t.conn.namespace,
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: a.Run},
+		Identity:          "playbook " + mcpWho,
+		RequestId:         randomSuffix() + randomSuffix(),
+		Reason:            mcpWho + ": " + a.Reason,
+	})
+	if err != nil {
+		return nil, nil, toolError(a.Run, err)
+	}
+	return reply(map[string]any{"run": a.Run, "cancel_requested": true, "reason": a.Reason, "by": mcpWho,
+		"next": "running steps are being cancelled; end will run. Follow it with run_status " + a.Run})
+}

@@ -1,0 +1,85 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter"
+)
+
+// retried is a new run of an earlier run's frozen playbook.
+type retried struct {
+	pb     *interpreter.Playbook
+	run    client.WorkflowRun
+	reused []string
+}
+
+// retryError is a retry that cannot be made as asked (a running run, an
+// unknown step): the caller's mistake, not the server's.
+type retryError struct{ msg string }
+
+func (e *retryError) Error() string { return e.msg }
+
+// submitError is a retry the server did not start (an ID in use, no server).
+type submitError struct {
+	id  string
+	err error
+}
+
+func (e *submitError) Error() string { return fmt.Sprintf("cannot start %s: %v", e.id, e.err) }
+
+func (e *submitError) Unwrap() error { return e.err }
+
+// startRetry starts a new run of a finished run's frozen playbook, reusing
+// the steps that completed; with step, that step and everything downstream
+// of it run again. details, if any, is shown with the new run (who asked
+// and why).
+func startRetry(ctx context.Context, conn *connection, earlierID, step, id, taskQueue, details string) (*retried, error) {
+	in, err := frozenInput(ctx, conn.client, earlierID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := conn.client.DescribeWorkflowExecution(ctx, earlierID, "")
+	if err != nil {
+		return nil, err
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", earlierID)}
+	}
+	earlier, err := result(ctx, conn.client.GetWorkflow(ctx, earlierID, ""))
+	if err != nil {
+		return nil, err
+	}
+	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	if err != nil {
+		return nil, fmt.Errorf("the frozen playbook no longer parses: %w", err)
+	}
+	// A retry is a submission: today's checks apply to the frozen
+	// playbook and workload (its files are not read again).
+	if _, err := interpreter.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
+		return nil, &retryError{err.Error()}
+	}
+	if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
+		return nil, &retryError{err.Error()}
+	}
+	if in.Reuse, err = pb.ReusableSteps(earlier.Steps, step); err != nil {
+		return nil, &retryError{err.Error()}
+	}
+	if id == "" {
+		id = pb.Name + "-" + randomSuffix()
+	}
+	wr, err := conn.submitWith(ctx, pb, in, id, taskQueue, details)
+	if err != nil {
+		return nil, &submitError{id: id, err: err}
+	}
+	r := &retried{pb: pb, run: wr}
+	for _, s := range pb.Steps {
+		if in.Reuse[s.Name] != nil {
+			r.reused = append(r.reused, s.Name)
+		}
+	}
+	return r, nil
+}
