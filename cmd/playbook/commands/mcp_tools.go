@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter"
@@ -417,14 +415,9 @@ func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a canc
 	if err := need("run", a.Run, "reason", a.Reason); err != nil {
 		return nil, nil, err
 	}
-	_, err := t.conn.client.WorkflowService().RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
-		Namespace:         t.conn.namespace,
-		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: a.Run},
-		Identity:          "playbook " + mcpWho,
-		RequestId:         randomSuffix() + randomSuffix(),
-		Reason:            mcpWho + ": " + a.Reason,
-	})
-	if err != nil {
+	// The reason reaches the run's aggregate and events (cancel_reason), as
+	// `playbook cancel --reason` does.
+	if err := requestCancel(ctx, t.conn, a.Run, mcpWho+": "+a.Reason); err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "cancel_requested": true, "reason": a.Reason, "by": mcpWho,
