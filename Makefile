@@ -1,7 +1,7 @@
 # The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
 GO ?= go
 
-.PHONY: build example test bench histories vet fuzz
+.PHONY: build example test test-cluster bench histories vet fuzz
 
 build:
 	$(GO) build -o bin/playbook ./cmd/playbook
@@ -18,6 +18,13 @@ vet:
 # server (minutes on two cores); later runs take seconds to build.
 test: vet
 	$(GO) test -count=1 -timeout 20m ./...
+
+# A real cluster on this machine (testsuite/cluster): PostgreSQL, Temporal's
+# own server built at go.mod's version, three workers, crashes on purpose.
+# Installs PostgreSQL where it is missing; needs no container engine.
+test-cluster:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
+	PLAYBOOK_TEST_CLUSTER=1 $(GO) test -count=1 -v -timeout 30m ./testsuite/cluster/
 
 # Speed: playbooks against hand-written workflows doing the same work, on
 # one embedded server (and the hand-written chain on stock settings); one

@@ -402,7 +402,7 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 func setupCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "setup",
-		Usage: "register playbook's search attributes (PlaybookName, PlaybookStatus, FailedSteps) on the namespace; `playbook dev` has them already",
+		Usage: "create the namespace when it does not exist, and register playbook's search attributes (PlaybookName, PlaybookStatus, FailedSteps) on it; `playbook dev` has both already",
 		Flags: connectionFlags(),
 		Action: func(c *cli.Context) error {
 			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
@@ -410,6 +410,13 @@ func setupCommand() *cli.Command {
 				return connectFailed("setup", err)
 			}
 			defer conn.Close()
+			created, err := ensureNamespace(c.Context, conn)
+			if err != nil {
+				return cli.Exit("setup: "+err.Error(), exitFailed)
+			}
+			if created {
+				fmt.Fprintf(c.App.Writer, "Namespace %s created (retention %s).\n", conn.namespace, namespaceRetention)
+			}
 			ops := conn.client.OperatorService()
 			have, err := ops.ListSearchAttributes(c.Context, &operatorservice.ListSearchAttributesRequest{Namespace: conn.namespace})
 			if err != nil {

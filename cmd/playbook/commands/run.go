@@ -31,6 +31,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "input", Usage: "read workload overrides from a JSON object `FILE`"},
 			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
 			&cli.StringFlag{Name: "id", Usage: "workflow ID of the run (default NAME-RANDOM)"},
+			&cli.BoolFlag{Name: "detach", Usage: "submit the run, print its ID and exit 0 without following it"},
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -53,7 +54,9 @@ func runCommand() *cli.Command {
 			defer stop()
 			c.Context = ctx
 			// The SDK's own log lines would repeat, less clearly, what follow prints.
-			conn, err := connect(c, true, c.App.ErrWriter, quietLogs)
+			// A detached run outlives this command, so it needs a real server,
+			// never the embedded one that ends with the command.
+			conn, err := connect(c, !c.Bool("detach"), c.App.ErrWriter, quietLogs)
 			if err != nil {
 				return connectFailed("run", err)
 			}
@@ -66,6 +69,10 @@ func runCommand() *cli.Command {
 			wr, err := conn.submit(ctx, pb, in, id, c.String("task-queue"))
 			if err != nil {
 				return startFailed("run", id, err)
+			}
+			if c.Bool("detach") {
+				fmt.Fprintf(c.App.Writer, "Started %s (run %s); follow it with: playbook events %s --follow\n", wr.GetID(), wr.GetRunID(), wr.GetID())
+				return nil
 			}
 			return followAndReport(c, conn, pb, wr)
 		},
