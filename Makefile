@@ -11,6 +11,7 @@ example:
 	$(GO) run ./cmd/playbook run playbooks/hello.yaml
 
 vet:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
