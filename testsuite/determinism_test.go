@@ -178,7 +178,7 @@ workflow:
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ok"), nil, 0o644))
 	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "reusing 1 completed steps: check")
+	require.Contains(t, errOut, "reusing 1 completed step: check")
 	var agg interpreter.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	replay(t, "", agg.WorkflowID, agg.RunID)

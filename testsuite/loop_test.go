@@ -91,7 +91,7 @@ workflow:
 	batches := childWorkflowIDs(t, agg.WorkflowID)
 	require.Len(t, batches, (1001+playbookwf.LoopBatchSize-1)/playbookwf.LoopBatchSize)
 	for b, id := range batches {
-		require.Equal(t, fmt.Sprintf("%s-each-batch-%d", agg.WorkflowID, b), id)
+		require.Equal(t, fmt.Sprintf("%s.each.batch-%d", agg.WorkflowID, b), id)
 		require.Less(t, workflowHistoryLength(t, id), 10000)
 	}
 }

@@ -106,12 +106,12 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 
 	text, isErr = callTool(t, s, "run_status", map[string]any{"run": run.GetID()})
 	require.False(t, isErr, text)
-	var st struct {
-		Aggregate interpreter.Aggregate `json:"aggregate"`
-	}
+	// run_status has the aggregate's own shape (as `run --json` and
+	// `status --json`), with live retry state beside it.
+	var st interpreter.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(text), &st))
-	require.Equal(t, "completed", st.Aggregate.Status)
-	require.Equal(t, "retry by mcp: "+reason, st.Aggregate.Steps["check"].Classified, "run_status shows who classified and why")
+	require.Equal(t, "completed", st.Status)
+	require.Equal(t, "retry by mcp: "+reason, st.Steps["check"].Classified, "run_status shows who classified and why")
 
 	code, out, errOut := cli(t, "status", "--address", server.Address, run.GetID())
 	require.Equal(t, 0, code, errOut)

@@ -23,7 +23,7 @@ const classified = await call("classify_step", { run, step: step.step, action: "
 let status;
 for (let i = 0; i < 240; i++) {
   status = await call("run_status", { run });
-  if (status.aggregate.status !== "running") break;
+  if (status.status !== "running") break;
   await new Promise((r) => setTimeout(r, 250));
 }
 const prompt = await client.getPrompt({ name: "triage_pending_failures", arguments: { run } });
@@ -33,8 +33,8 @@ console.log(JSON.stringify({
   step: step.step,
   stderr_tail: step.stderr_tail,
   classified: classified.result,
-  status: status.aggregate.status,
-  note: status.aggregate.steps[step.step].classified,
+  status: status.status,
+  note: status.steps[step.step].classified,
   prompt: prompt.messages[0].content.text.split("\n")[0],
   readme_starts: readme.contents[0].text.slice(0, 20),
 }));
