@@ -153,11 +153,19 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	stopTool(nil)
 	stopHeartbeat()
 	if ctx.Err() != nil {
-		// The attempt itself was cancelled (or the worker is stopping): not ours to decide.
+		if cause := context.Cause(ctx); in.Lost != nil && !temporal.IsCanceledError(cause) {
+			// Nobody asked to cancel the step: the SDK gave the attempt up
+			// because its heartbeats kept failing (the server was out of
+			// reach) or its worker is shutting down. The attempt is lost.
+			return nil, a.lostWithWorker(ctx, log, in, attempt, "heartbeat_timeout",
+				fmt.Sprintf("attempt %d was lost: its worker could not heartbeat (%v)", log.Current, cause))
+		}
+		// The attempt itself was cancelled: not ours to decide.
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
 	if stopped {
-		return nil, a.stoppedWithWorker(ctx, log, in, attempt)
+		return nil, a.lostWithWorker(ctx, log, in, attempt, "worker_stopped",
+			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
 	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
 		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
@@ -296,12 +304,11 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 	return func() { close(quit); <-exited }
 }
 
-// stoppedWithWorker reports an attempt cancelled because its worker stopped:
-// a lost attempt, retried at once on another worker while the step's
-// lost_attempts allows.
-func (a *Activities) stoppedWithWorker(ctx context.Context, log AttemptLog, in StepInput, attempt int) error {
-	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: "worker_stopped",
-		Message: fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout)}}
+// lostWithWorker reports an attempt its worker gave up (stopped past the
+// drain timeout, or cut off from the server): a lost attempt, retried at
+// once on another worker while the step's lost_attempts allows.
+func (a *Activities) lostWithWorker(ctx context.Context, log AttemptLog, in StepInput, attempt int, typ, message string) error {
+	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: typ, Message: message}}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
 	lost := countLost(log.Failed, log.Current-attempt+1)
