@@ -31,7 +31,7 @@ func writePlaybook(t *testing.T, dir, name, src string) string {
 }
 
 // scheduleCLI runs `playbook schedule ...` on the shared server.
-// Flags go before arguments, as urfave/cli parses them.
+// Its flags go before the arguments (either order works).
 func scheduleCLI(t *testing.T, sub string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	return cli(t, append([]string{"schedule", sub, "--address", server.Address}, args...)...)
