@@ -257,10 +257,15 @@ workflow:
   - step: b
     tool: {kind: noop}
 `), 0o644))
-	code, out, errOut := cli(t, "run", "--address", server.Address, long)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "long-names-1", long)
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `\d\d:\d\d:\d\d  a_much_longer_step_name  started\n`, out)
 	require.Regexp(t, `\d\d:\d\d:\d\d  b                        started\n`, out)
+	// events keeps its columns too.
+	code, out, errOut = cli(t, "events", "--address", server.Address, "long-names-1")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `step_completed       a_much_longer_step_name  attempt 1`, out)
+	require.Regexp(t, `step_completed       b                        attempt 1`, out)
 
 	one := filepath.Join(dir, "one.yaml")
 	require.NoError(t, os.WriteFile(one, []byte("metadata: {name: one}\nworkflow:\n  - step: only\n    tool: {kind: shell, command: 'exit 1'}\n"), 0o644))

@@ -91,16 +91,27 @@ type progress struct {
 }
 
 func newProgress(pb *interpreter.Playbook, out io.Writer) *progress {
-	p := &progress{out: out, attempts: map[string]int32{}, width: 14, loopSteps: map[string]bool{}, running: map[string]string{}}
+	p := &progress{out: out, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}}
+	for _, s := range pb.Steps {
+		if s.Loop != nil {
+			p.loopSteps[s.Name] = true
+		}
+	}
+	return p
+}
+
+// stepWidth is the width of a step column: the longest step name (a loop
+// element's name included), 14 at least.
+func stepWidth(pb *interpreter.Playbook) int {
+	width := 14
 	for _, s := range pb.Steps {
 		name := s.Name
 		if s.Loop != nil {
-			p.loopSteps[s.Name] = true
 			name += "[000]"
 		}
-		p.width = max(p.width, len(name)+1)
+		width = max(width, len(name)+1)
 	}
-	return p
+	return width
 }
 
 func (p *progress) line(at time.Time, step, text string) {

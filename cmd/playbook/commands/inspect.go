@@ -207,7 +207,7 @@ func eventsCommand() *cli.Command {
 				return connectFailed("events", err)
 			}
 			defer conn.Close()
-			seen := 0
+			seen, width := 0, eventsWidth(c.Context, conn, run)
 			for {
 				closed := false
 				if c.Bool("follow") {
@@ -227,7 +227,7 @@ func eventsCommand() *cli.Command {
 				}
 				for _, e := range evs {
 					seen = e.Seq
-					printEvent(c.App.Writer, e, c.Bool("json"))
+					printEvent(c.App.Writer, e, c.Bool("json"), width)
 				}
 				if !c.Bool("follow") || closed {
 					return nil
@@ -262,13 +262,27 @@ func queryEvents(ctx context.Context, c client.Client, workflowID, runID string,
 	return evs, err
 }
 
-func printEvent(out io.Writer, e interpreter.Event, asJSON bool) {
+// eventsWidth is the step column's width for a run's events: as wide as
+// its frozen playbook's longest step name (14 when it cannot be read).
+func eventsWidth(ctx context.Context, conn *connection, run string) int {
+	in, err := frozenInput(ctx, conn.client, run)
+	if err != nil {
+		return 14
+	}
+	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	if err != nil {
+		return 14
+	}
+	return stepWidth(pb)
+}
+
+func printEvent(out io.Writer, e interpreter.Event, asJSON bool, width int) {
 	if asJSON {
 		b, _ := json.Marshal(e)
 		fmt.Fprintln(out, string(b))
 		return
 	}
-	line := fmt.Sprintf("%s  %-20s %-14s", e.Time.Local().Format("15:04:05.000"), e.Type, e.Step)
+	line := fmt.Sprintf("%s  %-20s %-*s", e.Time.Local().Format("15:04:05.000"), e.Type, width, e.Step)
 	if e.Attempts > 0 {
 		line += fmt.Sprintf(" attempt %d", e.Attempts)
 	}
