@@ -16,8 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"playbook/interpreter"
 )
@@ -153,12 +155,9 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	stopTool(nil)
 	stopHeartbeat()
 	if ctx.Err() != nil {
-		if cause := context.Cause(ctx); in.Lost != nil && !temporal.IsCanceledError(cause) {
-			// Nobody asked to cancel the step: the SDK gave the attempt up
-			// because its heartbeats kept failing (the server was out of
-			// reach) or its worker is shutting down. The attempt is lost.
-			return nil, a.lostWithWorker(ctx, log, in, attempt, "heartbeat_timeout",
-				fmt.Sprintf("attempt %d was lost: its worker could not heartbeat (%v)", log.Current, cause))
+		if typ, lost := lostCause(ctx); lost && in.Lost != nil {
+			return nil, a.lostWithWorker(ctx, log, in, attempt, typ,
+				fmt.Sprintf("attempt %d was lost: %v", log.Current, context.Cause(ctx)))
 		}
 		// The attempt itself was cancelled: not ours to decide.
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
@@ -276,6 +275,28 @@ func noRule(in StepInput) string {
 		return interpreter.RecoveryNoMatchingRule
 	}
 	return interpreter.RecoveryNoHandler
+}
+
+// lostCause says whether an attempt whose context ended was lost with its
+// worker, and as what. The SDK ends an attempt's context without a cancel
+// request when its worker shuts down, or when a heartbeat to the server
+// kept failing (the server was out of reach or slow): the attempt is lost.
+// A cancel request, a pause or reset, an attempt the server no longer has,
+// or the attempt's own deadline are not losses.
+func lostCause(ctx context.Context) (typ string, lost bool) {
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		return "", false
+	}
+	cause := context.Cause(ctx)
+	var notFound *serviceerror.NotFound
+	switch {
+	case temporal.IsCanceledError(cause), errors.Is(cause, activity.ErrActivityPaused),
+		errors.Is(cause, activity.ErrActivityReset), errors.As(cause, &notFound):
+		return "", false
+	case errors.Is(cause, sdkworker.ErrWorkerShutdown):
+		return "worker_stopped", true
+	}
+	return "heartbeat_timeout", true
 }
 
 // errWorkerStopped is why an attempt's tool is cancelled when its worker
