@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter"
@@ -32,6 +34,9 @@ import (
 
 // runs is how many runs the test submits.
 const runs = 100
+
+// quiet drops the SDK's log lines.
+var quiet = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
 
 func TestClusterSurvivesCrashes(t *testing.T) {
 	if os.Getenv("PLAYBOOK_TEST_CLUSTER") == "" {
@@ -89,7 +94,7 @@ func TestClusterSurvivesCrashes(t *testing.T) {
 		workers[i] = startWorker(t, bins.playbook, address, logDirs[i])
 	}
 
-	c, err := client.Dial(client.Options{HostPort: address, Logger: quiet{}})
+	c, err := client.Dial(client.Options{HostPort: address, Logger: quiet})
 	require.NoError(t, err)
 	defer c.Close()
 	aggs := waitForRuns(t, c, submitted, 10*time.Minute)
@@ -262,7 +267,7 @@ func (s *temporalServer) start(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	s.cmd = cmd
 	waitFor(t, "the Temporal server to serve", time.Minute, func() bool {
-		c, err := client.Dial(client.Options{HostPort: s.address(), Logger: quiet{}})
+		c, err := client.Dial(client.Options{HostPort: s.address(), Logger: quiet})
 		if err != nil {
 			return false
 		}
@@ -490,11 +495,3 @@ func lowFreePort(t *testing.T) int {
 	t.Fatal("no free port below 32768")
 	return 0
 }
-
-// quiet drops the SDK's log lines.
-type quiet struct{}
-
-func (quiet) Debug(string, ...any) {}
-func (quiet) Info(string, ...any)  {}
-func (quiet) Warn(string, ...any)  {}
-func (quiet) Error(string, ...any) {}

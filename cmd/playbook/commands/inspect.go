@@ -207,7 +207,10 @@ func eventsCommand() *cli.Command {
 				return connectFailed("events", err)
 			}
 			defer conn.Close()
-			seen, width := 0, eventsWidth(c.Context, conn, run)
+			seen, width := 0, 0
+			if !c.Bool("json") {
+				width = eventsWidth(c.Context, conn, run)
+			}
 			for {
 				closed := false
 				if c.Bool("follow") {
