@@ -137,9 +137,8 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 		}
 		own = attempt - lost
 	}
-	stopHeartbeat := heartbeat(ctx, info.HeartbeatTimeout, log)
-
 	toolCtx, stopTool := context.WithCancelCause(ctx)
+	stopHeartbeat, answer := heartbeat(ctx, info, log, stopTool)
 	cancel := context.CancelFunc(func() {})
 	if in.Timeout > 0 {
 		toolCtx, cancel = context.WithTimeout(toolCtx, in.Timeout)
@@ -154,8 +153,8 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	cancel()
 	stopTool(nil)
 	stopHeartbeat()
-	if ctx.Err() != nil {
-		if typ, lost := lostCause(ctx); lost && in.Lost != nil {
+	if ctx.Err() != nil || answer() != nil {
+		if typ, lost := lostCause(ctx); lost && in.Lost != nil && answer() == nil {
 			return nil, a.lostWithWorker(ctx, log, in, attempt, typ,
 				fmt.Sprintf("attempt %d was lost: %v", log.Current, context.Cause(ctx)))
 		}
@@ -288,10 +287,8 @@ func lostCause(ctx context.Context) (typ string, lost bool) {
 		return "", false
 	}
 	cause := context.Cause(ctx)
-	var notFound *serviceerror.NotFound
 	switch {
-	case temporal.IsCanceledError(cause), errors.Is(cause, activity.ErrActivityPaused),
-		errors.Is(cause, activity.ErrActivityReset), errors.As(cause, &notFound):
+	case serverStops(cause):
 		return "", false
 	case errors.Is(cause, sdkworker.ErrWorkerShutdown):
 		return "worker_stopped", true
@@ -389,16 +386,40 @@ func failure(typ, msg string, details any) Outcome {
 // of a shorter heartbeat timeout) until stopped: heartbeats keep the attempt
 // alive and bring back cancellation. The first goes out after firstBeat, so
 // quick steps never pay for one (a heartbeat is a write on the server).
-func heartbeat(ctx context.Context, timeout time.Duration, log AttemptLog) (stop func()) {
+//
+// It sends them through the worker's client rather than the SDK's activity
+// heartbeat, because the SDK cancels an attempt as soon as one heartbeat
+// fails for a second: a server restarting or slow to answer would cost a
+// step an attempt. Here only the server's own answer stops the tool: a
+// cancel request, a pause or reset, or an attempt it no longer has (it
+// timed the attempt out). Then the answer is passed to the SDK, which ends
+// the attempt's context with it, and the tool is stopped with it as cause;
+// answer returns it. A heartbeat that fails otherwise is tried again: if
+// the server is gone for longer than the heartbeat timeout, it retries the
+// attempt as lost, and this one learns so from its next heartbeat.
+func heartbeat(ctx context.Context, info activity.Info, log AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
 	every := time.Second
-	if timeout > 0 && timeout/3 < every {
+	if timeout := info.HeartbeatTimeout; timeout > 0 && timeout/3 < every {
 		every = max(timeout/3, 100*time.Millisecond)
 	}
+	wait := max(info.HeartbeatTimeout, every)
+	c := activity.GetClient(ctx)
+	send := func() error {
+		if c == nil { // the SDK's test environment has no client
+			activity.RecordHeartbeat(ctx, log)
+			return nil
+		}
+		rctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		return c.RecordActivityHeartbeat(rctx, info.TaskToken, log)
+	}
+	var stopped error
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
 		next := time.NewTimer(min(firstBeat, every))
 		defer next.Stop()
+		warned := false
 		for {
 			select {
 			case <-done:
@@ -406,12 +427,35 @@ func heartbeat(ctx context.Context, timeout time.Duration, log AttemptLog) (stop
 			case <-ctx.Done():
 				return
 			case <-next.C:
-				activity.RecordHeartbeat(ctx, log)
-				next.Reset(every)
 			}
+			err := send()
+			switch {
+			case err == nil || ctx.Err() != nil:
+			case serverStops(err):
+				activity.RecordHeartbeat(ctx, log)
+				stopped = err
+				stopTool(err)
+				return
+			case !warned:
+				warned = true
+				activity.GetLogger(ctx).Warn("heartbeat failed; the step goes on and heartbeats again", "error", err)
+			}
+			next.Reset(every)
 		}
 	}()
-	return func() { close(done); <-exited }
+	return func() { close(done); <-exited }, func() error { <-exited; return stopped }
+}
+
+// serverStops says whether a heartbeat's error is the server's answer that
+// the attempt is over for it: a cancel request, a pause or reset, or an
+// attempt (or namespace) it no longer has.
+func serverStops(err error) bool {
+	var notFound *serviceerror.NotFound
+	var nsNotFound *serviceerror.NamespaceNotFound
+	var nsNotActive *serviceerror.NamespaceNotActive
+	return temporal.IsCanceledError(err) || errors.Is(err, activity.ErrActivityPaused) ||
+		errors.Is(err, activity.ErrActivityReset) || errors.As(err, &notFound) ||
+		errors.As(err, &nsNotFound) || errors.As(err, &nsNotActive)
 }
 
 // decodeSpec turns a rendered spec into a tool's typed fields.

@@ -66,9 +66,10 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	}
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps,
-		// Cancellation reaches a running step through its heartbeat's
-		// answer: send heartbeats often enough that a cancel takes effect in
-		// about a second.
+		// A step heartbeats through the client every second and passes the
+		// server's cancel on to the SDK (activities.heartbeat); the SDK's
+		// own heartbeats (an attempt's last record, that cancel) go out
+		// within a second of being asked.
 		MaxHeartbeatThrottleInterval:     time.Second,
 		DefaultHeartbeatThrottleInterval: time.Second,
 		// Stop stops polling, then waits for the running steps: they finish

@@ -1,0 +1,120 @@
+package testsuite
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter"
+	"playbook/worker"
+)
+
+// outageProxy forwards TCP to the shared server and can cut everything
+// through it for a while: open connections are closed and new ones are
+// refused, as a server that restarts looks to its workers.
+type outageProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]bool
+}
+
+func newOutageProxy(t *testing.T, target string) *outageProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &outageProxy{ln: ln, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { _ = ln.Close(); p.closeAll() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			down := p.down
+			p.mu.Unlock()
+			if down {
+				_ = in.Close()
+				continue
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			p.track(in, out)
+			go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+			go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *outageProxy) track(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		p.conns[c] = true
+	}
+}
+
+func (p *outageProxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
+}
+
+// cut closes every connection and refuses new ones for d.
+func (p *outageProxy) cut(d time.Duration) {
+	p.mu.Lock()
+	p.down = true
+	p.mu.Unlock()
+	p.closeAll()
+	time.Sleep(d)
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+// A worker cut off from the server for less than the step's heartbeat
+// timeout loses nothing: its running step goes on and finishes in its
+// first attempt, with no lost attempt on record. (The SDK's own heartbeat
+// gives an attempt up after one second without an answer.)
+func TestShortServerOutageLosesNoAttempt(t *testing.T) {
+	queue := fmt.Sprintf("outage-%d", time.Now().UnixNano())
+	proxy := newOutageProxy(t, server.Address)
+	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietLogger()})
+	require.NoError(t, err)
+	defer c.Close()
+	w := worker.New(c, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: outage}
+workflow:
+  - step: long
+    heartbeat_timeout: 10s
+    tool: {kind: shell, command: "sleep 6; echo done"}
+`)
+	run := start(t, file, queue, nil)
+	waitFor(t, "the step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
+	time.Sleep(1500 * time.Millisecond) // past the step's first heartbeats
+	proxy.cut(3 * time.Second)
+
+	agg := finish(t, run)
+	require.Equal(t, "completed", agg.Status)
+	s := agg.Steps["long"]
+	require.Equal(t, interpreter.StatusCompleted, s.Status)
+	require.Equal(t, 1, s.Attempts, "the outage cost an attempt: %+v", s.AttemptErrors)
+	require.Empty(t, s.AttemptErrors)
+}
