@@ -2,9 +2,11 @@ package commands
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,12 +22,12 @@ var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
 func logsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "logs",
-		Usage:     "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory",
+		Usage:     "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory, else from the worker that ran it",
 		ArgsUsage: "RUN STEP",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "attempt", Usage: "which attempt (1-based); default the last"},
 			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "the worker's log directory"},
-		},
+		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
 				return cli.Exit("logs: give RUN and STEP", exitInvalid)
@@ -37,6 +39,11 @@ func logsCommand() *cli.Command {
 			}
 			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
 			attempts := loggedAttempts(dir)
+			if len(attempts) == 0 || (c.IsSet("attempt") && !slices.Contains(attempts, c.Int("attempt"))) {
+				if done, err := remoteLogs(c, c.Args().Get(0), c.Args().Get(1)); done {
+					return err
+				}
+			}
 			if len(attempts) == 0 {
 				if n := loopElementsLogged(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1)); n > 0 {
 					return cli.Exit(fmt.Sprintf("logs: %s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
@@ -89,4 +96,34 @@ func loopElementsLogged(logDir, run, step string) int {
 		}
 	}
 	return n
+}
+
+// remoteLogs prints an attempt's logs from the worker that ran it, as the
+// run's history records it, when a server is there to ask; done is false
+// when it knows of no such worker.
+func remoteLogs(c *cli.Context, run, step string) (done bool, err error) {
+	if !serverKnown(c) {
+		return false, nil
+	}
+	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+	if err != nil {
+		return false, nil
+	}
+	defer conn.Close()
+	where, err := attemptLocations(c.Context, conn.client, run, step)
+	if err != nil || len(where) == 0 {
+		return false, nil
+	}
+	n := slices.Max(slices.Collect(maps.Keys(where)))
+	if c.IsSet("attempt") {
+		n = c.Int("attempt")
+	}
+	logsAt, ok := where[n]
+	if !ok {
+		return false, nil
+	}
+	if err := printRemoteLogs(c, logsAt, run, step, n); err != nil {
+		return true, cli.Exit("logs: attempt "+strconv.Itoa(n)+": "+err.Error(), exitFailed)
+	}
+	return true, nil
 }
