@@ -39,8 +39,8 @@ func logsCommand() *cli.Command {
 			}
 			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
 			attempts := loggedAttempts(dir)
-			if len(attempts) == 0 || (c.IsSet("attempt") && !slices.Contains(attempts, c.Int("attempt"))) {
-				if done, err := remoteLogs(c, c.Args().Get(0), c.Args().Get(1)); done {
+			if !c.IsSet("attempt") || !slices.Contains(attempts, c.Int("attempt")) {
+				if done, err := remoteLogs(c, c.Args().Get(0), c.Args().Get(1), attempts); done {
 					return err
 				}
 			}
@@ -98,10 +98,11 @@ func loopElementsLogged(logDir, run, step string) int {
 	return n
 }
 
-// remoteLogs prints an attempt's logs from the worker that ran it, as the
-// run's history records it, when a server is there to ask; done is false
-// when it knows of no such worker.
-func remoteLogs(c *cli.Context, run, step string) (done bool, err error) {
+// remoteLogs prints an attempt's logs (the one asked for, else the last)
+// from the worker that ran it, as the run's history records it, when a
+// server is there to ask; done is false when the attempt is not known to
+// have logged elsewhere, or its last attempt logged here (local).
+func remoteLogs(c *cli.Context, run, step string, local []int) (done bool, err error) {
 	if !serverKnown(c) {
 		return false, nil
 	}
@@ -117,6 +118,8 @@ func remoteLogs(c *cli.Context, run, step string) (done bool, err error) {
 	n := slices.Max(slices.Collect(maps.Keys(where)))
 	if c.IsSet("attempt") {
 		n = c.Int("attempt")
+	} else if len(local) > 0 && local[len(local)-1] >= n {
+		return false, nil
 	}
 	logsAt, ok := where[n]
 	if !ok {
