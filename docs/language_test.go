@@ -22,7 +22,7 @@ const probe = "zz_probe"
 
 var (
 	unknownKey = regexp.MustCompile(`unknown key "` + probe + `" in (.+?) \(known: ([^)]*)\)`)
-	toolKinds  = regexp.MustCompile(`tool has no kind \(one of: ([^)]*)\)`)
+	toolKinds  = regexp.MustCompile(`unknown tool kind "` + probe + `" \(one of: ([^)]*)\)`)
 )
 
 // seed is a small valid playbook. Each mapping the parser decodes is
@@ -46,11 +46,14 @@ type level struct {
 	what string
 	path []any // map keys (string) and list indexes (int)
 	doc  any
+	// where is path as text, with the tool kind for a tool: "workflow.0.tool(shell)".
+	where string
+	keys  []string
 }
 
 // parserKeys walks every mapping the parser decodes, starting from the
-// top level, and returns each one's known keys by the parser's name for it.
-func parserKeys(t *testing.T) map[string][]string {
+// top level, and returns each with its known keys, in the order found.
+func parserKeys(t *testing.T) []level {
 	var doc any
 	if err := yaml.Unmarshal([]byte(seed), &doc); err != nil {
 		t.Fatal(err)
@@ -58,18 +61,9 @@ func parserKeys(t *testing.T) map[string][]string {
 	if _, err := interpreter.ParseStrict("seed.yaml", []byte(seed), ""); err != nil {
 		t.Fatalf("the seed playbook must be valid: %v", err)
 	}
-	known := map[string][]string{}
-	queue := []level{{what: "the playbook", path: nil, doc: doc}}
-	// visit records a level the probe found, once.
-	visit := func(l level, keys []string) {
-		if _, ok := known[l.what]; ok {
-			return
-		}
-		known[l.what] = keys
-		queue = append(queue, l)
-	}
-	// found parses doc and returns the levels whose unknown-key error
-	// names the probe, with their known keys.
+	// found parses doc and returns the known keys of each mapping whose
+	// unknown-key error names the probe, and the tool kinds when an error
+	// lists them.
 	found := func(doc any) (map[string][]string, []string) {
 		src, err := yaml.Marshal(doc)
 		if err != nil {
@@ -89,59 +83,70 @@ func parserKeys(t *testing.T) map[string][]string {
 		}
 		return out, kinds
 	}
-
-	top, _ := found(merged(doc))
-	if top["the playbook"] == nil {
+	var levels []level
+	seen := map[string]bool{}
+	// visit records each mapping the probe reached, once, to walk it in turn.
+	visit := func(doc any, path []any) {
+		got, _ := found(doc)
+		where := pathText(path)
+		if m, ok := get(doc, path).(map[string]any); ok && m["kind"] != nil && len(path) > 0 {
+			where += fmt.Sprintf("(%v)", m["kind"])
+		}
+		for _, what := range sortedKeys(got) {
+			if seen[what] {
+				continue
+			}
+			seen[what] = true
+			levels = append(levels, level{what: what, path: path, doc: without(doc, path), where: where, keys: got[what]})
+		}
+	}
+	visit(merged(doc), nil)
+	if len(levels) != 1 {
 		t.Fatalf("a top-level key %q is not reported as unknown with the known keys: the probe cannot work", probe)
 	}
-	known["the playbook"] = top["the playbook"]
-	for len(queue) > 0 {
-		l := queue[0]
-		queue = queue[1:]
-		for _, key := range known[l.what] {
+	for i := 0; i < len(levels); i++ {
+		l := levels[i]
+		for _, key := range l.keys {
 			path := append(append([]any{}, l.path...), key)
 			have := get(l.doc, path)
-			asMap := merged(have)
-			asList := []any{merged(first(have))}
-			for _, try := range []struct {
-				value any
-				at    []any
-			}{
-				{asMap, path},
-				{asList, append(append([]any{}, path...), 0)},
-			} {
-				doc := set(l.doc, path, try.value)
-				levels, kinds := found(doc)
-				for what, keys := range levels {
-					if what != l.what {
-						visit(level{what: what, path: try.at, doc: without(doc, try.at)}, keys)
-					}
-				}
-				// A tool's kind picks its fields: each kind is a level.
-				for _, kind := range kinds {
-					tool := l.path
-					if key != "kind" {
-						tool = try.at
-					}
-					doc := set(l.doc, tool, map[string]any{"kind": kind, probe: 1})
-					levels, _ := found(doc)
-					for what, keys := range levels {
-						visit(level{what: what, path: tool, doc: without(doc, tool)}, keys)
-					}
-				}
+			asList := append(append([]any{}, path...), 0)
+			visit(set(l.doc, path, merged(have)), path)
+			visit(set(l.doc, path, []any{merged(first(have))}), asList)
+			// A tool's kind picks its fields: each kind is a mapping. The
+			// kinds are listed when the probe is given as one: as a tool's
+			// kind, or as the kind of the key's value.
+			tool, kinds := l.path, []string(nil)
+			if key == "kind" {
+				_, kinds = found(set(l.doc, path, probe))
+			} else {
+				tool = path
+				_, kinds = found(set(l.doc, path, map[string]any{"kind": probe}))
+			}
+			for _, kind := range kinds {
+				visit(set(l.doc, tool, map[string]any{"kind": kind, probe: 1}), tool)
 			}
 		}
 	}
-	return known
+	return levels
 }
 
-// The levels the parser must keep reporting known keys for: if one of
-// them stops, the probe lost its way and the test would check nothing.
+func pathText(path []any) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		parts[i] = fmt.Sprint(p)
+	}
+	return strings.Join(parts, ".")
+}
+
+// mustFind are the places in a playbook where the parser must keep
+// reporting the known keys of a mapping (whatever it calls them): if one
+// stops, the probe lost its way and the test would check less than it says.
 var mustFind = []string{
-	"the playbook", "metadata", "a step", "retry", "a next item", "loop",
-	"notify", "notify.on_failure", "notify.on_success",
-	"a failure handler", "an exit-code rule", "schedule",
-	"shell tool", "http tool", "python tool", "noop tool", "playbook tool",
+	"", "metadata", "notify", "notify.on_failure", "notify.on_success", "schedule",
+	"failure_handlers.0", "failure_handlers.0.rules.0",
+	"workflow.0", "workflow.0.retry", "workflow.0.next", "workflow.0.loop",
+	"workflow.0.tool(shell)", "workflow.0.tool(http)", "workflow.0.tool(python)",
+	"workflow.0.tool(noop)", "workflow.0.tool(playbook)",
 }
 
 func TestLanguageDocumentsEveryKey(t *testing.T) {
@@ -150,20 +155,24 @@ func TestLanguageDocumentsEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(b)
-	known := parserKeys(t)
-	for _, what := range mustFind {
-		if known[what] == nil {
-			t.Errorf("the parser no longer reports the known keys of %s (found: %s)", what, strings.Join(sortedKeys(known), "; "))
-		}
-	}
-	for _, what := range sortedKeys(known) {
-		for _, key := range known[what] {
+	levels := parserKeys(t)
+	where := map[string]bool{}
+	var names []string
+	for _, l := range levels {
+		where[l.where] = true
+		names = append(names, fmt.Sprintf("%s at %q", l.what, l.where))
+		for _, key := range l.keys {
 			if !strings.Contains(doc, "`"+key+"`") {
-				t.Errorf("docs/LANGUAGE.md does not document `%s` (a key of %s)", key, what)
+				t.Errorf("docs/LANGUAGE.md does not document `%s` (a key of %s)", key, l.what)
 			}
 		}
 	}
-	t.Logf("%d mappings checked: %s", len(known), strings.Join(sortedKeys(known), "; "))
+	for _, w := range mustFind {
+		if !where[w] {
+			t.Errorf("the parser no longer reports the known keys of the mapping at %q (found: %s)", w, strings.Join(names, "; "))
+		}
+	}
+	t.Logf("%d mappings checked: %s", len(levels), strings.Join(names, "; "))
 }
 
 var fence = regexp.MustCompile("(?ms)^```yaml\n(.*?)^```")
