@@ -5,9 +5,10 @@ package docs_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func parserKeys(t *testing.T) []level {
 		if m, ok := get(doc, path).(map[string]any); ok && m["kind"] != nil && len(path) > 0 {
 			where += fmt.Sprintf("(%v)", m["kind"])
 		}
-		for _, what := range sortedKeys(got) {
+		for _, what := range slices.Sorted(maps.Keys(got)) {
 			if seen[what] {
 				continue
 			}
@@ -200,15 +201,6 @@ func TestLanguageExamplesValidate(t *testing.T) {
 	if n < 3 {
 		t.Fatalf("found %d whole-playbook examples in docs/LANGUAGE.md; expected several", n)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // get returns the value at path, or nil.
