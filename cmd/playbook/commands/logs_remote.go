@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/internal/codec"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -62,13 +61,9 @@ func (v loggedAt) add(where map[int]string, prior int, completed bool) {
 // and its running activities, where each attempt of step logged: the URL
 // of the worker that serves its logs, by attempt number.
 func attemptLocations(ctx context.Context, c client.Client, run, step string) (map[int]string, error) {
-	keys, err := codec.Load("")
+	dc, err := payloadConverter()
 	if err != nil {
 		return nil, err
-	}
-	dc := converter.GetDefaultDataConverter()
-	if keys != nil {
-		dc = keys.DataConverter()
 	}
 	where := map[int]string{}
 	return where, locateIn(ctx, c, dc, run, step, where)
