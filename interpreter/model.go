@@ -101,15 +101,16 @@ type Tool struct {
 	Spec map[string]any
 }
 
-// Retry is a step's retry policy, defaults applied.
+// Retry is a step's retry policy, defaults applied. It travels to the
+// activity as is (StepInput.Retry); its expressions as their source.
 type Retry struct {
-	MaxAttempts  int
-	InitialDelay time.Duration
-	Multiplier   float64
-	MaxDelay     time.Duration
-	Jitter       bool
-	RetryWhen    *Expr
-	StopWhen     *Expr
+	MaxAttempts  int           `json:"max_attempts"`
+	InitialDelay time.Duration `json:"initial_delay"`
+	Multiplier   float64       `json:"backoff_multiplier"`
+	MaxDelay     time.Duration `json:"max_delay"`
+	Jitter       bool          `json:"jitter"`
+	RetryWhen    *Expr         `json:"retry_when,omitempty"`
+	StopWhen     *Expr         `json:"stop_when,omitempty"`
 }
 
 // DefaultRetry is what `retry: true` means.
@@ -142,11 +143,12 @@ func (p *Playbook) Incoming(name string) []Arc { return p.incoming[name] }
 // End returns the `end` step.
 func (p *Playbook) End() *Step { return p.byName[EndStep] }
 
-// FailureHandler is a named set of exit-code rules.
+// FailureHandler is a named set of exit-code rules. It travels to the
+// activity as is (StepInput.Handler).
 type FailureHandler struct {
-	Name  string
-	Line  int
-	Rules []ExitCodeRule
+	Name  string         `json:"name"`
+	Line  int            `json:"-"`
+	Rules []ExitCodeRule `json:"rules"`
 }
 
 // ExitCodeRule retries a process step whose exit code it matches.

@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -13,21 +12,6 @@ import (
 )
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-
-// toolFields lists, per tool kind, the fields it accepts. Kinds listed in
-// laterKinds are part of the contract but not built yet.
-var toolFields = map[string][]string{
-	"shell":    {"command", "env", "workdir"},
-	"http":     {"method", "url", "headers", "body", "expect_status"},
-	"noop":     {"result"},
-	"python":   {"code", "args"},
-	"playbook": {"path", "workload"},
-}
-
-// processKinds are the tool kinds that run a process and have an exit code.
-var processKinds = map[string]bool{"shell": true, "python": true}
-
-var laterKinds = map[string]bool{}
 
 // Parse reads and validates a playbook. file is used in error messages only.
 // Every error is an *Error naming the file, the line and, where there is one,
@@ -465,87 +449,37 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 		}
 	}
 	if t.Kind == "" {
-		return nil, d.errf(n, "tool has no kind (one of: %s)", strings.Join(sortedKeys(toolFields), ", "))
+		return nil, d.errf(n, "tool has no kind (one of: %s)", strings.Join(ToolKinds(), ", "))
 	}
-	if laterKinds[t.Kind] {
-		return nil, d.errf(n, "tool kind %q is not supported yet", t.Kind)
-	}
-	allowed, ok := toolFields[t.Kind]
+	kind, ok := toolKinds[t.Kind]
 	if !ok {
-		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(sortedKeys(toolFields), ", "))
+		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(ToolKinds(), ", "))
 	}
 	handlers := map[string]func(v *yaml.Node) error{"kind": func(*yaml.Node) error { return nil }}
-	for _, f := range allowed {
-		handlers[f] = func(v *yaml.Node) error {
-			val, err := d.value(v, f)
+	for _, f := range kind.fields {
+		handlers[f.key] = func(v *yaml.Node) error {
+			val, err := d.value(v, f.key)
 			if err != nil {
 				return err
 			}
-			if err := checkToolField(t.Kind, f, val); err != nil {
-				return d.errf(v, "tool %s: %v", f, err)
+			if err := f.check(val); err != nil {
+				return d.errf(v, "tool %s: %v", f.key, err)
 			}
-			t.Spec[f] = val
+			t.Spec[f.key] = val
 			return nil
 		}
 	}
 	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
 		return nil, err
 	}
-	switch {
-	case t.Kind == "shell" && t.Spec["command"] == nil:
-		return nil, d.errf(n, "shell tool needs a command")
-	case t.Kind == "shell" && IsTemplate(t.Spec["command"].(string)):
-		// The contract: templated values reach processes as environment
-		// variables, never spliced into shell text (that is an injection).
-		return nil, d.errf(n, `shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`)
-	case t.Kind == "http" && t.Spec["url"] == nil:
-		return nil, d.errf(n, "http tool needs a url")
-	case t.Kind == "python" && t.Spec["code"] == nil:
-		return nil, d.errf(n, "python tool needs code defining main(**args)")
-	case t.Kind == "python" && IsTemplate(t.Spec["code"].(string)):
-		return nil, d.errf(n, `python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`)
-	case t.Kind == "playbook" && t.Spec["path"] == nil:
-		return nil, d.errf(n, "playbook tool needs the path of the sub-playbook")
-	case t.Kind == "playbook" && IsTemplate(t.Spec["path"].(string)):
-		return nil, d.errf(n, "playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted")
+	spec := kind.newSpec()
+	if err := DecodeTool(t.Spec, spec); err != nil {
+		return nil, d.errf(n, "%s tool: %v", t.Kind, err)
+	}
+	if msg := spec.check(func(field string) bool { return t.Spec[field] != nil }); msg != "" {
+		return nil, d.errf(n, "%s", msg)
 	}
 	return t, nil
-}
-
-// checkToolField checks the shape of a tool field where the shape matters.
-func checkToolField(kind, field string, v any) error {
-	switch field {
-	case "command", "workdir", "url", "method", "code", "path":
-		if _, ok := v.(string); !ok {
-			return errors.New("must be a string")
-		}
-	case "args", "workload":
-		if _, ok := v.(map[string]any); !ok {
-			return errors.New("must be a mapping of names to values")
-		}
-	case "env", "headers":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return errors.New("must be a mapping of names to values")
-		}
-		for _, k := range sortedKeys(m) {
-			switch m[k].(type) {
-			case map[string]any, []any:
-				return fmt.Errorf("%s must be a plain value", k)
-			}
-		}
-	case "expect_status":
-		codes, ok := v.([]any)
-		if !ok {
-			codes = []any{v}
-		}
-		for _, c := range codes {
-			if n, ok := c.(int); !ok || n < 100 || n > 599 {
-				return fmt.Errorf("must be an HTTP status code or a list of them, not %v", c)
-			}
-		}
-	}
-	return nil
 }
 
 func (d *decoder) retry(n *yaml.Node) (*Retry, error) {

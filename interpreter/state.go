@@ -454,7 +454,7 @@ func (r *Run) Complete(name string, result any, attempts int) {
 	r.ended(st)
 	taken, err := r.nextTargets(name)
 	if err != nil {
-		r.Fail(name, &StepError{Type: "expression_error", Message: "next: when " + err.Error()}, attempts)
+		r.Fail(name, &StepError{Type: ErrExpression, Message: "next: when " + err.Error()}, attempts)
 		return
 	}
 	st.TakenNext = taken
@@ -553,9 +553,6 @@ func (r *Run) Fail(name string, err *StepError, attempts int) {
 	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end",
 		Data: map[string]any{"routed_to_end": true, "original_failed_step": name}})
 }
-
-// ErrCancelled is the error type of a step whose activity was cancelled.
-const ErrCancelled = "cancelled"
 
 // cancel records a step whose activity stopped on a cancellation: it routes
 // to `end` like a failure, but does not count as one.

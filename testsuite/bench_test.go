@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )
@@ -261,7 +262,7 @@ func medianDuration(d []time.Duration) time.Duration {
 func BenchmarkSpeed(b *testing.B) {
 	w := sdkworker.New(tc, benchQueue, sdkworker.Options{})
 	worker.RegisterWorkflow(w)
-	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	registerNative(w)
 	require.NoError(b, w.Start())
 	defer w.Stop()

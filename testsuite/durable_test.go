@@ -317,7 +317,7 @@ func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 		return playbookwf.Playbook(ctx, in)
 	}, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
 	acts := &activities.Activities{LogDir: logDir}
-	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	require.NoError(t, newer.Start())
 	defer newer.Stop()
 

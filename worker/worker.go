@@ -14,6 +14,8 @@ import (
 
 	"playbook/activities"
 	"playbook/interpreter/playbookwf"
+
+	"playbook/interpreter"
 )
 
 // Options configure a playbook worker.
@@ -78,8 +80,8 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	})
 	RegisterWorkflow(w)
 	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv}
-	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
-	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
+	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
+	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: interpreter.NotifyName})
 	return w
 }
 

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"playbook/activities"
 	"playbook/interpreter"
 )
 
@@ -119,7 +118,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]activities.StepInput{}}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]interpreter.StepInput{}}
 
 	sel := workflow.NewSelector(ctx)
 	// A classification or a cancel request wakes the loop, which then acts on
@@ -305,8 +304,8 @@ func (x *executor) notify(agg *interpreter.Aggregate) {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 4},
 	})
-	err = workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
-	n := interpreter.Notification{Event: event, Webhook: activities.Redact(url), Delivered: err == nil}
+	err = workflow.ExecuteActivity(ctx, interpreter.NotifyName, interpreter.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
+	n := interpreter.Notification{Event: event, Webhook: interpreter.Redact(url), Delivered: err == nil}
 	var appErr *temporal.ApplicationError
 	switch {
 	case errors.As(err, &appErr):
@@ -328,7 +327,7 @@ type executor struct {
 	// noopVersion is the noop-in-workflow version, once a noop step asked.
 	noopVersion *workflow.Version
 	// inputs holds what each step's activity was given, to read its outcome.
-	inputs map[string]activities.StepInput
+	inputs map[string]interpreter.StepInput
 	// endDetached: see detachEnd; nil until asked.
 	endDetached *bool
 }
@@ -347,19 +346,19 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 	}
 	spec, err := x.run.RenderTool(s)
 	if err != nil {
-		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+		return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 	}
 	if s.Tool.Kind == "playbook" {
 		return x.startChild(ctx, s, spec)
 	}
 	in := x.stepInput(s, s.Name, spec)
 	x.inputs[s.Name] = in
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), activities.RunStepName, in), nil
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), interpreter.RunStepName, in), nil
 }
 
 // stepInput is what one attempt of a step (or of a loop's element) gets.
-func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]any) activities.StepInput {
-	in := activities.StepInput{
+func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]any) interpreter.StepInput {
+	in := interpreter.StepInput{
 		WorkflowID: x.info.WorkflowExecution.ID,
 		RunID:      x.info.WorkflowExecution.RunID,
 		Step:       name,
@@ -367,15 +366,15 @@ func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]a
 		Spec:       spec,
 		BaseDir:    x.in.BaseDir,
 		Timeout:    s.Timeout,
-		Retry:      retrySpec(s.Retry),
-		Handler:    handlerSpec(s.FailureHandler),
+		Retry:      s.RetryBlock(),
+		Handler:    s.FailureHandler,
 
 		PriorAttempts: x.run.PriorAttempts(s.Name),
 	}
-	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
+	if in.Retry.RetryWhen != nil || in.Retry.StopWhen != nil {
 		in.Scope = x.run.Env()
 	}
-	in.Lost = &activities.LostSpec{Attempts: s.LostAttempts}
+	in.Lost = &interpreter.LostSpec{Attempts: s.LostAttempts}
 	return in
 }
 
@@ -388,7 +387,7 @@ func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec ma
 	path := interpreter.SubPlaybookPath(x.in.BaseDir, rel)
 	src, ok := x.in.Files[path]
 	if !ok {
-		return nil, &interpreter.StepError{Type: "tool_error", Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
+		return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
 	}
 	workload, _ := spec["workload"].(map[string]any)
 	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
@@ -420,7 +419,7 @@ func (x *executor) childOutcome(f workflow.Future) interpreter.Outcome {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == FailedErrorType {
 		_ = appErr.Details(&agg)
-		return interpreter.Outcome{Err: &interpreter.StepError{Type: "playbook_failed", Message: appErr.Message(), Details: agg},
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrPlaybookFailed, Message: appErr.Message(), Details: agg},
 			Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
 	}
 	var canErr *temporal.CanceledError
@@ -428,7 +427,7 @@ func (x *executor) childOutcome(f workflow.Future) interpreter.Outcome {
 		_ = canErr.Details(&agg)
 		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the sub-playbook was cancelled", Details: agg}, Attempts: 1}
 	}
-	return interpreter.Outcome{Err: &interpreter.StepError{Type: "playbook_error", Message: err.Error()}, Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
+	return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrPlaybookError, Message: err.Error()}, Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
 }
 
 // settle records a finished activity in the run.
@@ -449,8 +448,8 @@ func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.O
 }
 
 // activityOutcome reads a finished RunStep activity that was given in.
-func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Step, in activities.StepInput) interpreter.Outcome {
-	var out activities.StepOutput
+func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Step, in interpreter.StepInput) interpreter.Outcome {
+	var out interpreter.StepOutput
 	if err := f.Get(ctx, &out); err != nil {
 		return outcomeOf(ctx, err, s, in)
 	}
@@ -462,7 +461,7 @@ func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Ste
 // enforced (a lost worker, start-to-close) ended the last attempt the policy
 // allowed (with lost_attempts, the last lost attempt it had room for); the
 // attempt log of its heartbeats says what came before.
-func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in activities.StepInput) interpreter.Outcome {
+func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in interpreter.StepInput) interpreter.Outcome {
 	priorAttempts := in.PriorAttempts
 	noRule := interpreter.RecoveryNoHandler
 	if s.FailureHandler != nil {
@@ -470,7 +469,7 @@ func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in activiti
 	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		var d activities.FailureDetails
+		var d interpreter.FailureDetails
 		if appErr.HasDetails() && appErr.Details(&d) == nil {
 			return interpreter.Outcome{Err: &d.Error, Attempts: d.Attempts, Recovery: d.Recovery, AttemptErrors: d.AttemptErrors}
 		}
@@ -480,7 +479,7 @@ func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in activiti
 	if errors.As(err, &toErr) {
 		// The server gave the last attempt up: with the policy spent, that
 		// was its last allowed attempt.
-		var log activities.AttemptLog
+		var log interpreter.AttemptLog
 		if toErr.HasLastHeartbeatDetails() {
 			_ = toErr.LastHeartbeatDetails(&log)
 		}
@@ -493,39 +492,18 @@ func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in activiti
 			attempts = int(activityOptions(s, in).RetryPolicy.MaximumAttempts)
 		}
 		last := priorAttempts + attempts
-		lost := activities.LostAttempt(last)
+		lost := interpreter.LostAttempt(last)
 		if toErr.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT {
-			lost.Error, lost.Lost = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}, false
+			lost.Error, lost.Lost = interpreter.StepError{Type: interpreter.ErrExecutionTimeout, Message: toErr.Error()}, false
 		}
-		failed := activities.WithLostAttempts(append(log.Failed, lost), priorAttempts+1, last)
+		failed := interpreter.WithLostAttempts(append(log.Failed, lost), priorAttempts+1, last)
 		return interpreter.Outcome{Err: &lost.Error, Attempts: attempts, Recovery: noRule, AttemptErrors: failed}
 	}
 	var canErr *temporal.CanceledError
 	if errors.As(err, &canErr) {
 		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the step was cancelled while it ran"}, Attempts: 1}
 	}
-	return interpreter.Outcome{Err: &interpreter.StepError{Type: "activity_error", Message: err.Error()}, Attempts: 1, Recovery: noRule}
-}
-
-func handlerSpec(h *interpreter.FailureHandler) *activities.HandlerSpec {
-	if h == nil {
-		return nil
-	}
-	return &activities.HandlerSpec{Name: h.Name, Rules: h.Rules}
-}
-
-func retrySpec(r *interpreter.Retry) activities.RetrySpec {
-	if r == nil {
-		return activities.RetrySpec{MaxAttempts: 1}
-	}
-	spec := activities.RetrySpec{MaxAttempts: r.MaxAttempts, InitialDelay: r.InitialDelay, Multiplier: r.Multiplier, MaxDelay: r.MaxDelay, Jitter: r.Jitter}
-	if r.RetryWhen != nil {
-		spec.RetryWhen = r.RetryWhen.Source
-	}
-	if r.StopWhen != nil {
-		spec.StopWhen = r.StopWhen.Source
-	}
-	return spec
+	return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrActivity, Message: err.Error()}, Attempts: 1, Recovery: noRule}
 }
 
 // activityOptions derive a step's Temporal activity options: its name as
@@ -533,8 +511,8 @@ func retrySpec(r *interpreter.Retry) activities.RetrySpec {
 // RetryPolicy (the activity picks each delay itself through NextRetryDelay;
 // the policy governs timeouts the server enforces). The policy has room for
 // the step's lost attempts on top of its own (in.Lost).
-func activityOptions(s *interpreter.Step, in activities.StepInput) workflow.ActivityOptions {
-	spec := retrySpec(s.Retry)
+func activityOptions(s *interpreter.Step, in interpreter.StepInput) workflow.ActivityOptions {
+	spec := s.RetryBlock()
 	attempts := spec.MaxAttempts
 	if s.FailureHandler != nil {
 		for _, r := range s.FailureHandler.Rules {
