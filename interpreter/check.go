@@ -170,7 +170,7 @@ func (c *checker) expr(s *Step, line int, what, src string, scope Scope, readabl
 		opts = append(opts, expr.AsBool())
 	}
 	if _, err := expr.Compile(src, opts...); err != nil {
-		return Errors{at("%s", firstLine(err.Error()))}
+		return Errors{at("%s", FirstLine(err.Error()))}
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func (st *StepState) Note() string {
 	if st.Error == nil {
 		return joinNotes(joinNotes(st.SkipReason, st.classifiedNote()), st.lostNote())
 	}
-	note := st.Error.Type + ": " + firstLine(st.Error.Message)
+	note := st.Error.Type + ": " + FirstLine(st.Error.Message)
 	if st.Recovery != "" && st.Recovery != RecoveryNoHandler {
 		note += " [" + st.Recovery + "]"
 	}

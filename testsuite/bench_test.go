@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
@@ -270,7 +271,7 @@ func BenchmarkSpeed(b *testing.B) {
 	stock, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", StockSettings: true})
 	require.NoError(b, err)
 	defer stock.Stop()
-	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietLogger()})
+	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietlog.New()})
 	require.NoError(b, err)
 	defer stockClient.Close()
 	sw := sdkworker.New(stockClient, benchQueue, sdkworker.Options{})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"testing"
@@ -15,12 +13,12 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 )
 
@@ -29,7 +27,7 @@ import (
 // they would on a worker); the run's ID is "run".
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: LoopBatchWorkflowName})

@@ -28,10 +28,6 @@ const localDevAddress = "127.0.0.1:7233"
 // quietLogs is a log level above every level the SDK uses.
 const quietLogs = slog.LevelError + 4
 
-func quietLogger() sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-}
-
 // connection is a client, plus the embedded server and worker it brought up.
 type connection struct {
 	client    client.Client
@@ -162,5 +158,28 @@ func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io
 	resp, err := c.client.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err == nil && len(resp.GetPollers()) == 0 {
 		fmt.Fprintf(out, "No worker is polling task queue %q: the run waits until one does (start one with `playbook worker`).\n", queue)
+	}
+}
+
+// withConnection is the scaffold of a command that talks to Temporal: it
+// connects (a failure to is the command's error, exit 1, or 4 when the
+// server is unreachable), runs do and closes the connection.
+func withConnection(c *cli.Context, command string, do func(conn *connection) error) error {
+	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+	if err != nil {
+		return connectFailed(command, err)
+	}
+	defer conn.Close()
+	return do(conn)
+}
+
+// onArgs is the action of a command that takes exactly nargs arguments,
+// which usage names, and talks to Temporal (see withConnection).
+func onArgs(command string, nargs int, usage string, do func(c *cli.Context, conn *connection) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() != nargs {
+			return cli.Exit(command+": give "+usage, exitInvalid)
+		}
+		return withConnection(c, command, func(conn *connection) error { return do(c, conn) })
 	}
 }

@@ -29,19 +29,11 @@ func retryCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
 			&cli.StringFlag{Name: "id", Usage: "workflow ID of the new run (default NAME-RANDOM)"},
 		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("retry: give the RUN (workflow ID) to retry", exitInvalid)
-			}
+		Action: onArgs("retry", 1, "the RUN (workflow ID) to retry", func(c *cli.Context, conn *connection) error {
 			earlierID := c.Args().First()
 			if err := checkRunID(c); err != nil {
 				return cli.Exit("retry: "+err.Error(), exitInvalid)
 			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("retry", err)
-			}
-			defer conn.Close()
 			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "")
 			if err != nil {
 				var mistake *retryError
@@ -61,7 +53,7 @@ func retryCommand() *cli.Command {
 				fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
 			}
 			return followAndReport(c, conn, r.pb, r.run)
-		},
+		}),
 	}
 }
 
