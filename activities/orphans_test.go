@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/internal/proctest"
-
 	"playbook/interpreter"
 )
 

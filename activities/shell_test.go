@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/internal/proctest"
-
 	"playbook/interpreter"
 )
 

@@ -21,11 +21,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/cmd/playbook/commands"
-	"playbook/interpreter"
-	"playbook/worker"
-
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
+	"playbook/interpreter"
+	"playbook/worker"
 )
 
 // maxRecordedHistory is the largest history kept in testdata/histories.

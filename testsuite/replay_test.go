@@ -14,9 +14,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"playbook/interpreter"
-
 	"playbook/internal/quietlog"
+	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )

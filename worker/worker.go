@@ -13,9 +13,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
-	"playbook/interpreter/playbookwf"
-
 	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
 )
 
 // Options configure a playbook worker.

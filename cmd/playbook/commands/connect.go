@@ -18,7 +18,6 @@ import (
 
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
-
 	"playbook/worker"
 )
 
