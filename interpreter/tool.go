@@ -48,11 +48,7 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
 		return nil, err
 	}
-	spec := kind.newSpec()
-	if err := DecodeTool(t.Spec, spec); err != nil {
-		return nil, d.errf(n, "%s tool: %v", t.Kind, err)
-	}
-	if msg := spec.check(func(field string) bool { return t.Spec[field] != nil }); msg != "" {
+	if msg := kind.spec.check(t.Spec); msg != "" {
 		return nil, d.errf(n, "%s", msg)
 	}
 	return t, nil

@@ -22,8 +22,9 @@ type ToolSpec interface {
 	// Kind is the name a playbook gives it in `tool.kind`.
 	Kind() string
 	// check says what a tool as written lacks, or holds where a template
-	// must not be; given tells which fields the file gave. "" when fine.
-	check(given func(field string) bool) string
+	// must not be: fields are as the file gave them, each of its type's
+	// shape, templates unrendered. "" when fine.
+	check(fields map[string]any) string
 }
 
 // processTool is a tool kind that runs a process: it has an exit code,
@@ -50,11 +51,11 @@ func (*ShellTool) runsProcess() {}
 func (*ShellTool) resultShape() types.Map {
 	return types.Map{"exit_code": types.Int, "stdout": types.String, "stderr": types.String, "json": types.Any}
 }
-func (t *ShellTool) check(given func(string) bool) string {
+func (*ShellTool) check(fields map[string]any) string {
 	switch {
-	case !given("command"):
+	case fields["command"] == nil:
 		return "shell tool needs a command"
-	case IsTemplate(t.Command):
+	case IsTemplate(fields["command"].(string)):
 		// The contract: templated values reach processes as environment
 		// variables, never spliced into shell text (that is an injection).
 		return `shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`
@@ -76,8 +77,8 @@ func (*HTTPTool) Kind() string { return "http" }
 func (*HTTPTool) resultShape() types.Map {
 	return types.Map{"status_code": types.Int, "headers": types.Map{types.Extra: types.Any}, "body": types.String, "json": types.Any}
 }
-func (t *HTTPTool) check(given func(string) bool) string {
-	if !given("url") {
+func (*HTTPTool) check(fields map[string]any) string {
+	if fields["url"] == nil {
 		return "http tool needs a url"
 	}
 	return ""
@@ -91,11 +92,11 @@ type PythonTool struct {
 
 func (*PythonTool) Kind() string { return "python" }
 func (*PythonTool) runsProcess() {}
-func (t *PythonTool) check(given func(string) bool) string {
+func (*PythonTool) check(fields map[string]any) string {
 	switch {
-	case !given("code"):
+	case fields["code"] == nil:
 		return "python tool needs code defining main(**args)"
-	case IsTemplate(t.Code):
+	case IsTemplate(fields["code"].(string)):
 		return `python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`
 	}
 	return ""
@@ -106,8 +107,8 @@ type NoopTool struct {
 	Result any `json:"result"`
 }
 
-func (*NoopTool) Kind() string                   { return "noop" }
-func (*NoopTool) check(func(string) bool) string { return "" }
+func (*NoopTool) Kind() string                { return "noop" }
+func (*NoopTool) check(map[string]any) string { return "" }
 
 // PlaybookTool runs a sub-playbook as a child workflow.
 type PlaybookTool struct {
@@ -116,11 +117,11 @@ type PlaybookTool struct {
 }
 
 func (*PlaybookTool) Kind() string { return "playbook" }
-func (t *PlaybookTool) check(given func(string) bool) string {
+func (*PlaybookTool) check(fields map[string]any) string {
 	switch {
-	case !given("path"):
+	case fields["path"] == nil:
 		return "playbook tool needs the path of the sub-playbook"
-	case IsTemplate(t.Path):
+	case IsTemplate(fields["path"].(string)):
 		return "playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted"
 	}
 	return ""
@@ -243,13 +244,8 @@ func fieldCheck(t reflect.Type) func(v any) error {
 	return func(any) error { return nil }
 }
 
-// newSpec is a new, empty value of the kind's type.
-func (k toolKind) newSpec() ToolSpec {
-	return reflect.New(reflect.TypeOf(k.spec).Elem()).Interface().(ToolSpec)
-}
-
-// DecodeTool decodes a tool's fields (as rendered for an activity, or as
-// written) into its kind's type.
+// DecodeTool decodes a tool's fields, as rendered for an activity, into
+// its kind's type.
 func DecodeTool(fields map[string]any, spec ToolSpec) error {
 	b, err := json.Marshal(fields)
 	if err != nil {
