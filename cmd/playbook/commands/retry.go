@@ -28,32 +28,38 @@ func retryCommand() *cli.Command {
 			&cli.StringFlag{Name: "step", Usage: "run this `STEP` and everything downstream of it again"},
 			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
 			&cli.StringFlag{Name: "id", Usage: "workflow ID of the new run (default NAME-RANDOM)"},
+			&cli.StringFlag{Name: "reason", Usage: "why: recorded in the new run's events, status and Web UI details"},
 		}, connectionFlags()...),
-		Action: onArgs("retry", 1, "the RUN (workflow ID) to retry", func(c *cli.Context, conn *connection) error {
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Exit("retry: give the RUN (workflow ID) to retry", exitInvalid)
+			}
 			earlierID := c.Args().First()
 			if err := checkRunID(c); err != nil {
 				return cli.Exit("retry: "+err.Error(), exitInvalid)
 			}
-			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "")
-			if err != nil {
-				var mistake *retryError
-				var notStarted *submitError
-				switch {
-				case errors.As(err, &mistake):
-					return cli.Exit("retry: "+err.Error(), exitInvalid)
-				case errors.As(err, &notStarted):
-					return startFailed("retry", notStarted.id, notStarted.err)
+			return withConnection(c, "retry", func(conn *connection) error {
+				r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "cli", c.String("reason"))
+				if err != nil {
+					var mistake *retryError
+					var notStarted *submitError
+					switch {
+					case errors.As(err, &mistake):
+						return cli.Exit("retry: "+err.Error(), exitInvalid)
+					case errors.As(err, &notStarted):
+						return startFailed("retry", notStarted.id, notStarted.err)
+					}
+					return cli.Exit("retry: "+err.Error(), exitFailed)
 				}
-				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
-			if len(r.reused) == 0 {
-				fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
-			} else {
-				fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
-			}
-			return followAndReport(c, conn, r.pb, r.run)
-		}),
+				conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
+				if len(r.reused) == 0 {
+					fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
+				} else {
+					fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
+				}
+				return followAndReport(c, conn, r.pb, r.run)
+			})
+		},
 	}
 }
 
