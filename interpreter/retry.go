@@ -8,6 +8,23 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// Retry is a step's retry policy, defaults applied. It travels to the
+// activity as is (StepInput.Retry); its expressions as their source.
+type Retry struct {
+	MaxAttempts  int           `json:"max_attempts"`
+	InitialDelay time.Duration `json:"initial_delay"`
+	Multiplier   float64       `json:"backoff_multiplier"`
+	MaxDelay     time.Duration `json:"max_delay"`
+	Jitter       bool          `json:"jitter"`
+	RetryWhen    *Expr         `json:"retry_when,omitempty"`
+	StopWhen     *Expr         `json:"stop_when,omitempty"`
+}
+
+// DefaultRetry is what `retry: true` means.
+func DefaultRetry() Retry {
+	return Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 60 * time.Second, Jitter: true}
+}
+
 // MarshalJSON writes an expression as its source: compiled programs do not
 // travel; the side that reads one compiles it again (see Retry).
 func (e *Expr) MarshalJSON() ([]byte, error) { return json.Marshal(e.Source) }
@@ -48,23 +65,6 @@ func (s *Step) RetryBlock() Retry {
 		return Retry{MaxAttempts: 1}
 	}
 	return *s.Retry
-}
-
-// Retry is a step's retry policy, defaults applied. It travels to the
-// activity as is (StepInput.Retry); its expressions as their source.
-type Retry struct {
-	MaxAttempts  int           `json:"max_attempts"`
-	InitialDelay time.Duration `json:"initial_delay"`
-	Multiplier   float64       `json:"backoff_multiplier"`
-	MaxDelay     time.Duration `json:"max_delay"`
-	Jitter       bool          `json:"jitter"`
-	RetryWhen    *Expr         `json:"retry_when,omitempty"`
-	StopWhen     *Expr         `json:"stop_when,omitempty"`
-}
-
-// DefaultRetry is what `retry: true` means.
-func DefaultRetry() Retry {
-	return Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 60 * time.Second, Jitter: true}
 }
 
 func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
