@@ -42,7 +42,7 @@ if ! docker info >/dev/null 2>&1; then
 		if [ $i -gt 60 ] || ! kill -0 "$dockerd_pid" 2>/dev/null; then
 			tail -5 "$tmp/dockerd.log" >&2
 			dockerd_pid=
-			fail "no Docker engine could be started on this machine (dockerd did not answer within 30s)"
+			fail "no Docker engine could be started on this machine: dockerd exited or did not answer within 30s (its last lines above)"
 		fi
 		sleep 0.5
 	done
@@ -77,14 +77,25 @@ docker run -d --name "$container" --network host \
 	-e TEMPORAL_ADDRESS="127.0.0.1:$port" -e TEMPORAL_NAMESPACE=default \
 	-v "$PWD/docker/testdata:/playbooks:ro" \
 	playbook-worker --task-queue docker-test >/dev/null
-say "worker container $container on task queue docker-test; running docker/testdata/in_container.yaml"
+i=0
+until docker logs "$container" 2>&1 | grep -q "Started Worker"; do
+	i=$((i + 1))
+	if [ $i -gt 60 ] || [ "$(docker inspect -f '{{.State.Running}}' "$container")" != true ]; then
+		docker logs "$container" 2>&1 | tail -20 >&2
+		fail "the worker container did not start polling"
+	fi
+	sleep 0.5
+done
+say "worker container $container polls task queue docker-test; running docker/testdata/in_container.yaml"
 if ! TEMPORAL_CONFIG_FILE="$tmp/none.toml" "$tmp/playbook" run --address "127.0.0.1:$port" --task-queue docker-test \
-	docker/testdata/in_container.yaml >"$tmp/run.out" 2>&1; then
-	cat "$tmp/run.out" >&2
+	--json docker/testdata/in_container.yaml >"$tmp/run.json" 2>"$tmp/run.err"; then
+	cat "$tmp/run.err" "$tmp/run.json" >&2
 	docker logs "$container" 2>&1 | tail -20 >&2
 	fail "the playbook did not complete in the container"
 fi
-cat "$tmp/run.out"
-grep -q "playbook ran bash .* and python 3\.[0-9.]* in the container" "$tmp/run.out" ||
+report=$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); print(a["status"] + ": " + a["steps"]["report"]["result"])' "$tmp/run.json") ||
+	{ cat "$tmp/run.json" >&2; fail "no report in the run's aggregate"; }
+say "run $report"
+echo "$report" | grep -q "^completed: playbook ran bash [0-9.]* and python 3\.[0-9.]* in the container$" ||
 	fail "the run's report does not show the container's user, bash and python"
 say "ok: the playbook's steps ran in the playbook-worker container"
