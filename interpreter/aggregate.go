@@ -16,6 +16,8 @@ type Aggregate struct {
 	// CancelReason says why a cancelled run was cancelled, when the client
 	// that cancelled it said (playbook cancel --reason).
 	CancelReason string `json:"cancel_reason,omitempty"`
+	// Origin says which run this one retried, who asked and why.
+	Origin *Origin `json:"origin,omitempty"`
 	// Notifications record the webhooks told of the outcome.
 	Notifications []Notification `json:"notifications,omitempty"`
 }
@@ -98,6 +100,7 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 		FailedSteps:        failed,
 		Steps:              r.states,
 		CancelReason:       r.CancelReason(),
+		Origin:             r.origin,
 	}
 	return r.final
 }
@@ -117,6 +120,7 @@ func (r *Run) Snapshot() *Aggregate {
 		FailedSteps:      failed,
 		Steps:            r.states,
 		CancelReason:     r.CancelReason(),
+		Origin:           r.origin,
 	}
 }
 

@@ -203,6 +203,8 @@ type Run struct {
 	cancelled, drained bool
 	// cancelReason is why the run was cancelled or drained, when someone said.
 	cancelReason string
+	// origin is where a retried run came from (Started).
+	origin *Origin
 	// cancelling lists the running steps asked to cancel, so each is asked once.
 	cancelling map[string]bool
 	events     []Event

@@ -108,8 +108,17 @@ func startDev(t *testing.T, bin, db string, port, uiPort int) (stop func()) {
 // launchDev starts `playbook dev` and returns once its worker is up.
 func launchDev(t *testing.T, bin, db string, port, uiPort int) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "dev", "--db", db, "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
-	cmd.Env = append(os.Environ(), "PLAYBOOK_LOG_DIR="+t.TempDir())
+	cmd, _ := launchDevWith(t, bin, db, port, uiPort, nil)
+	return cmd
+}
+
+// launchDevWith starts `playbook dev` with more flags and environment, and
+// returns once its worker is up, with what it printed until then.
+func launchDevWith(t *testing.T, bin, db string, port, uiPort int, env []string, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	args := append([]string{"dev", "--db", db, "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort)}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append(os.Environ(), "PLAYBOOK_LOG_DIR="+t.TempDir()), env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
@@ -132,11 +141,12 @@ func launchDev(t *testing.T, bin, db string, port, uiPort int) *exec.Cmd {
 	case banner := <-ready:
 		require.Contains(t, banner, fmt.Sprintf("Temporal gRPC on 127.0.0.1:%d", port))
 		require.Contains(t, banner, fmt.Sprintf("Web UI on http://127.0.0.1:%d", uiPort))
+		return cmd, banner
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatal("playbook dev did not start within 60s")
 	}
-	return cmd
+	return cmd, ""
 }
 
 // uiWorkflowIDs lists the workflow IDs the Web UI's HTTP API returns.

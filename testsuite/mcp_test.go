@@ -120,6 +120,30 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "step_classified")
 	require.Contains(t, out, "retry (by mcp): "+reason)
+
+	// A retry through MCP is recorded in the new run: its events, its
+	// aggregate (run_status) and `playbook status`.
+	const why = "re-check with the new input"
+	text, isErr = callTool(t, s, "retry_run", map[string]any{"run": run.GetID(), "step": "check", "reason": why})
+	require.False(t, isErr, text)
+	var retried struct {
+		Run string `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &retried))
+	again := finish(t, tc.GetWorkflow(context.Background(), retried.Run, ""))
+	require.Equal(t, "completed", again.Status)
+	require.Equal(t, &interpreter.Origin{RetryOf: run.GetID(), From: "check", By: "mcp", Reason: why}, again.Origin)
+	text, isErr = callTool(t, s, "run_status", map[string]any{"run": retried.Run})
+	require.False(t, isErr, text)
+	require.NoError(t, json.Unmarshal([]byte(text), &st))
+	require.Equal(t, again.Origin, st.Origin, "run_status shows where the run came from")
+	code, out, errOut = cli(t, "status", "--address", server.Address, retried.Run)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Started as a retry of "+run.GetID()+" from step check by mcp: "+why)
+	code, out, errOut = cli(t, "events", "--address", server.Address, retried.Run)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "run_retried")
+	require.Contains(t, out, "retry of "+run.GetID()+" from step check by mcp: "+why)
 }
 
 // Read-only by default: the tools that change runs refuse, and the run is

@@ -22,13 +22,14 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	require.Equal(t, []string{"transform"}, first.agg.FailedSteps)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "input.txt"), []byte("ok\n"), 0o644))
-	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", first.agg.WorkflowID)
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", "--reason", "input fixed", first.agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "Retrying "+first.agg.WorkflowID+" as retry-demo-")
 	require.Contains(t, errOut, "reusing 1 completed step: fetch")
 	var agg interpreter.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, &interpreter.Origin{RetryOf: first.agg.WorkflowID, By: "cli", Reason: "input fixed"}, agg.Origin)
 	require.Equal(t, interpreter.StatusReused, agg.Steps["fetch"].Status)
 	require.Equal(t, interpreter.StatusCompleted, agg.Steps["transform"].Status)
 	require.Equal(t, "published after fetched\n", agg.Steps["publish"].Result, "the reused step's result carried over")

@@ -101,6 +101,8 @@ type Input struct {
 	// Reuse holds the completed steps of an earlier run that `playbook retry`
 	// does not run again.
 	Reuse map[string]*interpreter.StepState `json:"reuse,omitempty"`
+	// Origin says which run a retry retried, who asked and why.
+	Origin *interpreter.Origin `json:"origin,omitempty"`
 }
 
 // StartAttributes are the search attributes a run starts with.
@@ -115,6 +117,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	pb := parseFrozen(in)
 	info := workflow.GetInfo(ctx)
 	run := interpreter.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, runOptions(ctx, pb, in.Workload)...)
+	run.Started(in.Origin)
 	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err

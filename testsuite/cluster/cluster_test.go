@@ -114,6 +114,7 @@ func TestClusterSurvivesCrashes(t *testing.T) {
 			require.LessOrEqual(t, starts[p.key], p.attempts, "%s started more often than it counts attempts", p.key)
 			if extra := n - 1; extra > p.lost {
 				rerun += extra - p.lost
+				t.Errorf("%s ran again: %d attempts, %d lost: %s; marks:\n%s", p.key, p.attempts, p.lost, p.records, marksOf(t, marks, p.key))
 			}
 		}
 	}
@@ -380,11 +381,12 @@ func failures(agg *interpreter.Aggregate) string {
 type process struct {
 	key            string
 	attempts, lost int
+	records        string // its attempt records, for a failure's message
 }
 
 // processesOf lists the processes of a run of testdata/chaos.yaml: its
 // shell steps, each element of its loop `each` (attempt records of an
-// element say "element I: ..."), and the steps of its sub-playbook `sub`,
+// element say "element I+1 of N (index I): ..."), and the steps of its sub-playbook `sub`,
 // whose aggregate is the step's result.
 func processesOf(agg *interpreter.Aggregate) []process {
 	var out []process
@@ -400,8 +402,8 @@ func processesOf(agg *interpreter.Aggregate) []process {
 		case "each":
 			elements, _ := st.Result.([]any)
 			for i := range elements {
-				prefix := fmt.Sprintf("element %d: ", i)
-				p := process{key: fmt.Sprintf("%s %s[%d]", agg.WorkflowID, name, i), attempts: st.Attempts}
+				prefix := fmt.Sprintf("element %d of %d (index %d): ", i+1, len(elements), i)
+				p := process{key: fmt.Sprintf("%s %s[%d]", agg.WorkflowID, name, i), attempts: st.Attempts, records: fmt.Sprint(st.AttemptErrors)}
 				for _, a := range st.AttemptErrors {
 					if isLost(a) && strings.HasPrefix(a.Error.Message, prefix) {
 						p.lost++
@@ -410,7 +412,7 @@ func processesOf(agg *interpreter.Aggregate) []process {
 				out = append(out, p)
 			}
 		default:
-			p := process{key: agg.WorkflowID + " " + name, attempts: st.Attempts}
+			p := process{key: agg.WorkflowID + " " + name, attempts: st.Attempts, records: fmt.Sprint(st.AttemptErrors)}
 			for _, a := range st.AttemptErrors {
 				if isLost(a) {
 					p.lost++
@@ -442,6 +444,19 @@ func marksByStep(t *testing.T, file, kind string) map[string]int {
 		}
 	}
 	return counts
+}
+
+// marksOf is every mark line of a process.
+func marksOf(t *testing.T, file, key string) string {
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[1]+" "+f[2] == key {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func runPlaybook(t *testing.T, bin string, args ...string) string {

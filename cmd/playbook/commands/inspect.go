@@ -129,6 +129,9 @@ func ownAttempts(ctx context.Context, c client.Client, run string, live map[stri
 func printStatus(out io.Writer, run string, st *Status) {
 	agg := st.Aggregate
 	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	if agg.Origin != nil {
+		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
+	}
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
 	}

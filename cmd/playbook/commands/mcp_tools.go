@@ -399,8 +399,7 @@ func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retry
 	if err := need("run", a.Run, "reason", a.Reason); err != nil {
 		return nil, nil, err
 	}
-	details := fmt.Sprintf("retry of %s by %s: %s", a.Run, mcpWho, a.Reason)
-	r, err := startRetry(ctx, t.conn, a.Run, a.Step, "", t.taskQueue, details)
+	r, err := startRetry(ctx, t.conn, a.Run, a.Step, "", t.taskQueue, mcpWho, a.Reason)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}

@@ -28,6 +28,7 @@ func retryCommand() *cli.Command {
 			&cli.StringFlag{Name: "step", Usage: "run this `STEP` and everything downstream of it again"},
 			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
 			&cli.StringFlag{Name: "id", Usage: "workflow ID of the new run (default NAME-RANDOM)"},
+			&cli.StringFlag{Name: "reason", Usage: "why: recorded in the new run's events, status and Web UI details"},
 		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -42,7 +43,7 @@ func retryCommand() *cli.Command {
 				return connectFailed("retry", err)
 			}
 			defer conn.Close()
-			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "")
+			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "cli", c.String("reason"))
 			if err != nil {
 				var mistake *retryError
 				var notStarted *submitError

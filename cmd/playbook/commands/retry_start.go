@@ -35,9 +35,9 @@ func (e *submitError) Unwrap() error { return e.err }
 
 // startRetry starts a new run of a finished run's frozen playbook, reusing
 // the steps that completed; with step, that step and everything downstream
-// of it run again. details, if any, is shown with the new run (who asked
-// and why).
-func startRetry(ctx context.Context, conn *connection, earlierID, step, id, taskQueue, details string) (*retried, error) {
+// of it run again. by and reason say who asked and why: the new run records
+// them (its events, its aggregate, the Web UI's details).
+func startRetry(ctx context.Context, conn *connection, earlierID, step, id, taskQueue, by, reason string) (*retried, error) {
 	in, err := frozenInput(ctx, conn.client, earlierID)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,8 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	if id == "" {
 		id = pb.Name + "-" + randomSuffix()
 	}
-	wr, err := conn.submitWith(ctx, pb, in, id, taskQueue, details)
+	in.Origin = &interpreter.Origin{RetryOf: earlierID, From: step, By: by, Reason: reason}
+	wr, err := conn.submitWith(ctx, pb, in, id, taskQueue, in.Origin.String())
 	if err != nil {
 		return nil, &submitError{id: id, err: err}
 	}
