@@ -99,3 +99,7 @@ say "run $report"
 echo "$report" | grep -q "^completed: playbook ran bash [0-9.]* and python 3\.[0-9.]* in the container$" ||
 	fail "the run's report does not show the container's user, bash and python"
 say "ok: the playbook's steps ran in the playbook-worker container"
+docker stop -t 60 "$container" >/dev/null
+code=$(docker inspect -f '{{.State.ExitCode}}' "$container")
+[ "$code" = 0 ] || { docker logs "$container" 2>&1 | tail -20 >&2; fail "the worker container exited $code on docker stop, not 0"; }
+say "ok: docker stop drained the worker (exit 0)"
