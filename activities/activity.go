@@ -15,6 +15,7 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -38,6 +39,11 @@ type Activities struct {
 	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
 	// step, whatever is listed.
 	StepEnv []string
+	// Client is the worker's client, which a running step heartbeats
+	// through (see heartbeat). Optional: without one (the SDK's test
+	// environment) steps heartbeat through the SDK's activity heartbeat,
+	// which gives an attempt up when one heartbeat fails for a second.
+	Client client.Client
 }
 
 // RunStep runs one attempt. A failure returns an application error whose
@@ -67,7 +73,7 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		own = attempt - lost
 	}
 	toolCtx, stopTool := context.WithCancelCause(ctx)
-	stopHeartbeat, answer := heartbeat(ctx, info, log, stopTool)
+	stopHeartbeat, answer := heartbeat(ctx, a.Client, info, log, stopTool)
 	cancel := context.CancelFunc(func() {})
 	if in.Timeout > 0 {
 		toolCtx, cancel = context.WithTimeout(toolCtx, in.Timeout)
@@ -301,7 +307,7 @@ func failure(typ, msg string, details any) ToolResult {
 // alive and bring back cancellation. The first goes out after firstBeat, so
 // quick steps never pay for one (a heartbeat is a write on the server).
 //
-// It sends them through the worker's client rather than the SDK's activity
+// It sends them through the worker's client (when it has one) rather than the SDK's activity
 // heartbeat, because the SDK cancels an attempt as soon as one heartbeat
 // fails for a second: a server restarting or slow to answer would cost a
 // step an attempt. Here only the server's own answer stops the tool: a
@@ -311,15 +317,14 @@ func failure(typ, msg string, details any) ToolResult {
 // answer returns it. A heartbeat that fails otherwise is tried again: if
 // the server is gone for longer than the heartbeat timeout, it retries the
 // attempt as lost, and this one learns so from its next heartbeat.
-func heartbeat(ctx context.Context, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
+func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
 	every := time.Second
 	if timeout := info.HeartbeatTimeout; timeout > 0 && timeout/3 < every {
 		every = max(timeout/3, 100*time.Millisecond)
 	}
 	wait := max(info.HeartbeatTimeout, every)
-	c := activity.GetClient(ctx)
 	send := func() error {
-		if c == nil { // the SDK's test environment has no client
+		if c == nil {
 			activity.RecordHeartbeat(ctx, log)
 			return nil
 		}

@@ -15,7 +15,7 @@ import (
 	"playbook/interpreter"
 )
 
-// The contract's whole example (shared/PLAYBOOK.md) runs: a retry_when
+// The whole example (playbooks/nightly_etl, docs/LANGUAGE.md) runs: a retry_when
 // retry, an exit-code rule with its recovery script, a branch taking two
 // targets in parallel, an http step, a sub-playbook, an on_failure: run
 // cleanup over a depends_on join, and end's success_when.

@@ -78,7 +78,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: interpreter.NotifyName})
 	return w

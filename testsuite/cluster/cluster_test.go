@@ -386,7 +386,7 @@ type process struct {
 
 // processesOf lists the processes of a run of testdata/chaos.yaml: its
 // shell steps, each element of its loop `each` (attempt records of an
-// element say "element I: ..."), and the steps of its sub-playbook `sub`,
+// element say "element I+1 of N (index I): ..."), and the steps of its sub-playbook `sub`,
 // whose aggregate is the step's result.
 func processesOf(agg *interpreter.Aggregate) []process {
 	var out []process

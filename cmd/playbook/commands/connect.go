@@ -27,11 +27,15 @@ const localDevAddress = "127.0.0.1:7233"
 // quietLogs is a log level above every level the SDK uses.
 const quietLogs = slog.LevelError + 4
 
+// embeddedServer is the in-memory server `run` starts when none is
+// configured (startEmbedded); a worker-only build has none.
+type embeddedServer interface{ Stop() }
+
 // connection is a client, plus the embedded server and worker it brought up.
 type connection struct {
 	client    client.Client
 	namespace string
-	embedded  *worker.DevServer
+	embedded  embeddedServer
 	worker    sdkworker.Worker
 }
 
@@ -70,13 +74,13 @@ func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level)
 		if listening(localDevAddress) {
 			opts.HostPort = localDevAddress
 		} else {
-			dev, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", Namespace: opts.Namespace})
+			dev, address, err := startEmbedded(opts.Namespace)
 			if err != nil {
 				return nil, err
 			}
 			conn.embedded = dev
-			opts.HostPort = dev.Address
-			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", dev.Address)
+			opts.HostPort = address
+			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
 		}
 	}
 	conn.namespace = opts.Namespace
