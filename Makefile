@@ -1,10 +1,21 @@
 # The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
 GO ?= go
 
-.PHONY: build example test test-cluster bench histories vet fuzz
+.PHONY: build build-worker docker-image example test test-cluster test-docker bench histories vet fuzz
 
 build:
 	$(GO) build -o bin/playbook ./cmd/playbook
+
+# The worker-only binary: no embedded Temporal server, no Web UI (no `dev`,
+# and `run` needs a server configured). The container image's.
+build-worker:
+	CGO_ENABLED=0 $(GO) build -tags noserver -ldflags='-s -w' -o bin/playbook-worker ./cmd/playbook
+
+# The worker image, playbook-worker (docker/Dockerfile), from a binary built here.
+docker-image:
+	mkdir -p docker/bin
+	CGO_ENABLED=0 $(GO) build -tags noserver -ldflags='-s -w' -o docker/bin/playbook ./cmd/playbook
+	docker build -t playbook-worker docker/
 
 # Runs an example playbook on an embedded Temporal server (nothing to install).
 example:
@@ -22,10 +33,21 @@ test: vet
 
 # A real cluster on this machine (testsuite/cluster): PostgreSQL, Temporal's
 # own server built at go.mod's version, three workers, crashes on purpose.
-# Installs PostgreSQL where it is missing; needs no container engine.
+# Installs PostgreSQL where it is missing; needs no container engine. First
+# validates docker/compose.yaml with docker-compose (installed where missing).
 test-cluster:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
+	@command -v docker-compose >/dev/null || (apt-get update && apt-get install -y docker-compose)
+	docker-compose -f docker/compose.yaml config -q
 	PLAYBOOK_TEST_CLUSTER=1 $(GO) test -count=1 -v -timeout 30m ./testsuite/cluster/
+
+# The worker image, proven: builds it (and its base image, locally, when no
+# registry can be reached) and runs a playbook whose steps run in a container
+# of it against a `playbook dev` on the host. Installs docker.io and
+# mmdebstrap where missing and starts dockerd when no engine answers; exits
+# non-zero, saying so, when none can be started.
+test-docker:
+	GO=$(GO) docker/test.sh
 
 # Speed: playbooks against hand-written workflows doing the same work, on
 # one embedded server (and the hand-written chain on stock settings); one

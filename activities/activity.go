@@ -5,15 +5,12 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -27,76 +24,6 @@ import (
 
 // firstBeat is when a running attempt sends its first heartbeat.
 const firstBeat = 200 * time.Millisecond
-
-// RunStepName is the activity type every step runs as.
-const RunStepName = "RunStep"
-
-// StepInput is one step's rendered tool and the context an attempt needs.
-type StepInput struct {
-	WorkflowID string         `json:"workflow_id"`
-	RunID      string         `json:"run_id"`
-	Step       string         `json:"step"`
-	Kind       string         `json:"kind"`
-	Spec       map[string]any `json:"spec"`
-	// BaseDir is the submitted playbook's directory; relative paths resolve
-	// against it where the worker has it, else against the worker's directory.
-	BaseDir string `json:"base_dir"`
-	// Timeout bounds one attempt; the activity enforces it itself so that the
-	// timeout goes through the retry decision like any failure.
-	Timeout time.Duration `json:"timeout"`
-	Retry   RetrySpec     `json:"retry"`
-	Handler *HandlerSpec  `json:"handler,omitempty"`
-	// PriorAttempts counts the step's attempts before this activity (a
-	// classification can run a step again); logs, PLAYBOOK_ATTEMPT and
-	// attempt records number attempts across both.
-	PriorAttempts int `json:"prior_attempts,omitempty"`
-	// Scope is the run's expression scope, sent only when the step has
-	// retry_when or stop_when.
-	Scope map[string]any `json:"scope,omitempty"`
-	// Lost is the step's budget of attempts lost with their worker; nil in
-	// a run started before lost attempts were retried apart, whose every
-	// attempt counts against its retry block.
-	Lost *LostSpec `json:"lost,omitempty"`
-}
-
-// LostSpec is a step's budget of lost attempts. The activity's retry policy
-// allows the retry block's attempts plus Attempts more, so that the server
-// retries an attempt whose worker stopped heartbeating; each attempt counts
-// the lost ones before it and fails the step once they exceed Attempts.
-type LostSpec struct {
-	// Attempts is how many lost attempts are retried; 0: a lost attempt
-	// fails the step (`on_lost: fail`).
-	Attempts int `json:"attempts"`
-}
-
-// StepOutput is a successful step.
-type StepOutput struct {
-	Result   any `json:"result"`
-	Attempts int `json:"attempts"`
-	// LogsAt is where the attempt's logs are served (Activities.LogsAt).
-	LogsAt string `json:"logs_at,omitempty"`
-	// AttemptErrors are the failed attempts before the one that succeeded.
-	AttemptErrors []interpreter.AttemptRecord `json:"attempt_errors,omitempty"`
-}
-
-// FailureDetails ride on a failed attempt's application error.
-type FailureDetails struct {
-	Error         interpreter.StepError       `json:"error"`
-	Attempts      int                         `json:"attempts"`
-	Recovery      string                      `json:"recovery,omitempty"`
-	AttemptErrors []interpreter.AttemptRecord `json:"attempt_errors,omitempty"`
-}
-
-// AttemptLog travels from attempt to attempt as heartbeat details: Temporal
-// keeps the last details across retries and the SDK flushes them when an
-// attempt fails, so every attempt that ended by itself is on record. One
-// missing from it was lost with its worker.
-type AttemptLog struct {
-	Current int                         `json:"current"`
-	Failed  []interpreter.AttemptRecord `json:"failed,omitempty"`
-	// LogsAt is where the current attempt's logs are served.
-	LogsAt string `json:"logs_at,omitempty"`
-}
 
 // Activities holds what every attempt shares. Register it with a worker.
 type Activities struct {
@@ -112,16 +39,14 @@ type Activities struct {
 	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
 	// step, whatever is listed.
 	StepEnv []string
-	// LogsAt is the URL where this worker serves its attempts' logs; it goes
-	// into every attempt's record. Empty: not served.
-	LogsAt string
 	// Client is the worker's client, which a running step heartbeats
 	// through (see heartbeat). Optional: without one (the SDK's test
 	// environment) steps heartbeat through the SDK's activity heartbeat,
 	// which gives an attempt up when one heartbeat fails for a second.
 	Client client.Client
-
-	exprs sync.Map // source -> *interpreter.Expr
+	// LogsAt is the URL where this worker serves its attempts' logs; it goes
+	// into every attempt's record. Empty: not served.
+	LogsAt string
 }
 
 // RunStep runs one attempt. A failure returns an application error whose
@@ -130,10 +55,10 @@ type Activities struct {
 // its recovery script runs before the error is returned.
 //
 // Attempts lost with their worker are retried by the activity's retry
-// policy, which leaves room for them (see LostSpec); an attempt counts them
+// policy, which leaves room for them (see interpreter.LostSpec); an attempt counts them
 // from the attempt log and decides only on the step's own attempts, so the
 // retry block's budget, retry_when and stop_when never see a lost one.
-func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, error) {
+func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*interpreter.StepOutput, error) {
 	info := activity.GetInfo(ctx)
 	// attempt counts within this activity, as its retry policy does; number
 	// is the step's attempt number, across classifications; own leaves out
@@ -182,26 +107,26 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	}
 	if stopped {
 		watch.ended(transitionLost, nil)
-		return nil, a.lostWithWorker(ctx, log, in, attempt, "worker_stopped",
+		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrWorkerStopped,
 			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
 	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
-		o.Err = &interpreter.StepError{Type: "execution_timeout", Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
+		o.Err = &interpreter.StepError{Type: interpreter.ErrExecutionTimeout, Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
 	}
-	d, err := DecideRetry(in.Retry, in.Handler, own, o, a.compile, in.Scope, rand.Float64)
+	d, err := DecideRetry(in.Retry, in.Handler, own, o, in.Scope, rand.Float64)
 	if err != nil {
-		o.Err = &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+		o.Err = &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
 		d = Decision{Recovery: interpreter.RecoveryError}
 	}
 	if o.Err == nil && !d.Retry && d.Why == "" {
 		watch.ended(transitionCompleted, nil)
-		return &StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil
+		return &interpreter.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil
 	}
 	stepErr := o.Err
 	if stepErr == nil { // a success that retry_when keeps polling
-		stepErr = &interpreter.StepError{Type: "retry_when", Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
+		stepErr = &interpreter.StepError{Type: interpreter.ErrRetryWhen, Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
 	}
-	final := redactError(*stepErr)
+	final := interpreter.RedactError(*stepErr)
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}
@@ -216,43 +141,20 @@ func (a *Activities) RunStep(ctx context.Context, in StepInput) (*StepOutput, er
 	return nil, temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable:   !d.Retry,
 		NextRetryDelay: d.Delay,
-		Details:        []any{FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed}},
+		Details:        []any{interpreter.FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed}},
 	})
 }
 
 // previousAttempts reads the attempt log the attempts before this one left.
 // An earlier attempt of this activity with no record of its end was lost
 // with its worker (it may have died before its first heartbeat).
-func previousAttempts(ctx context.Context, prior, number int) AttemptLog {
-	var log AttemptLog
+func previousAttempts(ctx context.Context, prior, number int) interpreter.AttemptLog {
+	var log interpreter.AttemptLog
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
-	log.Failed = WithLostAttempts(log.Failed, prior+1, number-1)
+	log.Failed = interpreter.WithLostAttempts(log.Failed, prior+1, number-1)
 	return log
-}
-
-// WithLostAttempts returns records with a lost-attempt record added for
-// every attempt from first to last that has none, in attempt order.
-func WithLostAttempts(records []interpreter.AttemptRecord, first, last int) []interpreter.AttemptRecord {
-	have := map[int]bool{}
-	for _, r := range records {
-		have[r.Attempt] = true
-	}
-	out := append([]interpreter.AttemptRecord{}, records...)
-	for k := first; k <= last; k++ {
-		if !have[k] {
-			out = append(out, LostAttempt(k))
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Attempt < out[j].Attempt })
-	return out
-}
-
-// LostAttempt is the record of an attempt whose worker stopped heartbeating.
-func LostAttempt(attempt int) interpreter.AttemptRecord {
-	return interpreter.AttemptRecord{Attempt: attempt, Lost: true, Error: interpreter.StepError{
-		Type: "heartbeat_timeout", Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", attempt)}}
 }
 
 // countLost counts the lost attempts numbered from first on.
@@ -270,7 +172,7 @@ func countLost(records []interpreter.AttemptRecord, first int) int {
 // lost_attempts allows: this attempt runs nothing and fails the step with
 // the last lost attempt's error. It is not an attempt of the step: ran
 // counts the ones before it.
-func lostTooOften(log AttemptLog, in StepInput, lost, ran int) error {
+func lostTooOften(log interpreter.AttemptLog, in interpreter.StepInput, lost, ran int) error {
 	budget := in.Lost.Attempts
 	var last interpreter.AttemptRecord
 	for _, r := range log.Failed {
@@ -286,12 +188,12 @@ func lostTooOften(log AttemptLog, in StepInput, lost, ran int) error {
 	}
 	return temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable: true,
-		Details:      []any{FailureDetails{Error: final, Attempts: ran, Recovery: noRule(in), AttemptErrors: log.Failed}},
+		Details:      []any{interpreter.FailureDetails{Error: final, Attempts: ran, Recovery: noRule(in), AttemptErrors: log.Failed}},
 	})
 }
 
 // noRule is the recovery outcome of a failure no exit-code rule judged.
-func noRule(in StepInput) string {
+func noRule(in interpreter.StepInput) string {
 	if in.Handler != nil {
 		return interpreter.RecoveryNoMatchingRule
 	}
@@ -313,9 +215,9 @@ func lostCause(ctx context.Context) (typ string, lost bool) {
 	case serverStops(cause):
 		return "", false
 	case errors.Is(cause, sdkworker.ErrWorkerShutdown):
-		return "worker_stopped", true
+		return interpreter.ErrWorkerStopped, true
 	}
-	return "heartbeat_timeout", true
+	return interpreter.ErrHeartbeatTimeout, true
 }
 
 // errWorkerStopped is why an attempt's tool is cancelled when its worker
@@ -347,7 +249,7 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 // lostWithWorker reports an attempt its worker gave up (stopped past the
 // drain timeout, or cut off from the server): a lost attempt, retried at
 // once on another worker while the step's lost_attempts allows.
-func (a *Activities) lostWithWorker(ctx context.Context, log AttemptLog, in StepInput, attempt int, typ, message string) error {
+func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.AttemptLog, in interpreter.StepInput, attempt int, typ, message string) error {
 	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: typ, Message: message}, LogsAt: a.LogsAt}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
@@ -357,14 +259,14 @@ func (a *Activities) lostWithWorker(ctx context.Context, log AttemptLog, in Step
 	}
 	return temporal.NewApplicationErrorWithOptions(rec.Error.Message, rec.Error.Type, temporal.ApplicationErrorOptions{
 		NextRetryDelay: time.Millisecond,
-		Details:        []any{FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
+		Details:        []any{interpreter.FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
 	})
 }
 
 // runRecovery runs a rule's recovery script before a retry and returns its
 // exit code; a failing script does not stop the retry. It sees the step's
 // own env as well as the PLAYBOOK_* variables: it repairs what the step uses.
-func (a *Activities) runRecovery(ctx context.Context, in StepInput, attempt, exitCode int, script string) int {
+func (a *Activities) runRecovery(ctx context.Context, in interpreter.StepInput, attempt, exitCode int, script string) int {
 	env, _ := in.Spec["env"].(map[string]any)
 	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery", env: env},
 		"PLAYBOOK_RETURN_CODE="+strconv.Itoa(exitCode))
@@ -374,34 +276,42 @@ func (a *Activities) runRecovery(ctx context.Context, in StepInput, attempt, exi
 	return run.exitCode
 }
 
-func (a *Activities) compile(src string) (*interpreter.Expr, error) {
-	if e, ok := a.exprs.Load(src); ok {
-		return e.(*interpreter.Expr), nil
+// runTool runs one attempt of the step's tool with its kind's runner.
+func (a *Activities) runTool(ctx context.Context, in interpreter.StepInput, attempt int) ToolResult {
+	run, ok := runners[in.Kind]
+	if !ok {
+		return failure(interpreter.ErrTool, fmt.Sprintf("this worker has no tool kind %q", in.Kind), nil)
 	}
-	e, err := interpreter.CompileExpr(src, interpreter.ScopeRetry, true)
-	if err != nil {
-		return nil, err
-	}
-	a.exprs.Store(src, e)
-	return e, nil
+	return run(a, ctx, in, attempt)
 }
 
-func (a *Activities) runTool(ctx context.Context, in StepInput, attempt int) Outcome {
-	switch in.Kind {
-	case "shell":
-		return a.runShell(ctx, in, attempt)
-	case "http":
-		return a.runHTTP(ctx, in)
-	case "python":
-		return a.runPython(ctx, in, attempt)
-	case "noop":
-		return Outcome{Result: in.Spec["result"]}
+// runner runs one attempt of a tool kind.
+type runner func(a *Activities, ctx context.Context, in interpreter.StepInput, attempt int) ToolResult
+
+// runners are the tool kinds this worker runs, by kind: each kind's file
+// adds its own with runs.
+var runners = map[string]runner{}
+
+// runs makes run the runner of its tool kind (the kind of S, a tool type of
+// the core): each attempt decodes the step's rendered fields into S and
+// calls run with them.
+func runs[T any, S interface {
+	*T
+	interpreter.ToolSpec
+}](run func(a *Activities, ctx context.Context, in interpreter.StepInput, spec S, attempt int) ToolResult) bool {
+	kind := S(new(T)).Kind()
+	runners[kind] = func(a *Activities, ctx context.Context, in interpreter.StepInput, attempt int) ToolResult {
+		spec := S(new(T))
+		if err := interpreter.DecodeTool(in.Spec, spec); err != nil {
+			return failure(interpreter.ErrTool, kind+" spec: "+err.Error(), nil)
+		}
+		return run(a, ctx, in, spec, attempt)
 	}
-	return failure("tool_error", fmt.Sprintf("this worker has no tool kind %q", in.Kind), nil)
+	return true
 }
 
-func failure(typ, msg string, details any) Outcome {
-	return Outcome{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
+func failure(typ, msg string, details any) ToolResult {
+	return ToolResult{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
 }
 
 // heartbeat records the attempt log as a heartbeat every second (or a third
@@ -419,7 +329,7 @@ func failure(typ, msg string, details any) Outcome {
 // answer returns it. A heartbeat that fails otherwise is tried again: if
 // the server is gone for longer than the heartbeat timeout, it retries the
 // attempt as lost, and this one learns so from its next heartbeat.
-func heartbeat(ctx context.Context, c client.Client, info activity.Info, log AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
+func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
 	every := time.Second
 	if timeout := info.HeartbeatTimeout; timeout > 0 && timeout/3 < every {
 		every = max(timeout/3, 100*time.Millisecond)
@@ -477,15 +387,6 @@ func serverStops(err error) bool {
 	return temporal.IsCanceledError(err) || errors.Is(err, activity.ErrActivityPaused) ||
 		errors.Is(err, activity.ErrActivityReset) || errors.As(err, &notFound) ||
 		errors.As(err, &nsNotFound) || errors.As(err, &nsNotActive)
-}
-
-// decodeSpec turns a rendered spec into a tool's typed fields.
-func decodeSpec(spec map[string]any, out any) error {
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
 }
 
 // resolveBase is the directory relative paths resolve against.

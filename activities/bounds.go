@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"playbook/interpreter"
 )
 
 // Every read a step's output drives has a bound, named in the error a user
@@ -59,16 +61,16 @@ func size(n int64) string {
 // boundResult fails a successful attempt whose result would not fit in
 // Temporal's payload limit, saying so, instead of letting the server
 // reject the activity's completion.
-func boundResult(o Outcome) Outcome {
+func boundResult(o ToolResult) ToolResult {
 	if o.Err != nil || o.Result == nil {
 		return o
 	}
 	b, err := json.Marshal(o.Result)
 	if err != nil {
-		return failure("tool_error", "the step's result cannot be encoded as JSON: "+err.Error(), nil)
+		return failure(interpreter.ErrTool, "the step's result cannot be encoded as JSON: "+err.Error(), nil)
 	}
 	if len(b) > resultLimit {
-		return failure("result_too_large", fmt.Sprintf("the step's result is %s, over the %s a result may take of Temporal's %s payload limit: write large outputs to a file and return its path",
+		return failure(interpreter.ErrResultTooLarge, fmt.Sprintf("the step's result is %s, over the %s a result may take of Temporal's %s payload limit: write large outputs to a file and return its path",
 			size(int64(len(b))), size(resultLimit), size(PayloadLimit)), map[string]any{"result_bytes": len(b)})
 	}
 	return o

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter"
 )
 
 // A PLAYBOOK_ERROR_FILE over its bound is not read; the error says why.
 func TestErrorFileIsBounded(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runShell(context.Background(), shellInput(t, map[string]any{
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{
 		"command": `head -c 70000 /dev/zero | tr '\0' x > "$PLAYBOOK_ERROR_FILE"; echo boom >&2; exit 4`}), 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "exited with code 4: boom (PLAYBOOK_ERROR_FILE is larger than its limit of 64 KiB)", o.Err.Message)
@@ -21,12 +23,12 @@ func TestErrorFileIsBounded(t *testing.T) {
 
 func TestPythonFilesAreBounded(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runPython(context.Background(), pythonInput(t, "def main():\n    return 'x' * (2 << 20)\n", nil), 1)
+	o := a.runTool(context.Background(), pythonInput(t, "def main():\n    return 'x' * (2 << 20)\n", nil), 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "result_too_large", o.Err.Type)
 	require.Equal(t, "the value main returned (as JSON) is larger than its limit of 1 MiB: write large outputs to a file and return its path", o.Err.Message)
 
-	o = a.runPython(context.Background(), pythonInput(t, "def main():\n    raise ValueError('x' * 300000)\n", nil), 2)
+	o = a.runTool(context.Background(), pythonInput(t, "def main():\n    raise ValueError('x' * 300000)\n", nil), 2)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "python_exception", o.Err.Type)
 	require.Equal(t, "the step raised an exception, but the python exception file is larger than its limit of 256 KiB", o.Err.Message)
@@ -38,7 +40,7 @@ func TestHTTPBodyIsBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	a := &Activities{}
-	o := a.runHTTP(context.Background(), StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}})
+	o := a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}}, 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "GET "+srv.URL+": the response body is larger than its limit of 1 MiB (a step's result must fit in Temporal's 2 MiB payload limit)", o.Err.Message)
 }
@@ -46,10 +48,10 @@ func TestHTTPBodyIsBounded(t *testing.T) {
 // A result that would not fit in a Temporal payload fails the step with a
 // message that says so, before the server would refuse it.
 func TestResultOverThePayloadLimitFails(t *testing.T) {
-	o := boundResult(Outcome{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}})
+	o := boundResult(ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}})
 	require.NotNil(t, o.Err)
 	require.Equal(t, "result_too_large", o.Err.Type)
 	require.Equal(t, "the step's result is 2.0 MiB, over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: write large outputs to a file and return its path", o.Err.Message)
-	small := Outcome{Result: "ok"}
+	small := ToolResult{Result: "ok"}
 	require.Equal(t, small, boundResult(small))
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter"
 )
 
 func TestHTTP(t *testing.T) {
@@ -31,9 +33,9 @@ func TestHTTP(t *testing.T) {
 	defer srv.Close()
 	a := &Activities{}
 
-	o := a.runHTTP(context.Background(), StepInput{Spec: map[string]any{
+	o := a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{
 		"url": srv.URL + "/orders", "headers": map[string]any{"X-Run": "r-1"}, "body": map[string]any{"n": 2.0},
-	}})
+	}}, 1)
 	require.Nil(t, o.Err)
 	r := o.Result.(map[string]any)
 	require.Equal(t, 201, r["status_code"])
@@ -43,14 +45,14 @@ func TestHTTP(t *testing.T) {
 	require.Equal(t, "r-1", got.header)
 	require.Equal(t, map[string]any{"n": 2.0}, got.body)
 
-	o = a.runHTTP(context.Background(), StepInput{Spec: map[string]any{"url": srv.URL + "/missing"}})
+	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/missing"}}, 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "http_status", o.Err.Type)
 	require.Equal(t, 404, *o.StatusCode)
 
-	o = a.runHTTP(context.Background(), StepInput{Spec: map[string]any{"url": srv.URL + "/missing", "expect_status": []any{404.0}}})
+	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/missing", "expect_status": []any{404.0}}}, 1)
 	require.Nil(t, o.Err, "expect_status accepts 404")
 
-	o = a.runHTTP(context.Background(), StepInput{Spec: map[string]any{"url": "http://127.0.0.1:1/"}})
+	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": "http://127.0.0.1:1/"}}, 1)
 	require.Equal(t, "http_error", o.Err.Type)
 }

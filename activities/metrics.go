@@ -43,7 +43,7 @@ type attemptWatch struct {
 	begun   time.Time
 }
 
-func watchAttempt(ctx context.Context, in StepInput, number int) *attemptWatch {
+func watchAttempt(ctx context.Context, in interpreter.StepInput, number int) *attemptWatch {
 	info := activity.GetInfo(ctx)
 	return &attemptWatch{
 		metrics: activity.GetMetricsHandler(ctx).WithTags(map[string]string{"tool_kind": in.Kind}),
@@ -56,7 +56,7 @@ func watchAttempt(ctx context.Context, in StepInput, number int) *attemptWatch {
 
 // started counts the attempt (and the step, on its activity's first
 // attempt) and the attempts found lost since the last one on record.
-func (w *attemptWatch) started(ctx context.Context, in StepInput, number int) {
+func (w *attemptWatch) started(ctx context.Context, in interpreter.StepInput, number int) {
 	if activity.GetInfo(ctx).Attempt == 1 {
 		w.metrics.Counter(metricStepsStarted).Inc(1)
 	}
@@ -96,9 +96,9 @@ func (w *attemptWatch) log(transition string, err *interpreter.StepError) {
 // foundLost counts the attempts from first to last with no record of their
 // end: they were lost with their worker.
 func foundLost(ctx context.Context, first, last int) int {
-	var log AttemptLog
+	var log interpreter.AttemptLog
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
-	return len(WithLostAttempts(log.Failed, first, last)) - len(log.Failed)
+	return len(interpreter.WithLostAttempts(log.Failed, first, last)) - len(log.Failed)
 }

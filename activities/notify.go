@@ -10,28 +10,20 @@ import (
 	"net/http"
 
 	"go.temporal.io/sdk/temporal"
+
+	"playbook/interpreter"
 )
-
-// NotifyName is the activity type that posts a run's aggregate to a webhook.
-const NotifyName = "Notify"
-
-// NotifyInput is one webhook call.
-type NotifyInput struct {
-	Event     string `json:"event"` // on_failure or on_success
-	Webhook   string `json:"webhook"`
-	Aggregate any    `json:"aggregate"`
-}
 
 // Notify POSTs the aggregate as JSON; anything but a 2xx answer fails the
 // attempt (Temporal retries it).
-func (a *Activities) Notify(ctx context.Context, in NotifyInput) error {
+func (a *Activities) Notify(ctx context.Context, in interpreter.NotifyInput) error {
 	body, err := json.Marshal(in.Aggregate)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("aggregate: "+err.Error(), "notify_error", nil)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.Webhook, bytes.NewReader(body))
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(Redact(err.Error()), "notify_error", nil)
+		return temporal.NewNonRetryableApplicationError(interpreter.Redact(err.Error()), "notify_error", nil)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Playbook-Event", in.Event)
@@ -41,12 +33,12 @@ func (a *Activities) Notify(ctx context.Context, in NotifyInput) error {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return errors.New(Redact(fmt.Sprintf("POST %s: %v", in.Webhook, err)))
+		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s: %v", in.Webhook, err)))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return errors.New(Redact(fmt.Sprintf("POST %s answered %d", in.Webhook, resp.StatusCode)))
+		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s answered %d", in.Webhook, resp.StatusCode)))
 	}
 	return nil
 }

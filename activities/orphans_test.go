@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/internal/proctest"
+	"playbook/interpreter"
 )
 
 // fakeWorkerEnv makes this test binary a worker that runs one long step
@@ -21,10 +22,10 @@ const fakeWorkerEnv = "PLAYBOOK_TEST_FAKE_WORKER"
 func TestMain(m *testing.M) {
 	if marker := os.Getenv(fakeWorkerEnv); marker != "" {
 		a := &Activities{LogDir: os.TempDir()}
-		in := StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
+		in := interpreter.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
 			// A child in the background and a grandchild: the whole group goes.
 			"command": "sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker}}
-		a.runShell(context.Background(), in, 1)
+		a.runTool(context.Background(), in, 1)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

@@ -52,15 +52,15 @@ func (p processRun) stderrTail() string { return tail(p.stderrPath) }
 // attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
 // created 0700. The names were checked at submission; they are checked
 // again here, so that a run started by any client stays inside LOGDIR.
-func (a *Activities) attemptLogDir(in StepInput) (string, *interpreter.StepError) {
+func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpreter.StepError) {
 	for what, name := range map[string]string{"run ID": in.WorkflowID, "step name": in.Step} {
 		if err := interpreter.CheckPathName(what, name); err != nil {
-			return "", &interpreter.StepError{Type: "tool_error", Message: "log directory: " + err.Error()}
+			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
 	dir := filepath.Join(a.LogDir, in.WorkflowID, in.Step)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", &interpreter.StepError{Type: "tool_error", Message: "log directory: " + err.Error()}
+		return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
 	}
 	return dir, nil
 }
@@ -75,7 +75,7 @@ func createLog(path string) (*os.File, error) {
 // SIGKILL; when the process exits, whatever it left behind in its group is
 // killed, so no step's process outlives the step; and the group's watcher
 // kills it if the worker dies first (orphans.go).
-func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
+func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
 	base := resolveBase(in.BaseDir)
 	dir := base
 	if p.workdir != "" {
@@ -101,12 +101,12 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 	_ = os.Remove(run.errorFile)
 	stdout, err := createLog(run.stdoutPath)
 	if err != nil {
-		return run, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 	}
 	defer stdout.Close()
 	stderr, err := createLog(run.stderrPath)
 	if err != nil {
-		return run, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 	}
 	defer stderr.Close()
 
@@ -115,7 +115,7 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	watcher, err := startGroupWatcher()
 	if err != nil {
-		return run, &interpreter.StepError{Type: "tool_error", Message: "cannot start the step's process group: " + err.Error()}
+		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: "cannot start the step's process group: " + err.Error()}
 	}
 	defer watcher.killGroup()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: watcher.pgid()}
@@ -127,7 +127,7 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
 	}, extraEnv...))
 	if err := cmd.Start(); err != nil {
-		return run, &interpreter.StepError{Type: "tool_error", Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
+		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
 	pgid := watcher.pgid()
 	waited := make(chan error, 1)
@@ -154,7 +154,7 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 			run.exitCode = 128 + int(ws.Signal())
 		}
 	case waitErr != nil:
-		return run, &interpreter.StepError{Type: "tool_error", Message: waitErr.Error()}
+		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: waitErr.Error()}
 	}
 	return run, nil
 }
@@ -162,7 +162,7 @@ func (a *Activities) runProcess(ctx context.Context, in StepInput, attempt int, 
 // exitFailure is the structured error of a process that exited non-zero.
 // A process may supply its own message and details by writing
 // {"message": ..., "details": ...} to the file in PLAYBOOK_ERROR_FILE.
-func exitFailure(run processRun) Outcome {
+func exitFailure(run processRun) ToolResult {
 	errTail := run.stderrTail()
 	msg := fmt.Sprintf("exited with code %d", run.exitCode)
 	if last := lastLine(errTail); last != "" {
@@ -190,7 +190,7 @@ func exitFailure(run processRun) Outcome {
 		}
 	}
 	code := run.exitCode
-	o := failure("exit_code", msg, details)
+	o := failure(interpreter.ErrExitCode, msg, details)
 	o.ExitCode = &code
 	return o
 }

@@ -7,12 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"playbook/interpreter"
 )
 
-type pythonSpec struct {
-	Code string         `json:"code"`
-	Args map[string]any `json:"args"`
-}
+var _ = runs((*Activities).runPython)
 
 // pythonRunner loads the step's code, calls main(**args) and writes what it
 // returns as JSON; an exception is written with its traceback instead. The
@@ -41,31 +40,27 @@ except BaseException as e:
 // runPython runs the step's code with the machine's python3. The result is
 // what main returns; a raised exception is a `python_exception` error with
 // the traceback in its details; sys.exit(N) is an exit code like a shell's.
-func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) Outcome {
-	var spec pythonSpec
-	if err := decodeSpec(in.Spec, &spec); err != nil {
-		return failure("tool_error", "python spec: "+err.Error(), nil)
-	}
+func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, spec *interpreter.PythonTool, attempt int) ToolResult {
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		return failure("tool_error", "python3 is not on this worker's PATH: install Python 3 where the worker runs", nil)
+		return failure(interpreter.ErrTool, "python3 is not on this worker's PATH: install Python 3 where the worker runs", nil)
 	}
 	if spec.Args == nil {
-		spec.Args = map[string]any{}
+		spec.Args = interpreter.Values{}
 	}
 	dir, dirErr := a.attemptLogDir(in)
 	if dirErr != nil {
-		return Outcome{Err: dirErr}
+		return ToolResult{Err: dirErr}
 	}
 	file := func(suffix string) string { return filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", attempt, suffix)) }
 	codeFile, argsFile, resultFile, excFile := file("py"), file("args.json"), file("result.json"), file("exception.json")
 	argsJSON, err := json.Marshal(spec.Args)
 	if err != nil {
-		return failure("tool_error", "python args: "+err.Error(), nil)
+		return failure(interpreter.ErrTool, "python args: "+err.Error(), nil)
 	}
 	for path, content := range map[string][]byte{codeFile: []byte(spec.Code), argsFile: argsJSON} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {
-			return failure("tool_error", err.Error(), nil)
+			return failure(interpreter.ErrTool, err.Error(), nil)
 		}
 	}
 	_ = os.Remove(resultFile)
@@ -73,12 +68,12 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 	run, stepErr := a.runProcess(ctx, in, attempt, process{argv: []string{python, "-c", pythonRunner}},
 		"PLAYBOOK_PY_CODE="+codeFile, "PLAYBOOK_PY_ARGS="+argsFile, "PLAYBOOK_PY_RESULT="+resultFile, "PLAYBOOK_PY_EXCEPTION="+excFile)
 	if stepErr != nil {
-		return Outcome{Err: stepErr}
+		return ToolResult{Err: stepErr}
 	}
 	b, err := readBounded(excFile, pythonExceptionLimit, "the python exception file")
 	if err != nil && !os.IsNotExist(err) && ctx.Err() == nil {
 		code := run.exitCode
-		o := failure("python_exception", "the step raised an exception, but "+err.Error(), map[string]any{"stderr": run.stderrTail()})
+		o := failure(interpreter.ErrPythonException, "the step raised an exception, but "+err.Error(), map[string]any{"stderr": run.stderrTail()})
 		o.ExitCode = &code
 		return o
 	}
@@ -90,7 +85,7 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 		}
 		if json.Unmarshal(b, &exc) == nil {
 			code := run.exitCode
-			o := failure("python_exception", exc.Exception+": "+exc.Message,
+			o := failure(interpreter.ErrPythonException, exc.Exception+": "+exc.Message,
 				map[string]any{"exception": exc.Exception, "traceback": exc.Traceback, "stdout": run.stdoutTail(), "stderr": run.stderrTail()})
 			o.ExitCode = &code
 			return o
@@ -102,11 +97,11 @@ func (a *Activities) runPython(ctx context.Context, in StepInput, attempt int) O
 	var result any
 	b, err = readBounded(resultFile, pythonResultLimit, "the value main returned (as JSON)")
 	if err != nil && !os.IsNotExist(err) {
-		return failure("result_too_large", err.Error()+": write large outputs to a file and return its path", nil)
+		return failure(interpreter.ErrResultTooLarge, err.Error()+": write large outputs to a file and return its path", nil)
 	}
 	if err == nil {
 		_ = json.Unmarshal(b, &result)
 	}
 	code := run.exitCode
-	return Outcome{Result: result, ExitCode: &code}
+	return ToolResult{Result: result, ExitCode: &code}
 }

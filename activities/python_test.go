@@ -7,18 +7,20 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter"
 )
 
-func pythonInput(t *testing.T, code string, args map[string]any) StepInput {
+func pythonInput(t *testing.T, code string, args map[string]any) interpreter.StepInput {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 on this machine")
 	}
-	return StepInput{WorkflowID: "wf-1", Step: "py", Kind: "python", BaseDir: t.TempDir(), Spec: map[string]any{"code": code, "args": args}}
+	return interpreter.StepInput{WorkflowID: "wf-1", Step: "py", Kind: "python", BaseDir: t.TempDir(), Spec: map[string]any{"code": code, "args": args}}
 }
 
 func TestPythonReturnsMain(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runPython(context.Background(), pythonInput(t, "def main(values, name):\n    print('hi')\n    return {'n': len(values), 'name': name}\n",
+	o := a.runTool(context.Background(), pythonInput(t, "def main(values, name):\n    print('hi')\n    return {'n': len(values), 'name': name}\n",
 		map[string]any{"values": []any{1, 2, 3}, "name": "x"}), 1)
 	require.Nil(t, o.Err)
 	require.Equal(t, map[string]any{"n": 3.0, "name": "x"}, o.Result)
@@ -26,7 +28,7 @@ func TestPythonReturnsMain(t *testing.T) {
 
 func TestPythonException(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runPython(context.Background(), pythonInput(t, "def main():\n    raise ValueError('bad input')\n", nil), 1)
+	o := a.runTool(context.Background(), pythonInput(t, "def main():\n    raise ValueError('bad input')\n", nil), 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "python_exception", o.Err.Type)
 	require.Equal(t, "ValueError: bad input", o.Err.Message)
@@ -38,18 +40,18 @@ func TestPythonException(t *testing.T) {
 
 func TestPythonExitCodeAndMissingMain(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runPython(context.Background(), pythonInput(t, "import sys\ndef main():\n    sys.exit(3)\n", nil), 1)
+	o := a.runTool(context.Background(), pythonInput(t, "import sys\ndef main():\n    sys.exit(3)\n", nil), 1)
 	require.Equal(t, "exit_code", o.Err.Type)
 	require.Equal(t, 3, *o.ExitCode)
 
-	o = a.runPython(context.Background(), pythonInput(t, "x = 1\n", nil), 1)
+	o = a.runTool(context.Background(), pythonInput(t, "x = 1\n", nil), 1)
 	require.Equal(t, "python_exception", o.Err.Type)
 	require.Equal(t, "NameError: the step's code defines no main(**args)", o.Err.Message)
 }
 
 func TestProcessSuppliesItsOwnError(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runShell(context.Background(), shellInput(t, map[string]any{
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{
 		"command": `echo '{"message": "quota exceeded", "details": {"bucket": "b"}}' > "$PLAYBOOK_ERROR_FILE"; exit 4`}), 1)
 	require.Equal(t, "exit_code", o.Err.Type)
 	require.Equal(t, "quota exceeded", o.Err.Message)
@@ -62,7 +64,7 @@ func TestProcessSuppliesItsOwnError(t *testing.T) {
 func TestPythonMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runPython(context.Background(), StepInput{WorkflowID: "wf", Step: "py", Spec: map[string]any{"code": "def main(): pass"}}, 1)
+	o := a.runTool(context.Background(), interpreter.StepInput{WorkflowID: "wf", Step: "py", Kind: "python", Spec: map[string]any{"code": "def main(): pass"}}, 1)
 	require.Equal(t, "tool_error", o.Err.Type)
 	require.Equal(t, "python3 is not on this worker's PATH: install Python 3 where the worker runs", o.Err.Message)
 }

@@ -8,30 +8,12 @@ import (
 	"playbook/interpreter"
 )
 
-// RetrySpec is a step's retry block as the activity receives it: the
-// expressions travel as source and are compiled where the attempt ran.
-type RetrySpec struct {
-	MaxAttempts  int           `json:"max_attempts"`
-	InitialDelay time.Duration `json:"initial_delay"`
-	Multiplier   float64       `json:"backoff_multiplier"`
-	MaxDelay     time.Duration `json:"max_delay"`
-	Jitter       bool          `json:"jitter"`
-	RetryWhen    string        `json:"retry_when,omitempty"`
-	StopWhen     string        `json:"stop_when,omitempty"`
-}
-
-// Outcome is what one attempt of a tool produced.
-type Outcome struct {
+// ToolResult is what one attempt of a tool produced.
+type ToolResult struct {
 	Result     any
 	Err        *interpreter.StepError // nil on success
 	ExitCode   *int
 	StatusCode *int
-}
-
-// HandlerSpec is a step's failure handler: its exit-code rules.
-type HandlerSpec struct {
-	Name  string                     `json:"name"`
-	Rules []interpreter.ExitCodeRule `json:"rules"`
 }
 
 // Decision says whether to run another attempt, and after how long.
@@ -45,10 +27,6 @@ type Decision struct {
 	// Rule is the exit-code rule that matched, if one did.
 	Rule *interpreter.ExitCodeRule
 }
-
-// engineErrors are failures the engine caused or could not judge: no rule
-// or retry applies to them.
-var engineErrors = map[string]bool{"expression_error": true, "template_error": true, "tool_error": true}
 
 // MatchRule finds the exit-code rule for a code: a rule listing the code
 // wins over a match_all_exit_codes rule, whatever their order.
@@ -74,9 +52,9 @@ func MatchRule(rules []interpreter.ExitCodeRule, code int) *interpreter.ExitCode
 // holds, or when retry_when is given and does not hold. On a success, retry
 // only while retry_when holds (polling). random returns a number in [0, 1)
 // for jitter.
-func DecideRetry(spec RetrySpec, handler *HandlerSpec, attempt int, o Outcome, exprs func(src string) (*interpreter.Expr, error), scope map[string]any, random func() float64) (Decision, error) {
+func DecideRetry(spec interpreter.Retry, handler *interpreter.FailureHandler, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
 	if o.Err != nil {
-		if engineErrors[o.Err.Type] {
+		if interpreter.IsEngineError(o.Err.Type) {
 			return Decision{Recovery: interpreter.RecoveryError}, nil
 		}
 		if handler != nil && o.ExitCode != nil {
@@ -92,7 +70,7 @@ func DecideRetry(spec RetrySpec, handler *HandlerSpec, attempt int, o Outcome, e
 			}
 		}
 	}
-	d, err := decideByRetryBlock(spec, attempt, o, exprs, scope, random)
+	d, err := decideByRetryBlock(spec, attempt, o, scope, random)
 	if o.Err != nil && !d.Retry {
 		d.Recovery = interpreter.RecoveryNoHandler
 		if handler != nil {
@@ -102,15 +80,11 @@ func DecideRetry(spec RetrySpec, handler *HandlerSpec, attempt int, o Outcome, e
 	return d, err
 }
 
-func decideByRetryBlock(spec RetrySpec, attempt int, o Outcome, exprs func(src string) (*interpreter.Expr, error), scope map[string]any, random func() float64) (Decision, error) {
+func decideByRetryBlock(spec interpreter.Retry, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
 	env := retryEnv(scope, attempt, o)
-	eval := func(src string) (bool, error) {
-		if src == "" {
+	eval := func(e *interpreter.Expr) (bool, error) {
+		if e == nil {
 			return false, nil
-		}
-		e, err := exprs(src)
-		if err != nil {
-			return false, err
 		}
 		return e.EvalBool(env)
 	}
@@ -140,16 +114,16 @@ func decideByRetryBlock(spec RetrySpec, attempt int, o Outcome, exprs func(src s
 	}
 	switch {
 	case stop:
-		return Decision{Why: "stop_when " + spec.StopWhen + " is true"}, nil
-	case spec.RetryWhen != "" && !retryWhen:
-		return Decision{Why: "retry_when " + spec.RetryWhen + " is false"}, nil
+		return Decision{Why: "stop_when " + spec.StopWhen.Source + " is true"}, nil
+	case spec.RetryWhen != nil && !retryWhen:
+		return Decision{Why: "retry_when " + spec.RetryWhen.Source + " is false"}, nil
 	}
 	return Decision{Retry: true, Delay: backoff(spec, attempt, random)}, nil
 }
 
 // backoff is min(initial * multiplier^(attempt-1), max), times a factor in
 // [0.5, 1.5) with jitter. Without a retry block it is immediate.
-func backoff(spec RetrySpec, attempt int, random func() float64) time.Duration {
+func backoff(spec interpreter.Retry, attempt int, random func() float64) time.Duration {
 	d := float64(spec.InitialDelay) * math.Pow(max(spec.Multiplier, 1), float64(attempt-1))
 	if spec.MaxDelay > 0 {
 		d = math.Min(d, float64(spec.MaxDelay))
@@ -162,7 +136,7 @@ func backoff(spec RetrySpec, attempt int, random func() float64) time.Duration {
 }
 
 // retryEnv is what retry_when and stop_when see.
-func retryEnv(scope map[string]any, attempt int, o Outcome) map[string]any {
+func retryEnv(scope map[string]any, attempt int, o ToolResult) map[string]any {
 	env := make(map[string]any, len(scope)+6)
 	for k, v := range scope {
 		env[k] = v

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter"
 )
 
 // A run ID or step name that would climb out of the log directory fails the
@@ -14,7 +16,7 @@ import (
 func TestLogPathsStayInTheLogDirectory(t *testing.T) {
 	root := t.TempDir()
 	a := &Activities{LogDir: filepath.Join(root, "logs")}
-	for _, in := range []StepInput{
+	for _, in := range []interpreter.StepInput{
 		{WorkflowID: "../../escaped", Step: "s"},
 		{WorkflowID: "wf", Step: "../../escaped"},
 		{WorkflowID: "..", Step: "s"},
@@ -22,7 +24,7 @@ func TestLogPathsStayInTheLogDirectory(t *testing.T) {
 	} {
 		in.Kind, in.BaseDir = "shell", root
 		in.Spec = map[string]any{"command": "touch " + filepath.Join(root, "ran")}
-		o := a.runShell(context.Background(), in, 1)
+		o := a.runTool(context.Background(), in, 1)
 		require.NotNil(t, o.Err, "%q %q", in.WorkflowID, in.Step)
 		require.Equal(t, "tool_error", o.Err.Type)
 		require.Contains(t, o.Err.Message, "log directory: ")
@@ -35,7 +37,7 @@ func TestLogPathsStayInTheLogDirectory(t *testing.T) {
 // Logs and the python argument file are the worker user's alone.
 func TestLogFilesArePrivate(t *testing.T) {
 	a := &Activities{LogDir: filepath.Join(t.TempDir(), "logs")}
-	o := a.runShell(context.Background(), shellInput(t, map[string]any{"command": "echo hi"}), 1)
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "echo hi"}), 1)
 	require.Nil(t, o.Err)
 	for path, mode := range map[string]os.FileMode{
 		a.LogDir: 0o700, filepath.Join(a.LogDir, "wf-1"): 0o700, filepath.Join(a.LogDir, "wf-1", "s"): 0o700,
@@ -47,7 +49,7 @@ func TestLogFilesArePrivate(t *testing.T) {
 		require.Equal(t, mode, st.Mode().Perm(), path)
 	}
 	in := pythonInput(t, "def main(secret):\n    return 1\n", map[string]any{"secret": "s3cr3t"})
-	require.Nil(t, a.runPython(context.Background(), in, 1).Err)
+	require.Nil(t, a.runTool(context.Background(), in, 1).Err)
 	for _, f := range []string{"attempt-1.args.json", "attempt-1.py", "attempt-1.stdout"} {
 		st, err := os.Stat(filepath.Join(a.LogDir, "wf-1", "py", f))
 		require.NoError(t, err)

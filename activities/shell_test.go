@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/internal/proctest"
+	"playbook/interpreter"
 )
 
-func shellInput(t *testing.T, spec map[string]any) StepInput {
-	return StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: spec, BaseDir: t.TempDir()}
+func shellInput(t *testing.T, spec map[string]any) interpreter.StepInput {
+	return interpreter.StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: spec, BaseDir: t.TempDir()}
 }
 
 func TestShellResult(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
 	in := shellInput(t, map[string]any{"command": `echo "{\"rows\": $N}"; echo warn >&2; pwd >&2`, "env": map[string]any{"N": 7.0}})
-	o := a.runShell(context.Background(), in, 2)
+	o := a.runTool(context.Background(), in, 2)
 	require.Nil(t, o.Err)
 	r := o.Result.(map[string]any)
 	require.Equal(t, 0, r["exit_code"])
@@ -34,14 +35,14 @@ func TestShellResult(t *testing.T) {
 func TestShellEnvironment(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
 	in := shellInput(t, map[string]any{"command": `echo "$PLAYBOOK_RUN_ID $PLAYBOOK_STEP $PLAYBOOK_ATTEMPT $PLAYBOOK_LOG_DIR"`})
-	o := a.runShell(context.Background(), in, 3)
+	o := a.runTool(context.Background(), in, 3)
 	require.Nil(t, o.Err)
 	require.Equal(t, "wf-1 s 3 "+filepath.Join(a.LogDir, "wf-1", "s")+"\n", o.Result.(map[string]any)["stdout"])
 }
 
 func TestShellFailure(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runShell(context.Background(), shellInput(t, map[string]any{"command": "echo first >&2; echo 'disk full' >&2; exit 3"}), 1)
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "echo first >&2; echo 'disk full' >&2; exit 3"}), 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "exit_code", o.Err.Type)
 	require.Equal(t, "exited with code 3: disk full", o.Err.Message)
@@ -53,7 +54,7 @@ func TestShellWorkdirRelativeToPlaybook(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
 	in := shellInput(t, map[string]any{"command": "pwd", "workdir": "sub"})
 	require.NoError(t, os.Mkdir(filepath.Join(in.BaseDir, "sub"), 0o755))
-	o := a.runShell(context.Background(), in, 1)
+	o := a.runTool(context.Background(), in, 1)
 	require.Nil(t, o.Err)
 	require.Equal(t, filepath.Join(in.BaseDir, "sub")+"\n", o.Result.(map[string]any)["stdout"])
 }
@@ -67,7 +68,7 @@ func TestShellKillsProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	o := a.runShell(ctx, in, 1)
+	o := a.runTool(ctx, in, 1)
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.NotNil(t, o.Err)
 	require.Equal(t, 128+15, *o.ExitCode, "SIGTERM")
@@ -78,7 +79,7 @@ func TestShellKillsProcessGroup(t *testing.T) {
 func TestShellLeavesNothingBehind(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
 	marker := "playbook-test-orphan"
-	o := a.runShell(context.Background(), shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' >/dev/null 2>&1 &"}), 1)
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' >/dev/null 2>&1 &"}), 1)
 	require.Nil(t, o.Err)
 	time.Sleep(100 * time.Millisecond)
 	require.Empty(t, processesMatching(marker))
@@ -96,7 +97,7 @@ func TestShellSeesOnlyItsEnvironment(t *testing.T) {
 	t.Setenv("PASSED_ON", "yes")
 	a := &Activities{LogDir: t.TempDir(), StepEnv: []string{"PASSED_ON", "TEMPORAL_API_KEY"}}
 	in := shellInput(t, map[string]any{"command": "env", "env": map[string]any{"OWN": "mine", "PLAYBOOK_STEP": "forged"}})
-	o := a.runShell(context.Background(), in, 1)
+	o := a.runTool(context.Background(), in, 1)
 	require.Nil(t, o.Err)
 	env := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(o.Result.(map[string]any)["stdout"].(string)), "\n") {

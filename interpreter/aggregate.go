@@ -62,7 +62,7 @@ func (r *Run) Finish(endResult any, endErr *StepError, endAttempts int) *Aggrega
 	if endErr == nil && end.SuccessWhen != nil {
 		ok, err := end.SuccessWhen.EvalBool(env)
 		if err != nil {
-			endErr = &StepError{Type: "expression_error", Message: "success_when " + err.Error()}
+			endErr = &StepError{Type: ErrExpression, Message: "success_when " + err.Error()}
 		}
 		success = ok
 	}

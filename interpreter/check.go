@@ -170,7 +170,7 @@ func (c *checker) expr(s *Step, line int, what, src string, scope Scope, readabl
 		opts = append(opts, expr.AsBool())
 	}
 	if _, err := expr.Compile(src, opts...); err != nil {
-		return Errors{at("%s", firstLine(err.Error()))}
+		return Errors{at("%s", FirstLine(err.Error()))}
 	}
 	return nil
 }
@@ -268,20 +268,13 @@ func (c *checker) env(s *Step, scope Scope, readable map[string]bool, extra []st
 	return env
 }
 
-// resultShapes are the results of the tool kinds whose result has a known
-// shape; the others' results are whatever the tool returned.
-var resultShapes = map[string]types.Map{
-	"shell": {"exit_code": types.Int, "stdout": types.String, "stderr": types.String, "json": types.Any},
-	"http":  {"status_code": types.Int, "headers": types.Map{types.Extra: types.Any}, "body": types.String, "json": types.Any},
-}
-
 // resultType is a step's result type; a loop's is the list of its
 // elements' results when whole is set.
 func resultType(s *Step, whole bool) types.Type {
 	var t types.Type = types.Any
 	if s.Tool != nil {
-		if shape, ok := resultShapes[s.Tool.Kind]; ok {
-			t = shape
+		if shaped, ok := toolKinds[s.Tool.Kind].spec.(resultShaper); ok {
+			t = shaped.resultShape()
 		}
 	}
 	if whole && s.Loop != nil {

@@ -84,7 +84,7 @@ func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string
 	opts = append(opts, expr.Patch(refs))
 	program, err := expr.Compile(body, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %s", body, firstLine(err.Error()))
+		return nil, fmt.Errorf("%q: %s", body, FirstLine(err.Error()))
 	}
 	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.names, program: program}, nil
 }
@@ -98,11 +98,10 @@ func unwrap(src string) string {
 	return t
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+// FirstLine is s up to its first line break.
+func FirstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
 
 // stepRefCollector records NAME in every steps.NAME while compiling.
@@ -126,7 +125,7 @@ func (c *stepRefCollector) Visit(node *ast.Node) {
 func (e *Expr) Eval(env map[string]any) (any, error) {
 	out, err := expr.Run(e.program, env)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %s", e.Source, firstLine(err.Error()))
+		return nil, fmt.Errorf("%q: %s", e.Source, FirstLine(err.Error()))
 	}
 	return out, nil
 }

@@ -3,6 +3,9 @@ package interpreter
 import (
 	"fmt"
 	"reflect"
+	"regexp"
+
+	"gopkg.in/yaml.v3"
 )
 
 // MaxLoopItems bounds the elements of one loop: each is an activity, and
@@ -152,3 +155,82 @@ func (r *Run) SetLoopProgress(step string, p LoopProgress) {
 		st.Loop = &p
 	}
 }
+
+// Loop runs a step's tool once per element of a list.
+type Loop struct {
+	In *Expr // the list, evaluated when the step starts; or:
+	// Items is a list written in the file.
+	Items    []any
+	Iterator string
+	// Parallel runs up to MaxInFlight elements at once; otherwise one by one.
+	Parallel    bool
+	MaxInFlight int
+}
+
+// DefaultMaxInFlight bounds a parallel loop that sets no max_in_flight.
+const DefaultMaxInFlight = 10
+
+func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
+	l := &Loop{Iterator: "item", MaxInFlight: DefaultMaxInFlight}
+	var mode string
+	err := d.fields(n, "loop", map[string]func(v *yaml.Node) error{
+		"in": func(v *yaml.Node) error {
+			if v.Kind == yaml.SequenceNode {
+				items, err := d.value(v, "loop.in")
+				if err != nil {
+					return err
+				}
+				l.Items = items.([]any)
+				return nil
+			}
+			var src string
+			if err := d.str(v, "loop.in", &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeStep, false)
+			if err != nil {
+				return d.errf(v, "loop.in: %v", err)
+			}
+			l.In = e
+			return nil
+		},
+		"iterator": func(v *yaml.Node) error {
+			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {
+				return err
+			}
+			if !identifier.MatchString(l.Iterator) || scopeNames(ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
+				return d.errf(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
+			}
+			return nil
+		},
+		"mode": func(v *yaml.Node) error {
+			mode = v.Value
+			if mode != "sequential" && mode != "parallel" {
+				return d.errf(v, "loop.mode must be sequential or parallel, not %q", mode)
+			}
+			l.Parallel = mode == "parallel"
+			return nil
+		},
+		"max_in_flight": func(v *yaml.Node) error {
+			if err := d.integer(v, "loop.max_in_flight", &l.MaxInFlight); err != nil {
+				return err
+			}
+			if l.MaxInFlight < 1 {
+				return d.errf(v, "loop.max_in_flight must be at least 1")
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if l.In == nil && l.Items == nil {
+		return nil, d.errf(n, "loop needs in: the list to iterate (an expression, or a YAML list)")
+	}
+	if !l.Parallel {
+		l.MaxInFlight = 1
+	}
+	return l, nil
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -57,66 +57,6 @@ type Playbook struct {
 	lines map[string]int
 }
 
-// Step is one node of the graph.
-type Step struct {
-	Name             string
-	Line             int
-	Desc             string
-	Tool             *Tool // nil: a routing or join point that completes at once
-	Timeout          time.Duration
-	HeartbeatTimeout time.Duration
-	Retry            *Retry // nil: the step runs once
-	Next             []NextRule
-	DependsOn        []string
-	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
-	SuccessWhen      *Expr // `end` only
-	FailureHandler   *FailureHandler
-	Loop             *Loop
-	// failureHandlerRef is the name given in the file, resolved at validation.
-	failureHandlerRef     string
-	failureHandlerRefLine int
-	// Injected is true for an `end` the file did not have.
-	Injected bool
-	// LostAttempts is how many attempts lost with their worker are retried,
-	// counted apart from the retry block's attempts; 0 with `on_lost: fail`.
-	LostAttempts int
-	// lostAttempts is the step's own `lost_attempts`, nil: the playbook's.
-	lostAttempts *int
-}
-
-// NextRule is one item of `next`: unconditional (When nil, Else false), a
-// `when` branch, or the closing `else`.
-type NextRule struct {
-	When *Expr
-	Else bool
-	Then []string
-	Line int
-}
-
-// Tool is what a step runs. Spec holds its fields as written (templates
-// unrendered); Render turns it into the values an activity receives.
-type Tool struct {
-	Kind string
-	Line int
-	Spec map[string]any
-}
-
-// Retry is a step's retry policy, defaults applied.
-type Retry struct {
-	MaxAttempts  int
-	InitialDelay time.Duration
-	Multiplier   float64
-	MaxDelay     time.Duration
-	Jitter       bool
-	RetryWhen    *Expr
-	StopWhen     *Expr
-}
-
-// DefaultRetry is what `retry: true` means.
-func DefaultRetry() Retry {
-	return Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 60 * time.Second, Jitter: true}
-}
-
 // ArcKind tells how an arc was declared.
 type ArcKind int
 
@@ -133,53 +73,8 @@ type Arc struct {
 	Kind     ArcKind
 }
 
-// Step returns the step with this name, or nil.
-func (p *Playbook) Step(name string) *Step { return p.byName[name] }
-
 // Incoming returns the arcs that lead into a step.
 func (p *Playbook) Incoming(name string) []Arc { return p.incoming[name] }
 
 // End returns the `end` step.
 func (p *Playbook) End() *Step { return p.byName[EndStep] }
-
-// FailureHandler is a named set of exit-code rules.
-type FailureHandler struct {
-	Name  string
-	Line  int
-	Rules []ExitCodeRule
-}
-
-// ExitCodeRule retries a process step whose exit code it matches.
-type ExitCodeRule struct {
-	ExitCodes      []int  `json:"exit_codes,omitempty"`
-	MatchAll       bool   `json:"match_all_exit_codes,omitempty"`
-	MaxRetries     int    `json:"max_retries"`
-	RecoveryScript string `json:"recovery_script,omitempty"`
-}
-
-// DefaultLostAttempts is how many lost attempts of a step are retried when
-// neither the step nor the playbook says.
-const DefaultLostAttempts = 3
-
-// DefaultMaxRetries is an exit-code rule's max_retries when it gives none.
-const DefaultMaxRetries = 3
-
-// Notify holds the webhooks told of the run's outcome after `end` decides.
-type Notify struct {
-	OnFailure string
-	OnSuccess string
-}
-
-// Loop runs a step's tool once per element of a list.
-type Loop struct {
-	In *Expr // the list, evaluated when the step starts; or:
-	// Items is a list written in the file.
-	Items    []any
-	Iterator string
-	// Parallel runs up to MaxInFlight elements at once; otherwise one by one.
-	Parallel    bool
-	MaxInFlight int
-}
-
-// DefaultMaxInFlight bounds a parallel loop that sets no max_in_flight.
-const DefaultMaxInFlight = 10

@@ -79,7 +79,7 @@ func validate(pb *Playbook) error {
 			}
 			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", ")))
 			continue
-		case s.Tool == nil || !processKinds[s.Tool.Kind]:
+		case s.Tool == nil || !RunsProcess(s.Tool.Kind):
 			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code"))
 			continue
 		}

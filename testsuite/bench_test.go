@@ -24,6 +24,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/quietlog"
+	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )
@@ -261,7 +263,7 @@ func medianDuration(d []time.Duration) time.Duration {
 func BenchmarkSpeed(b *testing.B) {
 	w := sdkworker.New(tc, benchQueue, sdkworker.Options{})
 	worker.RegisterWorkflow(w)
-	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	registerNative(w)
 	require.NoError(b, w.Start())
 	defer w.Stop()
@@ -269,7 +271,7 @@ func BenchmarkSpeed(b *testing.B) {
 	stock, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", StockSettings: true})
 	require.NoError(b, err)
 	defer stock.Stop()
-	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietLogger()})
+	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietlog.New()})
 	require.NoError(b, err)
 	defer stockClient.Close()
 	sw := sdkworker.New(stockClient, benchQueue, sdkworker.Options{})

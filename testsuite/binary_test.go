@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,13 +43,6 @@ func playbookBinary(t testing.TB) string {
 	})
 	require.NoError(t, buildErr)
 	return binary
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // With no server configured and none on 127.0.0.1:7233, `run` brings up an
@@ -173,13 +165,4 @@ func uiWorkflowIDs(t *testing.T, uiPort int) []string {
 		ids = append(ids, e.Execution.WorkflowID)
 	}
 	return ids
-}
-
-func listening(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
 }

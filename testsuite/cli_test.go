@@ -81,6 +81,31 @@ func TestPureCoreDoesNotImportTemporal(t *testing.T) {
 	}
 }
 
+// The workflow adapter depends on the core and on the SDK's workflow side
+// only: never on the activities (processes, HTTP, randomness), whose data
+// it shares through the contract in the core.
+func TestWorkflowAdapterImportsOnlyCoreAndSDK(t *testing.T) {
+	const adapter = "playbook/interpreter/playbookwf"
+	out, err := exec.Command("go", "list", "-deps", adapter).CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, dep := range strings.Fields(string(out)) {
+		require.False(t, strings.HasPrefix(dep, "playbook/") && dep != "playbook/interpreter" && dep != adapter,
+			"%s depends on %s", adapter, dep)
+	}
+	out, err = exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, adapter).CombinedOutput()
+	require.NoError(t, err, string(out))
+	// enums/v1 holds the retry states and timeout types the temporal
+	// package's errors report.
+	allowed := map[string]bool{"go.temporal.io/sdk/workflow": true, "go.temporal.io/sdk/temporal": true, "go.temporal.io/api/enums/v1": true}
+	imports := strings.Fields(string(out))
+	require.Contains(t, imports, "go.temporal.io/sdk/workflow")
+	for _, imp := range imports {
+		if strings.HasPrefix(imp, "go.temporal.io/") {
+			require.True(t, allowed[imp], "%s imports %s: only the SDK's workflow and temporal packages", adapter, imp)
+		}
+	}
+}
+
 // Submitting to a task queue no worker polls says so instead of waiting in
 // silence.
 func TestRunWarnsWithoutWorker(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 	"playbook/cmd/playbook/commands"
 	"playbook/internal/codec"
+	"playbook/internal/quietlog"
 	"playbook/worker"
 )
 
@@ -34,7 +35,7 @@ func TestCodecKeepsPayloadsEncrypted(t *testing.T) {
 	require.NoError(t, os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600))
 	keys, err := codec.Load(keyFile)
 	require.NoError(t, err)
-	cl, err := client.Dial(client.Options{HostPort: server.Address, Logger: quietLogger(),
+	cl, err := client.Dial(client.Options{HostPort: server.Address, Logger: quietlog.New(),
 		DataConverter: keys.DataConverter(), FailureConverter: keys.FailureConverter()})
 	require.NoError(t, err)
 	defer cl.Close()

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/worker"
 )
@@ -47,7 +48,7 @@ func TestMapOrderIsKeyOrder(t *testing.T) {
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 	require.NoError(t, err)
 	for i := range 20 {
-		require.NoError(t, worker.Replay(h, quietLogger()), "replay %d", i+1)
+		require.NoError(t, worker.Replay(h, quietlog.New()), "replay %d", i+1)
 	}
 }
 

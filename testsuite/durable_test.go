@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
@@ -120,7 +121,7 @@ workflow:
 			_ = dev.Wait()
 		}
 	})
-	c, err := client.Dial(client.Options{HostPort: address, Logger: quietLogger()})
+	c, err := client.Dial(client.Options{HostPort: address, Logger: quietlog.New()})
 	require.NoError(t, err)
 	var ids []string
 	for i := range 5 {
@@ -149,7 +150,7 @@ workflow:
 		_ = dev.Wait()
 	}()
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
-	c, err = client.Dial(client.Options{HostPort: address, Logger: quietLogger()})
+	c, err = client.Dial(client.Options{HostPort: address, Logger: quietlog.New()})
 	require.NoError(t, err)
 	defer c.Close()
 	for _, id := range ids {
@@ -317,7 +318,7 @@ func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 		return playbookwf.Playbook(ctx, in)
 	}, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
 	acts := &activities.Activities{LogDir: logDir}
-	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
+	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	require.NoError(t, newer.Start())
 	defer newer.Stop()
 

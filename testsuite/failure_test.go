@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"playbook/internal/proctest"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 )
@@ -52,14 +53,12 @@ func finish(t *testing.T, run client.WorkflowRun) *interpreter.Aggregate {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	proctest.WaitFor(t, what, 60*time.Second, cond)
 }
+
+func freePort(t *testing.T) int { return proctest.FreePort(t) }
+
+func listening(addr string) bool { return proctest.Listening(addr) }
 
 func pendingSteps(t *testing.T, run client.WorkflowRun) []interpreter.PendingStep {
 	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryPending)

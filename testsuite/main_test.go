@@ -21,10 +21,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/cmd/playbook/commands"
+	"playbook/internal/proctest"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/worker"
-
-	"playbook/internal/proctest"
 )
 
 // maxRecordedHistory is the largest history kept in testdata/histories.
@@ -52,7 +52,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer server.Stop()
-	tc, err = client.Dial(client.Options{HostPort: server.Address, Logger: quietLogger()})
+	tc, err = client.Dial(client.Options{HostPort: server.Address, Logger: quietlog.New()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "client:", err)
 		return 1
@@ -119,7 +119,7 @@ func history(t *testing.T, workflowID, runID string) *historypb.History {
 func replay(t *testing.T, name, workflowID, runID string) {
 	t.Helper()
 	h := history(t, workflowID, runID)
-	require.NoError(t, worker.Replay(h, quietLogger()), "replaying %s", workflowID)
+	require.NoError(t, worker.Replay(h, quietlog.New()), "replaying %s", workflowID)
 	if *update && name != "" {
 		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/worker"
 )
@@ -93,7 +94,7 @@ func (p *outageProxy) cut(d time.Duration) {
 func TestShortServerOutageLosesNoAttempt(t *testing.T) {
 	queue := fmt.Sprintf("outage-%d", time.Now().UnixNano())
 	proxy := newOutageProxy(t, server.Address)
-	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietLogger()})
+	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietlog.New()})
 	require.NoError(t, err)
 	defer c.Close()
 	w := worker.New(c, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})

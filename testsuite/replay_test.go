@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
-
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )
@@ -41,7 +41,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			defer f.Close()
 			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 			require.NoError(t, err)
-			require.NoError(t, worker.Replay(h, quietLogger()))
+			require.NoError(t, worker.Replay(h, quietlog.New()))
 		})
 	}
 }
@@ -61,7 +61,7 @@ func TestReplayCatchesADifferentGraph(t *testing.T) {
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
 	payload.Data, err = json.Marshal(in)
 	require.NoError(t, err)
-	err = worker.Replay(h, quietLogger())
+	err = worker.Replay(h, quietlog.New())
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "nondeterministic")
 }
@@ -120,7 +120,7 @@ func TestReplayCatchesAnInterpreterChange(t *testing.T) {
 	}
 	r := sdkworker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
-	err = r.ReplayWorkflowHistory(quietLogger(), h)
+	err = r.ReplayWorkflowHistory(quietlog.New(), h)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "TMPRL1100", "the SDK's nondeterminism error")
 }

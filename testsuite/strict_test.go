@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
@@ -113,5 +114,5 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	require.NoError(t, json.Unmarshal(h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData(), &recorded))
 	_, err = interpreter.ParseStrict(recorded.File, []byte(recorded.Source), "")
 	require.Error(t, err, "the recorded run's playbook is one the checks reject")
-	require.NoError(t, worker.Replay(h, quietLogger()))
+	require.NoError(t, worker.Replay(h, quietlog.New()))
 }

@@ -1,5 +1,6 @@
-// Package proctest finds processes by their command line, for tests that
-// check that no process of a step outlives the step.
+// Package proctest holds what the end-to-end tests share: finding processes
+// by their command line (no process of a step outlives the step), waiting
+// for a condition, free ports.
 package proctest
 
 import (

@@ -5,7 +5,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"playbook/activities"
 	"playbook/interpreter"
 )
 
@@ -44,13 +43,13 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (
 	if s.Loop == nil {
 		spec, err := x.run.RenderTool(s)
 		if err != nil {
-			return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+			return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 		}
 		result, err := asActivityResult(spec["result"])
 		if err != nil {
-			return nil, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+			return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 		}
-		settle.Set(activities.StepOutput{Result: result, Attempts: 1}, nil)
+		settle.Set(interpreter.StepOutput{Result: result, Attempts: 1}, nil)
 		return f, nil
 	}
 	specs, stepErr := x.renderLoop(s)
@@ -61,7 +60,7 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (
 	for i, spec := range specs {
 		result, err := asActivityResult(spec["result"])
 		if err != nil {
-			return nil, &interpreter.StepError{Type: "tool_error", Message: err.Error()}
+			return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 		}
 		outcomes[i] = interpreter.Outcome{Result: result, Attempts: 1}
 	}

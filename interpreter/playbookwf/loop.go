@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"playbook/activities"
 	"playbook/interpreter"
 )
 
@@ -24,13 +23,13 @@ const LoopBatchWorkflowName = "PlaybookLoopBatch"
 // once, and each one's rendered tool spec.
 type LoopBatchInput struct {
 	// Playbook is the frozen run input; the batch reads its step's options from it.
-	Playbook        Input                `json:"playbook"`
-	Step            string               `json:"step"`
-	First           int                  `json:"first"`
-	Common          activities.StepInput `json:"common"`
-	Specs           []map[string]any     `json:"specs"`
-	MaxInFlight     int                  `json:"max_in_flight"`
-	CancelOnFailure bool                 `json:"cancel_on_failure"`
+	Playbook        Input                 `json:"playbook"`
+	Step            string                `json:"step"`
+	First           int                   `json:"first"`
+	Common          interpreter.StepInput `json:"common"`
+	Specs           []map[string]any      `json:"specs"`
+	MaxInFlight     int                   `json:"max_in_flight"`
+	CancelOnFailure bool                  `json:"cancel_on_failure"`
 }
 
 // PlaybookLoopBatch runs a batch of loop elements and returns each one's
@@ -41,7 +40,7 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 	if s == nil || s.Loop == nil {
 		return nil, temporal.NewNonRetryableApplicationError("no loop step "+in.Step, "InvalidPlaybook", nil)
 	}
-	elems := make([]activities.StepInput, len(in.Specs))
+	elems := make([]interpreter.StepInput, len(in.Specs))
 	for i, spec := range in.Specs {
 		elems[i] = in.Common
 		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), spec
@@ -57,7 +56,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 	if stepErr != nil {
 		return nil, stepErr
 	}
-	elems := make([]activities.StepInput, len(specs))
+	elems := make([]interpreter.StepInput, len(specs))
 	for i, spec := range specs {
 		elems[i] = x.stepInput(s, elementName(s, i), spec)
 	}
@@ -95,24 +94,24 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpreter.StepError) {
 	items, err := x.run.LoopItems(s)
 	if err != nil {
-		return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+		return nil, &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
 	}
 	if err := interpreter.CheckLoopSize(len(items)); err != nil {
 		// Asked only when the bound applies, so runs under it record no marker.
 		if workflow.GetVersion(x.ctx, "loop-size-bound", workflow.DefaultVersion, 1) >= 1 {
-			return nil, &interpreter.StepError{Type: "expression_error", Message: err.Error()}
+			return nil, &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
 		}
 	}
 	specs, err := x.run.RenderLoop(s, items)
 	if err != nil {
-		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
+		return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 	}
 	return specs, nil
 }
 
 // runBatch runs one batch as a child workflow; a batch that could not run
 // gives each of its elements the batch's error.
-func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int, batch []activities.StepInput, cancelOnFailure bool) []interpreter.Outcome {
+func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int, batch []interpreter.StepInput, cancelOnFailure bool) []interpreter.Outcome {
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:          x.childID(ctx, fmt.Sprintf("%s.batch-%d", s.Name, first/LoopBatchSize), fmt.Sprintf("%s-batch-%d", s.Name, first/LoopBatchSize)),
 		TaskQueue:           x.info.TaskQueueName,
@@ -129,7 +128,7 @@ func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int
 	if err == nil && len(out) == len(batch) {
 		return out
 	}
-	stepErr := &interpreter.StepError{Type: "loop_error", Message: fmt.Sprintf("batch of elements %d to %d (index %d to %d): %v", first+1, first+len(batch), first, first+len(batch)-1, err)}
+	stepErr := &interpreter.StepError{Type: interpreter.ErrLoop, Message: fmt.Sprintf("batch of elements %d to %d (index %d to %d): %v", first+1, first+len(batch), first, first+len(batch)-1, err)}
 	var canErr *temporal.CanceledError
 	if errors.As(err, &canErr) {
 		stepErr.Type = interpreter.ErrCancelled
@@ -145,7 +144,7 @@ func (x *executor) runBatch(ctx workflow.Context, s *interpreter.Step, first int
 // and returns their outcomes in order. With cancelOnFailure, a failed
 // element cancels the ones in flight and starts no more.
 // With progress, it reports the elements' counts as they start and end.
-func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.StepInput, first, maxInFlight int, cancelOnFailure bool, progress func(interpreter.LoopProgress)) []interpreter.Outcome {
+func runElements(ctx workflow.Context, s *interpreter.Step, elems []interpreter.StepInput, first, maxInFlight int, cancelOnFailure bool, progress func(interpreter.LoopProgress)) []interpreter.Outcome {
 	inner, cancelAll := workflow.WithCancel(ctx)
 	defer cancelAll()
 	out := make([]interpreter.Outcome, len(elems))
@@ -159,7 +158,7 @@ func runElements(ctx workflow.Context, s *interpreter.Step, elems []activities.S
 			opts := activityOptions(s, elems[i])
 			opts.ActivityID = elementName(s, first+i)
 			opts.Summary = opts.ActivityID
-			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), activities.RunStepName, elems[i])
+			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), interpreter.RunStepName, elems[i])
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--

@@ -4,9 +4,7 @@
 package playbookwf
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"playbook/activities"
 	"playbook/interpreter"
 )
 
@@ -57,19 +54,6 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 	AttrFailedSteps.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 }
 
-// noTimeout stands for a step without `timeout`: the attempt may run as
-// long as its worker keeps heartbeating.
-const noTimeout = 10 * 365 * 24 * time.Hour
-
-// DefaultHeartbeatTimeout is how long a silent worker keeps an attempt when
-// the step sets no heartbeat_timeout: workers heartbeat every second, so a
-// lost attempt is given up, and retried, within seconds.
-const DefaultHeartbeatTimeout = 5 * time.Second
-
-// oldHeartbeatTimeout is the default of activities that carry no lost
-// attempts budget (StepInput.Lost): loop batches of runs started before.
-const oldHeartbeatTimeout = 30 * time.Second
-
 // lostAttemptsChange versions how a step that timed out on the server is
 // read. Since lost attempts are retried apart, a step's activity policy
 // leaves room for them (StepInput.Lost); the replayer does not compare
@@ -77,10 +61,6 @@ const oldHeartbeatTimeout = 30 * time.Second
 // changed, and the version is taken there, where a recorded run that timed
 // out before the change still reads it as it did.
 const lostAttemptsChange = "lost-attempts-retried"
-
-// timeoutGrace lets an attempt that hit its own timeout kill its process and
-// report before the server's start-to-close timeout would fire.
-const timeoutGrace = 30 * time.Second
 
 // Input is the workflow's input: the playbook frozen as text at submission.
 type Input struct {
@@ -122,7 +102,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]activities.StepInput{}}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]interpreter.StepInput{}}
 
 	sel := workflow.NewSelector(ctx)
 	// A classification or a cancel request wakes the loop, which then acts on
@@ -253,327 +233,4 @@ func parseFrozen(in Input) *interpreter.Playbook {
 		panic(fmt.Sprintf("this worker cannot parse the run's playbook (submitted by a newer playbook? upgrade this worker): %v", err))
 	}
 	return pb
-}
-
-func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int) ([]interpreter.Event, error) {
-		ev := run.Events()
-		if after < 0 || after > len(ev) {
-			after = 0
-		}
-		return ev[after:], nil
-	}); err != nil {
-		return err
-	}
-	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]interpreter.PendingStep, error) { return run.Pending(), nil }); err != nil {
-		return err
-	}
-	return workflow.SetQueryHandler(ctx, QueryState, func() (*interpreter.Aggregate, error) { return run.Snapshot(), nil })
-}
-
-// registerClassify accepts classifications of pending_failed steps; the
-// validator rejects an unknown step, one that is not pending, or an unknown
-// action before anything is written to history.
-func registerClassify(ctx workflow.Context, run *interpreter.Run, classified workflow.Channel) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
-		func(ctx workflow.Context, step, action, reason, by string) (string, error) {
-			if by == "" {
-				by = "classify"
-			}
-			if err := run.Classify(step, action, by, reason); err != nil {
-				return "", err
-			}
-			classified.SendAsync(struct{}{})
-			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
-		},
-		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _ string) error { return run.CheckClassify(step, action) }})
-}
-
-// notify posts the aggregate to the webhook for its outcome, as an activity
-// Temporal retries; a webhook that keeps failing is recorded in the
-// aggregate and does not change the outcome.
-func (x *executor) notify(agg *interpreter.Aggregate) {
-	event, url, err := x.run.Webhook(agg.Status)
-	if err != nil {
-		agg.Notifications = append(agg.Notifications, interpreter.Notification{Event: event, Error: "webhook: " + err.Error()})
-		return
-	}
-	if url == "" {
-		return
-	}
-	x.detachEnd()
-	ctx := workflow.WithActivityOptions(x.ctx, workflow.ActivityOptions{
-		ActivityID:          "notify-" + event,
-		Summary:             "notify " + event,
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 4},
-	})
-	err = workflow.ExecuteActivity(ctx, activities.NotifyName, activities.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
-	n := interpreter.Notification{Event: event, Webhook: activities.Redact(url), Delivered: err == nil}
-	var appErr *temporal.ApplicationError
-	switch {
-	case errors.As(err, &appErr):
-		n.Error = appErr.Message() // the last attempt's own words, without the SDK's wrapping
-	case err != nil:
-		n.Error = err.Error()
-	}
-	agg.Notifications = append(agg.Notifications, n)
-}
-
-// executor turns the core's decisions into activities.
-type executor struct {
-	ctx  workflow.Context
-	run  *interpreter.Run
-	in   Input
-	info *workflow.Info
-	// cancels holds each started step's cancellation scope.
-	cancels map[string]workflow.CancelFunc
-	// noopVersion is the noop-in-workflow version, once a noop step asked.
-	noopVersion *workflow.Version
-	// inputs holds what each step's activity was given, to read its outcome.
-	inputs map[string]activities.StepInput
-	// endDetached: see detachEnd; nil until asked.
-	endDetached *bool
-}
-
-// start renders a step's tool and schedules its activity, or its child
-// workflow for a sub-playbook, in a cancellation scope of its own.
-func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
-	ctx, cancel := workflow.WithCancel(x.ctx)
-	x.cancels[s.Name] = cancel
-	if x.decidesInWorkflow(s) {
-		return x.decideInWorkflow(ctx, s)
-	}
-	if s.Loop != nil {
-		// A loop renders its tool once per element.
-		return x.startLoop(ctx, s)
-	}
-	spec, err := x.run.RenderTool(s)
-	if err != nil {
-		return nil, &interpreter.StepError{Type: "template_error", Message: err.Error()}
-	}
-	if s.Tool.Kind == "playbook" {
-		return x.startChild(ctx, s, spec)
-	}
-	in := x.stepInput(s, s.Name, spec)
-	x.inputs[s.Name] = in
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), activities.RunStepName, in), nil
-}
-
-// stepInput is what one attempt of a step (or of a loop's element) gets.
-func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]any) activities.StepInput {
-	in := activities.StepInput{
-		WorkflowID: x.info.WorkflowExecution.ID,
-		RunID:      x.info.WorkflowExecution.RunID,
-		Step:       name,
-		Kind:       s.Tool.Kind,
-		Spec:       spec,
-		BaseDir:    x.in.BaseDir,
-		Timeout:    s.Timeout,
-		Retry:      retrySpec(s.Retry),
-		Handler:    handlerSpec(s.FailureHandler),
-
-		PriorAttempts: x.run.PriorAttempts(s.Name),
-	}
-	if in.Retry.RetryWhen != "" || in.Retry.StopWhen != "" {
-		in.Scope = x.run.Env()
-	}
-	in.Lost = &activities.LostSpec{Attempts: s.LostAttempts}
-	return in
-}
-
-// startChild runs a sub-playbook as a child workflow of the generic
-// workflow. Its ID extends the parent's with the step name, so the Web UI
-// shows the tree; cancelling the step (or the parent) cancels the child,
-// and the step waits for the child's own `end`.
-func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec map[string]any) (workflow.Future, *interpreter.StepError) {
-	rel := spec["path"].(string)
-	path := interpreter.SubPlaybookPath(x.in.BaseDir, rel)
-	src, ok := x.in.Files[path]
-	if !ok {
-		return nil, &interpreter.StepError{Type: "tool_error", Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
-	}
-	workload, _ := spec["workload"].(map[string]any)
-	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
-	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:          x.childID(ctx, s.Name, s.Name),
-		TaskQueue:           x.info.TaskQueueName,
-		StaticSummary:       "step " + s.Name + ": sub-playbook " + rel,
-		WaitForCancellation: true,
-	}
-	if x.in.Index {
-		if childPb, err := interpreter.Parse(child.File, []byte(src)); err == nil {
-			opts.TypedSearchAttributes = StartAttributes(childPb.Name)
-		}
-	}
-	if s.Timeout > 0 {
-		opts.WorkflowExecutionTimeout = s.Timeout
-	}
-	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), WorkflowName, child), nil
-}
-
-// childOutcome reads a finished sub-playbook: its aggregate is the step's
-// result when it completed, and its error's details when it failed.
-func (x *executor) childOutcome(f workflow.Future) interpreter.Outcome {
-	var agg map[string]any
-	err := f.Get(x.ctx, &agg)
-	if err == nil {
-		return interpreter.Outcome{Result: agg, Attempts: 1}
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == FailedErrorType {
-		_ = appErr.Details(&agg)
-		return interpreter.Outcome{Err: &interpreter.StepError{Type: "playbook_failed", Message: appErr.Message(), Details: agg},
-			Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
-	}
-	var canErr *temporal.CanceledError
-	if errors.As(err, &canErr) {
-		_ = canErr.Details(&agg)
-		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the sub-playbook was cancelled", Details: agg}, Attempts: 1}
-	}
-	return interpreter.Outcome{Err: &interpreter.StepError{Type: "playbook_error", Message: err.Error()}, Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
-}
-
-// settle records a finished activity in the run.
-func (x *executor) settle(s *interpreter.Step, f workflow.Future) {
-	x.run.Settle(s.Name, x.outcome(s, f))
-}
-
-func (x *executor) outcome(s *interpreter.Step, f workflow.Future) interpreter.Outcome {
-	switch {
-	case s.Loop != nil:
-		var o interpreter.Outcome
-		_ = f.Get(x.ctx, &o)
-		return o
-	case s.Tool.Kind == "playbook":
-		return x.childOutcome(f)
-	}
-	return activityOutcome(x.ctx, f, s, x.inputs[s.Name])
-}
-
-// activityOutcome reads a finished RunStep activity that was given in.
-func activityOutcome(ctx workflow.Context, f workflow.Future, s *interpreter.Step, in activities.StepInput) interpreter.Outcome {
-	var out activities.StepOutput
-	if err := f.Get(ctx, &out); err != nil {
-		return outcomeOf(ctx, err, s, in)
-	}
-	return interpreter.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors}
-}
-
-// outcomeOf reads a failed activity. An attempt that decided to stop carries
-// its structured error, attempt count and history. A timeout the server
-// enforced (a lost worker, start-to-close) ended the last attempt the policy
-// allowed (with lost_attempts, the last lost attempt it had room for); the
-// attempt log of its heartbeats says what came before.
-func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in activities.StepInput) interpreter.Outcome {
-	priorAttempts := in.PriorAttempts
-	noRule := interpreter.RecoveryNoHandler
-	if s.FailureHandler != nil {
-		noRule = interpreter.RecoveryNoMatchingRule
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		var d activities.FailureDetails
-		if appErr.HasDetails() && appErr.Details(&d) == nil {
-			return interpreter.Outcome{Err: &d.Error, Attempts: d.Attempts, Recovery: d.Recovery, AttemptErrors: d.AttemptErrors}
-		}
-		return interpreter.Outcome{Err: &interpreter.StepError{Type: appErr.Type(), Message: appErr.Message()}, Attempts: 1, Recovery: noRule}
-	}
-	var toErr *temporal.TimeoutError
-	if errors.As(err, &toErr) {
-		// The server gave the last attempt up: with the policy spent, that
-		// was its last allowed attempt.
-		var log activities.AttemptLog
-		if toErr.HasLastHeartbeatDetails() {
-			_ = toErr.LastHeartbeatDetails(&log)
-		}
-		attempts := max(log.Current-priorAttempts, 1)
-		var ae *temporal.ActivityError
-		if errors.As(err, &ae) && ae.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
-			if in.Lost != nil && workflow.GetVersion(ctx, lostAttemptsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-				in.Lost = nil // recorded when the policy had no room for lost attempts
-			}
-			attempts = int(activityOptions(s, in).RetryPolicy.MaximumAttempts)
-		}
-		last := priorAttempts + attempts
-		lost := activities.LostAttempt(last)
-		if toErr.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT {
-			lost.Error, lost.Lost = interpreter.StepError{Type: "execution_timeout", Message: toErr.Error()}, false
-		}
-		failed := activities.WithLostAttempts(append(log.Failed, lost), priorAttempts+1, last)
-		return interpreter.Outcome{Err: &lost.Error, Attempts: attempts, Recovery: noRule, AttemptErrors: failed}
-	}
-	var canErr *temporal.CanceledError
-	if errors.As(err, &canErr) {
-		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the step was cancelled while it ran"}, Attempts: 1}
-	}
-	return interpreter.Outcome{Err: &interpreter.StepError{Type: "activity_error", Message: err.Error()}, Attempts: 1, Recovery: noRule}
-}
-
-func handlerSpec(h *interpreter.FailureHandler) *activities.HandlerSpec {
-	if h == nil {
-		return nil
-	}
-	return &activities.HandlerSpec{Name: h.Name, Rules: h.Rules}
-}
-
-func retrySpec(r *interpreter.Retry) activities.RetrySpec {
-	if r == nil {
-		return activities.RetrySpec{MaxAttempts: 1}
-	}
-	spec := activities.RetrySpec{MaxAttempts: r.MaxAttempts, InitialDelay: r.InitialDelay, Multiplier: r.Multiplier, MaxDelay: r.MaxDelay, Jitter: r.Jitter}
-	if r.RetryWhen != nil {
-		spec.RetryWhen = r.RetryWhen.Source
-	}
-	if r.StopWhen != nil {
-		spec.StopWhen = r.StopWhen.Source
-	}
-	return spec
-}
-
-// activityOptions derive a step's Temporal activity options: its name as
-// activity ID and UI summary, its timeouts, and its retry block as the
-// RetryPolicy (the activity picks each delay itself through NextRetryDelay;
-// the policy governs timeouts the server enforces). The policy has room for
-// the step's lost attempts on top of its own (in.Lost).
-func activityOptions(s *interpreter.Step, in activities.StepInput) workflow.ActivityOptions {
-	spec := retrySpec(s.Retry)
-	attempts := spec.MaxAttempts
-	if s.FailureHandler != nil {
-		for _, r := range s.FailureHandler.Rules {
-			attempts = max(attempts, r.MaxRetries+1)
-		}
-	}
-	defaultHeartbeat := oldHeartbeatTimeout
-	if in.Lost != nil {
-		attempts += in.Lost.Attempts
-		defaultHeartbeat = DefaultHeartbeatTimeout
-	}
-	policy := &temporal.RetryPolicy{
-		MaximumAttempts:    int32(attempts),
-		InitialInterval:    max(spec.InitialDelay, time.Millisecond),
-		BackoffCoefficient: max(spec.Multiplier, 1),
-		MaximumInterval:    max(spec.MaxDelay, spec.InitialDelay, time.Millisecond),
-	}
-	startToClose := noTimeout
-	if s.Timeout > 0 {
-		startToClose = s.Timeout + timeoutGrace
-	}
-	heartbeat := s.HeartbeatTimeout
-	if heartbeat == 0 {
-		heartbeat = defaultHeartbeat
-	}
-	summary := s.Name
-	if s.Desc != "" {
-		summary += ": " + s.Desc
-	}
-	return workflow.ActivityOptions{
-		ActivityID:          s.Name,
-		Summary:             summary,
-		StartToCloseTimeout: startToClose,
-		HeartbeatTimeout:    heartbeat,
-		RetryPolicy:         policy,
-		// A cancelled step reports only after its process group is gone.
-		WaitForCancellation: true,
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"testing"
@@ -15,12 +13,12 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 )
 
@@ -29,7 +27,7 @@ import (
 // they would on a worker); the run's ID is "run".
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: LoopBatchWorkflowName})
@@ -41,8 +39,8 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 		require.Eventually(t, func() bool { return os.RemoveAll(logDir) == nil }, 10*time.Second, 100*time.Millisecond)
 	})
 	acts := &activities.Activities{LogDir: logDir}
-	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: activities.RunStepName})
-	env.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: activities.NotifyName})
+	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
+	env.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: interpreter.NotifyName})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run"})
 	return env
 }
@@ -192,8 +190,8 @@ workflow:
 	require.NoError(t, err)
 	// What the workflow gives a step's activity today: the step's own
 	// attempts, plus room for lost_attempts (3 by default).
-	current := func(s *interpreter.Step) activities.StepInput {
-		return activities.StepInput{Lost: &activities.LostSpec{Attempts: s.LostAttempts}}
+	current := func(s *interpreter.Step) interpreter.StepInput {
+		return interpreter.StepInput{Lost: &interpreter.LostSpec{Attempts: s.LostAttempts}}
 	}
 	full := activityOptions(pb.Step("full"), current(pb.Step("full")))
 	require.Equal(t, "full", full.ActivityID)
@@ -211,7 +209,7 @@ workflow:
 	handled := activityOptions(pb.Step("handled"), current(pb.Step("handled")))
 	require.Equal(t, int32(7+3), handled.RetryPolicy.MaximumAttempts, "a rule's max_retries + 1 when it allows more, and 3 lost ones")
 
-	old := activityOptions(pb.Step("bare"), activities.StepInput{})
+	old := activityOptions(pb.Step("bare"), interpreter.StepInput{})
 	require.Equal(t, int32(1), old.RetryPolicy.MaximumAttempts, "an input from before lost attempts were retried has no room for them")
 }
 
@@ -222,10 +220,10 @@ func TestTimeoutsBecomeStepErrors(t *testing.T) {
 	require.NoError(t, err)
 	// Neither error carries a retry state, so outcomeOf asks no version of
 	// the (absent) workflow context.
-	o := outcomeOf(nil, temporal.NewHeartbeatTimeoutError(), pb.Step("s"), activities.StepInput{})
+	o := outcomeOf(nil, temporal.NewHeartbeatTimeoutError(), pb.Step("s"), interpreter.StepInput{})
 	require.Equal(t, "heartbeat_timeout", o.Err.Type)
 	require.Equal(t, 1, o.Attempts)
 	require.Equal(t, interpreter.RecoveryNoHandler, o.Recovery)
-	o = outcomeOf(nil, temporal.NewTimeoutError(0, nil), pb.Step("s"), activities.StepInput{})
+	o = outcomeOf(nil, temporal.NewTimeoutError(0, nil), pb.Step("s"), interpreter.StepInput{})
 	require.Equal(t, "execution_timeout", o.Err.Type)
 }

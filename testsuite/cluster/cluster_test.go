@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -26,9 +25,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
+	"playbook/internal/proctest"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 )
 
@@ -36,7 +36,7 @@ import (
 const runs = 100
 
 // quiet drops the SDK's log lines.
-var quiet = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+var quiet = quietlog.New()
 
 func TestClusterSurvivesCrashes(t *testing.T) {
 	if os.Getenv("PLAYBOOK_TEST_CLUSTER") == "" {
@@ -49,7 +49,7 @@ func TestClusterSurvivesCrashes(t *testing.T) {
 	pgPort := startPostgres(t)
 	setupSchema(t, bins, pgPort)
 
-	srv := &temporalServer{bin: bins.server, dir: work, port: freePort(t), pgPort: pgPort}
+	srv := &temporalServer{bin: bins.server, dir: work, port: proctest.FreePort(t), pgPort: pgPort}
 	srv.writeConfig(t)
 	srv.start(t)
 	t.Cleanup(srv.kill)
@@ -81,7 +81,7 @@ func TestClusterSurvivesCrashes(t *testing.T) {
 	// (SIGTERM: it drains), and the server itself SIGKILLed and started
 	// again on the same database. Replacements for both workers start, as
 	// a supervisor would start them.
-	waitFor(t, "steps to be running", time.Minute, func() bool { return len(marksByStep(t, marks, "start")) >= 30 })
+	proctest.WaitFor(t, "steps to be running", time.Minute, func() bool { return len(marksByStep(t, marks, "start")) >= 30 })
 	require.NoError(t, workers[0].Process.Signal(syscall.SIGKILL))
 	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, workers[1].Process.Signal(syscall.SIGTERM))
@@ -125,7 +125,7 @@ func TestClusterSurvivesCrashes(t *testing.T) {
 		WorkflowID string `json:"workflow_id"`
 		Status     string `json:"status"`
 	}
-	waitFor(t, "list to show every run completed", time.Minute, func() bool {
+	proctest.WaitFor(t, "list to show every run completed", time.Minute, func() bool {
 		out := runPlaybook(t, bins.playbook, "list", "--address", address, "--playbook", "cluster-chaos", "--status", "completed", "--limit", "1000", "--json")
 		require.NoError(t, json.Unmarshal([]byte(out), &listed))
 		return len(listed) == runs
@@ -185,7 +185,7 @@ func startPostgres(t *testing.T) int {
 	data := filepath.Join(dir, "data")
 	out, err := asPostgres("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8").CombinedOutput()
 	require.NoError(t, err, "initdb:\n%s", out)
-	port := freePort(t)
+	port := proctest.FreePort(t)
 	pg := asPostgres("postgres", "-D", data, "-p", fmt.Sprint(port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "fsync=on")
 	logFile, err := os.Create(filepath.Join(dir, "postgres.log"))
@@ -197,7 +197,7 @@ func startPostgres(t *testing.T) int {
 		_ = asPostgres("pg_ctl", "-D", data, "stop", "-m", "fast").Run()
 		_ = pg.Wait()
 	})
-	waitFor(t, "PostgreSQL to accept connections", 30*time.Second, func() bool { return listening(fmt.Sprintf("127.0.0.1:%d", port)) })
+	proctest.WaitFor(t, "PostgreSQL to accept connections", 30*time.Second, func() bool { return proctest.Listening(fmt.Sprintf("127.0.0.1:%d", port)) })
 	return port
 }
 
@@ -242,7 +242,7 @@ func (s *temporalServer) writeConfig(t *testing.T) {
 	require.NoError(t, os.WriteFile(dyn, []byte(clusterDynamicConfig), 0o644))
 	ports := map[string]int{}
 	for _, svc := range []string{"frontend-http", "history", "matching", "worker"} {
-		ports[svc] = freePort(t)
+		ports[svc] = proctest.FreePort(t)
 	}
 	// Membership ports are kept in a smallint column of the SQL schema:
 	// they must stay below 32768, where the kernel's free ports do not.
@@ -267,7 +267,7 @@ func (s *temporalServer) start(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	s.cmd = cmd
-	waitFor(t, "the Temporal server to serve", time.Minute, func() bool {
+	proctest.WaitFor(t, "the Temporal server to serve", time.Minute, func() bool {
 		c, err := client.Dial(client.Options{HostPort: s.address(), Logger: quiet})
 		if err != nil {
 			return false
@@ -472,31 +472,6 @@ func runPlaybook(t *testing.T, bin string, args ...string) string {
 	}
 	require.NoError(t, err, "playbook %v:\n%s", args, out)
 	return string(out)
-}
-
-func waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) {
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", limit, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-func listening(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err == nil {
-		c.Close()
-	}
-	return err == nil
-}
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // lowFreePort finds a free loopback port below 32768.

@@ -21,16 +21,8 @@ func cancelCommand() *cli.Command {
 			&cli.StringFlag{Name: "reason", Usage: "why: recorded by the run (cancel_reason in its aggregate and events) and in Temporal's history"},
 			&cli.BoolFlag{Name: "drain", Usage: "let running steps finish and start no new ones"},
 		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("cancel: give the RUN (workflow ID)", exitInvalid)
-			}
+		Action: onArgs("cancel", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
 			run := c.Args().First()
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("cancel", err)
-			}
-			defer conn.Close()
 			if outcome := endedOutcome(c.Context, conn.client, run); outcome != "" {
 				return cli.Exit(fmt.Sprintf("cancel: %s already ended: %s; nothing to cancel", run, outcome), exitEnded)
 			}
@@ -46,7 +38,7 @@ func cancelCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "Cancel requested for %s: running steps are being cancelled; end will run.\n", run)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -59,20 +51,12 @@ func terminateCommand() *cli.Command {
 			"`end` never runs, no webhook is called and no aggregate is made; a worker kills a running\n" +
 			"step's processes when its next heartbeat finds the run gone. Prefer `playbook cancel`.",
 		Flags: append([]cli.Flag{&cli.StringFlag{Name: "reason", Value: "terminated from the playbook CLI", Usage: "why, recorded in the workflow's history"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("terminate: give the RUN (workflow ID)", exitInvalid)
-			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("terminate", err)
-			}
-			defer conn.Close()
+		Action: onArgs("terminate", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
 			if err := conn.client.TerminateWorkflow(c.Context, c.Args().First(), "", c.String("reason")); err != nil {
 				return cli.Exit("terminate: "+err.Error(), exitFailed)
 			}
 			fmt.Fprintf(c.App.Writer, "Terminated %s.\n", c.Args().First())
 			return nil
-		},
+		}),
 	}
 }

@@ -19,16 +19,8 @@ func classifyCommand() *cli.Command {
 		Usage:     "resolve a pending_failed step: retry it, fail it, or skip it",
 		ArgsUsage: "RUN STEP retry|fail|skip",
 		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the run's events and shown by status"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 3 {
-				return cli.Exit("classify: give RUN STEP and one of retry, fail, skip", exitInvalid)
-			}
+		Action: onArgs("classify", 3, "RUN STEP and one of retry, fail, skip", func(c *cli.Context, conn *connection) error {
 			run, step, action := c.Args().Get(0), c.Args().Get(1), c.Args().Get(2)
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("classify", err)
-			}
-			defer conn.Close()
 			answer, err := classifyStep(c.Context, conn.client, run, step, action, c.String("reason"), "")
 			if err != nil {
 				var appErr *temporal.ApplicationError
@@ -39,7 +31,7 @@ func classifyCommand() *cli.Command {
 			}
 			fmt.Fprintln(c.App.Writer, answer)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -49,15 +41,7 @@ func pendingCommand() *cli.Command {
 		Usage:     "list a run's pending_failed steps with their error and stderr, to decide how to classify them",
 		ArgsUsage: "RUN",
 		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the list as JSON"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("pending: give the RUN (workflow ID)", exitInvalid)
-			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("pending", err)
-			}
-			defer conn.Close()
+		Action: onArgs("pending", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
 			v, err := conn.client.QueryWorkflow(c.Context, c.Args().First(), "", playbookwf.QueryPending)
 			var steps []interpreter.PendingStep
 			if err == nil {
@@ -78,7 +62,7 @@ func pendingCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "STEP\tSINCE\tATTEMPTS\tRECOVERY\tERROR")
 			for _, p := range steps {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s: %s\n", p.Step, p.Since.Local().Format("15:04:05"), p.Attempts, p.Recovery, p.Error.Type, firstLineOf(p.Error.Message))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s: %s\n", p.Step, p.Since.Local().Format("15:04:05"), p.Attempts, p.Recovery, p.Error.Type, interpreter.FirstLine(p.Error.Message))
 			}
 			tw.Flush()
 			for _, p := range steps {
@@ -88,6 +72,6 @@ func pendingCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "\nClassify with: playbook classify %s STEP retry|fail|skip\n", c.Args().First())
 			return nil
-		},
+		}),
 	}
 }

@@ -18,7 +18,6 @@ import (
 
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
-
 	"playbook/worker"
 )
 
@@ -28,15 +27,15 @@ const localDevAddress = "127.0.0.1:7233"
 // quietLogs is a log level above every level the SDK uses.
 const quietLogs = slog.LevelError + 4
 
-func quietLogger() sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-}
+// embeddedServer is the in-memory server `run` starts when none is
+// configured (startEmbedded); a worker-only build has none.
+type embeddedServer interface{ Stop() }
 
 // connection is a client, plus the embedded server and worker it brought up.
 type connection struct {
 	client    client.Client
 	namespace string
-	embedded  *worker.DevServer
+	embedded  embeddedServer
 	worker    sdkworker.Worker
 }
 
@@ -84,13 +83,13 @@ func connectWith(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Le
 		if listening(localDevAddress) {
 			opts.HostPort = localDevAddress
 		} else {
-			dev, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", Namespace: opts.Namespace})
+			dev, address, err := startEmbedded(opts.Namespace)
 			if err != nil {
 				return nil, err
 			}
 			conn.embedded = dev
-			opts.HostPort = dev.Address
-			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", dev.Address)
+			opts.HostPort = address
+			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
 		}
 	}
 	conn.namespace = opts.Namespace
@@ -171,5 +170,28 @@ func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io
 	resp, err := c.client.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err == nil && len(resp.GetPollers()) == 0 {
 		fmt.Fprintf(out, "No worker is polling task queue %q: the run waits until one does (start one with `playbook worker`).\n", queue)
+	}
+}
+
+// withConnection is the scaffold of a command that talks to Temporal: it
+// connects (a failure to is the command's error, exit 1, or 4 when the
+// server is unreachable), runs do and closes the connection.
+func withConnection(c *cli.Context, command string, do func(conn *connection) error) error {
+	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+	if err != nil {
+		return connectFailed(command, err)
+	}
+	defer conn.Close()
+	return do(conn)
+}
+
+// onArgs is the action of a command that takes exactly nargs arguments,
+// which usage names, and talks to Temporal (see withConnection).
+func onArgs(command string, nargs int, usage string, do func(c *cli.Context, conn *connection) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() != nargs {
+			return cli.Exit(command+": give "+usage, exitInvalid)
+		}
+		return withConnection(c, command, func(conn *connection) error { return do(c, conn) })
 	}
 }

@@ -270,11 +270,6 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 	}
 }
 
-func firstLineOf(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}
-
 // countOf says "1 step", "2 steps".
 func countOf(n int, noun string) string {
 	if n == 1 {

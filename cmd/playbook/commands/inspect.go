@@ -47,15 +47,7 @@ func statusCommand() *cli.Command {
 		Usage:     "show where a run stands: each step's status, attempts, times and error, and live retry state",
 		ArgsUsage: "RUN",
 		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the aggregate so far (the shape of `run --json`), with live retry state under \"live\""}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("status: give the RUN (workflow ID)", exitInvalid)
-			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("status", err)
-			}
-			defer conn.Close()
+		Action: onArgs("status", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
 			st, err := runStatus(c.Context, conn.client, c.Args().First())
 			if err != nil {
 				return cli.Exit("status: "+err.Error(), exitFailed)
@@ -67,7 +59,7 @@ func statusCommand() *cli.Command {
 			}
 			printStatus(c.App.Writer, c.Args().First(), st)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -152,7 +144,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 				note += " " + strings.ToLower(l.State)
 			}
 			if l.LastFailure != "" {
-				note += "; last failure: " + firstLineOf(l.LastFailure)
+				note += "; last failure: " + interpreter.FirstLine(l.LastFailure)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), note)
@@ -200,16 +192,8 @@ func eventsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until the run ends"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event"},
 		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("events: give the RUN (workflow ID)", exitInvalid)
-			}
+		Action: onArgs("events", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
 			run := c.Args().First()
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("events", err)
-			}
-			defer conn.Close()
 			seen, width := 0, 0
 			if !c.Bool("json") {
 				width = eventsWidth(c.Context, conn, run)
@@ -244,7 +228,7 @@ func eventsCommand() *cli.Command {
 				case <-time.After(pollEvery):
 				}
 			}
-		},
+		}),
 	}
 }
 
@@ -296,7 +280,7 @@ func printEvent(out io.Writer, e interpreter.Event, asJSON bool, width int) {
 		line += "  " + e.Message
 	}
 	if e.Error != nil {
-		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, firstLineOf(e.Error.Message))
+		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, interpreter.FirstLine(e.Error.Message))
 	}
 	for _, k := range []string{"routed_to_end", "original_failed_step", "evaluated_by_end_step", "total_steps", "failed_steps_count"} {
 		if v, ok := e.Data[k]; ok {
@@ -335,40 +319,37 @@ func listCommand() *cli.Command {
 			default:
 				return cli.Exit(fmt.Sprintf("list: --status %q is not a run status (running, completed, failed, cancelled)", s), exitInvalid)
 			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("list", err)
-			}
-			defer conn.Close()
-			query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
-			if s := c.String("status"); s != "" {
-				query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(s))
-			}
-			if p := c.String("playbook"); p != "" {
-				query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(p))
-			}
-			if s := c.String("schedule"); s != "" {
-				query += fmt.Sprintf(" AND %s = '%s'", scheduledByID, quoteQuery(s))
-			}
-			runs, err := listRuns(c.Context, conn, query, c.Int("limit"))
-			if err != nil {
-				if !conn.indexed(c.Context) {
-					return cli.Exit("list: this namespace lacks playbook's search attributes; run `playbook setup` once", exitFailed)
+			return withConnection(c, "list", func(conn *connection) error {
+				query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
+				if s := c.String("status"); s != "" {
+					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(s))
 				}
-				return cli.Exit("list: "+err.Error(), exitFailed)
-			}
-			if c.Bool("json") {
-				b, _ := json.MarshalIndent(runs, "", "  ")
-				fmt.Fprintln(c.App.Writer, string(b))
+				if p := c.String("playbook"); p != "" {
+					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(p))
+				}
+				if s := c.String("schedule"); s != "" {
+					query += fmt.Sprintf(" AND %s = '%s'", scheduledByID, quoteQuery(s))
+				}
+				runs, err := listRuns(c.Context, conn, query, c.Int("limit"))
+				if err != nil {
+					if !conn.indexed(c.Context) {
+						return cli.Exit("list: this namespace lacks playbook's search attributes; run `playbook setup` once", exitFailed)
+					}
+					return cli.Exit("list: "+err.Error(), exitFailed)
+				}
+				if c.Bool("json") {
+					b, _ := json.MarshalIndent(runs, "", "  ")
+					fmt.Fprintln(c.App.Writer, string(b))
+					return nil
+				}
+				tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
+				for _, r := range runs {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
+				}
+				tw.Flush()
 				return nil
-			}
-			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
-			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
-			}
-			tw.Flush()
-			return nil
+			})
 		},
 	}
 }
@@ -425,38 +406,35 @@ func setupCommand() *cli.Command {
 		Usage: "create the namespace when it does not exist, and register playbook's search attributes (PlaybookName, PlaybookStatus, FailedSteps) on it; `playbook dev` has both already",
 		Flags: connectionFlags(),
 		Action: func(c *cli.Context) error {
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("setup", err)
-			}
-			defer conn.Close()
-			created, err := ensureNamespace(c.Context, conn)
-			if err != nil {
-				return cli.Exit("setup: "+err.Error(), exitFailed)
-			}
-			if created {
-				fmt.Fprintf(c.App.Writer, "Namespace %s created (retention %s).\n", conn.namespace, namespaceRetention)
-			}
-			ops := conn.client.OperatorService()
-			have, err := ops.ListSearchAttributes(c.Context, &operatorservice.ListSearchAttributesRequest{Namespace: conn.namespace})
-			if err != nil {
-				return cli.Exit("setup: "+err.Error(), exitFailed)
-			}
-			missing := map[string]enumspb.IndexedValueType{}
-			for name, typ := range playbookwf.SearchAttributes {
-				if _, ok := have.GetCustomAttributes()[name]; !ok {
-					missing[name] = typ
-				}
-			}
-			if len(missing) > 0 {
-				_, err := ops.AddSearchAttributes(c.Context, &operatorservice.AddSearchAttributesRequest{Namespace: conn.namespace, SearchAttributes: missing})
-				var exists *serviceerror.AlreadyExists
-				if err != nil && !errors.As(err, &exists) {
+			return withConnection(c, "setup", func(conn *connection) error {
+				created, err := ensureNamespace(c.Context, conn)
+				if err != nil {
 					return cli.Exit("setup: "+err.Error(), exitFailed)
 				}
-			}
-			fmt.Fprintf(c.App.Writer, "Namespace %s has playbook's search attributes (%d added).\n", conn.namespace, len(missing))
-			return nil
+				if created {
+					fmt.Fprintf(c.App.Writer, "Namespace %s created (retention %s).\n", conn.namespace, namespaceRetention)
+				}
+				ops := conn.client.OperatorService()
+				have, err := ops.ListSearchAttributes(c.Context, &operatorservice.ListSearchAttributesRequest{Namespace: conn.namespace})
+				if err != nil {
+					return cli.Exit("setup: "+err.Error(), exitFailed)
+				}
+				missing := map[string]enumspb.IndexedValueType{}
+				for name, typ := range playbookwf.SearchAttributes {
+					if _, ok := have.GetCustomAttributes()[name]; !ok {
+						missing[name] = typ
+					}
+				}
+				if len(missing) > 0 {
+					_, err := ops.AddSearchAttributes(c.Context, &operatorservice.AddSearchAttributesRequest{Namespace: conn.namespace, SearchAttributes: missing})
+					var exists *serviceerror.AlreadyExists
+					if err != nil && !errors.As(err, &exists) {
+						return cli.Exit("setup: "+err.Error(), exitFailed)
+					}
+				}
+				fmt.Fprintf(c.App.Writer, "Namespace %s has playbook's search attributes (%d added).\n", conn.namespace, len(missing))
+				return nil
+			})
 		},
 	}
 }

@@ -142,7 +142,7 @@ func toolError(run string, err error) error {
 	case errors.As(err, &notFound):
 		return fmt.Errorf("run %q: not found", run)
 	case errors.As(err, &appErr):
-		return errors.New(firstLineOf(appErr.Message()))
+		return errors.New(interpreter.FirstLine(appErr.Message()))
 	}
 	return errors.New(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/internal/codec"
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/worker"
 )
@@ -21,15 +22,7 @@ func historyCommand() *cli.Command {
 		Usage:     "save a run's full Temporal history as JSON (for `playbook replay` and `temporal workflow show`)",
 		ArgsUsage: "RUN",
 		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "write the history to `FILE`"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("history: give the RUN (workflow ID)", exitInvalid)
-			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("history", err)
-			}
-			defer conn.Close()
+		Action: onArgs("history", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
 			h := &historypb.History{}
 			it := conn.client.GetWorkflowHistory(c.Context, c.Args().First(), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for it.HasNext() {
@@ -48,7 +41,7 @@ func historyCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "Wrote %d events of %s to %s\n", len(h.Events), c.Args().First(), c.String("output"))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -76,7 +69,7 @@ func replayCommand() *cli.Command {
 				if err != nil {
 					return cli.Exit(fmt.Sprintf("replay: %s: not a history: %v", file, err), exitInvalid)
 				}
-				if err := worker.ReplayWithCodec(h, quietLogger(), keys); err != nil {
+				if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
 					bad++
 					where := worker.DivergingEvent(h, err)
 					if where == "" {

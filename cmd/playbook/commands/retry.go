@@ -38,30 +38,27 @@ func retryCommand() *cli.Command {
 			if err := checkRunID(c); err != nil {
 				return cli.Exit("retry: "+err.Error(), exitInvalid)
 			}
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return connectFailed("retry", err)
-			}
-			defer conn.Close()
-			r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "cli", c.String("reason"))
-			if err != nil {
-				var mistake *retryError
-				var notStarted *submitError
-				switch {
-				case errors.As(err, &mistake):
-					return cli.Exit("retry: "+err.Error(), exitInvalid)
-				case errors.As(err, &notStarted):
-					return startFailed("retry", notStarted.id, notStarted.err)
+			return withConnection(c, "retry", func(conn *connection) error {
+				r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "cli", c.String("reason"))
+				if err != nil {
+					var mistake *retryError
+					var notStarted *submitError
+					switch {
+					case errors.As(err, &mistake):
+						return cli.Exit("retry: "+err.Error(), exitInvalid)
+					case errors.As(err, &notStarted):
+						return startFailed("retry", notStarted.id, notStarted.err)
+					}
+					return cli.Exit("retry: "+err.Error(), exitFailed)
 				}
-				return cli.Exit("retry: "+err.Error(), exitFailed)
-			}
-			conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
-			if len(r.reused) == 0 {
-				fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
-			} else {
-				fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
-			}
-			return followAndReport(c, conn, r.pb, r.run)
+				conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
+				if len(r.reused) == 0 {
+					fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
+				} else {
+					fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
+				}
+				return followAndReport(c, conn, r.pb, r.run)
+			})
 		},
 	}
 }

@@ -1,11 +1,9 @@
-package activities
+package interpreter
 
 import (
 	"net/url"
 	"regexp"
 	"strings"
-
-	"playbook/interpreter"
 )
 
 // redacted replaces a secret in a URL that reaches a message.
@@ -83,9 +81,9 @@ func secretParam(name string) bool {
 	return false
 }
 
-// redactError is a step error as it leaves the worker: its message and
+// RedactError is a step error as it leaves the worker: its message and
 // every string in its details redacted.
-func redactError(e interpreter.StepError) interpreter.StepError {
+func RedactError(e StepError) StepError {
 	e.Message = Redact(e.Message)
 	e.Details = redactValue(e.Details)
 	return e

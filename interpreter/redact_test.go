@@ -1,11 +1,9 @@
-package activities
+package interpreter
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"playbook/interpreter"
 )
 
 func TestRedact(t *testing.T) {
@@ -21,7 +19,7 @@ func TestRedact(t *testing.T) {
 	} {
 		require.Equal(t, want, Redact(in), in)
 	}
-	e := redactError(interpreter.StepError{Type: "http_status", Message: "POST http://h/?token=t1 answered 500",
+	e := RedactError(StepError{Type: "http_status", Message: "POST http://h/?token=t1 answered 500",
 		Details: map[string]any{"body": "see http://h/?token=t2", "list": []any{"http://u:p@h/"}, "n": 1}})
 	require.Equal(t, "POST http://h/?token=REDACTED answered 500", e.Message)
 	require.Equal(t, map[string]any{"body": "see http://h/?token=REDACTED", "list": []any{"http://u:REDACTED@h/"}, "n": 1}, e.Details)

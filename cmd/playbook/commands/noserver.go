@@ -1,0 +1,30 @@
+//go:build noserver
+
+package commands
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+)
+
+// A worker-only build (`go build -tags noserver`, the container image's)
+// links neither the Temporal server nor the Web UI: `dev` and the embedded
+// server `run` starts when none is configured are not in it.
+const noServerBuild = "this playbook build has no embedded Temporal server (built with -tags noserver)"
+
+func devCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "dev",
+		Usage: "not in this build: " + noServerBuild,
+		// Any of the full build's flags gets the same answer.
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return cli.Exit("dev: "+noServerBuild+"; use the full playbook binary, or `temporal server start-dev`", exitFailed)
+		},
+	}
+}
+
+func startEmbedded(string) (embeddedServer, string, error) {
+	return nil, "", errors.New("no Temporal server configured, and " + noServerBuild + ": set TEMPORAL_ADDRESS or --address")
+}

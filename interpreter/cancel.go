@@ -1,0 +1,86 @@
+package interpreter
+
+// cancel records a step whose activity stopped on a cancellation: it routes
+// to `end` like a failure, but does not count as one.
+func (r *Run) cancel(name string, err *StepError, attempts int) {
+	st := r.states[name]
+	st.Status, st.Result, st.Error, st.Attempts = StatusCancelled, nil, err, st.priorAttempts+attempts
+	st.RoutedToEnd = true
+	r.ended(st)
+	if r.stoppedBy != "" {
+		origin := r.stoppedBy
+		st.OriginalFailedStep = &origin
+	}
+	r.emit(Event{Type: "step_cancelled", Step: name, Attempts: st.Attempts, Message: err.Message})
+}
+
+// CancelRun records a cancel request from outside: running steps are to be
+// cancelled (see ToCancel), pending ones skip, steps waiting for a
+// classification are cancelled, and the run ends cancelled after `end`.
+func (r *Run) CancelRun(reason string) {
+	if r.cancelled {
+		return
+	}
+	r.cancelled = true
+	r.emit(r.withReason(Event{Type: "cancel_requested", Message: reason}))
+	for _, s := range r.pb.Steps {
+		if r.states[s.Name].Status == StatusPendingFailed {
+			r.cancel(s.Name, &StepError{Type: ErrCancelled, Message: "the run was cancelled while the step waited for a classification"}, 0)
+		}
+	}
+}
+
+// RecordCancelReason keeps why the run is being cancelled: a client sends
+// it (signal cancel_reason) before its cancel request, which workflow code
+// cannot read a reason from. Empty reasons are ignored.
+func (r *Run) RecordCancelReason(reason string) {
+	if reason != "" {
+		r.cancelReason = reason
+	}
+}
+
+// CancelReason is why the run was cancelled or drained, if it was and
+// someone said.
+func (r *Run) CancelReason() string {
+	if !r.Cancelled() {
+		return ""
+	}
+	return r.cancelReason
+}
+
+func (r *Run) withReason(e Event) Event {
+	if r.cancelReason != "" {
+		e.Message += ": " + r.cancelReason
+		e.Data = map[string]any{"cancel_reason": r.cancelReason}
+	}
+	return e
+}
+
+// Drain starts no new step; running steps finish; the run ends cancelled.
+func (r *Run) Drain() {
+	if !r.drained {
+		r.drained = true
+		r.emit(r.withReason(Event{Type: "drain_requested", Message: "running steps finish; no new step starts"}))
+	}
+}
+
+// Cancelled tells whether the run was cancelled or drained.
+func (r *Run) Cancelled() bool { return r.cancelled || r.drained }
+
+// ToCancel lists the running steps to cancel now: all of them after a
+// cancel request, and under failure_mode cancel after a failure all but
+// those with on_failure: run. Each step is listed once.
+func (r *Run) ToCancel() []string {
+	if !r.cancelled && (r.pb.FailureMode != FailureCancel || r.stoppedBy == "") {
+		return nil
+	}
+	var out []string
+	for _, s := range r.pb.Steps {
+		if r.states[s.Name].Status != StatusRunning || r.cancelling[s.Name] || (!r.cancelled && s.OnFailureRun) {
+			continue
+		}
+		r.cancelling[s.Name] = true
+		out = append(out, s.Name)
+	}
+	return out
+}

@@ -1,0 +1,90 @@
+package interpreter
+
+import "gopkg.in/yaml.v3"
+
+// FailureHandler is a named set of exit-code rules. It travels to the
+// activity as is (StepInput.Handler).
+type FailureHandler struct {
+	Name  string         `json:"name"`
+	Line  int            `json:"-"`
+	Rules []ExitCodeRule `json:"rules"`
+}
+
+// ExitCodeRule retries a process step whose exit code it matches.
+type ExitCodeRule struct {
+	ExitCodes      []int  `json:"exit_codes,omitempty"`
+	MatchAll       bool   `json:"match_all_exit_codes,omitempty"`
+	MaxRetries     int    `json:"max_retries"`
+	RecoveryScript string `json:"recovery_script,omitempty"`
+}
+
+// DefaultMaxRetries is an exit-code rule's max_retries when it gives none.
+const DefaultMaxRetries = 3
+
+func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, d.errf(n, "failure_handlers must be a list of {name, rules}")
+	}
+	out := map[string]*FailureHandler{}
+	for _, hn := range n.Content {
+		h := &FailureHandler{Line: hn.Line}
+		var rulesNode *yaml.Node
+		err := d.fields(hn, "a failure handler", map[string]func(v *yaml.Node) error{
+			"name":  func(v *yaml.Node) error { return d.str(v, "failure handler name", &h.Name) },
+			"rules": func(v *yaml.Node) error { rulesNode = v; return nil },
+		})
+		if err != nil {
+			return nil, err
+		}
+		if h.Name == "" {
+			return nil, d.errf(hn, "a failure handler has no name")
+		}
+		if prev := out[h.Name]; prev != nil {
+			return nil, d.errf(hn, "failure handler %q defined twice (first at line %d)", h.Name, prev.Line)
+		}
+		if rulesNode == nil || rulesNode.Kind != yaml.SequenceNode || len(rulesNode.Content) == 0 {
+			return nil, d.errf(hn, "failure handler %q needs a list of rules", h.Name)
+		}
+		for _, rn := range rulesNode.Content {
+			r := ExitCodeRule{MaxRetries: DefaultMaxRetries}
+			var codesNode *yaml.Node
+			err := d.fields(rn, "an exit-code rule", map[string]func(v *yaml.Node) error{
+				"exit_codes": func(v *yaml.Node) error {
+					codesNode = v
+					if v.Kind != yaml.SequenceNode {
+						return d.errf(v, "exit_codes must be a list of numbers")
+					}
+					for _, c := range v.Content {
+						var code int
+						if err := d.integer(c, "exit_codes", &code); err != nil {
+							return err
+						}
+						r.ExitCodes = append(r.ExitCodes, code)
+					}
+					return nil
+				},
+				"match_all_exit_codes": func(v *yaml.Node) error { return d.boolean(v, "match_all_exit_codes", &r.MatchAll) },
+				"max_retries": func(v *yaml.Node) error {
+					if err := d.integer(v, "max_retries", &r.MaxRetries); err != nil {
+						return err
+					}
+					if r.MaxRetries < 0 {
+						return d.errf(v, "max_retries must not be negative")
+					}
+					d.checkAttempts(v, "max_retries", r.MaxRetries+1)
+					return nil
+				},
+				"recovery_script": func(v *yaml.Node) error { return d.str(v, "recovery_script", &r.RecoveryScript) },
+			})
+			if err != nil {
+				return nil, err
+			}
+			if (codesNode == nil) == !r.MatchAll {
+				return nil, d.errf(rn, "an exit-code rule needs either exit_codes or match_all_exit_codes: true")
+			}
+			h.Rules = append(h.Rules, r)
+		}
+		out[h.Name] = h
+	}
+	return out, nil
+}

@@ -1,0 +1,101 @@
+package interpreter
+
+import "gopkg.in/yaml.v3"
+
+// NextRule is one item of `next`: unconditional (When nil, Else false), a
+// `when` branch, or the closing `else`.
+type NextRule struct {
+	When *Expr
+	Else bool
+	Then []string
+	Line int
+}
+
+// names reads a step name, a list of names, or NoETL's {step: NAME} forms.
+func (d *decoder) names(n *yaml.Node, what string) ([]string, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var out []string
+	for _, it := range items {
+		name, err := d.stepRef(it, what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+func (d *decoder) stepRef(n *yaml.Node, what string) (string, error) {
+	if n.Kind == yaml.ScalarNode && n.Value != "" {
+		return n.Value, nil
+	}
+	if n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "step" && n.Content[1].Kind == yaml.ScalarNode {
+		return n.Content[1].Value, nil
+	}
+	return "", d.errf(n, "%s: expected a step name or {step: NAME}", what)
+}
+
+// next reads `next`: a name, a list of names, or when/then items closed by
+// an optional else.
+func (d *decoder) next(n *yaml.Node) ([]NextRule, error) {
+	items := []*yaml.Node{n}
+	if n.Kind == yaml.SequenceNode {
+		items = n.Content
+	}
+	var rules []NextRule
+	conditional := false
+	for i, it := range items {
+		isRule := it.Kind == yaml.MappingNode && !(len(it.Content) == 2 && it.Content[0].Value == "step")
+		if !isRule {
+			if conditional {
+				return nil, d.errf(it, "next: a plain step name cannot follow when/else items")
+			}
+			name, err := d.stepRef(it, "next")
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, NextRule{Then: []string{name}, Line: it.Line})
+			continue
+		}
+		if len(rules) > 0 && !conditional {
+			return nil, d.errf(it, "next: when/else items cannot follow plain step names")
+		}
+		conditional = true
+		r := NextRule{Line: it.Line}
+		var thenNode *yaml.Node
+		err := d.fields(it, "a next item", map[string]func(v *yaml.Node) error{
+			"when": func(v *yaml.Node) error {
+				var src string
+				if err := d.str(v, "when", &src); err != nil {
+					return err
+				}
+				e, err := compileExpr(src, v.Line, ScopeStep, true)
+				if err != nil {
+					return d.errf(v, "when: %v", err)
+				}
+				r.When = e
+				return nil
+			},
+			"then": func(v *yaml.Node) (err error) { thenNode = v; r.Then, err = d.names(v, "then"); return err },
+			"else": func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else"); return err },
+		})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case r.Else && (r.When != nil || thenNode != nil):
+			return nil, d.errf(it, "next: an else item has no when or then")
+		case r.Else && i != len(items)-1:
+			return nil, d.errf(it, "next: else must be the last item")
+		case !r.Else && r.When == nil:
+			return nil, d.errf(it, "next: item needs when (or else)")
+		case !r.Else && thenNode == nil:
+			return nil, d.errf(it, "next: when item needs then")
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}

@@ -1,0 +1,106 @@
+package interpreter
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
+func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
+	var steps *yaml.Node
+	err := d.fields(n, "the playbook", map[string]func(v *yaml.Node) error{
+		"apiVersion": func(v *yaml.Node) error {
+			var s string
+			if err := d.str(v, "apiVersion", &s); err != nil {
+				return err
+			}
+			if s != "playbook/v1" {
+				return d.errf(v, "apiVersion %q is not known (use playbook/v1)", s)
+			}
+			return nil
+		},
+		"kind": func(v *yaml.Node) error {
+			var s string
+			if err := d.str(v, "kind", &s); err != nil {
+				return err
+			}
+			if s != "Playbook" {
+				return d.errf(v, "kind %q is not known (use Playbook)", s)
+			}
+			return nil
+		},
+		"metadata": func(v *yaml.Node) error {
+			return d.fields(v, "metadata", map[string]func(v *yaml.Node) error{
+				"name": func(v *yaml.Node) error {
+					if err := d.str(v, "metadata.name", &pb.Name); err != nil {
+						return err
+					}
+					if !namePattern.MatchString(pb.Name) {
+						return d.errf(v, "metadata.name %q must match [a-z0-9][a-z0-9_-]*", pb.Name)
+					}
+					return nil
+				},
+				"description": func(v *yaml.Node) error { return d.str(v, "metadata.description", &pb.Description) },
+			})
+		},
+		"workload": func(v *yaml.Node) error {
+			if v.Kind != yaml.MappingNode {
+				return d.errf(v, "workload must be a mapping")
+			}
+			w, err := d.value(v, "workload")
+			if err != nil {
+				return err
+			}
+			pb.Workload = w.(map[string]any)
+			return nil
+		},
+		"failure_mode": func(v *yaml.Node) error {
+			switch FailureMode(v.Value) {
+			case FailureContinue, FailureStop, FailureCancel:
+				pb.FailureMode = FailureMode(v.Value)
+				return nil
+			}
+			return d.errf(v, "failure_mode must be continue, stop or cancel, not %q", v.Value)
+		},
+		"use_pending_failed": func(v *yaml.Node) error { return d.boolean(v, "use_pending_failed", &pb.UsePendingFailed) },
+		"pending_timeout":    func(v *yaml.Node) error { return d.duration(v, "pending_timeout", &pb.PendingTimeout) },
+		"notify":             func(v *yaml.Node) error { return d.notify(v, &pb.Notify) },
+		"failure_handlers":   func(v *yaml.Node) (err error) { pb.Handlers, err = d.handlers(v); return err },
+		"workflow":           func(v *yaml.Node) error { steps = v; return nil },
+		"lost_attempts":      func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) },
+		"schedule":           func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err },
+	})
+	// A required key may be missing because it is misspelt: then the
+	// unknown key says it, and "required" would only repeat it.
+	errs := Errors{}.add(d.file, err)
+	switch {
+	case err == nil && pb.Name == "":
+		errs = errs.add(d.file, d.errf(n, "metadata.name is required"))
+	case err == nil && steps == nil:
+		errs = errs.add(d.file, d.errf(n, "workflow (the list of steps) is required"))
+	case steps != nil && steps.Kind != yaml.SequenceNode:
+		errs = errs.add(d.file, d.errf(steps, "workflow must be a list of steps"))
+	}
+	if steps == nil || steps.Kind != yaml.SequenceNode {
+		return errs.err()
+	}
+	pb.byName = map[string]*Step{}
+	for _, sn := range steps.Content {
+		s, err := d.stepNode(sn)
+		if err != nil {
+			errs = errs.add(d.file, err)
+			continue
+		}
+		if prev := pb.byName[s.Name]; prev != nil {
+			errs = errs.add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})
+			continue
+		}
+		pb.byName[s.Name] = s
+		pb.Steps = append(pb.Steps, s)
+		if s.lostAttempts == nil {
+			s.LostAttempts = pb.LostAttempts
+		}
+	}
+	d.lines["workflow"] = steps.Line
+	return errs.err()
+}

@@ -1,0 +1,63 @@
+package playbookwf
+
+import (
+	"errors"
+	"path/filepath"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter"
+)
+
+// startChild runs a sub-playbook as a child workflow of the generic
+// workflow. Its ID extends the parent's with the step name, so the Web UI
+// shows the tree; cancelling the step (or the parent) cancels the child,
+// and the step waits for the child's own `end`.
+func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec map[string]any) (workflow.Future, *interpreter.StepError) {
+	rel := spec["path"].(string)
+	path := interpreter.SubPlaybookPath(x.in.BaseDir, rel)
+	src, ok := x.in.Files[path]
+	if !ok {
+		return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
+	}
+	workload, _ := spec["workload"].(map[string]any)
+	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:          x.childID(ctx, s.Name, s.Name),
+		TaskQueue:           x.info.TaskQueueName,
+		StaticSummary:       "step " + s.Name + ": sub-playbook " + rel,
+		WaitForCancellation: true,
+	}
+	if x.in.Index {
+		if childPb, err := interpreter.Parse(child.File, []byte(src)); err == nil {
+			opts.TypedSearchAttributes = StartAttributes(childPb.Name)
+		}
+	}
+	if s.Timeout > 0 {
+		opts.WorkflowExecutionTimeout = s.Timeout
+	}
+	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), WorkflowName, child), nil
+}
+
+// childOutcome reads a finished sub-playbook: its aggregate is the step's
+// result when it completed, and its error's details when it failed.
+func (x *executor) childOutcome(f workflow.Future) interpreter.Outcome {
+	var agg map[string]any
+	err := f.Get(x.ctx, &agg)
+	if err == nil {
+		return interpreter.Outcome{Result: agg, Attempts: 1}
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == FailedErrorType {
+		_ = appErr.Details(&agg)
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrPlaybookFailed, Message: appErr.Message(), Details: agg},
+			Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
+	}
+	var canErr *temporal.CanceledError
+	if errors.As(err, &canErr) {
+		_ = canErr.Details(&agg)
+		return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "the sub-playbook was cancelled", Details: agg}, Attempts: 1}
+	}
+	return interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrPlaybookError, Message: err.Error()}, Attempts: 1, Recovery: interpreter.RecoveryNoHandler}
+}

@@ -1,0 +1,104 @@
+package playbookwf
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter"
+)
+
+// notify posts the aggregate to the webhook for its outcome, as an activity
+// Temporal retries; a webhook that keeps failing is recorded in the
+// aggregate and does not change the outcome.
+func (x *executor) notify(agg *interpreter.Aggregate) {
+	event, url, err := x.run.Webhook(agg.Status)
+	if err != nil {
+		agg.Notifications = append(agg.Notifications, interpreter.Notification{Event: event, Error: "webhook: " + err.Error()})
+		return
+	}
+	if url == "" {
+		return
+	}
+	x.detachEnd()
+	ctx := workflow.WithActivityOptions(x.ctx, workflow.ActivityOptions{
+		ActivityID:          "notify-" + event,
+		Summary:             "notify " + event,
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 4},
+	})
+	err = workflow.ExecuteActivity(ctx, interpreter.NotifyName, interpreter.NotifyInput{Event: event, Webhook: url, Aggregate: agg}).Get(ctx, nil)
+	n := interpreter.Notification{Event: event, Webhook: interpreter.Redact(url), Delivered: err == nil}
+	var appErr *temporal.ApplicationError
+	switch {
+	case errors.As(err, &appErr):
+		n.Error = appErr.Message() // the last attempt's own words, without the SDK's wrapping
+	case err != nil:
+		n.Error = err.Error()
+	}
+	agg.Notifications = append(agg.Notifications, n)
+}
+
+// executor turns the core's decisions into activities.
+type executor struct {
+	ctx  workflow.Context
+	run  *interpreter.Run
+	in   Input
+	info *workflow.Info
+	// cancels holds each started step's cancellation scope.
+	cancels map[string]workflow.CancelFunc
+	// noopVersion is the noop-in-workflow version, once a noop step asked.
+	noopVersion *workflow.Version
+	// inputs holds what each step's activity was given, to read its outcome.
+	inputs map[string]interpreter.StepInput
+	// endDetached: see detachEnd; nil until asked.
+	endDetached *bool
+}
+
+// start renders a step's tool and schedules its activity, or its child
+// workflow for a sub-playbook, in a cancellation scope of its own.
+func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
+	ctx, cancel := workflow.WithCancel(x.ctx)
+	x.cancels[s.Name] = cancel
+	if x.decidesInWorkflow(s) {
+		return x.decideInWorkflow(ctx, s)
+	}
+	if s.Loop != nil {
+		// A loop renders its tool once per element.
+		return x.startLoop(ctx, s)
+	}
+	spec, err := x.run.RenderTool(s)
+	if err != nil {
+		return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
+	}
+	if s.Tool.Kind == "playbook" {
+		return x.startChild(ctx, s, spec)
+	}
+	in := x.stepInput(s, s.Name, spec)
+	x.inputs[s.Name] = in
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), interpreter.RunStepName, in), nil
+}
+
+// stepInput is what one attempt of a step (or of a loop's element) gets.
+func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]any) interpreter.StepInput {
+	in := interpreter.StepInput{
+		WorkflowID: x.info.WorkflowExecution.ID,
+		RunID:      x.info.WorkflowExecution.RunID,
+		Step:       name,
+		Kind:       s.Tool.Kind,
+		Spec:       spec,
+		BaseDir:    x.in.BaseDir,
+		Timeout:    s.Timeout,
+		Retry:      s.RetryBlock(),
+		Handler:    s.FailureHandler,
+
+		PriorAttempts: x.run.PriorAttempts(s.Name),
+	}
+	if in.Retry.RetryWhen != nil || in.Retry.StopWhen != nil {
+		in.Scope = x.run.Env()
+	}
+	in.Lost = &interpreter.LostSpec{Attempts: s.LostAttempts}
+	return in
+}

@@ -1,0 +1,43 @@
+package playbookwf
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter"
+)
+
+func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int) ([]interpreter.Event, error) {
+		ev := run.Events()
+		if after < 0 || after > len(ev) {
+			after = 0
+		}
+		return ev[after:], nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]interpreter.PendingStep, error) { return run.Pending(), nil }); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, QueryState, func() (*interpreter.Aggregate, error) { return run.Snapshot(), nil })
+}
+
+// registerClassify accepts classifications of pending_failed steps; the
+// validator rejects an unknown step, one that is not pending, or an unknown
+// action before anything is written to history.
+func registerClassify(ctx workflow.Context, run *interpreter.Run, classified workflow.Channel) error {
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
+		func(ctx workflow.Context, step, action, reason, by string) (string, error) {
+			if by == "" {
+				by = "classify"
+			}
+			if err := run.Classify(step, action, by, reason); err != nil {
+				return "", err
+			}
+			classified.SendAsync(struct{}{})
+			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _ string) error { return run.CheckClassify(step, action) }})
+}

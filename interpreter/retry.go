@@ -1,0 +1,137 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Retry is a step's retry policy, defaults applied. It travels to the
+// activity as is (StepInput.Retry); its expressions as their source.
+type Retry struct {
+	MaxAttempts  int           `json:"max_attempts"`
+	InitialDelay time.Duration `json:"initial_delay"`
+	Multiplier   float64       `json:"backoff_multiplier"`
+	MaxDelay     time.Duration `json:"max_delay"`
+	Jitter       bool          `json:"jitter"`
+	RetryWhen    *Expr         `json:"retry_when,omitempty"`
+	StopWhen     *Expr         `json:"stop_when,omitempty"`
+}
+
+// DefaultRetry is what `retry: true` means.
+func DefaultRetry() Retry {
+	return Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 60 * time.Second, Jitter: true}
+}
+
+// MarshalJSON writes an expression as its source: compiled programs do not
+// travel; the side that reads one compiles it again (see Retry).
+func (e *Expr) MarshalJSON() ([]byte, error) { return json.Marshal(e.Source) }
+
+// UnmarshalJSON reads a retry block sent to an activity and compiles its
+// expressions, as validation did, where the attempt runs.
+func (r *Retry) UnmarshalJSON(b []byte) error {
+	type fields Retry // the same fields, without this method
+	var raw struct {
+		fields
+		RetryWhen string `json:"retry_when,omitempty"`
+		StopWhen  string `json:"stop_when,omitempty"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*r = Retry(raw.fields)
+	for _, x := range []struct {
+		name, src string
+		out       **Expr
+	}{{"retry_when", raw.RetryWhen, &r.RetryWhen}, {"stop_when", raw.StopWhen, &r.StopWhen}} {
+		if x.src == "" {
+			continue
+		}
+		e, err := CompileExpr(x.src, ScopeRetry, true)
+		if err != nil {
+			return fmt.Errorf("retry.%s %w", x.name, err)
+		}
+		*x.out = e
+	}
+	return nil
+}
+
+// RetryBlock is the retry block an attempt of the step follows: one
+// attempt when the step has none.
+func (s *Step) RetryBlock() Retry {
+	if s.Retry == nil {
+		return Retry{MaxAttempts: 1}
+	}
+	return *s.Retry
+}
+
+func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
+	r := DefaultRetry()
+	if n.Kind == yaml.ScalarNode {
+		switch n.Tag {
+		case "!!bool":
+			var on bool
+			_ = n.Decode(&on)
+			if !on {
+				return nil, nil
+			}
+			return &r, nil
+		case "!!int":
+			if err := d.integer(n, "retry", &r.MaxAttempts); err != nil {
+				return nil, err
+			}
+			if r.MaxAttempts < 1 {
+				return nil, d.errf(n, "retry: attempts must be at least 1")
+			}
+			d.checkAttempts(n, "retry", r.MaxAttempts)
+			return &r, nil
+		}
+		return nil, d.errf(n, "retry must be true, a number of attempts, or a mapping")
+	}
+	expr := func(name string, out **Expr) func(v *yaml.Node) error {
+		return func(v *yaml.Node) error {
+			var src string
+			if err := d.str(v, "retry."+name, &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeRetry, true)
+			if err != nil {
+				return d.errf(v, "retry.%s: %v", name, err)
+			}
+			*out = e
+			return nil
+		}
+	}
+	err := d.fields(n, "retry", map[string]func(v *yaml.Node) error{
+		"max_attempts": func(v *yaml.Node) error {
+			if err := d.integer(v, "retry.max_attempts", &r.MaxAttempts); err != nil {
+				return err
+			}
+			if r.MaxAttempts < 1 {
+				return d.errf(v, "retry.max_attempts must be at least 1")
+			}
+			d.checkAttempts(v, "retry.max_attempts", r.MaxAttempts)
+			return nil
+		},
+		"initial_delay": func(v *yaml.Node) error { return d.duration(v, "retry.initial_delay", &r.InitialDelay) },
+		"max_delay":     func(v *yaml.Node) error { return d.duration(v, "retry.max_delay", &r.MaxDelay) },
+		"backoff_multiplier": func(v *yaml.Node) error {
+			if v.Decode(&r.Multiplier) != nil || r.Multiplier < 1 {
+				return d.errf(v, "retry.backoff_multiplier must be a number >= 1, not %q", v.Value)
+			}
+			return nil
+		},
+		"jitter":     func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) },
+		"retry_when": expr("retry_when", &r.RetryWhen),
+		"stop_when":  expr("stop_when", &r.StopWhen),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.MaxDelay < r.InitialDelay {
+		return nil, d.errf(n, "retry.max_delay (%s) is shorter than retry.initial_delay (%s)", r.MaxDelay, r.InitialDelay)
+	}
+	return &r, nil
+}

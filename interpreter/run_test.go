@@ -1,0 +1,54 @@
+package interpreter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRetryReusesCompletedSteps(t *testing.T) {
+	src := `metadata: {name: t}
+failure_mode: continue
+workflow:
+  - step: extract
+    tool: {kind: noop}
+    next:
+      - {when: "steps.extract.result == 'rows'", then: [transform]}
+      - else: [end]
+  - {step: transform, tool: {kind: noop}, next: load}
+  - {step: load, tool: {kind: noop}}
+  - {step: audit, tool: {kind: noop}}
+`
+	pb, err := Parse("t.yaml", []byte(src))
+	require.NoError(t, err)
+	earlier := map[string]*StepState{
+		"extract":   {Status: StatusCompleted, Result: "rows", Attempts: 2},
+		"transform": {Status: StatusFailed},
+		"load":      {Status: StatusSkipped},
+		"audit":     {Status: StatusCompleted, Result: "ok"},
+		"end":       {Status: StatusCompleted},
+	}
+	reuse, err := pb.ReusableSteps(earlier, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"audit", "extract"}, sortedKeys(reuse))
+
+	run := NewRun(pb, nil, "t-2", time.Now)
+	run.Reuse(reuse)
+	require.Equal(t, []string{"transform"}, names(run.Ready()), "only what did not complete runs, its branch taken as before")
+	require.Equal(t, StatusReused, run.State("extract").Status)
+	require.Equal(t, "rows", run.State("extract").Result)
+	run.Settle("transform", Outcome{Result: 1, Attempts: 1})
+	require.Equal(t, []string{"load"}, names(run.Ready()))
+	run.Settle("load", Outcome{Result: 1, Attempts: 1})
+	run.Ready()
+	run.StartEnd()
+	require.Equal(t, RunCompleted, run.Finish(nil, nil, 0).Status)
+
+	reuse, err = pb.ReusableSteps(earlier, "extract")
+	require.NoError(t, err)
+	require.Equal(t, []string{"audit"}, sortedKeys(reuse), "--step reruns the step and everything downstream")
+	_, err = pb.ReusableSteps(earlier, "nope")
+	require.EqualError(t, err, `no step "nope" to retry from in playbook t`)
+	require.Equal(t, []string{"extract", "transform", "load", "end"}, pb.Downstream("extract"))
+}

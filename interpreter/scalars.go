@@ -1,0 +1,91 @@
+package interpreter
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+func (d *decoder) str(n *yaml.Node, what string, out *string) error {
+	if err := d.unquotedTemplate(n, what); err != nil {
+		return err
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return d.errf(n, "%s must be a string", what)
+	}
+	*out = n.Value
+	return nil
+}
+
+func (d *decoder) boolean(n *yaml.Node, what string, out *bool) error {
+	if n.Kind != yaml.ScalarNode || n.Decode(out) != nil {
+		return d.errf(n, "%s must be true or false, not %q", what, n.Value)
+	}
+	return nil
+}
+
+func (d *decoder) integer(n *yaml.Node, what string, out *int) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(out) != nil {
+		return d.errf(n, "%s must be a whole number, not %q", what, n.Value)
+	}
+	return nil
+}
+
+// duration accepts Go durations ("1m30s", "500ms") or a number of seconds.
+func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!int" || n.Tag == "!!float" {
+			if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs >= 0 {
+				*out = time.Duration(secs * float64(time.Second))
+				return nil
+			}
+		} else if v, err := time.ParseDuration(n.Value); err == nil && v >= 0 {
+			*out = v
+			return nil
+		}
+	}
+	return d.errf(n, "%s: bad duration %q (write e.g. 30s, 10m, 1h30m)", what, n.Value)
+}
+
+// value decodes any YAML value into plain Go values (maps, lists, scalars).
+func (d *decoder) value(n *yaml.Node, what string) (any, error) {
+	if err := d.checkKeys(n, what); err != nil {
+		return nil, err
+	}
+	var v any
+	if err := d.unquotedTemplate(n, what); err != nil {
+		return nil, err
+	}
+	if err := n.Decode(&v); err != nil {
+		return nil, d.errf(n, "%s: %v", what, err)
+	}
+	return normalize(v), nil
+}
+
+// normalize turns YAML's map[string]interface{} trees into map[string]any
+// with string keys, as JSON would have them.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalize(e)
+		}
+		return t
+	case map[any]any:
+		// Keys that read alike (1 and "1") are refused at submission; for
+		// runs that have them, the same one wins every time.
+		m := make(map[string]any, len(t))
+		for _, k := range sortedAnyKeys(t) {
+			m[fmt.Sprint(k)] = normalize(t[k])
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = normalize(e)
+		}
+		return t
+	}
+	return v
+}

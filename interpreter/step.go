@@ -1,0 +1,175 @@
+package interpreter
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Step is one node of the graph.
+type Step struct {
+	Name             string
+	Line             int
+	Desc             string
+	Tool             *Tool // nil: a routing or join point that completes at once
+	Timeout          time.Duration
+	HeartbeatTimeout time.Duration
+	Retry            *Retry // nil: the step runs once
+	Next             []NextRule
+	DependsOn        []string
+	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
+	SuccessWhen      *Expr // `end` only
+	FailureHandler   *FailureHandler
+	Loop             *Loop
+	// failureHandlerRef is the name given in the file, resolved at validation.
+	failureHandlerRef     string
+	failureHandlerRefLine int
+	// Injected is true for an `end` the file did not have.
+	Injected bool
+	// LostAttempts is how many attempts lost with their worker are retried,
+	// counted apart from the retry block's attempts; 0 with `on_lost: fail`.
+	LostAttempts int
+	// lostAttempts is the step's own `lost_attempts`, nil: the playbook's.
+	lostAttempts *int
+}
+
+// Step returns the step with this name, or nil.
+func (p *Playbook) Step(name string) *Step { return p.byName[name] }
+
+func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
+	d.step = ""
+	s := &Step{Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, "each item of workflow must be a mapping with a `step` key")
+	}
+	// The name comes first so that every later error can name the step.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "step" {
+			if err := d.str(n.Content[i+1], "step", &s.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.Name == "" {
+		return nil, d.errf(n, "a step has no `step` name")
+	}
+	d.step = s.Name
+	if !namePattern.MatchString(s.Name) {
+		return nil, d.errf(n, "step name must match [a-z0-9][a-z0-9_-]*")
+	}
+	var retries *int
+	var retryDelay *time.Duration
+	var retryNode, onFailureNode *yaml.Node
+	var lostNode, onLostNode *yaml.Node
+	err := d.fields(n, "a step", map[string]func(v *yaml.Node) error{
+		"step": func(*yaml.Node) error { return nil },
+		"desc": func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) },
+		"tool": func(v *yaml.Node) (err error) { s.Tool, err = d.tool(v); return err },
+		"timeout": func(v *yaml.Node) error {
+			return d.duration(v, "timeout", &s.Timeout)
+		},
+		"heartbeat_timeout": func(v *yaml.Node) error {
+			return d.duration(v, "heartbeat_timeout", &s.HeartbeatTimeout)
+		},
+		"retry": func(v *yaml.Node) (err error) { retryNode = v; s.Retry, err = d.retry(v); return err },
+		"retries": func(v *yaml.Node) error {
+			retries = new(int)
+			if err := d.integer(v, "retries", retries); err != nil {
+				return err
+			}
+			if *retries < 0 {
+				return d.errf(v, "retries must not be negative")
+			}
+			d.checkAttempts(v, "retries", *retries+1)
+			return nil
+		},
+		"retry_delay": func(v *yaml.Node) error {
+			retryDelay = new(time.Duration)
+			return d.duration(v, "retry_delay", retryDelay)
+		},
+		"next":       func(v *yaml.Node) (err error) { s.Next, err = d.next(v); return err },
+		"depends_on": func(v *yaml.Node) (err error) { s.DependsOn, err = d.names(v, "depends_on"); return err },
+		"on_failure": func(v *yaml.Node) error {
+			onFailureNode = v
+			if v.Value != "run" && v.Value != "skip" {
+				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
+			}
+			s.OnFailureRun = v.Value == "run"
+			return nil
+		},
+		"success_when": func(v *yaml.Node) error {
+			if s.Name != EndStep {
+				return d.errf(v, "success_when belongs on the end step only")
+			}
+			var src string
+			if err := d.str(v, "success_when", &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeEnd, true)
+			if err != nil {
+				return d.errf(v, "success_when: %v", err)
+			}
+			s.SuccessWhen = e
+			return nil
+		},
+		"loop": func(v *yaml.Node) (err error) { s.Loop, err = d.loop(v); return err },
+		"failure_handler": func(v *yaml.Node) error {
+			s.failureHandlerRefLine = v.Line
+			return d.str(v, "failure_handler", &s.failureHandlerRef)
+		},
+		"lost_attempts": func(v *yaml.Node) error {
+			lostNode, s.lostAttempts = v, new(int)
+			return d.lostAttempts(v, s.lostAttempts)
+		},
+		"on_lost": func(v *yaml.Node) error {
+			onLostNode = v
+			if v.Value != "retry" && v.Value != "fail" {
+				return d.errf(v, "on_lost must be retry or fail, not %q", v.Value)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if retries != nil || retryDelay != nil {
+		if retryNode != nil {
+			return nil, d.errf(retryNode, "give either retry or retries/retry_delay, not both")
+		}
+		r := Retry{MaxAttempts: 1, Multiplier: 1}
+		if retries != nil {
+			r.MaxAttempts = *retries + 1
+		}
+		if retryDelay != nil {
+			r.InitialDelay, r.MaxDelay = *retryDelay, *retryDelay
+		} else {
+			r.InitialDelay, r.MaxDelay = time.Second, time.Second
+		}
+		s.Retry = &r
+	}
+	if err := d.onLost(s, lostNode, onLostNode); err != nil {
+		return nil, err
+	}
+	if s.Loop != nil && s.Tool == nil {
+		return nil, d.errf(n, "loop needs a tool to run for each element")
+	}
+	if s.Loop != nil && s.Tool.Kind == "playbook" {
+		d.refuse(n, "a playbook tool cannot run in a loop: write the loop inside the sub-playbook, or list its runs as steps")
+	}
+	if s.Tool != nil && s.Tool.Kind == "playbook" && s.Retry != nil {
+		return nil, d.errf(n, "retry does not apply to a playbook step: the sub-playbook's own steps retry")
+	}
+	if s.Name == EndStep {
+		switch {
+		case len(s.Next) > 0:
+			return nil, d.errf(n, "end is the terminal step: it has no next")
+		case len(s.DependsOn) > 0:
+			return nil, d.errf(n, "end runs after every other step: it has no depends_on")
+		case s.Retry != nil && s.Tool == nil:
+			return nil, d.errf(n, "retry needs a tool")
+		case onFailureNode != nil:
+			return nil, d.errf(onFailureNode, "end always runs: on_failure does not apply to it")
+		}
+	}
+	return s, nil
+}

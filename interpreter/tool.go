@@ -1,0 +1,55 @@
+package interpreter
+
+import (
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Tool is what a step runs. Spec holds its fields as written (templates
+// unrendered); Render turns it into the values an activity receives.
+type Tool struct {
+	Kind string
+	Line int
+	Spec map[string]any
+}
+
+func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, "tool must be a mapping with a kind")
+	}
+	t := &Tool{Line: n.Line, Spec: map[string]any{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "kind" {
+			t.Kind = n.Content[i+1].Value
+		}
+	}
+	if t.Kind == "" {
+		return nil, d.errf(n, "tool has no kind (one of: %s)", strings.Join(ToolKinds(), ", "))
+	}
+	kind, ok := toolKinds[t.Kind]
+	if !ok {
+		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(ToolKinds(), ", "))
+	}
+	handlers := map[string]func(v *yaml.Node) error{"kind": func(*yaml.Node) error { return nil }}
+	for _, f := range kind.fields {
+		handlers[f.key] = func(v *yaml.Node) error {
+			val, err := d.value(v, f.key)
+			if err != nil {
+				return err
+			}
+			if err := f.check(val); err != nil {
+				return d.errf(v, "tool %s: %v", f.key, err)
+			}
+			t.Spec[f.key] = val
+			return nil
+		}
+	}
+	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
+		return nil, err
+	}
+	if msg := kind.spec.check(t.Spec); msg != "" {
+		return nil, d.errf(n, "%s", msg)
+	}
+	return t, nil
+}

@@ -1,0 +1,264 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/expr-lang/expr/types"
+)
+
+// A tool kind is one Go type below: its fields, under the names a playbook
+// writes and the activity receives, and its checks. Parse reads a tool's
+// fields by that type (which keys exist, what shape each value has, what is
+// required); the activity decodes the step's rendered fields into the same
+// type and runs it. Adding a kind is adding a type here, listed in
+// toolKinds, and its runner in activities/.
+
+// ToolSpec is the type of one tool kind's fields.
+type ToolSpec interface {
+	// Kind is the name a playbook gives it in `tool.kind`.
+	Kind() string
+	// check says what a tool as written lacks, or holds where a template
+	// must not be: fields are as the file gave them, each of its type's
+	// shape, templates unrendered. "" when fine.
+	check(fields map[string]any) string
+}
+
+// processTool is a tool kind that runs a process: it has an exit code,
+// which failure handlers' rules match.
+type processTool interface{ runsProcess() }
+
+// resultShaper is a tool kind whose result has a known shape, which
+// expressions reading it are checked against; other kinds' results are
+// whatever the tool returned.
+type resultShaper interface{ resultShape() types.Map }
+
+// toolKinds are the tool kinds, by name.
+var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{})
+
+// ShellTool runs `/bin/sh -c command`.
+type ShellTool struct {
+	Command string      `json:"command"`
+	Env     PlainValues `json:"env"`
+	Workdir string      `json:"workdir"`
+}
+
+func (*ShellTool) Kind() string { return "shell" }
+func (*ShellTool) runsProcess() {}
+func (*ShellTool) resultShape() types.Map {
+	return types.Map{"exit_code": types.Int, "stdout": types.String, "stderr": types.String, "json": types.Any}
+}
+func (*ShellTool) check(fields map[string]any) string {
+	switch {
+	case fields["command"] == nil:
+		return "shell tool needs a command"
+	case IsTemplate(fields["command"].(string)):
+		// The contract: templated values reach processes as environment
+		// variables, never spliced into shell text (that is an injection).
+		return `shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`
+	}
+	return ""
+}
+
+// HTTPTool sends one request; a body that is not a string goes as JSON.
+type HTTPTool struct {
+	Method  string      `json:"method"`
+	URL     string      `json:"url"`
+	Headers PlainValues `json:"headers"`
+	Body    any         `json:"body"`
+	// ExpectStatus lists the statuses that succeed; nil: any 2xx.
+	ExpectStatus StatusCodes `json:"expect_status"`
+}
+
+func (*HTTPTool) Kind() string { return "http" }
+func (*HTTPTool) resultShape() types.Map {
+	return types.Map{"status_code": types.Int, "headers": types.Map{types.Extra: types.Any}, "body": types.String, "json": types.Any}
+}
+func (*HTTPTool) check(fields map[string]any) string {
+	if fields["url"] == nil {
+		return "http tool needs a url"
+	}
+	return ""
+}
+
+// PythonTool calls main(**args) of its code with the machine's python3.
+type PythonTool struct {
+	Code string `json:"code"`
+	Args Values `json:"args"`
+}
+
+func (*PythonTool) Kind() string { return "python" }
+func (*PythonTool) runsProcess() {}
+func (*PythonTool) check(fields map[string]any) string {
+	switch {
+	case fields["code"] == nil:
+		return "python tool needs code defining main(**args)"
+	case IsTemplate(fields["code"].(string)):
+		return `python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`
+	}
+	return ""
+}
+
+// NoopTool returns its rendered result.
+type NoopTool struct {
+	Result any `json:"result"`
+}
+
+func (*NoopTool) Kind() string                { return "noop" }
+func (*NoopTool) check(map[string]any) string { return "" }
+
+// PlaybookTool runs a sub-playbook as a child workflow.
+type PlaybookTool struct {
+	Path     string `json:"path"`
+	Workload Values `json:"workload"`
+}
+
+func (*PlaybookTool) Kind() string { return "playbook" }
+func (*PlaybookTool) check(fields map[string]any) string {
+	switch {
+	case fields["path"] == nil:
+		return "playbook tool needs the path of the sub-playbook"
+	case IsTemplate(fields["path"].(string)):
+		return "playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted"
+	}
+	return ""
+}
+
+// Values is a mapping of names to any values.
+type Values map[string]any
+
+func (Values) checkValue(v any) error {
+	if _, ok := v.(map[string]any); !ok {
+		return errors.New("must be a mapping of names to values")
+	}
+	return nil
+}
+
+// PlainValues is a mapping of names to plain values (no mapping, no list):
+// environment variables, headers.
+type PlainValues map[string]any
+
+func (PlainValues) checkValue(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return errors.New("must be a mapping of names to values")
+	}
+	for _, k := range sortedKeys(m) {
+		switch m[k].(type) {
+		case map[string]any, []any:
+			return fmt.Errorf("%s must be a plain value", k)
+		}
+	}
+	return nil
+}
+
+// StatusCodes are HTTP statuses, written as one code or a list of them.
+type StatusCodes []int
+
+func (StatusCodes) checkValue(v any) error {
+	codes, ok := v.([]any)
+	if !ok {
+		codes = []any{v}
+	}
+	for _, c := range codes {
+		if n, ok := c.(int); !ok || n < 100 || n > 599 {
+			return fmt.Errorf("must be an HTTP status code or a list of them, not %v", c)
+		}
+	}
+	return nil
+}
+
+// UnmarshalJSON reads one code or a list of codes.
+func (s *StatusCodes) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = nil
+		return nil
+	}
+	var one int
+	if json.Unmarshal(b, &one) == nil {
+		*s = StatusCodes{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]int)(s))
+}
+
+// Has tells whether code is one of the statuses; no statuses: any 2xx.
+func (s StatusCodes) Has(code int) bool {
+	if s == nil {
+		return code >= 200 && code < 300
+	}
+	for _, c := range s {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// valueChecker is a field type that checks a value as the file wrote it.
+type valueChecker interface{ checkValue(v any) error }
+
+// toolField is one field of a tool kind: its key and how its value is checked.
+type toolField struct {
+	key   string
+	check func(v any) error
+}
+
+// toolKind is a tool kind's type, with its fields read once.
+type toolKind struct {
+	spec   ToolSpec
+	fields []toolField
+}
+
+func kindsByName(specs ...ToolSpec) map[string]toolKind {
+	kinds := map[string]toolKind{}
+	for _, spec := range specs {
+		k := toolKind{spec: spec}
+		t := reflect.TypeOf(spec).Elem()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			k.fields = append(k.fields, toolField{key: strings.Split(f.Tag.Get("json"), ",")[0], check: fieldCheck(f.Type)})
+		}
+		kinds[spec.Kind()] = k
+	}
+	return kinds
+}
+
+// fieldCheck is the shape check of a field's type: strings must be
+// strings; Values, PlainValues and StatusCodes check themselves; any is any.
+func fieldCheck(t reflect.Type) func(v any) error {
+	if c, ok := reflect.Zero(t).Interface().(valueChecker); ok {
+		return c.checkValue
+	}
+	if t.Kind() == reflect.String {
+		return func(v any) error {
+			if _, ok := v.(string); !ok {
+				return errors.New("must be a string")
+			}
+			return nil
+		}
+	}
+	return func(any) error { return nil }
+}
+
+// DecodeTool decodes a tool's fields, as rendered for an activity, into
+// its kind's type.
+func DecodeTool(fields map[string]any, spec ToolSpec) error {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, spec)
+}
+
+// ToolKinds are the names of the tool kinds, sorted.
+func ToolKinds() []string { return sortedKeys(toolKinds) }
+
+// RunsProcess tells whether a tool kind runs a process, which has an exit code.
+func RunsProcess(kind string) bool {
+	_, ok := toolKinds[kind].spec.(processTool)
+	return ok
+}
