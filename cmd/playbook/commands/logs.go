@@ -49,7 +49,7 @@ func logsCommand() *cli.Command {
 					return cli.Exit(fmt.Sprintf("logs: %s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
 						c.Args().Get(1), c.Args().Get(0), c.Args().Get(1), n, n-1), exitInvalid)
 				}
-				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step)", dir), exitFailed)
+				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step; a worker started with --metrics-address serves them, and the run records where)", dir), exitFailed)
 			}
 			n := attempts[len(attempts)-1]
 			if c.IsSet("attempt") {
