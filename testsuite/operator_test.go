@@ -43,10 +43,16 @@ func (b *lockedBuffer) String() string {
 // serving its endpoint on a free port; it returns the endpoint's URL.
 func observedWorker(t *testing.T, queue, logDir string, extra ...string) (url string, stderr *lockedBuffer) {
 	t.Helper()
+	url, stderr, _ = startObservedWorker(t, queue, logDir, extra...)
+	return url, stderr
+}
+
+func startObservedWorker(t *testing.T, queue, logDir string, extra ...string) (url string, stderr *lockedBuffer, cmd *exec.Cmd) {
+	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	args := append([]string{"worker", "--address", server.Address, "--task-queue", queue, "--log-dir", logDir,
 		"--metrics-address", addr, "--drain-timeout", "1s"}, extra...)
-	cmd := exec.Command(playbookBinary(t), args...)
+	cmd = exec.Command(playbookBinary(t), args...)
 	stderr = &lockedBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
@@ -64,7 +70,7 @@ func observedWorker(t *testing.T, queue, logDir string, extra ...string) (url st
 	url = "http://" + addr
 	require.Eventually(t, func() bool { code, _ := httpGet(url + "/readyz"); return code == http.StatusOK },
 		60*time.Second, 100*time.Millisecond, "the worker gets ready; stderr:\n%s", stderr)
-	return url, stderr
+	return url, stderr, cmd
 }
 
 func httpGet(url string) (int, string) {
@@ -118,19 +124,9 @@ func TestWorkerServesMetricsDuringARun(t *testing.T) {
 	}, 10*time.Second, 200*time.Millisecond, "the completed step is counted")
 
 	// One JSON line per transition, with the run, the step and the attempt.
-	var seen []string
+	seen := stepEvents(t, stderr.String(), "ops-metrics-1", "work")
 	runID := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-	sc := bufio.NewScanner(strings.NewReader(stderr.String()))
-	for sc.Scan() {
-		var line map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &line), "every log line is JSON: %s", sc.Text())
-		if ev, _ := line["event"].(string); strings.HasPrefix(ev, "step_") {
-			require.Equal(t, "ops-metrics-1", line["workflow_id"], sc.Text())
-			require.Equal(t, runID, line["run_id"], sc.Text())
-			require.Equal(t, "work", line["step"], sc.Text())
-			seen = append(seen, fmt.Sprintf("%s %v", ev, line["attempt"]))
-		}
-	}
+	require.Contains(t, stderr.String(), `"run_id":"`+runID+`"`)
 	require.Equal(t, []string{"step_started 1", "step_retried 1", "step_started 2", "step_completed 2"}, seen)
 }
 
@@ -183,4 +179,46 @@ func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
 	details := errs[0].Error["details"].(map[string]any)
 	require.Equal(t, "out-1\n", details["stdout"])
 	require.Equal(t, "err-1\n", details["stderr"])
+}
+
+// stepEvents lists a JSON log's step transitions of one run, as
+// "event attempt", checking that every line is JSON and each transition's
+// fields.
+func stepEvents(t *testing.T, log, workflowID, step string) []string {
+	t.Helper()
+	var seen []string
+	sc := bufio.NewScanner(strings.NewReader(log))
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "Stopping: ") {
+			continue // the command's notice on a signal, not a log line
+		}
+		var line map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &line), "every log line is JSON: %s", sc.Text())
+		if ev, _ := line["event"].(string); strings.HasPrefix(ev, "step_") && line["workflow_id"] == workflowID {
+			require.Equal(t, step, line["step"], sc.Text())
+			require.NotEmpty(t, line["run_id"], sc.Text())
+			seen = append(seen, fmt.Sprintf("%s %v", ev, line["attempt"]))
+		}
+	}
+	return seen
+}
+
+// A worker stopped past its drain timeout logs its running attempt lost.
+func TestJSONLogSaysAnAttemptWasLost(t *testing.T) {
+	queue := "ops-lost"
+	_, stderr, cmd := startObservedWorker(t, queue, t.TempDir(), "--log-format", "json")
+	file := writePlaybook(t, t.TempDir(), "ops.yaml", `metadata:
+  name: ops
+workflow:
+  - step: work
+    tool: { kind: shell, command: 'sleep 60' }
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "ops-lost-1", "--detach", file)
+	require.Equal(t, 0, code, out+errOut)
+	defer func() { _ = tc.TerminateWorkflow(context.Background(), "ops-lost-1", "", "test over") }()
+	require.Eventually(t, func() bool { return len(stepEvents(t, stderr.String(), "ops-lost-1", "work")) > 0 },
+		30*time.Second, 100*time.Millisecond, "the step starts")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), stderr.String())
+	require.Equal(t, []string{"step_started 1", "step_lost 1"}, stepEvents(t, stderr.String(), "ops-lost-1", "work"))
 }
