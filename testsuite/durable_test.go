@@ -70,19 +70,24 @@ func waitExit(t *testing.T, cmd *exec.Cmd, stderr *strings.Builder, within time.
 
 // startedSteps counts a run's activities that a worker is running.
 func startedSteps(c client.Client, workflowID string) int {
+	return len(runningSteps(c, workflowID))
+}
+
+// runningSteps names a run's steps whose activity a worker is running.
+func runningSteps(c client.Client, workflowID string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
 	if err != nil {
-		return 0
+		return nil
 	}
-	n := 0
+	var running []string
 	for _, pa := range d.GetPendingActivities() {
 		if pa.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED {
-			n++
+			running = append(running, pa.GetActivityId())
 		}
 	}
-	return n
+	return running
 }
 
 // Acceptance: `playbook dev` SIGKILLed while five runs of a three-step
@@ -129,9 +134,12 @@ workflow:
 		_ = startOn(t, c, file, id, playbookwf.TaskQueue, map[string]any{"marks": marks, "gate": gate})
 		ids = append(ids, id)
 	}
+	// Step a has written its mark and the server has its completion: the
+	// one running activity is b's (a's mark alone could come just before
+	// a's worker reported it, and a killed then would be lost, not done).
 	waitFor(t, "every run to be in step b", func() bool {
 		for _, id := range ids {
-			if startedSteps(c, id) != 1 || !strings.Contains(readFile(marks), id+" a ") {
+			if running := runningSteps(c, id); len(running) != 1 || running[0] != "b" || !strings.Contains(readFile(marks), id+" a ") {
 				return false
 			}
 		}
