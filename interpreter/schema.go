@@ -125,7 +125,6 @@ func Schema() jsonSchema {
 	defs["tool"] = jsonSchema{"description": "What the step runs: a kind and its fields.", "oneOf": tools}
 	root := d.playbookKeys(&Playbook{}, &node).object("A playbook file.", "metadata", "workflow")
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-	root["$id"] = "https://playbook.invalid/playbook.schema.json"
 	root["title"] = "playbook"
 	root["$defs"] = defs
 	return root
