@@ -83,7 +83,8 @@ func checkBothWays(t *testing.T, s *jsonschema.Schema, name string, src []byte, 
 }
 
 // TestSchemaAcceptsEveryExample: every example playbook, sub-playbooks
-// included, is valid for the schema, and for ParseStrict.
+// included, is valid for the schema, and for ParseStrict, and its first
+// line points editors at the schema.
 func TestSchemaAcceptsEveryExample(t *testing.T) {
 	s := compileSchema(t)
 	var files []string
@@ -97,6 +98,10 @@ func TestSchemaAcceptsEveryExample(t *testing.T) {
 	for _, f := range files {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
+		first, _, _ := strings.Cut(string(src), "\n")
+		rel, ok := strings.CutPrefix(first, "# yaml-language-server: $schema=")
+		require.True(t, ok, "%s: the first line is not the schema line", f)
+		require.Equal(t, filepath.Clean(schemaFile), filepath.Join(filepath.Dir(f), rel), f)
 		_, err = ParseStrict(f, src, filepath.Dir(f))
 		require.NoError(t, err, f)
 		err, noInstance := schemaErr(t, s, src)
