@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -108,6 +109,25 @@ func TestSchemaAcceptsEveryExample(t *testing.T) {
 		require.NoError(t, noInstance, f)
 		require.NoError(t, err, f)
 	}
+}
+
+// TestSchemaAcceptsLanguageExamples: the whole playbooks docs/LANGUAGE.md
+// shows (docs/language_test.go validates them) fit the schema too.
+func TestSchemaAcceptsLanguageExamples(t *testing.T) {
+	s := compileSchema(t)
+	b, err := os.ReadFile("../docs/LANGUAGE.md")
+	require.NoError(t, err)
+	n := 0
+	for _, m := range regexp.MustCompile("(?ms)^```yaml\n(.*?)^```").FindAllStringSubmatch(string(b), -1) {
+		if !strings.HasPrefix(m[1], "metadata:") && !strings.HasPrefix(m[1], "apiVersion:") {
+			continue
+		}
+		n++
+		err, noInstance := schemaErr(t, s, []byte(m[1]))
+		require.NoError(t, noInstance, m[1])
+		require.NoError(t, err, m[1])
+	}
+	require.GreaterOrEqual(t, n, 3)
 }
 
 // schemaCannotExpress are the malformed cases that are valid JSON Schema
