@@ -103,9 +103,9 @@ func Schema() jsonSchema {
 		"metadata":        d.metadataKeys(&Playbook{}).object("Who the playbook is.", "name"),
 		"step":            d.stepKeys(&Step{}, &x).object("One step of the graph.", "step"),
 		"retry":           d.retryKeys(&Retry{}).object("The step's retry policy."),
-		"next_item":       d.nextItemKeys(&NextRule{}, &node).object("A when/then branch, or the closing else."),
+		"next_item":       nextItemSchema(d.nextItemKeys(&NextRule{}, &node).object("A when/then branch, or the closing else.")),
 		"notify":          d.notifyKeys(&Notify{}).object("Webhooks told of the run's outcome."),
-		"webhook":         d.webhookKeys("", new(string)).object("", "webhook"),
+		"webhook":         d.webhookKeys("", new(string)).object(""),
 		"failure_handler": d.handlerKeys(&FailureHandler{}, &node).object("A named set of exit-code rules.", "name", "rules"),
 		"loop":            d.loopKeys(&Loop{}, &mode).object("Runs the step's tool once per element of a list.", "in"),
 		"schedule":        d.scheduleKeys(&Schedule{}).object("When `playbook schedule apply` makes the playbook run by itself."),
@@ -186,4 +186,14 @@ func (StatusCodes) schema() jsonSchema {
 // sName is a name of namePattern.
 func sName(desc string) jsonSchema {
 	return jsonSchema{"type": "string", "pattern": namePattern.String(), "description": desc}
+}
+
+// nextItemSchema adds to a next item's schema what it needs: when and
+// then, or else alone.
+func nextItemSchema(s jsonSchema) jsonSchema {
+	s["oneOf"] = []jsonSchema{
+		{"required": []string{"when", "then"}, "not": jsonSchema{"required": []string{"else"}}},
+		{"required": []string{"else"}, "not": jsonSchema{"anyOf": []jsonSchema{{"required": []string{"when"}}, {"required": []string{"then"}}}}},
+	}
+	return s
 }

@@ -130,6 +130,44 @@ func TestSchemaAcceptsLanguageExamples(t *testing.T) {
 	require.GreaterOrEqual(t, n, 3)
 }
 
+// TestSchemaAcceptsShortForms: the scalar and list forms the parser
+// accepts besides mappings fit the schema.
+func TestSchemaAcceptsShortForms(t *testing.T) {
+	s := compileSchema(t)
+	for _, src := range []string{`
+metadata: {name: short}
+pending_timeout: 90
+workflow:
+  - {step: a, tool: {kind: noop}, retry: true, timeout: 1.5, next: b}
+  - {step: b, tool: {kind: shell, command: "true"}, retry: 3, next: [c, {step: d}]}
+  - {step: c, tool: {kind: http, url: "http://x", expect_status: 204}, retries: 2, retry_delay: 1m30s, next: {step: d}}
+  - step: d
+    tool: {kind: http, url: "{{ workload.u }}", expect_status: [200, 201], headers: {A: 1, B: null}}
+    retry: false
+    next:
+      - {when: "true", then: e}
+      - {else: [f]}
+  - {step: e, depends_on: d}
+  - {step: f, depends_on: [{step: d}], on_failure: run}
+workload: {u: "http://x"}
+`, `
+apiVersion: playbook/v1
+kind: Playbook
+metadata: {name: short, description: 7}
+notify: {on_failure: {webhook: "{{ workload.hook }}"}, on_success: {}}
+workload: {hook: "http://x"}
+schedule: {every: 10m, overlap: buffer-one}
+workflow:
+  - {step: a, tool: {kind: python, code: "def main(): pass", args: {x: "{{ workload.hook }}"}}, loop: {in: [1, 2], mode: parallel}}
+`} {
+		_, err := ParseStrict("short.yaml", []byte(src), t.TempDir())
+		require.NoError(t, err, src)
+		err, noInstance := schemaErr(t, s, []byte(src))
+		require.NoError(t, noInstance)
+		require.NoError(t, err, src)
+	}
+}
+
 // schemaCannotExpress are the malformed cases that are valid JSON Schema
 // instances: what makes them wrong is beyond a schema of one file's shape.
 var schemaCannotExpress = map[string]string{
