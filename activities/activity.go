@@ -307,10 +307,10 @@ func failure(typ, msg string, details any) ToolResult {
 // alive and bring back cancellation. The first goes out after firstBeat, so
 // quick steps never pay for one (a heartbeat is a write on the server).
 //
-// It sends them through the worker's client (when it has one) rather than the SDK's activity
-// heartbeat, because the SDK cancels an attempt as soon as one heartbeat
-// fails for a second: a server restarting or slow to answer would cost a
-// step an attempt. Here only the server's own answer stops the tool: a
+// It sends them through the worker's client (when it has one) rather than
+// the SDK's activity heartbeat, because the SDK cancels an attempt as soon
+// as one heartbeat fails for a second: a server restarting or slow to
+// answer would cost a step an attempt. Here only the server's own answer stops the tool: a
 // cancel request, a pause or reset, or an attempt it no longer has (it
 // timed the attempt out). Then the answer is passed to the SDK, which ends
 // the attempt's context with it, and the tool is stopped with it as cause;

@@ -386,8 +386,8 @@ type process struct {
 
 // processesOf lists the processes of a run of testdata/chaos.yaml: its
 // shell steps, each element of its loop `each` (attempt records of an
-// element say "element I+1 of N (index I): ..."), and the steps of its sub-playbook `sub`,
-// whose aggregate is the step's result.
+// element say "element I+1 of N (index I): ..."), and the steps of its
+// sub-playbook `sub`, whose aggregate is the step's result.
 func processesOf(agg *interpreter.Aggregate) []process {
 	var out []process
 	for name, st := range agg.Steps {
