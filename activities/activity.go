@@ -44,6 +44,9 @@ type Activities struct {
 	// environment) steps heartbeat through the SDK's activity heartbeat,
 	// which gives an attempt up when one heartbeat fails for a second.
 	Client client.Client
+	// LogsAt is the URL where this worker serves its attempts' logs; it goes
+	// into every attempt's record. Empty: not served.
+	LogsAt string
 }
 
 // RunStep runs one attempt. A failure returns an application error whose
@@ -64,10 +67,14 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	number := in.PriorAttempts + attempt
 	log := previousAttempts(ctx, in.PriorAttempts, number)
 	log.Current = number
+	log.LogsAt = a.LogsAt
+	watch := watchAttempt(ctx, in, number)
+	watch.started(ctx, in, number)
 	own := attempt
 	if in.Lost != nil {
 		lost := countLost(log.Failed, in.PriorAttempts+1)
 		if lost > in.Lost.Attempts {
+			watch.ended(transitionFailed, nil)
 			return nil, lostTooOften(log, in, lost, attempt-1)
 		}
 		own = attempt - lost
@@ -90,13 +97,16 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	stopHeartbeat()
 	if ctx.Err() != nil || answer() != nil {
 		if typ, lost := lostCause(ctx); lost && in.Lost != nil && answer() == nil {
+			watch.ended(transitionLost, nil)
 			return nil, a.lostWithWorker(ctx, log, in, attempt, typ,
 				fmt.Sprintf("attempt %d was lost: %v", log.Current, context.Cause(ctx)))
 		}
 		// The attempt itself was cancelled: not ours to decide.
+		watch.ended(transitionCancelled, nil)
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
 	if stopped {
+		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrWorkerStopped,
 			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
 	}
@@ -109,7 +119,8 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		d = Decision{Recovery: interpreter.RecoveryError}
 	}
 	if o.Err == nil && !d.Retry && d.Why == "" {
-		return &interpreter.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed}, nil
+		watch.ended(transitionCompleted, nil)
+		return &interpreter.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil
 	}
 	stepErr := o.Err
 	if stepErr == nil { // a success that retry_when keeps polling
@@ -119,13 +130,14 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}
-	record := interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery}
+	record := interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt}
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
 		code := a.runRecovery(ctx, in, number, *o.ExitCode, d.Rule.RecoveryScript)
 		record.RecoveryExitCode = &code
 	}
 	log.Failed = append(log.Failed, record)
 	activity.RecordHeartbeat(ctx, log)
+	watch.ended(map[bool]string{true: transitionRetried, false: transitionFailed}[d.Retry], &final)
 	return nil, temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable:   !d.Retry,
 		NextRetryDelay: d.Delay,
@@ -238,7 +250,7 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 // drain timeout, or cut off from the server): a lost attempt, retried at
 // once on another worker while the step's lost_attempts allows.
 func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.AttemptLog, in interpreter.StepInput, attempt int, typ, message string) error {
-	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: typ, Message: message}}
+	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: typ, Message: message}, LogsAt: a.LogsAt}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
 	lost := countLost(log.Failed, log.Current-attempt+1)

@@ -169,7 +169,7 @@ func exitFailure(run processRun) ToolResult {
 		msg += ": " + last
 	}
 	details := map[string]any{
-		"exit_code": run.exitCode, "stderr": errTail, "stdout_log": run.stdoutPath, "stderr_log": run.stderrPath,
+		"exit_code": run.exitCode, "stdout": run.stdoutTail(), "stderr": errTail, "stdout_log": run.stdoutPath, "stderr_log": run.stderrPath,
 	}
 	b, err := readBounded(run.errorFile, errorFileLimit, "PLAYBOOK_ERROR_FILE")
 	if err != nil && !os.IsNotExist(err) {

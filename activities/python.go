@@ -86,7 +86,7 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, sp
 		if json.Unmarshal(b, &exc) == nil {
 			code := run.exitCode
 			o := failure(interpreter.ErrPythonException, exc.Exception+": "+exc.Message,
-				map[string]any{"exception": exc.Exception, "traceback": exc.Traceback, "stderr": run.stderrTail()})
+				map[string]any{"exception": exc.Exception, "traceback": exc.Traceback, "stdout": run.stdoutTail(), "stderr": run.stderrTail()})
 			o.ExitCode = &code
 			return o
 		}

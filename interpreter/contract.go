@@ -61,6 +61,8 @@ type LostSpec struct {
 type StepOutput struct {
 	Result   any `json:"result"`
 	Attempts int `json:"attempts"`
+	// LogsAt is where the attempt's logs are served (the worker's URL).
+	LogsAt string `json:"logs_at,omitempty"`
 	// AttemptErrors are the failed attempts before the one that succeeded.
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
 }
@@ -80,6 +82,8 @@ type FailureDetails struct {
 type AttemptLog struct {
 	Current int             `json:"current"`
 	Failed  []AttemptRecord `json:"failed,omitempty"`
+	// LogsAt is where the current attempt's logs are served.
+	LogsAt string `json:"logs_at,omitempty"`
 }
 
 // NotifyInput is one webhook call.

@@ -20,6 +20,8 @@ type AttemptRecord struct {
 	// killed, lost the server, or was stopped): infrastructure, not the
 	// step's own failure.
 	Lost bool `json:"lost,omitempty"`
+	// LogsAt is the URL of the worker that serves the attempt's logs.
+	LogsAt string `json:"logs_at,omitempty"`
 }
 
 // Outcome is how a step's activity ended, as the workflow hands it to Settle.

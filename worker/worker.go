@@ -33,6 +33,9 @@ type Options struct {
 	// besides PATH, HOME, LANG, TZ and TMPDIR; default none. TEMPORAL_*
 	// variables never reach a step.
 	StepEnv []string
+	// Optional: the URL where this worker serves its attempts' logs
+	// (Endpoint.URL), recorded with every attempt; default none.
+	LogsAt string
 }
 
 // DefaultDrainTimeout is how long a stopping worker lets running steps finish.
@@ -78,7 +81,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c, LogsAt: o.LogsAt}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: interpreter.NotifyName})
 	return w

@@ -55,6 +55,12 @@ func (c *connection) Close() {
 // 127.0.0.1:7233, or else starts an embedded in-memory server and a worker,
 // saying so on notes.
 func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level) (*connection, error) {
+	return connectWith(c, embedOK, notes, logLevel, nil)
+}
+
+// connectWith is connect with tune, when not nil, changing the client's
+// options (its logger, its metrics) before it dials.
+func connectWith(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level, tune func(*client.Options)) (*connection, error) {
 	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: c.String("profile")})
 	if err != nil {
 		return nil, fmt.Errorf("client settings: %w", err)
@@ -69,6 +75,9 @@ func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level)
 		return nil, err
 	}
 	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(notes, &slog.HandlerOptions{Level: logLevel})))
+	if tune != nil {
+		tune(&opts)
+	}
 	conn := &connection{}
 	if opts.HostPort == "" && embedOK {
 		if listening(localDevAddress) {

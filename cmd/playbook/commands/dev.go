@@ -19,7 +19,7 @@ func devCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "dev",
 		Usage: "run an embedded Temporal server (SQLite), the Web UI and a playbook worker on 127.0.0.1",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "db", Value: defaultDevDB(), Usage: "SQLite `FILE` holding all state (\":memory:\" keeps nothing)"},
 			&cli.IntFlag{Name: "port", Value: 7233, Usage: "gRPC frontend port"},
 			&cli.IntFlag{Name: "ui-port", Value: 8233, Usage: "Web UI port (0: no UI)"},
@@ -29,7 +29,7 @@ func devCommand() *cli.Command {
 			drainFlag(),
 			stepEnvFlag(),
 			codecKeyFileFlag(),
-		},
+		}, observeFlags()...),
 		Action: func(c *cli.Context) error {
 			// The worker's own log says "Activity error." for every step that
 			// fails or is cancelled, as expected: shown only when asked for.
@@ -39,6 +39,11 @@ func devCommand() *cli.Command {
 					return cli.Exit("dev: --log-level: "+err.Error(), exitInvalid)
 				}
 			}
+			obs, err := newObserver(c)
+			if err != nil {
+				return cli.Exit("dev: "+err.Error(), exitInvalid)
+			}
+			defer obs.Close()
 			db := c.String("db")
 			if db == ":memory:" {
 				db = ""
@@ -60,6 +65,7 @@ func devCommand() *cli.Command {
 			defer dev.Stop()
 			opts := client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
 				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))}
+			obs.tune(c.App.ErrWriter, level)(&opts)
 			if err := useCodec(&opts, c.String("codec-key-file")); err != nil {
 				return cli.Exit("dev: "+err.Error(), exitInvalid)
 			}
@@ -68,7 +74,11 @@ func devCommand() *cli.Command {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
 			defer cl.Close()
-			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env")})
+			logsAt, err := obs.start(c, cl, worker.DefaultLogDir())
+			if err != nil {
+				return cli.Exit("dev: "+err.Error(), exitFailed)
+			}
+			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt})
 			if err := w.Start(); err != nil {
 				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
 			}
@@ -83,8 +93,11 @@ func devCommand() *cli.Command {
 			if codecEndpoint != "" {
 				fmt.Fprintf(c.App.Writer, "Payloads encrypted; codec server for the Web UI on %s\n", codecEndpoint)
 			}
+			if logsAt != "" {
+				fmt.Fprintf(c.App.Writer, "Metrics, health and logs on %s\n", logsAt)
+			}
 			fmt.Fprintf(c.App.Writer, "Worker on task queue %s. Stop with Ctrl-C.\n", c.String("task-queue"))
-			if stopOnSignal(c, w) {
+			if stopOnSignal(c, obs.watch(w)) {
 				return cli.Exit("dev: stopped at once", exitFailed)
 			}
 			return nil

@@ -2,9 +2,11 @@ package commands
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,12 +22,12 @@ var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
 func logsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "logs",
-		Usage:     "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory",
+		Usage:     "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory, else from the worker that ran it",
 		ArgsUsage: "RUN STEP",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "attempt", Usage: "which attempt (1-based); default the last"},
 			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "the worker's log directory"},
-		},
+		}, connectionFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
 				return cli.Exit("logs: give RUN and STEP", exitInvalid)
@@ -37,12 +39,17 @@ func logsCommand() *cli.Command {
 			}
 			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
 			attempts := loggedAttempts(dir)
+			if !c.IsSet("attempt") || !slices.Contains(attempts, c.Int("attempt")) {
+				if done, err := remoteLogs(c, c.Args().Get(0), c.Args().Get(1), attempts); done {
+					return err
+				}
+			}
 			if len(attempts) == 0 {
 				if n := loopElementsLogged(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1)); n > 0 {
 					return cli.Exit(fmt.Sprintf("logs: %s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
 						c.Args().Get(1), c.Args().Get(0), c.Args().Get(1), n, n-1), exitInvalid)
 				}
-				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step)", dir), exitFailed)
+				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step; a worker started with --metrics-address serves them, and the run records where)", dir), exitFailed)
 			}
 			n := attempts[len(attempts)-1]
 			if c.IsSet("attempt") {
@@ -89,4 +96,37 @@ func loopElementsLogged(logDir, run, step string) int {
 		}
 	}
 	return n
+}
+
+// remoteLogs prints an attempt's logs (the one asked for, else the last)
+// from the worker that ran it, as the run's history records it, when a
+// server is there to ask; done is false when the attempt is not known to
+// have logged elsewhere, or its last attempt logged here (local).
+func remoteLogs(c *cli.Context, run, step string, local []int) (done bool, err error) {
+	if !serverKnown(c) {
+		return false, nil
+	}
+	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+	if err != nil {
+		return false, nil
+	}
+	defer conn.Close()
+	where, err := attemptLocations(c.Context, conn.client, run, step)
+	if err != nil || len(where) == 0 {
+		return false, nil
+	}
+	n := slices.Max(slices.Collect(maps.Keys(where)))
+	if c.IsSet("attempt") {
+		n = c.Int("attempt")
+	} else if len(local) > 0 && local[len(local)-1] >= n {
+		return false, nil
+	}
+	logsAt, ok := where[n]
+	if !ok {
+		return false, nil
+	}
+	if err := printRemoteLogs(c, logsAt, run, step, n); err != nil {
+		return true, cli.Exit("logs: attempt "+strconv.Itoa(n)+": "+err.Error(), exitFailed)
+	}
+	return true, nil
 }

@@ -79,17 +79,23 @@ func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.I
 	if len(payloads) != 1 {
 		return in, errors.New(run + " is not a playbook run")
 	}
-	keys, err := codec.Load("")
+	dc, err := payloadConverter()
 	if err != nil {
 		return in, err
-	}
-	dc := converter.GetDefaultDataConverter()
-	if keys != nil {
-		dc = keys.DataConverter()
 	}
 	if err := dc.FromPayload(payloads[0], &in); err != nil {
 		return in, fmt.Errorf("%s is not a playbook run: %v", run, err)
 	}
 	in.Reuse, in.Index = nil, false
 	return in, nil
+}
+
+// payloadConverter reads a history's payloads: with the codec key of
+// $PLAYBOOK_CODEC_KEY or $PLAYBOOK_CODEC_KEY_FILE when one is set.
+func payloadConverter() (converter.DataConverter, error) {
+	keys, err := codec.Load("")
+	if err != nil || keys == nil {
+		return converter.GetDefaultDataConverter(), err
+	}
+	return keys.DataConverter(), nil
 }

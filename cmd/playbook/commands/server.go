@@ -17,18 +17,27 @@ func workerCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once (default: the SDK's)"},
 			drainFlag(),
 			stepEnvFlag(),
-		}, connectionFlags()...),
+		}, append(observeFlags(), connectionFlags()...)...),
 		Action: func(c *cli.Context) error {
-			conn, err := connect(c, false, c.App.ErrWriter, slog.LevelInfo)
+			obs, err := newObserver(c)
+			if err != nil {
+				return cli.Exit("worker: "+err.Error(), exitInvalid)
+			}
+			defer obs.Close()
+			conn, err := connectWith(c, false, c.App.ErrWriter, slog.LevelInfo, obs.tune(c.App.ErrWriter, slog.LevelInfo))
 			if err != nil {
 				return connectFailed("worker", err)
 			}
 			defer conn.Close()
-			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env")})
+			logsAt, err := obs.start(c, conn.client, c.String("log-dir"))
+			if err != nil {
+				return cli.Exit("worker: "+err.Error(), exitFailed)
+			}
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt})
 			if err := w.Start(); err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
-			if stopOnSignal(c, w) {
+			if stopOnSignal(c, obs.watch(w)) {
 				return cli.Exit("worker: stopped at once", exitFailed)
 			}
 			return nil

@@ -1,0 +1,176 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/converter"
+
+	"playbook/interpreter/playbookwf"
+)
+
+// remoteLogTimeout bounds fetching one log from a worker.
+const remoteLogTimeout = 30 * time.Second
+
+// loggedAt is what a step's activity records say about where its attempts
+// logged: its output, failure details and heartbeat details (the attempt
+// log) share these fields.
+type loggedAt struct {
+	Attempts      int         `json:"attempts"`
+	LogsAt        string      `json:"logs_at"`
+	Current       int         `json:"current"`
+	Failed        []attemptAt `json:"failed"`
+	AttemptErrors []attemptAt `json:"attempt_errors"`
+}
+
+type attemptAt struct {
+	Attempt int    `json:"attempt"`
+	LogsAt  string `json:"logs_at"`
+}
+
+// add records where the attempts in v logged; prior is the step's
+// attempts before the activity (a completed activity's Attempts count
+// within it).
+func (v loggedAt) add(where map[int]string, prior int, completed bool) {
+	for _, r := range append(v.Failed, v.AttemptErrors...) {
+		if r.LogsAt != "" {
+			where[r.Attempt] = r.LogsAt
+		}
+	}
+	switch {
+	case v.LogsAt == "":
+	case completed:
+		where[prior+v.Attempts] = v.LogsAt
+	case v.Current > 0:
+		where[v.Current] = v.LogsAt
+	}
+}
+
+// attemptLocations reads, from a run's history (and its loop batches')
+// and its running activities, where each attempt of step logged: the URL
+// of the worker that serves its logs, by attempt number.
+func attemptLocations(ctx context.Context, c client.Client, run, step string) (map[int]string, error) {
+	dc, err := payloadConverter()
+	if err != nil {
+		return nil, err
+	}
+	where := map[int]string{}
+	return where, locateIn(ctx, c, dc, run, step, where)
+}
+
+func locateIn(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, step string, where map[int]string) error {
+	decode := func(p *commonpb.Payloads, v any) bool {
+		return p != nil && len(p.GetPayloads()) > 0 && dc.FromPayloads(p, v) == nil
+	}
+	prior := map[int64]int{} // scheduled event -> the step's attempts before it
+	var batches []string
+	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return err
+		}
+		var v loggedAt
+		switch {
+		case e.GetActivityTaskScheduledEventAttributes().GetActivityId() == step:
+			var in struct {
+				PriorAttempts int `json:"prior_attempts"`
+			}
+			decode(e.GetActivityTaskScheduledEventAttributes().GetInput(), &in)
+			prior[e.GetEventId()] = in.PriorAttempts
+		case e.GetActivityTaskCompletedEventAttributes() != nil:
+			a := e.GetActivityTaskCompletedEventAttributes()
+			if p, ok := prior[a.GetScheduledEventId()]; ok && decode(a.GetResult(), &v) {
+				v.add(where, p, true)
+			}
+		case e.GetActivityTaskFailedEventAttributes() != nil:
+			a := e.GetActivityTaskFailedEventAttributes()
+			if p, ok := prior[a.GetScheduledEventId()]; ok && decode(a.GetFailure().GetApplicationFailureInfo().GetDetails(), &v) {
+				v.add(where, p, false)
+			}
+		case e.GetActivityTaskTimedOutEventAttributes() != nil:
+			a := e.GetActivityTaskTimedOutEventAttributes()
+			if p, ok := prior[a.GetScheduledEventId()]; ok && decode(a.GetFailure().GetTimeoutFailureInfo().GetLastHeartbeatDetails(), &v) {
+				v.add(where, p, false)
+			}
+		case e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowType().GetName() == playbookwf.LoopBatchWorkflowName:
+			batches = append(batches, e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowId())
+		}
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		return err
+	}
+	for _, pa := range d.GetPendingActivities() {
+		var v loggedAt
+		if pa.GetActivityId() == step && decode(pa.GetHeartbeatDetails(), &v) {
+			v.add(where, 0, false)
+		}
+	}
+	for _, b := range batches {
+		if err := locateIn(ctx, c, dc, b, step, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serverKnown says whether `playbook logs` has a server to ask: one is
+// configured, or `playbook dev` listens on its usual address.
+func serverKnown(c *cli.Context) bool {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: c.String("profile")})
+	return c.IsSet("address") || (err == nil && opts.HostPort != "") || listening(localDevAddress)
+}
+
+// printRemoteLogs prints attempt n's stdout and stderr, fetched from the
+// worker that ran it, as the local logs are printed.
+func printRemoteLogs(c *cli.Context, logsAt, run, step string, n int) error {
+	for _, stream := range []string{"stdout", "stderr"} {
+		u := fmt.Sprintf("%s/logs/%s/%s/%d/%s", logsAt, url.PathEscape(run), url.PathEscape(step), n, stream)
+		b, err := fetchLog(c.Context, u)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.App.Writer, "== attempt %d %s (%s) ==\n%s", n, stream, u, b)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			fmt.Fprintln(c.App.Writer)
+		}
+	}
+	return nil
+}
+
+func fetchLog(ctx context.Context, u string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, remoteLogTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token := os.Getenv(logsTokenEnv); token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return b, nil
+}
