@@ -1,7 +1,7 @@
 # The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
 GO ?= go
 
-.PHONY: build build-worker docker-image example test test-cluster test-docker bench histories vet fuzz
+.PHONY: build build-worker docker-image example test test-cluster test-docker bench histories vet fuzz schema
 
 build:
 	$(GO) build -o bin/playbook ./cmd/playbook
@@ -54,6 +54,11 @@ test-docker:
 # line per figure, medians of three rounds. A few minutes on two cores.
 bench:
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
+
+# Rewrites docs/playbook.schema.json from the parser's tables (`playbook
+# schema`); TestSchemaFileIsUpToDate fails until it is.
+schema:
+	$(GO) run ./cmd/playbook schema > docs/playbook.schema.json
 
 # Re-records the checked-in histories that the replay tests replay.
 histories:

@@ -11,9 +11,21 @@ import (
 // The checks a submission makes (ParseStrict), each pinned to its text.
 func TestParseStrictErrors(t *testing.T) {
 	dir := t.TempDir()
-	cases := []struct {
-		name, src, want string
-	}{
+	cases := parseStrictCases(dir)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseStrict("flows/x.yaml", []byte(tc.src), dir)
+			require.Error(t, err)
+			require.Equal(t, tc.want, err.Error())
+		})
+	}
+}
+
+// parseStrictCases are malformed playbooks and ParseStrict's error for
+// each, for files in dir; schema_test.go checks them against the JSON
+// Schema too.
+func parseStrictCases(dir string) []struct{ name, src, want string } {
+	return []struct{ name, src, want string }{
 		{"undeclared workload key", `
 metadata: {name: x}
 workload: {rows: 3}
@@ -144,13 +156,6 @@ workflow:
     loop: {in: "[1, 2]"}
     tool: {kind: noop, result: "{{ loop.index + 'x' }}"}
 `, `flows/x.yaml:6: step "a": tool: "loop.index + 'x'": invalid operation: + (mismatched types int and string) (1:12)`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseStrict("flows/x.yaml", []byte(tc.src), dir)
-			require.Error(t, err)
-			require.Equal(t, tc.want, err.Error())
-		})
 	}
 }
 

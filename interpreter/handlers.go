@@ -29,10 +29,8 @@ func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
 	for _, hn := range n.Content {
 		h := &FailureHandler{Line: hn.Line}
 		var rulesNode *yaml.Node
-		err := d.fields(hn, "a failure handler", map[string]func(v *yaml.Node) error{
-			"name":  func(v *yaml.Node) error { return d.str(v, "failure handler name", &h.Name) },
-			"rules": func(v *yaml.Node) error { rulesNode = v; return nil },
-		})
+		err := d.fields(hn, "a failure handler", d.handlerKeys(h, &rulesNode))
+
 		if err != nil {
 			return nil, err
 		}
@@ -48,34 +46,8 @@ func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
 		for _, rn := range rulesNode.Content {
 			r := ExitCodeRule{MaxRetries: DefaultMaxRetries}
 			var codesNode *yaml.Node
-			err := d.fields(rn, "an exit-code rule", map[string]func(v *yaml.Node) error{
-				"exit_codes": func(v *yaml.Node) error {
-					codesNode = v
-					if v.Kind != yaml.SequenceNode {
-						return d.errf(v, "exit_codes must be a list of numbers")
-					}
-					for _, c := range v.Content {
-						var code int
-						if err := d.integer(c, "exit_codes", &code); err != nil {
-							return err
-						}
-						r.ExitCodes = append(r.ExitCodes, code)
-					}
-					return nil
-				},
-				"match_all_exit_codes": func(v *yaml.Node) error { return d.boolean(v, "match_all_exit_codes", &r.MatchAll) },
-				"max_retries": func(v *yaml.Node) error {
-					if err := d.integer(v, "max_retries", &r.MaxRetries); err != nil {
-						return err
-					}
-					if r.MaxRetries < 0 {
-						return d.errf(v, "max_retries must not be negative")
-					}
-					d.checkAttempts(v, "max_retries", r.MaxRetries+1)
-					return nil
-				},
-				"recovery_script": func(v *yaml.Node) error { return d.str(v, "recovery_script", &r.RecoveryScript) },
-			})
+			err := d.fields(rn, "an exit-code rule", d.exitCodeRuleKeys(&r, &codesNode))
+
 			if err != nil {
 				return nil, err
 			}
@@ -87,4 +59,48 @@ func (d *decoder) handlers(n *yaml.Node) (map[string]*FailureHandler, error) {
 		out[h.Name] = h
 	}
 	return out, nil
+}
+
+// handlerKeys are the keys of a failure handler; rulesNode receives its
+// rules, read after.
+func (d *decoder) handlerKeys(h *FailureHandler, rulesNode **yaml.Node) keys {
+	return keys{
+		"name": {sString("The name steps give in failure_handler."), func(v *yaml.Node) error { return d.str(v, "failure handler name", &h.Name) }},
+		"rules": {jsonSchema{"type": "array", "minItems": 1, "items": jsonSchema{"$ref": "#/$defs/exit_code_rule"}, "description": "The exit-code rules, first match wins."},
+			func(v *yaml.Node) error { *rulesNode = v; return nil }},
+	}
+}
+
+// exitCodeRuleKeys are the keys of an exit-code rule.
+func (d *decoder) exitCodeRuleKeys(r *ExitCodeRule, codesNode **yaml.Node) keys {
+	return keys{
+		"exit_codes": {jsonSchema{"type": "array", "items": jsonSchema{"type": "integer"}, "description": "The exit codes the rule matches."}, func(v *yaml.Node) error {
+			*codesNode = v
+			if v.Kind != yaml.SequenceNode {
+				return d.errf(v, "exit_codes must be a list of numbers")
+			}
+			for _, c := range v.Content {
+				var code int
+				if err := d.integer(c, "exit_codes", &code); err != nil {
+					return err
+				}
+				r.ExitCodes = append(r.ExitCodes, code)
+			}
+			return nil
+		}},
+		"match_all_exit_codes": {sBool("true: the rule matches every non-zero exit code."), func(v *yaml.Node) error {
+			return d.boolean(v, "match_all_exit_codes", &r.MatchAll)
+		}},
+		"max_retries": {sInt("How many times a matching failure is retried (default 3).", 0, MaxAttempts-1), func(v *yaml.Node) error {
+			if err := d.integer(v, "max_retries", &r.MaxRetries); err != nil {
+				return err
+			}
+			if r.MaxRetries < 0 {
+				return d.errf(v, "max_retries must not be negative")
+			}
+			d.checkAttempts(v, "max_retries", r.MaxRetries+1)
+			return nil
+		}},
+		"recovery_script": {sString("A shell script run before the retry."), func(v *yaml.Node) error { return d.str(v, "recovery_script", &r.RecoveryScript) }},
+	}
 }

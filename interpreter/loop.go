@@ -173,8 +173,25 @@ const DefaultMaxInFlight = 10
 func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
 	l := &Loop{Iterator: "item", MaxInFlight: DefaultMaxInFlight}
 	var mode string
-	err := d.fields(n, "loop", map[string]func(v *yaml.Node) error{
-		"in": func(v *yaml.Node) error {
+	err := d.fields(n, "loop", d.loopKeys(l, &mode))
+	if err != nil {
+		return nil, err
+	}
+	if l.In == nil && l.Items == nil {
+		return nil, d.errf(n, "loop needs in: the list to iterate (an expression, or a YAML list)")
+	}
+	if !l.Parallel {
+		l.MaxInFlight = 1
+	}
+	return l, nil
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// loopKeys are the keys of `loop`.
+func (d *decoder) loopKeys(l *Loop, mode *string) keys {
+	return keys{
+		"in": {jsonSchema{"description": "The list: an expression, or a YAML list.", "anyOf": []jsonSchema{{"type": "array"}, {"type": []string{"string", "number", "boolean"}}}}, func(v *yaml.Node) error {
 			if v.Kind == yaml.SequenceNode {
 				items, err := d.value(v, "loop.in")
 				if err != nil {
@@ -193,8 +210,8 @@ func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
 			}
 			l.In = e
 			return nil
-		},
-		"iterator": func(v *yaml.Node) error {
+		}},
+		"iterator": {sString("The name each element has in templates (default item)."), func(v *yaml.Node) error {
 			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {
 				return err
 			}
@@ -202,16 +219,16 @@ func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
 				return d.errf(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
 			}
 			return nil
-		},
-		"mode": func(v *yaml.Node) error {
-			mode = v.Value
-			if mode != "sequential" && mode != "parallel" {
-				return d.errf(v, "loop.mode must be sequential or parallel, not %q", mode)
+		}},
+		"mode": {sEnum("One element at a time, or several at once (default sequential).", "sequential", "parallel"), func(v *yaml.Node) error {
+			*mode = v.Value
+			if *mode != "sequential" && *mode != "parallel" {
+				return d.errf(v, "loop.mode must be sequential or parallel, not %q", *mode)
 			}
-			l.Parallel = mode == "parallel"
+			l.Parallel = *mode == "parallel"
 			return nil
-		},
-		"max_in_flight": func(v *yaml.Node) error {
+		}},
+		"max_in_flight": {sInt("How many elements run at once in parallel mode (default 10).", 1, 0), func(v *yaml.Node) error {
 			if err := d.integer(v, "loop.max_in_flight", &l.MaxInFlight); err != nil {
 				return err
 			}
@@ -219,18 +236,6 @@ func (d *decoder) loop(n *yaml.Node) (*Loop, error) {
 				return d.errf(v, "loop.max_in_flight must be at least 1")
 			}
 			return nil
-		},
-	})
-	if err != nil {
-		return nil, err
+		}},
 	}
-	if l.In == nil && l.Items == nil {
-		return nil, d.errf(n, "loop needs in: the list to iterate (an expression, or a YAML list)")
-	}
-	if !l.Parallel {
-		l.MaxInFlight = 1
-	}
-	return l, nil
 }
-
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

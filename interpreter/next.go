@@ -66,22 +66,8 @@ func (d *decoder) next(n *yaml.Node) ([]NextRule, error) {
 		conditional = true
 		r := NextRule{Line: it.Line}
 		var thenNode *yaml.Node
-		err := d.fields(it, "a next item", map[string]func(v *yaml.Node) error{
-			"when": func(v *yaml.Node) error {
-				var src string
-				if err := d.str(v, "when", &src); err != nil {
-					return err
-				}
-				e, err := compileExpr(src, v.Line, ScopeStep, true)
-				if err != nil {
-					return d.errf(v, "when: %v", err)
-				}
-				r.When = e
-				return nil
-			},
-			"then": func(v *yaml.Node) (err error) { thenNode = v; r.Then, err = d.names(v, "then"); return err },
-			"else": func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else"); return err },
-		})
+		err := d.fields(it, "a next item", d.nextItemKeys(&r, &thenNode))
+
 		if err != nil {
 			return nil, err
 		}
@@ -98,4 +84,24 @@ func (d *decoder) next(n *yaml.Node) ([]NextRule, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// nextItemKeys are the keys of a when/then or else item of `next`.
+func (d *decoder) nextItemKeys(r *NextRule, thenNode **yaml.Node) keys {
+	return keys{
+		"when": {sString("The expression that takes this branch."), func(v *yaml.Node) error {
+			var src string
+			if err := d.str(v, "when", &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeStep, true)
+			if err != nil {
+				return d.errf(v, "when: %v", err)
+			}
+			r.When = e
+			return nil
+		}},
+		"then": {sStepRefs("The steps the branch starts."), func(v *yaml.Node) (err error) { *thenNode = v; r.Then, err = d.names(v, "then"); return err }},
+		"else": {sStepRefs("The steps started when no when holds."), func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else"); return err }},
+	}
 }

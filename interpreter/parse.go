@@ -79,9 +79,10 @@ func (d *decoder) yamlError(err error, src []byte) error {
 	return &Error{File: d.file, Msg: strings.TrimPrefix(msg, "yaml: ")}
 }
 
-// fields calls the handler of each key of a mapping node; a key without a
-// handler is an error, so a misspelt key never vanishes.
-func (d *decoder) fields(n *yaml.Node, what string, handlers map[string]func(v *yaml.Node) error) error {
+// fields calls the decoder of each key of a mapping node from the
+// mapping's table (schema.go); a key not in the table is an error, so a
+// misspelt key never vanishes.
+func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 	if n.Kind != yaml.MappingNode {
 		return d.errf(n, "%s must be a mapping", what)
 	}
@@ -99,7 +100,7 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers map[string]func(v *
 			errs = errs.add(d.file, d.errf(k, "key %q given twice in %s", k.Value, what))
 		default:
 			seen[k.Value] = true
-			errs = errs.add(d.file, h(v))
+			errs = errs.add(d.file, h.decode(v))
 		}
 	}
 	return errs.err()

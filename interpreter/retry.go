@@ -90,8 +90,20 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 		}
 		return nil, d.errf(n, "retry must be true, a number of attempts, or a mapping")
 	}
-	expr := func(name string, out **Expr) func(v *yaml.Node) error {
-		return func(v *yaml.Node) error {
+	err := d.fields(n, "retry", d.retryKeys(&r))
+	if err != nil {
+		return nil, err
+	}
+	if r.MaxDelay < r.InitialDelay {
+		return nil, d.errf(n, "retry.max_delay (%s) is shorter than retry.initial_delay (%s)", r.MaxDelay, r.InitialDelay)
+	}
+	return &r, nil
+}
+
+// retryKeys are the keys of a `retry` mapping.
+func (d *decoder) retryKeys(r *Retry) keys {
+	expr := func(name, desc string, out **Expr) key {
+		return key{sString(desc), func(v *yaml.Node) error {
 			var src string
 			if err := d.str(v, "retry."+name, &src); err != nil {
 				return err
@@ -102,10 +114,10 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 			}
 			*out = e
 			return nil
-		}
+		}}
 	}
-	err := d.fields(n, "retry", map[string]func(v *yaml.Node) error{
-		"max_attempts": func(v *yaml.Node) error {
+	return keys{
+		"max_attempts": {sInt("How many attempts in all, the first included (default 3).", 1, MaxAttempts), func(v *yaml.Node) error {
 			if err := d.integer(v, "retry.max_attempts", &r.MaxAttempts); err != nil {
 				return err
 			}
@@ -114,24 +126,17 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 			}
 			d.checkAttempts(v, "retry.max_attempts", r.MaxAttempts)
 			return nil
-		},
-		"initial_delay": func(v *yaml.Node) error { return d.duration(v, "retry.initial_delay", &r.InitialDelay) },
-		"max_delay":     func(v *yaml.Node) error { return d.duration(v, "retry.max_delay", &r.MaxDelay) },
-		"backoff_multiplier": func(v *yaml.Node) error {
+		}},
+		"initial_delay": {sDuration("The delay before the first retry (default 1s)."), func(v *yaml.Node) error { return d.duration(v, "retry.initial_delay", &r.InitialDelay) }},
+		"max_delay":     {sDuration("The longest delay between attempts (default 60s)."), func(v *yaml.Node) error { return d.duration(v, "retry.max_delay", &r.MaxDelay) }},
+		"backoff_multiplier": {jsonSchema{"type": "number", "minimum": 1, "description": "What each delay is multiplied by (default 2)."}, func(v *yaml.Node) error {
 			if v.Decode(&r.Multiplier) != nil || r.Multiplier < 1 {
 				return d.errf(v, "retry.backoff_multiplier must be a number >= 1, not %q", v.Value)
 			}
 			return nil
-		},
-		"jitter":     func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) },
-		"retry_when": expr("retry_when", &r.RetryWhen),
-		"stop_when":  expr("stop_when", &r.StopWhen),
-	})
-	if err != nil {
-		return nil, err
+		}},
+		"jitter":     {sBool("Spread the delays at random (default true)."), func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) }},
+		"retry_when": expr("retry_when", "Retry only when this expression holds.", &r.RetryWhen),
+		"stop_when":  expr("stop_when", "Stop retrying when this expression holds.", &r.StopWhen),
 	}
-	if r.MaxDelay < r.InitialDelay {
-		return nil, d.errf(n, "retry.max_delay (%s) is shorter than retry.initial_delay (%s)", r.MaxDelay, r.InitialDelay)
-	}
-	return &r, nil
 }

@@ -48,29 +48,7 @@ var scheduleIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // never when a run re-parses its frozen playbook.
 func (d *decoder) schedule(n *yaml.Node) (*Schedule, error) {
 	s := &Schedule{Line: n.Line, lines: map[string]int{}}
-	at := func(key string, f func(v *yaml.Node) error) func(v *yaml.Node) error {
-		return func(v *yaml.Node) error { s.lines[key] = v.Line; return f(v) }
-	}
-	err := d.fields(n, "schedule", map[string]func(v *yaml.Node) error{
-		"id":               at("id", func(v *yaml.Node) error { return d.str(v, "schedule.id", &s.ID) }),
-		"cron":             at("cron", func(v *yaml.Node) error { return d.str(v, "schedule.cron", &s.Cron) }),
-		"every":            at("every", func(v *yaml.Node) error { return d.duration(v, "schedule.every", &s.Every) }),
-		"timezone":         at("timezone", func(v *yaml.Node) error { return d.str(v, "schedule.timezone", &s.Timezone) }),
-		"overlap":          at("overlap", func(v *yaml.Node) error { return d.str(v, "schedule.overlap", &s.Overlap) }),
-		"catchup_window":   at("catchup_window", func(v *yaml.Node) error { return d.duration(v, "schedule.catchup_window", &s.CatchupWindow) }),
-		"jitter":           at("jitter", func(v *yaml.Node) error { return d.duration(v, "schedule.jitter", &s.Jitter) }),
-		"pause_on_failure": at("pause_on_failure", func(v *yaml.Node) error { return d.boolean(v, "schedule.pause_on_failure", &s.PauseOnFailure) }),
-		"workload": at("workload", func(v *yaml.Node) error {
-			if v.Kind != yaml.MappingNode {
-				return d.errf(v, "schedule.workload must be a mapping")
-			}
-			w, err := d.value(v, "schedule.workload")
-			if err == nil {
-				s.Workload = w.(map[string]any)
-			}
-			return err
-		}),
-	})
+	err := d.fields(n, "schedule", d.scheduleKeys(s))
 	return s, err
 }
 
@@ -244,4 +222,31 @@ func (f cronField) value(s string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q is not a number in %d-%d", s, f.min, f.max)
+}
+
+// scheduleKeys are the keys of `schedule`.
+func (d *decoder) scheduleKeys(s *Schedule) keys {
+	at := func(key string, f func(v *yaml.Node) error) func(v *yaml.Node) error {
+		return func(v *yaml.Node) error { s.lines[key] = v.Line; return f(v) }
+	}
+	return keys{
+		"id":               {sString("The schedule's ID (default: metadata.name)."), at("id", func(v *yaml.Node) error { return d.str(v, "schedule.id", &s.ID) })},
+		"cron":             {sString("A cron expression (5 to 7 fields) or a shorthand such as @daily."), at("cron", func(v *yaml.Node) error { return d.str(v, "schedule.cron", &s.Cron) })},
+		"every":            {sDuration("A fixed interval, instead of cron."), at("every", func(v *yaml.Node) error { return d.duration(v, "schedule.every", &s.Every) })},
+		"timezone":         {sString("The IANA time zone the cron is read in (default UTC)."), at("timezone", func(v *yaml.Node) error { return d.str(v, "schedule.timezone", &s.Timezone) })},
+		"overlap":          {sEnum("What happens when a run is due while another still runs (default skip).", OverlapPolicies...), at("overlap", func(v *yaml.Node) error { return d.str(v, "schedule.overlap", &s.Overlap) })},
+		"catchup_window":   {sDuration("How late a missed run may still start."), at("catchup_window", func(v *yaml.Node) error { return d.duration(v, "schedule.catchup_window", &s.CatchupWindow) })},
+		"jitter":           {sDuration("Delays each run by a random amount up to it."), at("jitter", func(v *yaml.Node) error { return d.duration(v, "schedule.jitter", &s.Jitter) })},
+		"pause_on_failure": {sBool("Pause the schedule when a run fails."), at("pause_on_failure", func(v *yaml.Node) error { return d.boolean(v, "schedule.pause_on_failure", &s.PauseOnFailure) })},
+		"workload": {sMapping("Overrides of the playbook's workload for scheduled runs."), at("workload", func(v *yaml.Node) error {
+			if v.Kind != yaml.MappingNode {
+				return d.errf(v, "schedule.workload must be a mapping")
+			}
+			w, err := d.value(v, "schedule.workload")
+			if err == nil {
+				s.Workload = w.(map[string]any)
+			}
+			return err
+		})},
+	}
 }

@@ -57,78 +57,10 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	if !namePattern.MatchString(s.Name) {
 		return nil, d.errf(n, "step name must match [a-z0-9][a-z0-9_-]*")
 	}
-	var retries *int
-	var retryDelay *time.Duration
-	var retryNode, onFailureNode *yaml.Node
-	var lostNode, onLostNode *yaml.Node
-	err := d.fields(n, "a step", map[string]func(v *yaml.Node) error{
-		"step": func(*yaml.Node) error { return nil },
-		"desc": func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) },
-		"tool": func(v *yaml.Node) (err error) { s.Tool, err = d.tool(v); return err },
-		"timeout": func(v *yaml.Node) error {
-			return d.duration(v, "timeout", &s.Timeout)
-		},
-		"heartbeat_timeout": func(v *yaml.Node) error {
-			return d.duration(v, "heartbeat_timeout", &s.HeartbeatTimeout)
-		},
-		"retry": func(v *yaml.Node) (err error) { retryNode = v; s.Retry, err = d.retry(v); return err },
-		"retries": func(v *yaml.Node) error {
-			retries = new(int)
-			if err := d.integer(v, "retries", retries); err != nil {
-				return err
-			}
-			if *retries < 0 {
-				return d.errf(v, "retries must not be negative")
-			}
-			d.checkAttempts(v, "retries", *retries+1)
-			return nil
-		},
-		"retry_delay": func(v *yaml.Node) error {
-			retryDelay = new(time.Duration)
-			return d.duration(v, "retry_delay", retryDelay)
-		},
-		"next":       func(v *yaml.Node) (err error) { s.Next, err = d.next(v); return err },
-		"depends_on": func(v *yaml.Node) (err error) { s.DependsOn, err = d.names(v, "depends_on"); return err },
-		"on_failure": func(v *yaml.Node) error {
-			onFailureNode = v
-			if v.Value != "run" && v.Value != "skip" {
-				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
-			}
-			s.OnFailureRun = v.Value == "run"
-			return nil
-		},
-		"success_when": func(v *yaml.Node) error {
-			if s.Name != EndStep {
-				return d.errf(v, "success_when belongs on the end step only")
-			}
-			var src string
-			if err := d.str(v, "success_when", &src); err != nil {
-				return err
-			}
-			e, err := compileExpr(src, v.Line, ScopeEnd, true)
-			if err != nil {
-				return d.errf(v, "success_when: %v", err)
-			}
-			s.SuccessWhen = e
-			return nil
-		},
-		"loop": func(v *yaml.Node) (err error) { s.Loop, err = d.loop(v); return err },
-		"failure_handler": func(v *yaml.Node) error {
-			s.failureHandlerRefLine = v.Line
-			return d.str(v, "failure_handler", &s.failureHandlerRef)
-		},
-		"lost_attempts": func(v *yaml.Node) error {
-			lostNode, s.lostAttempts = v, new(int)
-			return d.lostAttempts(v, s.lostAttempts)
-		},
-		"on_lost": func(v *yaml.Node) error {
-			onLostNode = v
-			if v.Value != "retry" && v.Value != "fail" {
-				return d.errf(v, "on_lost must be retry or fail, not %q", v.Value)
-			}
-			return nil
-		},
-	})
+	var x stepKeysState
+	err := d.fields(n, "a step", d.stepKeys(s, &x))
+	retries, retryDelay, retryNode, onFailureNode := x.retries, x.retryDelay, x.retryNode, x.onFailureNode
+	lostNode, onLostNode := x.lostNode, x.onLostNode
 	if err != nil {
 		return nil, err
 	}
@@ -172,4 +104,90 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 		}
 	}
 	return s, nil
+}
+
+// stepKeysState is what a step's keys leave for the checks made once all
+// of them are read.
+type stepKeysState struct {
+	retries                  *int
+	retryDelay               *time.Duration
+	retryNode, onFailureNode *yaml.Node
+	lostNode, onLostNode     *yaml.Node
+}
+
+// stepKeys are the keys of a step.
+func (d *decoder) stepKeys(s *Step, x *stepKeysState) keys {
+	return keys{
+		"step": {sName("The step's name: [a-z0-9][a-z0-9_-]*; `end` is the terminal step."), func(*yaml.Node) error { return nil }},
+		"desc": {sString("What the step does."), func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) }},
+		"tool": {sRef("tool", "What the step runs; none: a routing or join point."), func(v *yaml.Node) (err error) { s.Tool, err = d.tool(v); return err }},
+		"timeout": {sDuration("How long one attempt may run."), func(v *yaml.Node) error {
+			return d.duration(v, "timeout", &s.Timeout)
+		}},
+		"heartbeat_timeout": {sDuration("How long an attempt may go without a heartbeat."), func(v *yaml.Node) error {
+			return d.duration(v, "heartbeat_timeout", &s.HeartbeatTimeout)
+		}},
+		"retry": {jsonSchema{"description": "true (3 attempts), a number of attempts, or a retry policy.", "anyOf": []jsonSchema{
+			{"type": "boolean"}, {"type": "integer", "minimum": 1, "maximum": MaxAttempts}, {"$ref": "#/$defs/retry"},
+		}}, func(v *yaml.Node) (err error) { x.retryNode = v; s.Retry, err = d.retry(v); return err }},
+		"retries": {sInt("How many times a failed attempt is retried (instead of retry).", 0, MaxAttempts-1), func(v *yaml.Node) error {
+			x.retries = new(int)
+			if err := d.integer(v, "retries", x.retries); err != nil {
+				return err
+			}
+			if *x.retries < 0 {
+				return d.errf(v, "retries must not be negative")
+			}
+			d.checkAttempts(v, "retries", *x.retries+1)
+			return nil
+		}},
+		"retry_delay": {sDuration("The delay between retries (with retries)."), func(v *yaml.Node) error {
+			x.retryDelay = new(time.Duration)
+			return d.duration(v, "retry_delay", x.retryDelay)
+		}},
+		"next": {jsonSchema{"description": "The steps that follow: a name, a list of names, or when/then items closed by an optional else.", "anyOf": []jsonSchema{
+			sStepRef(), {"$ref": "#/$defs/next_item"},
+			{"type": "array", "items": jsonSchema{"anyOf": []jsonSchema{sStepRef(), {"$ref": "#/$defs/next_item"}}}},
+		}}, func(v *yaml.Node) (err error) { s.Next, err = d.next(v); return err }},
+		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) { s.DependsOn, err = d.names(v, "depends_on"); return err }},
+		"on_failure": {sEnum("run: the step runs even when a step it waits for failed (default skip).", "run", "skip"), func(v *yaml.Node) error {
+			x.onFailureNode = v
+			if v.Value != "run" && v.Value != "skip" {
+				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
+			}
+			s.OnFailureRun = v.Value == "run"
+			return nil
+		}},
+		"success_when": {sString("end only: the expression that decides whether the run succeeded."), func(v *yaml.Node) error {
+			if s.Name != EndStep {
+				return d.errf(v, "success_when belongs on the end step only")
+			}
+			var src string
+			if err := d.str(v, "success_when", &src); err != nil {
+				return err
+			}
+			e, err := compileExpr(src, v.Line, ScopeEnd, true)
+			if err != nil {
+				return d.errf(v, "success_when: %v", err)
+			}
+			s.SuccessWhen = e
+			return nil
+		}},
+		"loop": {sRef("loop", "Runs the tool once per element of a list."), func(v *yaml.Node) (err error) { s.Loop, err = d.loop(v); return err }},
+		"failure_handler": {sString("The name of a failure handler of failure_handlers."), func(v *yaml.Node) error {
+			s.failureHandlerRefLine = v.Line
+			return d.str(v, "failure_handler", &s.failureHandlerRef)
+		}},
+		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default: the playbook's).", 0, 0), func(v *yaml.Node) error {
+			x.lostNode, s.lostAttempts = v, new(int)
+			return d.lostAttempts(v, s.lostAttempts)
+		}},
+		"on_lost": {sEnum("fail: an attempt lost with its worker fails the step (default retry).", "retry", "fail"), func(v *yaml.Node) error {
+			x.onLostNode = v
+			if v.Value != "retry" && v.Value != "fail" {
+				return d.errf(v, "on_lost must be retry or fail, not %q", v.Value)
+			}
+			return nil
+		}},
+	}
 }

@@ -31,9 +31,9 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	if !ok {
 		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(ToolKinds(), ", "))
 	}
-	handlers := map[string]func(v *yaml.Node) error{"kind": func(*yaml.Node) error { return nil }}
+	handlers := keys{"kind": {decode: func(*yaml.Node) error { return nil }}}
 	for _, f := range kind.fields {
-		handlers[f.key] = func(v *yaml.Node) error {
+		handlers[f.key] = key{decode: func(v *yaml.Node) error {
 			val, err := d.value(v, f.key)
 			if err != nil {
 				return err
@@ -43,7 +43,7 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 			}
 			t.Spec[f.key] = val
 			return nil
-		}
+		}}
 	}
 	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
 		return nil, err

@@ -13,7 +13,8 @@ import (
 // A tool kind is one Go type below: its fields, under the names a playbook
 // writes and the activity receives, and its checks. Parse reads a tool's
 // fields by that type (which keys exist, what shape each value has, what is
-// required); the activity decodes the step's rendered fields into the same
+// required); Schema reads it too, with the tags `required:"true"` and
+// `doc`. The activity decodes the step's rendered fields into the same
 // type and runs it. Adding a kind is adding a type here, listed in
 // toolKinds, and its runner in activities/.
 
@@ -41,9 +42,9 @@ var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{
 
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {
-	Command string      `json:"command"`
-	Env     PlainValues `json:"env"`
-	Workdir string      `json:"workdir"`
+	Command string      `json:"command" required:"true" doc:"The shell text run by /bin/sh -c; no templates: pass values through env."`
+	Env     PlainValues `json:"env" doc:"Environment variables (plain values; templates allowed)."`
+	Workdir string      `json:"workdir" doc:"The directory the command runs in."`
 }
 
 func (*ShellTool) Kind() string { return "shell" }
@@ -65,12 +66,12 @@ func (*ShellTool) check(fields map[string]any) string {
 
 // HTTPTool sends one request; a body that is not a string goes as JSON.
 type HTTPTool struct {
-	Method  string      `json:"method"`
-	URL     string      `json:"url"`
-	Headers PlainValues `json:"headers"`
-	Body    any         `json:"body"`
+	Method  string      `json:"method" doc:"The HTTP method (default GET)."`
+	URL     string      `json:"url" required:"true" doc:"The URL (templates allowed)."`
+	Headers PlainValues `json:"headers" doc:"Request headers (plain values)."`
+	Body    any         `json:"body" doc:"The request body; not a string: sent as JSON."`
 	// ExpectStatus lists the statuses that succeed; nil: any 2xx.
-	ExpectStatus StatusCodes `json:"expect_status"`
+	ExpectStatus StatusCodes `json:"expect_status" doc:"The status code, or list of them, that succeed (default any 2xx)."`
 }
 
 func (*HTTPTool) Kind() string { return "http" }
@@ -86,8 +87,8 @@ func (*HTTPTool) check(fields map[string]any) string {
 
 // PythonTool calls main(**args) of its code with the machine's python3.
 type PythonTool struct {
-	Code string `json:"code"`
-	Args Values `json:"args"`
+	Code string `json:"code" required:"true" doc:"Python code defining main(**args); no templates: pass values through args."`
+	Args Values `json:"args" doc:"The keyword arguments of main (templates allowed)."`
 }
 
 func (*PythonTool) Kind() string { return "python" }
@@ -104,7 +105,7 @@ func (*PythonTool) check(fields map[string]any) string {
 
 // NoopTool returns its rendered result.
 type NoopTool struct {
-	Result any `json:"result"`
+	Result any `json:"result" doc:"The step's result, rendered."`
 }
 
 func (*NoopTool) Kind() string                { return "noop" }
@@ -112,8 +113,8 @@ func (*NoopTool) check(map[string]any) string { return "" }
 
 // PlaybookTool runs a sub-playbook as a child workflow.
 type PlaybookTool struct {
-	Path     string `json:"path"`
-	Workload Values `json:"workload"`
+	Path     string `json:"path" required:"true" doc:"The sub-playbook's file, relative to this one."`
+	Workload Values `json:"workload" doc:"The sub-playbook's workload (templates allowed)."`
 }
 
 func (*PlaybookTool) Kind() string { return "playbook" }

@@ -35,6 +35,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Commands: []*cli.Command{
 			runCommand(),
 			validateCommand(),
+			schemaCommand(),
 			devCommand(),
 			workerCommand(),
 			pendingCommand(),
