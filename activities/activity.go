@@ -105,6 +105,15 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		watch.ended(transitionCancelled, nil)
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
+	if cut := context.Cause(toolCtx); o.Err != nil && errors.Is(cut, errCutOff) {
+		if in.Lost == nil {
+			watch.ended(transitionCancelled, nil)
+			return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled: %v", in.Step, cut))
+		}
+		watch.ended(transitionLost, nil)
+		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrHeartbeatTimeout,
+			fmt.Sprintf("attempt %d was lost: %v", log.Current, cut))
+	}
 	if stopped {
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrWorkerStopped,
@@ -322,23 +331,31 @@ func failure(typ, msg string, details any) ToolResult {
 // It sends them through the worker's client (when it has one) rather than
 // the SDK's activity heartbeat, because the SDK cancels an attempt as soon
 // as one heartbeat fails for a second: a server restarting or slow to
-// answer would cost a step an attempt. Here only the server's own answer stops the tool: a
-// cancel request, a pause or reset, or an attempt it no longer has (it
-// timed the attempt out). Then the answer is passed to the SDK, which ends
-// the attempt's context with it, and the tool is stopped with it as cause;
-// answer returns it. A heartbeat that fails otherwise is tried again: if
-// the server is gone for longer than the heartbeat timeout, it retries the
-// attempt as lost, and this one learns so from its next heartbeat.
+// answer would cost a step an attempt. Here a failing heartbeat is sent
+// again while the tool goes on, and the tool is stopped in two cases only:
+//   - the server answers that the attempt is over for it (a cancel
+//     request, a pause or reset, an attempt it no longer has): the answer
+//     is passed to the SDK, which ends the attempt's context with it, and
+//     answer returns it;
+//   - no heartbeat has reached the server for the heartbeat timeout: by
+//     then the server has given the attempt up and retries it elsewhere,
+//     so the tool is stopped with errCutOff rather than run beside the
+//     retry.
 func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
 	every := time.Second
-	if timeout := info.HeartbeatTimeout; timeout > 0 && timeout/3 < every {
+	timeout := info.HeartbeatTimeout
+	if timeout > 0 && timeout/3 < every {
 		every = max(timeout/3, 100*time.Millisecond)
 	}
-	wait := max(info.HeartbeatTimeout, every)
+	lastOK := time.Now()
 	send := func() error {
 		if c == nil {
 			activity.RecordHeartbeat(ctx, log)
 			return nil
+		}
+		wait := every
+		if timeout > 0 {
+			wait = max(time.Until(lastOK.Add(timeout)), every)
 		}
 		rctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
@@ -361,11 +378,16 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 			}
 			err := send()
 			switch {
-			case err == nil || ctx.Err() != nil:
+			case err == nil:
+				lastOK = time.Now()
+			case ctx.Err() != nil:
 			case serverStops(err):
 				activity.RecordHeartbeat(ctx, log)
 				stopped = err
 				stopTool(err)
+				return
+			case timeout > 0 && time.Since(lastOK) >= timeout:
+				stopTool(fmt.Errorf("%w for %s (%v)", errCutOff, timeout, err))
 				return
 			case !warned:
 				warned = true
@@ -376,6 +398,10 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 	}()
 	return func() { close(done); <-exited }, func() error { <-exited; return stopped }
 }
+
+// errCutOff is why a tool is stopped when no heartbeat has reached the
+// server for the heartbeat timeout: the server has given the attempt up.
+var errCutOff = errors.New("no heartbeat reached the server")
 
 // serverStops says whether a heartbeat's error is the server's answer that
 // the attempt is over for it: a cancel request, a pause or reset, or an

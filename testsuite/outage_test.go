@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -118,4 +119,44 @@ workflow:
 	require.Equal(t, interpreter.StatusCompleted, s.Status)
 	require.Equal(t, 1, s.Attempts, "the outage cost an attempt: %+v", s.AttemptErrors)
 	require.Empty(t, s.AttemptErrors)
+}
+
+// A worker cut off from the server for longer than the step's heartbeat
+// timeout stops the step itself: the server has given the attempt up and
+// retries it, so the old process must not run on beside the retry. The
+// step's first attempt is killed before it writes its mark; the retry,
+// once the worker is back, writes the only one.
+func TestLongServerOutageStopsTheStep(t *testing.T) {
+	queue := fmt.Sprintf("cutoff-%d", time.Now().UnixNano())
+	proxy := newOutageProxy(t, server.Address)
+	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietlog.New()})
+	require.NoError(t, err)
+	defer c.Close()
+	w := worker.New(c, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	marks := filepath.Join(t.TempDir(), "marks")
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: cutoff}
+workload: {marks: ""}
+workflow:
+  - step: long
+    heartbeat_timeout: 2s
+    tool:
+      kind: shell
+      command: 'sleep 5; echo "done $PLAYBOOK_ATTEMPT" >> "$MARKS"'
+      env: {MARKS: "{{ workload.marks }}"}
+`)
+	run := start(t, file, queue, map[string]any{"marks": marks})
+	waitFor(t, "the step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
+	time.Sleep(500 * time.Millisecond)
+	proxy.cut(8 * time.Second)
+
+	agg := finish(t, run)
+	require.Equal(t, "completed", agg.Status)
+	s := agg.Steps["long"]
+	require.Equal(t, 2, s.Attempts)
+	require.Len(t, s.AttemptErrors, 1)
+	require.True(t, s.AttemptErrors[0].Lost)
+	require.Equal(t, "done 2\n", readFile(marks), "the cut-off attempt was stopped before its end")
 }
