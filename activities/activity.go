@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -79,6 +80,7 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		}
 		own = attempt - lost
 	}
+	defer holdLogDir(filepath.Join(a.LogDir, in.WorkflowID, in.Step))()
 	toolCtx, stopTool := context.WithCancelCause(ctx)
 	stopHeartbeat, answer := heartbeat(ctx, a.Client, info, log, stopTool)
 	cancel := context.CancelFunc(func() {})

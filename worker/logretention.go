@@ -3,16 +3,21 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"playbook/activities"
 )
 
 // DefaultLogRetention is how long a worker keeps attempts' logs.
 const DefaultLogRetention = 7 * 24 * time.Hour
 
-// RemoveOldLogs removes the files under logDir's run and step directories
-// last written before now minus retention, then the directories they left
-// empty that were as old (a step may have just made its directory); it
-// returns how many files it removed.
+// RemoveOldLogs removes the attempts' log files (attempt-*) under logDir's
+// run and step directories last written before now minus retention, then
+// the directories they left empty that were as old (a step may have just
+// made its directory); it returns how many files it removed. It leaves
+// other files alone, and a step directory whose attempt is running in this
+// process (which may have printed nothing for longer than the retention).
 func RemoveOldLogs(logDir string, retention time.Duration, now time.Time) int {
 	cutoff := now.Add(-retention)
 	removed := 0
@@ -28,8 +33,14 @@ func RemoveOldLogs(logDir string, retention time.Duration, now time.Time) int {
 				continue
 			}
 			stepDir, stepOld := filepath.Join(runDir, step.Name()), olderThan(step, cutoff)
+			if activities.LogDirInUse(stepDir) {
+				continue
+			}
 			files, _ := os.ReadDir(stepDir)
 			for _, f := range files {
+				if !strings.HasPrefix(f.Name(), "attempt-") {
+					continue
+				}
 				if info, err := f.Info(); err == nil && info.Mode().IsRegular() && info.ModTime().Before(cutoff) {
 					if os.Remove(filepath.Join(stepDir, f.Name())) == nil {
 						removed++

@@ -26,8 +26,11 @@ func TestRemoveOldLogs(t *testing.T) {
 	writeLog(t, filepath.Join(dir, "mixed-run", "s", "attempt-1.stdout"), 8*24*time.Hour)
 	fresh := filepath.Join(dir, "mixed-run", "s", "attempt-2.stdout")
 	writeLog(t, fresh, time.Hour)
+	notOurs := filepath.Join(dir, "mixed-run", "s", "notes.txt")
+	writeLog(t, notOurs, 8*24*time.Hour)
 
 	require.Equal(t, 2, RemoveOldLogs(dir, DefaultLogRetention, time.Now()))
+	require.FileExists(t, notOurs, "only attempts' logs are removed")
 	require.NoDirExists(t, filepath.Join(dir, "old-run"), "a run with no logs left goes")
 	require.FileExists(t, fresh)
 	require.NoFileExists(t, filepath.Join(dir, "mixed-run", "s", "attempt-1.stdout"))
