@@ -62,6 +62,9 @@ type Expr struct {
 	StepRefs []string
 
 	program *vm.Program
+	// broken is why a received expression did not compile (see
+	// Retry.UnmarshalJSON); evaluating it returns this error.
+	broken error
 }
 
 // CompileExpr compiles an expression of the given scope; a `{{ }}` wrapper
@@ -123,6 +126,9 @@ func (c *stepRefCollector) Visit(node *ast.Node) {
 
 // Eval runs the expression against an environment.
 func (e *Expr) Eval(env map[string]any) (any, error) {
+	if e.broken != nil {
+		return nil, e.broken
+	}
 	out, err := expr.Run(e.program, env)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %s", e.Source, FirstLine(err.Error()))

@@ -30,7 +30,10 @@ func DefaultRetry() Retry {
 func (e *Expr) MarshalJSON() ([]byte, error) { return json.Marshal(e.Source) }
 
 // UnmarshalJSON reads a retry block sent to an activity and compiles its
-// expressions, as validation did, where the attempt runs.
+// expressions, as validation did, where the attempt runs. One that does not
+// compile here (a worker older than the submitter) does not fail the
+// decoding, which would fail a loop batch's workflow task or retry the
+// activity blindly: evaluating it is the step's expression_error.
 func (r *Retry) UnmarshalJSON(b []byte) error {
 	type fields Retry // the same fields, without this method
 	var raw struct {
@@ -51,7 +54,7 @@ func (r *Retry) UnmarshalJSON(b []byte) error {
 		}
 		e, err := CompileExpr(x.src, ScopeRetry, true)
 		if err != nil {
-			return fmt.Errorf("retry.%s %w", x.name, err)
+			e = &Expr{Source: x.src, Scope: ScopeRetry, broken: fmt.Errorf("%q does not compile on this worker: %s", x.src, FirstLine(err.Error()))}
 		}
 		*x.out = e
 	}
