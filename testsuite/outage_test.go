@@ -88,19 +88,27 @@ func (p *outageProxy) cut(d time.Duration) {
 	p.mu.Unlock()
 }
 
+// workerBehindProxy starts a worker on a task queue of its own that reaches
+// the shared server through an outageProxy.
+func workerBehindProxy(t *testing.T, name string) (*outageProxy, string) {
+	t.Helper()
+	queue := fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+	proxy := newOutageProxy(t, server.Address)
+	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietlog.New()})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	w := worker.New(c, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return proxy, queue
+}
+
 // A worker cut off from the server for less than the step's heartbeat
 // timeout loses nothing: its running step goes on and finishes in its
 // first attempt, with no lost attempt on record. (The SDK's own heartbeat
 // gives an attempt up after one second without an answer.)
 func TestShortServerOutageLosesNoAttempt(t *testing.T) {
-	queue := fmt.Sprintf("outage-%d", time.Now().UnixNano())
-	proxy := newOutageProxy(t, server.Address)
-	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietlog.New()})
-	require.NoError(t, err)
-	defer c.Close()
-	w := worker.New(c, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
-	require.NoError(t, w.Start())
-	defer w.Stop()
+	proxy, queue := workerBehindProxy(t, "outage")
 
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: outage}
 workflow:
@@ -127,14 +135,7 @@ workflow:
 // step's first attempt is killed before it writes its mark; the retry,
 // once the worker is back, writes the only one.
 func TestLongServerOutageStopsTheStep(t *testing.T) {
-	queue := fmt.Sprintf("cutoff-%d", time.Now().UnixNano())
-	proxy := newOutageProxy(t, server.Address)
-	c, err := client.Dial(client.Options{HostPort: proxy.ln.Addr().String(), Logger: quietlog.New()})
-	require.NoError(t, err)
-	defer c.Close()
-	w := worker.New(c, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
-	require.NoError(t, w.Start())
-	defer w.Stop()
+	proxy, queue := workerBehindProxy(t, "cutoff")
 
 	marks := filepath.Join(t.TempDir(), "marks")
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: cutoff}
