@@ -81,9 +81,12 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		own = attempt - lost
 	}
 	defer holdLogDir(filepath.Join(a.LogDir, in.WorkflowID, in.Step))()
-	toolCtx, stopTool := context.WithCancelCause(ctx)
-	stopHeartbeat, answer := heartbeat(ctx, a.Client, info, log, stopTool)
-	cancel := context.CancelFunc(func() {})
+	// Whatever stops the tool before its end (the server's answer to a
+	// heartbeat, a heartbeat that cannot reach it, the drain timeout) says
+	// why as stopCtx's cause.
+	stopCtx, stopTool := context.WithCancelCause(ctx)
+	stopHeartbeat := heartbeat(ctx, a.Client, info, log, stopTool)
+	toolCtx, cancel := stopCtx, context.CancelFunc(func() {})
 	if in.Timeout > 0 {
 		toolCtx, cancel = context.WithTimeout(toolCtx, in.Timeout)
 	}
@@ -93,12 +96,13 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	}
 	o := boundResult(a.runTool(toolCtx, in, number))
 	endDrain()
-	stopped := o.Err != nil && errors.Is(context.Cause(toolCtx), errWorkerStopped)
+	stopHeartbeat()
+	why := context.Cause(stopCtx)
 	cancel()
 	stopTool(nil)
-	stopHeartbeat()
-	if ctx.Err() != nil || answer() != nil {
-		if typ, lost := lostCause(ctx); lost && in.Lost != nil && answer() == nil {
+	answered := serverStops(why)
+	if ctx.Err() != nil || answered {
+		if typ, lost := lostCause(ctx); lost && in.Lost != nil && !answered {
 			watch.ended(transitionLost, nil)
 			return nil, a.lostWithWorker(ctx, log, in, attempt, typ,
 				fmt.Sprintf("attempt %d was lost: %v", log.Current, context.Cause(ctx)))
@@ -107,16 +111,16 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		watch.ended(transitionCancelled, nil)
 		return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled", in.Step))
 	}
-	if cut := context.Cause(toolCtx); o.Err != nil && errors.Is(cut, errCutOff) {
+	if o.Err != nil && errors.Is(why, errCutOff) {
 		if in.Lost == nil {
 			watch.ended(transitionCancelled, nil)
-			return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled: %v", in.Step, cut))
+			return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled: %v", in.Step, why))
 		}
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrHeartbeatTimeout,
-			fmt.Sprintf("attempt %d was lost: %v", log.Current, cut))
+			fmt.Sprintf("attempt %d was lost: %v", log.Current, why))
 	}
-	if stopped {
+	if o.Err != nil && errors.Is(why, errWorkerStopped) {
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrWorkerStopped,
 			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
@@ -338,12 +342,12 @@ func failure(typ, msg string, details any) ToolResult {
 //   - the server answers that the attempt is over for it (a cancel
 //     request, a pause or reset, an attempt it no longer has): the answer
 //     is passed to the SDK, which ends the attempt's context with it, and
-//     answer returns it;
+//     is the tool's stop cause;
 //   - no heartbeat has reached the server for the heartbeat timeout: by
 //     then the server has given the attempt up and retries it elsewhere,
 //     so the tool is stopped with errCutOff rather than run beside the
 //     retry.
-func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func(), answer func() error) {
+func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func()) {
 	every := time.Second
 	timeout := info.HeartbeatTimeout
 	if timeout > 0 && timeout/3 < every {
@@ -363,7 +367,6 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 		defer cancel()
 		return c.RecordActivityHeartbeat(rctx, info.TaskToken, log)
 	}
-	var stopped error
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -385,7 +388,6 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 			case ctx.Err() != nil:
 			case serverStops(err):
 				activity.RecordHeartbeat(ctx, log)
-				stopped = err
 				stopTool(err)
 				return
 			case timeout > 0 && time.Since(lastOK) >= timeout:
@@ -398,7 +400,7 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 			next.Reset(every)
 		}
 	}()
-	return func() { close(done); <-exited }, func() error { <-exited; return stopped }
+	return func() { close(done); <-exited }
 }
 
 // errCutOff is why a tool is stopped when no heartbeat has reached the
