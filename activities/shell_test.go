@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,7 @@ func TestShellWorkdirRelativeToPlaybook(t *testing.T) {
 // started is left running.
 func TestShellKillsProcessGroup(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	marker := "playbook-test-sleep-" + strings.ReplaceAll(t.Name(), "/", "-")
+	marker := fmt.Sprintf("playbook-test-sleep-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), os.Getpid())
 	in := shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' & sleep 30"})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -78,7 +79,7 @@ func TestShellKillsProcessGroup(t *testing.T) {
 // Processes a step leaves behind when it exits are killed too.
 func TestShellLeavesNothingBehind(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	marker := "playbook-test-orphan"
+	marker := fmt.Sprintf("playbook-test-orphan-%d", os.Getpid())
 	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "sh -c 'sleep 30; echo " + marker + "' >/dev/null 2>&1 &"}), 1)
 	require.Nil(t, o.Err)
 	time.Sleep(100 * time.Millisecond)
