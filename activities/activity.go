@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -80,7 +79,7 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		}
 		own = attempt - lost
 	}
-	defer holdLogDir(filepath.Join(a.LogDir, in.WorkflowID, in.Step))()
+	defer holdLogDir(a.stepLogDir(in))()
 	// Whatever stops the tool before its end (the server's answer to a
 	// heartbeat, a heartbeat that cannot reach it, the drain timeout) says
 	// why as stopCtx's cause.

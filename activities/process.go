@@ -58,11 +58,16 @@ func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpret
 			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
-	dir := filepath.Join(a.LogDir, in.WorkflowID, in.Step)
+	dir := a.stepLogDir(in)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
 	}
 	return dir, nil
+}
+
+// stepLogDir is the directory of a step's logs: LOGDIR/<workflow id>/<step>.
+func (a *Activities) stepLogDir(in interpreter.StepInput) string {
+	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
 }
 
 // createLog creates (or truncates) a log file readable by the worker's user only.
