@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,9 +20,24 @@ import (
 // (TestStepProcessesDieWithTheirWorker starts it and kills it).
 const fakeWorkerEnv = "PLAYBOOK_TEST_FAKE_WORKER"
 
+// killKeeperEnv makes the fake worker kill its keeper after a first step,
+// before the long one.
+const killKeeperEnv = "PLAYBOOK_TEST_KILL_KEEPER"
+
 func TestMain(m *testing.M) {
 	if marker := os.Getenv(fakeWorkerEnv); marker != "" {
 		a := &Activities{LogDir: os.TempDir()}
+		if os.Getenv(killKeeperEnv) != "" {
+			first := interpreter.StepInput{WorkflowID: "orphan-test", Step: "first", Kind: "shell", Spec: map[string]any{"command": "true"}}
+			if o := a.runTool(context.Background(), first, 1); o.Err != nil {
+				panic(o.Err.Message)
+			}
+			pid := groupKeeper.pid
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			for syscall.Kill(pid, 0) == nil {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
 		in := interpreter.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
 			// A child in the background and a grandchild: the whole group goes.
 			"command": "sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker}}
@@ -32,14 +48,26 @@ func TestMain(m *testing.M) {
 }
 
 // A worker killed by SIGKILL (no chance to clean up) takes its step's
-// processes with it: their group's watcher sees the worker go.
+// processes with it: the keeper of their groups sees the worker go.
 func TestStepProcessesDieWithTheirWorker(t *testing.T) {
+	stepsDieWithWorker(t)
+}
+
+// A keeper that died is replaced by the next step, and the new one knows
+// every group.
+func TestStepProcessesDieWithTheirWorkerAfterItsKeeperDied(t *testing.T) {
+	stepsDieWithWorker(t, killKeeperEnv+"=1")
+}
+
+func stepsDieWithWorker(t *testing.T, env ...string) {
 	marker := fmt.Sprintf("playbook-orphan-test-%d", time.Now().UnixNano())
 	w := exec.Command(os.Args[0], "-test.run=^$")
-	w.Env = append(os.Environ(), fakeWorkerEnv+"="+marker)
+	w.Env = append(append(os.Environ(), fakeWorkerEnv+"="+marker), env...)
 	require.NoError(t, w.Start())
 	deadline := time.Now().Add(20 * time.Second)
-	for len(proctest.Matching(marker)) == 0 {
+	// The step's shell and its child in the background both carry the
+	// marker: the worker dies once the step has a process of its own.
+	for len(proctest.Matching(marker)) < 2 {
 		require.True(t, time.Now().Before(deadline), "the step did not start")
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -50,4 +78,32 @@ func TestStepProcessesDieWithTheirWorker(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "step processes outlived their worker: %v", proctest.Matching(marker))
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// The keeper kills, at end of input, exactly the groups still on its list:
+// added and not removed. Removing a group it never had changes nothing.
+func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
+	group := func() *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		require.NoError(t, c.Start())
+		t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() })
+		return c
+	}
+	kept, removed, never := group(), group(), group()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	keeper := exec.CommandContext(ctx, "/bin/sh", "-c", keeperScript)
+	// Removing an unknown group many times must not grow the list.
+	unknown := strings.Repeat(fmt.Sprintf("- %d\n", never.Process.Pid), 64)
+	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n%s- %d\n- %d\n",
+		removed.Process.Pid, kept.Process.Pid, unknown, removed.Process.Pid, removed.Process.Pid))
+	require.NoError(t, keeper.Run(), "the keeper reads its list quickly")
+	alive := func(c *exec.Cmd) bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Process.Pid))
+		return err == nil && !strings.Contains(string(stat), ") Z ")
+	}
+	proctest.WaitFor(t, "the kept group's death", 5*time.Second, func() bool { return !alive(kept) })
+	require.True(t, alive(removed), "a removed group is left alone")
+	require.True(t, alive(never), "a group never added is left alone")
 }

@@ -78,8 +78,8 @@ func createLog(path string) (*os.File, error) {
 // runProcess runs a process in its own process group, stdout and stderr in
 // this attempt's log files. When ctx ends the group gets SIGTERM, then
 // SIGKILL; when the process exits, whatever it left behind in its group is
-// killed, so no step's process outlives the step; and the group's watcher
-// kills it if the worker dies first (orphans.go).
+// killed, so no step's process outlives the step; and the worker's keeper
+// kills the group if the worker dies first (orphans.go).
 func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
 	base := resolveBase(in.BaseDir)
 	dir := base
@@ -118,12 +118,6 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	watcher, err := startGroupWatcher()
-	if err != nil {
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: "cannot start the step's process group: " + err.Error()}
-	}
-	defer watcher.killGroup()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: watcher.pgid()}
 	cmd.Env = stepEnvironment(a.StepEnv, p.env, append([]string{
 		"PLAYBOOK_RUN_ID=" + in.WorkflowID,
 		"PLAYBOOK_STEP=" + in.Step,
@@ -131,25 +125,30 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 		"PLAYBOOK_LOG_DIR=" + logDir,
 		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
 	}, extraEnv...))
-	if err := cmd.Start(); err != nil {
+	if err := startInGroup(cmd); err != nil {
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
-	pgid := watcher.pgid()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var waitErr error
+	pgid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() {
+		_ = waitExited(pgid)
+		close(exited)
+	}()
 	select {
-	case waitErr = <-waited:
+	case <-exited:
 	case <-ctx.Done():
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
-		case waitErr = <-waited:
+		case <-exited:
 		case <-time.After(killGrace):
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			waitErr = <-waited
+			<-exited
 		}
 	}
+	// Whatever the process left in its group goes with it; then it is reaped.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitErr := cmd.Wait()
+	groupKeeper.remove(pgid)
 
 	var exitErr *exec.ExitError
 	switch {

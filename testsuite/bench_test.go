@@ -138,6 +138,11 @@ type benchRun struct {
 	activities int
 	// taskTimes are the workflow tasks' STARTED to COMPLETED times.
 	taskTimes []time.Duration
+	// taskWaits are the workflow tasks' SCHEDULED to STARTED times.
+	taskWaits []time.Duration
+	// activityTimes are the activities' (last attempts') STARTED to
+	// COMPLETED times: running the step, as the server sees it.
+	activityTimes []time.Duration
 }
 
 func measure(b *testing.B, c client.Client, queue string, wf any, args ...any) benchRun {
@@ -158,14 +163,16 @@ func fromHistory(b *testing.B, c client.Client, id, runID string) benchRun {
 		events = append(events, e)
 	}
 	r := benchRun{events: len(events), wall: events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())}
-	started := map[int64]time.Time{}
+	at := map[int64]time.Time{}
 	for _, e := range events {
+		at[e.GetEventId()] = e.GetEventTime().AsTime()
 		switch e.GetEventType() {
 		case enums.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-			started[e.GetEventId()] = e.GetEventTime().AsTime()
+			r.taskWaits = append(r.taskWaits, at[e.GetEventId()].Sub(at[e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId()]))
 		case enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-			s := started[e.GetWorkflowTaskCompletedEventAttributes().GetStartedEventId()]
-			r.taskTimes = append(r.taskTimes, e.GetEventTime().AsTime().Sub(s))
+			r.taskTimes = append(r.taskTimes, at[e.GetEventId()].Sub(at[e.GetWorkflowTaskCompletedEventAttributes().GetStartedEventId()]))
+		case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			r.activityTimes = append(r.activityTimes, at[e.GetEventId()].Sub(at[e.GetActivityTaskCompletedEventAttributes().GetStartedEventId()]))
 		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			r.activities++
 		}
@@ -305,6 +312,16 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) 
 		f.add(key+" native ms/step", ms(nat.wall)/float64(n))
 		f.add(key+" playbook events/step", float64(p.events)/float64(n))
 		f.add(key+" native events/step", float64(nat.events)/float64(n))
+		if n == 50 {
+			for _, r := range []struct {
+				who string
+				run benchRun
+			}{{"playbook", p}, {"native", nat}} {
+				f.add(key+" "+r.who+" activity ms", ms(medianDuration(r.run.activityTimes)))
+				f.add(key+" "+r.who+" task wait ms", ms(medianDuration(r.run.taskWaits)))
+				f.add(key+" "+r.who+" task ms", ms(medianDuration(r.run.taskTimes)))
+			}
+		}
 	}
 	for _, n := range []int{50, 500} {
 		if n > 50 && !heavy {
@@ -356,6 +373,9 @@ func printFigures(f figures) {
 		fmt.Printf("%-26s playbook %7.2f ms/step %5.2f events/step | native %7.2f ms/step %5.2f events/step | ratio %.2f\n", k+":",
 			m(k+" playbook ms/step"), m(k+" playbook events/step"), m(k+" native ms/step"), m(k+" native events/step"), m(k+" playbook ms/step")/m(k+" native ms/step"))
 	}
+	fmt.Printf("%-26s playbook activity %5.2f ms, task wait %5.2f ms, task %5.2f ms | native %5.2f, %5.2f, %5.2f (medians per step)\n", "chain 50 phases:",
+		m("chain 50 playbook activity ms"), m("chain 50 playbook task wait ms"), m("chain 50 playbook task ms"),
+		m("chain 50 native activity ms"), m("chain 50 native task wait ms"), m("chain 50 native task ms"))
 	fmt.Printf("%-26s %.2f (playbook ms/step, chain 200 over chain 50)\n", "chain growth:", m("chain 200 playbook ms/step")/m("chain 50 playbook ms/step"))
 	for _, n := range []int{50, 500} {
 		k := fmt.Sprintf("fan-out %d", n)

@@ -190,8 +190,8 @@ workflow:
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
 	_ = first.Wait()
-	// The dead worker's step dies with it: its process group's watcher
-	// saw the worker go.
+	// The dead worker's step dies with it: the keeper of its process
+	// groups saw the worker go.
 	waitForNoProcess(t, marker, 5*time.Second)
 	second := startWorker()
 	defer func() { _ = second.Process.Kill(); _ = second.Wait() }()
