@@ -38,6 +38,9 @@ const benchRounds = 3
 
 const benchQueue = "bench"
 
+// stockRest lets the stock server's transfer-queue limiter fill up again.
+const stockRest = 1100 * time.Millisecond
+
 // shellTrue is the tiny real work every benchmarked step does.
 const shellTrue = "{kind: shell, command: \"true\"}"
 
@@ -45,6 +48,21 @@ const shellTrue = "{kind: shell, command: \"true\"}"
 // `shell: true` step runs.
 func BenchTrue(ctx context.Context) error {
 	return exec.CommandContext(ctx, "/bin/sh", "-c", "true").Run()
+}
+
+// BenchEmpty is an activity that does nothing: a chain of them measures the
+// server and the SDK alone.
+func BenchEmpty(context.Context) error { return nil }
+
+// BenchNativeEmptyChain runs n empty activities one after another.
+func BenchNativeEmptyChain(ctx workflow.Context, n int) error {
+	ctx = nativeOptions(ctx)
+	for i := 0; i < n; i++ {
+		if err := workflow.ExecuteActivity(ctx, BenchEmpty).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nativeOptions match what the playbook gives a step without retry or timeout.
@@ -300,7 +318,9 @@ func registerNative(w sdkworker.Worker) {
 	w.RegisterWorkflow(BenchNativeChain)
 	w.RegisterWorkflow(BenchNativeFanOut)
 	w.RegisterWorkflow(BenchNativeLoop)
+	w.RegisterWorkflow(BenchNativeEmptyChain)
 	w.RegisterActivity(BenchTrue)
+	w.RegisterActivity(BenchEmpty)
 }
 
 func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) {
@@ -335,8 +355,18 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) 
 		f.add(key+" playbook task ms", ms(medianDuration(p.taskTimes)))
 		f.add(key+" native task ms", ms(medianDuration(nat.taskTimes)))
 	}
+	// The stock server reads its transfer queue at most 20 times a second,
+	// after a burst of 20: every stock figure starts after a second's rest,
+	// with the burst whole, so that none depends on what ran before it.
+	time.Sleep(stockRest)
 	stockRun := measure(b, stockClient, benchQueue, BenchNativeChain, 50)
 	f.add("stock chain 50 native ms/step", ms(stockRun.wall)/50)
+	time.Sleep(stockRest)
+	emptyStock := measure(b, stockClient, benchQueue, BenchNativeEmptyChain, 50)
+	emptyTuned := measure(b, tc, benchQueue, BenchNativeEmptyChain, 50)
+	f.add("stock empty chain 50 ms/step", ms(emptyStock.wall)/50)
+	f.add("tuned empty chain 50 ms/step", ms(emptyTuned.wall)/50)
+	f.add("log files ms", logFilesCost(b))
 
 	noop := measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(chainSource(50, noopStep)))
 	f.add("noop chain 50 ms/step", ms(noop.wall)/50)
@@ -360,6 +390,25 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) 
 	p, rss = loopOnOwnWorker(b, loopSource(bigLoop, 50, "{kind: noop, result: \"{{ item }}\"}"))
 	f.add("noop loop 10000 ms/element", ms(p.wall)/bigLoop)
 	f.add("noop loop 10000 worker MiB", rss)
+}
+
+// logFilesCost is what a step's log files cost on the disk the bench keeps
+// them on, in ms per attempt: the step's directory and its two files, as
+// every attempt of a process step creates them.
+func logFilesCost(b *testing.B) float64 {
+	dir := b.TempDir()
+	const n = 100
+	start := time.Now()
+	for i := range n {
+		step := filepath.Join(dir, "run", fmt.Sprintf("s%d", i))
+		require.NoError(b, os.MkdirAll(step, 0o700))
+		for _, name := range []string{"attempt-1.stdout", "attempt-1.stderr"} {
+			f, err := os.OpenFile(filepath.Join(step, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			require.NoError(b, err)
+			require.NoError(b, f.Close())
+		}
+	}
+	return ms(time.Since(start)) / n
 }
 
 // printFigures prints one line per figure: the playbook's and the
@@ -389,6 +438,9 @@ func printFigures(f figures) {
 		m("concurrent playbook runs/s"), m("concurrent native runs/s"), m("concurrent native runs/s")/m("concurrent playbook runs/s"))
 	fmt.Printf("%-26s native %7.2f ms/step on stock settings | %7.2f tuned | tuned is %.1fx faster\n", "stock server, chain 50:",
 		m("stock chain 50 native ms/step"), m("chain 50 native ms/step"), m("stock chain 50 native ms/step")/m("chain 50 native ms/step"))
+	fmt.Printf("%-26s native %7.2f ms/step on stock settings | %7.2f tuned | tuned is %.1fx faster (no process: the server and the SDK alone)\n", "stock server, empty chain:",
+		m("stock empty chain 50 ms/step"), m("tuned empty chain 50 ms/step"), m("stock empty chain 50 ms/step")/m("tuned empty chain 50 ms/step"))
+	fmt.Printf("%-26s %.2f ms per attempt on the bench's log disk (a directory and two files; the hand-written activity keeps no logs)\n", "log files:", m("log files ms"))
 	fmt.Printf("%-26s playbook %7.3f ms/step, %.0f activities | %.1fx cheaper than the shell chain 50\n", "noop chain 50:",
 		m("noop chain 50 ms/step"), m("noop chain 50 activities"), m("chain 50 playbook ms/step")/m("noop chain 50 ms/step"))
 	fmt.Printf("%-26s playbook %7.3f ms/element (worker %.0f MiB) | %.1fx cheaper per element than the shell loop 1000\n", "noop loop 10000:",
