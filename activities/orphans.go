@@ -2,11 +2,12 @@ package activities
 
 import (
 	"fmt"
-	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,35 +20,64 @@ import (
 // kernel closes that end, the keeper's read returns end-of-file, and the
 // keeper kills every group still on its list.
 //
-// A group is on the list from just after its leader started until it was
-// killed at the step's end. For the moment before (the leader forked and
-// not yet on the list) the leader has a parent-death signal: it is killed
-// if the worker dies then. Linux sends that signal when the thread that
-// forked the process exits, so every step process is forked by one goroutine
-// locked to a thread of its own that never exits (starts).
+// A group is on the list from just after its leader started (one pipe
+// write: the keeper is started before the step) until it was killed at the
+// step's end. For that instant before, the leader has a parent-death
+// signal: it is killed if the worker dies then, though a child it forked
+// in the same instant would not be. Linux sends that signal when the thread
+// that forked the process exits, so every step process is forked by one
+// goroutine locked to a thread of its own that never exits (starts). A
+// keeper that dies, or stops reading for keeperWriteLimit, is replaced at
+// once and told the whole list again.
 //
 // One keeper for all steps, not a watcher process per step: starting a
 // second process for every step cost about 3 ms of every step's wall time.
+// The list is kept in 64 buckets (by group ID) so that a worker with
+// hundreds of running steps still updates it in microseconds.
 const keeperScript = `trap '' TERM INT HUP
-groups=' '
 while read -r op id; do
+  b=$((id % 64))
+  eval "l=\${g$b:- }"
   case $op in
-    +) groups="$groups$id " ;;
-    -) case $groups in *" $id "*) groups="${groups%% $id *} ${groups#* $id }" ;; esac ;;
+    +) l="$l$id " ;;
+    -) case $l in *" $id "*) l="${l%% $id *} ${l#* $id }" ;; esac ;;
   esac
+  eval "g$b=\$l"
 done
-for id in $groups; do kill -KILL -$id 2>/dev/null; done`
+b=0
+while [ $b -lt 64 ]; do
+  eval "l=\${g$b:-}"
+  for id in $l; do kill -KILL -$id 2>/dev/null; done
+  b=$((b + 1))
+done`
+
+// keeperWriteLimit is how long a line to the keeper may wait for room in
+// its pipe; a keeper that stopped reading for that long is replaced.
+var keeperWriteLimit = 2 * time.Second
 
 // groupKeeper is the worker process's keeper.
-var groupKeeper = &keeper{live: map[int]bool{}}
+var groupKeeper = newKeeper()
 
 type keeper struct {
 	mu sync.Mutex
 	// live are the groups on the list; a keeper that died is replaced and
 	// told them all again.
 	live map[int]bool
-	to   io.WriteCloser // the keeper's stdin; nil while none runs
-	pid  int            // the keeper's process
+	to   *os.File // the keeper's stdin; nil while none runs
+	cmd  *exec.Cmd
+}
+
+func newKeeper() *keeper { return &keeper{live: map[int]bool{}} }
+
+// ensure starts the keeper if none runs, so that a step's start does not
+// wait for one.
+func (k *keeper) ensure() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.to != nil {
+		return nil
+	}
+	return k.start()
 }
 
 // add puts a group on the keeper's list.
@@ -67,41 +97,70 @@ func (k *keeper) remove(pgid int) {
 }
 
 // send writes one line to the keeper. When none runs, or the last one is
-// gone, a new one starts and is told every live group, this line's change
-// included.
+// gone or stopped reading, a new one starts and is told every live group,
+// this line's change included.
 func (k *keeper) send(line string) error {
 	if k.to != nil {
-		if _, err := io.WriteString(k.to, line); err == nil {
+		_ = k.to.SetWriteDeadline(time.Now().Add(keeperWriteLimit))
+		if _, err := k.to.WriteString(line); err == nil {
 			return nil
 		}
-		_ = k.to.Close()
-		k.to = nil
+		k.drop()
 	}
 	return k.start()
 }
 
+// drop gives the current keeper up: killed (it may only have stopped
+// reading) and its pipe closed.
+func (k *keeper) drop() {
+	_ = k.cmd.Process.Kill()
+	_ = k.to.Close()
+	k.to, k.cmd = nil, nil
+}
+
 // start starts a keeper in a process group of its own and tells it every
-// live group.
+// live group. When it exits, killed or not, the next one starts at once.
 func (k *keeper) start() error {
-	cmd := exec.Command("/bin/sh", "-c", keeperScript)
-	cmd.Env = []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	to, err := cmd.StdinPipe()
+	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd := exec.Command("/bin/sh", "-c", keeperScript)
+	cmd.Stdin, cmd.Dir, cmd.Env = r, "/", []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	_ = r.Close()
+	if err != nil {
+		_ = w.Close()
 		return err
 	}
-	go func() { _ = cmd.Wait() }() // reaped when it exits, killed or not
+	k.to, k.cmd = w, cmd
+	go k.replaceWhenGone(cmd)
 	for pgid := range k.live {
-		if _, err := fmt.Fprintf(to, "+ %d\n", pgid); err != nil {
-			_ = to.Close()
+		_ = w.SetWriteDeadline(time.Now().Add(keeperWriteLimit))
+		if _, err := fmt.Fprintf(w, "+ %d\n", pgid); err != nil {
+			k.drop()
 			return err
 		}
 	}
-	k.to, k.pid = to, cmd.Process.Pid
 	return nil
+}
+
+// replaceWhenGone waits for a keeper to exit and, if it was still the
+// current one (nobody gave it up), starts the next: running steps are
+// never left without one until the next step starts or ends.
+func (k *keeper) replaceWhenGone(cmd *exec.Cmd) {
+	_ = cmd.Wait()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cmd != cmd {
+		return
+	}
+	_ = k.to.Close()
+	k.to, k.cmd = nil, nil
+	if len(k.live) > 0 {
+		_ = k.start()
+	}
 }
 
 // starts runs every cmd.Start of a step process on one locked thread; see
@@ -126,6 +185,9 @@ func startInGroup(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if err := groupKeeper.ensure(); err != nil {
+		return fmt.Errorf("no keeper for the step's processes: %w", err)
+	}
 	done := make(chan error, 1)
 	starts <- func() { done <- cmd.Start() }
 	if err := <-done; err != nil {
@@ -133,8 +195,8 @@ func startInGroup(cmd *exec.Cmd) error {
 	}
 	if err := groupKeeper.add(cmd.Process.Pid); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
 		groupKeeper.remove(cmd.Process.Pid)
+		_ = cmd.Wait()
 		return fmt.Errorf("no keeper for the step's processes: %w", err)
 	}
 	return nil

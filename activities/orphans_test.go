@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,7 +34,9 @@ func TestMain(m *testing.M) {
 			if o := a.runTool(context.Background(), first, 1); o.Err != nil {
 				panic(o.Err.Message)
 			}
-			pid := groupKeeper.pid
+			groupKeeper.mu.Lock()
+			pid := groupKeeper.cmd.Process.Pid
+			groupKeeper.mu.Unlock()
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			for syscall.Kill(pid, 0) == nil {
 				time.Sleep(10 * time.Millisecond)
@@ -50,16 +54,47 @@ func TestMain(m *testing.M) {
 // A worker killed by SIGKILL (no chance to clean up) takes its step's
 // processes with it: the keeper of their groups sees the worker go.
 func TestStepProcessesDieWithTheirWorker(t *testing.T) {
-	stepsDieWithWorker(t)
+	stepsDieWithWorker(t, nil)
 }
 
-// A keeper that died is replaced by the next step, and the new one knows
-// every group.
+// A keeper that died between steps is replaced for the next step.
 func TestStepProcessesDieWithTheirWorkerAfterItsKeeperDied(t *testing.T) {
-	stepsDieWithWorker(t, killKeeperEnv+"=1")
+	stepsDieWithWorker(t, nil, killKeeperEnv+"=1")
 }
 
-func stepsDieWithWorker(t *testing.T, env ...string) {
+// A keeper that dies while a step runs is replaced at once, and the new one
+// knows the running step's group.
+func TestStepProcessesDieWithTheirWorkerWhoseKeeperDiedDuringTheStep(t *testing.T) {
+	stepsDieWithWorker(t, func(worker int) {
+		first := keeperOf(t, worker)
+		require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+		proctest.WaitFor(t, "a new keeper", 5*time.Second, func() bool {
+			k := keeperOf(t, worker)
+			return k != 0 && k != first
+		})
+	})
+}
+
+// keeperOf is the keeper child of the worker process, 0 when it has none.
+func keeperOf(t *testing.T, worker int) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err1 := os.ReadFile(filepath.Join(d, "cmdline"))
+		stat, err2 := os.ReadFile(filepath.Join(d, "stat"))
+		if err1 != nil || err2 != nil || !strings.Contains(string(cmdline), "trap '' TERM INT HUP") {
+			continue
+		}
+		// stat: pid (comm) state ppid ...
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(worker) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			return pid
+		}
+	}
+	return 0
+}
+
+func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
 	marker := fmt.Sprintf("playbook-orphan-test-%d", time.Now().UnixNano())
 	w := exec.Command(os.Args[0], "-test.run=^$")
 	w.Env = append(append(os.Environ(), fakeWorkerEnv+"="+marker), env...)
@@ -70,6 +105,9 @@ func stepsDieWithWorker(t *testing.T, env ...string) {
 	for len(proctest.Matching(marker)) < 2 {
 		require.True(t, time.Now().Before(deadline), "the step did not start")
 		time.Sleep(20 * time.Millisecond)
+	}
+	if during != nil {
+		during(w.Process.Pid)
 	}
 	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
 	_ = w.Wait()
@@ -94,7 +132,8 @@ func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	keeper := exec.CommandContext(ctx, "/bin/sh", "-c", keeperScript)
-	// Removing an unknown group many times must not grow the list.
+	// Removing an unknown group many times must not grow the list (a list
+	// that grew would double with each line: the keeper would not finish).
 	unknown := strings.Repeat(fmt.Sprintf("- %d\n", never.Process.Pid), 64)
 	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n%s- %d\n- %d\n",
 		removed.Process.Pid, kept.Process.Pid, unknown, removed.Process.Pid, removed.Process.Pid))
@@ -106,4 +145,35 @@ func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
 	proctest.WaitFor(t, "the kept group's death", 5*time.Second, func() bool { return !alive(kept) })
 	require.True(t, alive(removed), "a removed group is left alone")
 	require.True(t, alive(never), "a group never added is left alone")
+}
+
+// A keeper that stops reading is replaced once a line has waited
+// keeperWriteLimit, and the new one is told every live group.
+func TestKeeperThatStopsReadingIsReplaced(t *testing.T) {
+	defer func(limit time.Duration) { keeperWriteLimit = limit }(keeperWriteLimit)
+	keeperWriteLimit = 200 * time.Millisecond
+	k := newKeeper()
+	require.NoError(t, k.ensure())
+	k.mu.Lock()
+	stopped := k.cmd.Process.Pid
+	k.mu.Unlock()
+	require.NoError(t, syscall.Kill(stopped, syscall.SIGSTOP))
+	// IDs above the largest PID Linux allows name no group: the keepers
+	// never kill anything here.
+	const noGroup = 1 << 23
+	start := time.Now()
+	for i := range 20000 { // far more than a pipe holds
+		require.NoError(t, k.add(noGroup+i))
+	}
+	require.Less(t, time.Since(start), 10*time.Second)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	require.NotEqual(t, stopped, k.cmd.Process.Pid, "the stopped keeper was replaced")
+	require.Len(t, k.live, 20000)
+	proctest.WaitFor(t, "the stopped keeper's end", 5*time.Second, func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", stopped))
+		return err != nil || strings.Contains(string(stat), ") Z ")
+	})
+	k.live = map[int]bool{}  // nothing to replace it for
+	_ = k.cmd.Process.Kill() // no end of input: it kills nothing
 }

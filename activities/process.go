@@ -145,10 +145,12 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 			<-exited
 		}
 	}
-	// Whatever the process left in its group goes with it; then it is reaped.
+	// Whatever the process left in its group goes with it; the group leaves
+	// the keeper's list while its unreaped leader still holds its ID, and
+	// only then is the leader reaped.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitErr := cmd.Wait()
 	groupKeeper.remove(pgid)
+	waitErr := cmd.Wait()
 
 	var exitErr *exec.ExitError
 	switch {
