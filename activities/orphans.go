@@ -177,8 +177,9 @@ func init() {
 }
 
 // startInGroup starts cmd as the leader of a new process group, killed if
-// the worker dies, and puts the group on the keeper's list. The caller
-// kills the group (killGroup) once cmd has exited.
+// the worker dies, and puts the group on the keeper's list. Once cmd has
+// exited (waitExited), the caller kills the group, takes it off the list
+// (groupKeeper.remove) and only then reaps cmd.
 func startInGroup(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
