@@ -79,19 +79,32 @@ func TestStepProcessesDieWithTheirWorkerWhoseKeeperDiedDuringTheStep(t *testing.
 func keeperOf(t *testing.T, worker int) int {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
-		cmdline, err1 := os.ReadFile(filepath.Join(d, "cmdline"))
-		stat, err2 := os.ReadFile(filepath.Join(d, "stat"))
-		if err1 != nil || err2 != nil || !strings.Contains(string(cmdline), "trap '' TERM INT HUP") {
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), "trap '' TERM INT HUP") {
 			continue
 		}
-		// stat: pid (comm) state ppid ...
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(worker) {
-			pid, _ := strconv.Atoi(filepath.Base(d))
+		if ppid, ok := running(pid); ok && ppid == worker {
 			return pid
 		}
 	}
 	return 0
+}
+
+// running says whether pid is a process that has not exited (a zombie has),
+// and its parent.
+func running(pid int) (ppid int, ok bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// stat: pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 2 || fields[0] == "Z" {
+		return 0, false
+	}
+	ppid, err = strconv.Atoi(fields[1])
+	return ppid, err == nil
 }
 
 func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
@@ -139,8 +152,8 @@ func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
 		removed.Process.Pid, kept.Process.Pid, unknown, removed.Process.Pid, removed.Process.Pid))
 	require.NoError(t, keeper.Run(), "the keeper reads its list quickly")
 	alive := func(c *exec.Cmd) bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Process.Pid))
-		return err == nil && !strings.Contains(string(stat), ") Z ")
+		_, ok := running(c.Process.Pid)
+		return ok
 	}
 	proctest.WaitFor(t, "the kept group's death", 5*time.Second, func() bool { return !alive(kept) })
 	require.True(t, alive(removed), "a removed group is left alone")
@@ -171,8 +184,8 @@ func TestKeeperThatStopsReadingIsReplaced(t *testing.T) {
 	require.NotEqual(t, stopped, k.cmd.Process.Pid, "the stopped keeper was replaced")
 	require.Len(t, k.live, 20000)
 	proctest.WaitFor(t, "the stopped keeper's end", 5*time.Second, func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", stopped))
-		return err != nil || strings.Contains(string(stat), ") Z ")
+		_, ok := running(stopped)
+		return !ok
 	})
 	k.live = map[int]bool{}  // nothing to replace it for
 	_ = k.cmd.Process.Kill() // no end of input: it kills nothing

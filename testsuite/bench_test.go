@@ -56,13 +56,7 @@ func BenchEmpty(context.Context) error { return nil }
 
 // BenchNativeEmptyChain runs n empty activities one after another.
 func BenchNativeEmptyChain(ctx workflow.Context, n int) error {
-	ctx = nativeOptions(ctx)
-	for i := 0; i < n; i++ {
-		if err := workflow.ExecuteActivity(ctx, BenchEmpty).Get(ctx, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nativeChain(ctx, n, BenchEmpty)
 }
 
 // nativeOptions match what the playbook gives a step without retry or timeout.
@@ -76,9 +70,14 @@ func nativeOptions(ctx workflow.Context) workflow.Context {
 
 // BenchNativeChain runs n activities one after another.
 func BenchNativeChain(ctx workflow.Context, n int) error {
+	return nativeChain(ctx, n, BenchTrue)
+}
+
+// nativeChain runs n of activity one after another.
+func nativeChain(ctx workflow.Context, n int, activity any) error {
 	ctx = nativeOptions(ctx)
 	for i := 0; i < n; i++ {
-		if err := workflow.ExecuteActivity(ctx, BenchTrue).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(ctx, activity).Get(ctx, nil); err != nil {
 			return err
 		}
 	}
