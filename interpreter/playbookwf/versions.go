@@ -24,6 +24,11 @@ const (
 	// which step names cannot hold (before: `-`, so `x` + `a-b` and `x-a` +
 	// `b` collided).
 	versionChildIDDot = "child-id-dot"
+	// versionWaitInOrder: when the loop waits with two or more steps or
+	// timers pending and several become ready together, it takes them in
+	// the order they were started (before: the one whose event came first,
+	// then the rest in that order). See waitSet.
+	versionWaitInOrder = "wait-in-order"
 )
 
 // runOptions asks the versions the core's decisions depend on, for the

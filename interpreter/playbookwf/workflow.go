@@ -104,7 +104,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	}
 	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]interpreter.StepInput{}}
 
-	sel := workflow.NewSelector(ctx)
+	sel := &waitSet{}
 	// A classification or a cancel request wakes the loop, which then acts on
 	// what changed.
 	wake := workflow.NewBufferedChannel(ctx, 1)
