@@ -15,8 +15,11 @@ func (r *Run) DetailsMarkdown() string {
 		fmt.Fprintf(&b, ": %s", r.pb.Description)
 	}
 	b.WriteString("\n\n| step | status | attempts | note |\n| --- | --- | --- | --- |\n")
-	for _, s := range r.pb.Steps {
-		b.WriteString(r.detailsRow(s.Name))
+	if r.rows == nil {
+		r.rows = make([]renderedRow, len(r.pb.Steps))
+	}
+	for i, s := range r.pb.Steps {
+		b.WriteString(r.detailsRow(i, s.Name))
 	}
 	r.detailsSize = b.Len()
 	return b.String()
@@ -24,18 +27,15 @@ func (r *Run) DetailsMarkdown() string {
 
 // detailsRow renders a step's row, again only when what it shows changed:
 // the table is rendered after every step that moves.
-func (r *Run) detailsRow(name string) string {
-	st := r.states[name]
+func (r *Run) detailsRow(i int, name string) string {
+	st := r.ordered[i]
 	seen := rowSeen{stepSeen{st.Status, st.Attempts, st.Error}, st.SkipReason, st.Recovery, st.RoutedToEnd}
-	if row, ok := r.rows[name]; ok && row.seen == seen {
+	if row := &r.rows[i]; row.text != "" && row.seen == seen {
 		return row.text
 	}
 	note := strings.ReplaceAll(st.Note(), "|", "\\|")
 	text := fmt.Sprintf("| %s | %s | %d | %s |\n", name, st.Status, st.Attempts, note)
-	if r.rows == nil {
-		r.rows = map[string]renderedRow{}
-	}
-	r.rows[name] = renderedRow{seen, text}
+	r.rows[i] = renderedRow{seen, text}
 	return text
 }
 

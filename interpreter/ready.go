@@ -12,8 +12,8 @@ func (r *Run) Ready() []*Step {
 	var ready []*Step
 	for changed := true; changed; {
 		changed = false
-		for _, s := range r.pb.Steps {
-			st := r.states[s.Name]
+		for i, s := range r.pb.Steps {
+			st := r.ordered[i]
 			if s.Name == EndStep || st.Status != StatusPending {
 				continue
 			}
@@ -90,8 +90,8 @@ func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 
 // EndReady tells whether every step but `end` has resolved.
 func (r *Run) EndReady() bool {
-	for _, s := range r.pb.Steps {
-		if s.Name != EndStep && !r.states[s.Name].Status.Terminal() {
+	for i, s := range r.pb.Steps {
+		if s.Name != EndStep && !r.ordered[i].Status.Terminal() {
 			return false
 		}
 	}

@@ -27,7 +27,10 @@ type Run struct {
 	now         func() time.Time
 
 	states map[string]*StepState
-	taken  map[Arc]bool
+	// ordered holds the same states in file order (pb.Steps), for the
+	// loops over every step that run each time one settles.
+	ordered []*StepState
+	taken   map[Arc]bool
 	// stoppedBy is the first failed step under failure_mode stop or cancel.
 	stoppedBy string
 	// cancelled: a cancel request came from outside; drained: a drain signal.
@@ -43,7 +46,7 @@ type Run struct {
 	final *Aggregate
 	// envCache keeps Env's step entries between calls, rows the details' rows.
 	envCache    stepsEnv
-	rows        map[string]renderedRow
+	rows        []renderedRow // in file order
 	detailsSize int
 
 	// Old runs' decisions (see options.go).
@@ -68,8 +71,10 @@ func NewRun(pb *Playbook, workload map[string]any, executionID string, now func(
 			r.workload[k] = v
 		}
 	}
-	for _, s := range pb.Steps {
-		r.states[s.Name] = &StepState{Status: StatusPending}
+	r.ordered = make([]*StepState, len(pb.Steps))
+	for i, s := range pb.Steps {
+		r.ordered[i] = &StepState{Status: StatusPending}
+		r.states[s.Name] = r.ordered[i]
 	}
 	return r
 }
