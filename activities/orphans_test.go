@@ -81,7 +81,7 @@ func keeperOf(t *testing.T, worker int) int {
 	for _, d := range dirs {
 		pid, _ := strconv.Atoi(filepath.Base(d))
 		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), "trap '' TERM INT HUP") {
+		if err != nil || !strings.Contains(string(cmdline), "live[$2]") {
 			continue
 		}
 		if ppid, ok := running(pid); ok && ppid == worker {
@@ -132,7 +132,8 @@ func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
 }
 
 // The keeper kills, at end of input, exactly the groups still on its list:
-// added and not removed. Removing a group it never had changes nothing.
+// added and not removed, a group already gone not stopping it. Removing a
+// group it never had changes nothing.
 func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
 	group := func() *exec.Cmd {
 		c := exec.Command("sleep", "60")
@@ -141,21 +142,23 @@ func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
 		t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() })
 		return c
 	}
-	kept, removed, never := group(), group(), group()
+	kept, kept2, removed, never, gone := group(), group(), group(), group(), group()
+	require.NoError(t, syscall.Kill(-gone.Process.Pid, syscall.SIGKILL))
+	_ = gone.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	keeper := exec.CommandContext(ctx, "/bin/sh", "-c", keeperScript)
 	// Removing an unknown group many times must not grow the list (a list
 	// that grew would double with each line: the keeper would not finish).
 	unknown := strings.Repeat(fmt.Sprintf("- %d\n", never.Process.Pid), 64)
-	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n%s- %d\n- %d\n",
-		removed.Process.Pid, kept.Process.Pid, unknown, removed.Process.Pid, removed.Process.Pid))
+	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n+ %d\n+ %d\n%s- %d\n- %d\n",
+		gone.Process.Pid, removed.Process.Pid, kept.Process.Pid, kept2.Process.Pid, unknown, removed.Process.Pid, removed.Process.Pid))
 	require.NoError(t, keeper.Run(), "the keeper reads its list quickly")
 	alive := func(c *exec.Cmd) bool {
 		_, ok := running(c.Process.Pid)
 		return ok
 	}
-	proctest.WaitFor(t, "the kept group's death", 5*time.Second, func() bool { return !alive(kept) })
+	proctest.WaitFor(t, "the kept groups' death", 5*time.Second, func() bool { return !alive(kept) && !alive(kept2) })
 	require.True(t, alive(removed), "a removed group is left alone")
 	require.True(t, alive(never), "a group never added is left alone")
 }
