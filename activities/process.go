@@ -44,10 +44,34 @@ type processRun struct {
 	stderrPath string
 	errorFile  string // PLAYBOOK_ERROR_FILE
 	logDir     string
+	// noStdout and noStderr: the file was empty when the process ended,
+	// so reading it back is skipped.
+	noStdout, noStderr bool
 }
 
-func (p processRun) stdoutTail() string { return tail(p.stdoutPath) }
-func (p processRun) stderrTail() string { return tail(p.stderrPath) }
+func (p processRun) stdoutTail() string { return tailUnless(p.noStdout, p.stdoutPath) }
+func (p processRun) stderrTail() string { return tailUnless(p.noStderr, p.stderrPath) }
+
+// stdoutJSON is stdout parsed as JSON, nil when it is not.
+func (p processRun) stdoutJSON() any {
+	if p.noStdout {
+		return nil
+	}
+	return parseJSONFile(p.stdoutPath)
+}
+
+func tailUnless(empty bool, path string) string {
+	if empty {
+		return ""
+	}
+	return tail(path)
+}
+
+// isEmpty tells whether an open file holds nothing.
+func isEmpty(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Size() == 0
+}
 
 // attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
 // created 0700. The names were checked at submission; they are checked
@@ -59,8 +83,12 @@ func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpret
 		}
 	}
 	dir := a.stepLogDir(in)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
+	// Most attempts are a step's first, in a run whose directory exists:
+	// one mkdir, not the stats MkdirAll starts with.
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
+		}
 	}
 	return dir, nil
 }
@@ -162,6 +190,7 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	case waitErr != nil:
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: waitErr.Error()}
 	}
+	run.noStdout, run.noStderr = isEmpty(stdout), isEmpty(stderr)
 	return run, nil
 }
 

@@ -20,6 +20,6 @@ func (a *Activities) runShell(ctx context.Context, in interpreter.StepInput, spe
 	}
 	code := run.exitCode
 	return ToolResult{ExitCode: &code, Result: map[string]any{
-		"exit_code": code, "stdout": run.stdoutTail(), "stderr": run.stderrTail(), "json": parseJSONFile(run.stdoutPath),
+		"exit_code": code, "stdout": run.stdoutTail(), "stderr": run.stderrTail(), "json": run.stdoutJSON(),
 	}}
 }
