@@ -99,6 +99,28 @@ func BenchNativeFanOut(ctx workflow.Context, n int) error {
 	return nil
 }
 
+// BenchNativeFanOutRunStep is BenchNativeFanOut running the playbook's
+// own activity, with the input the playbook gives a `shell: true` step: it
+// tells the interpreter's share of the fan-out's cost from the activity's
+// (log files, process group).
+func BenchNativeFanOutRunStep(ctx workflow.Context, n int) error {
+	ctx = nativeOptions(ctx)
+	run := workflow.GetInfo(ctx).WorkflowExecution
+	futures := make([]workflow.Future, n)
+	for i := range futures {
+		futures[i] = workflow.ExecuteActivity(ctx, interpreter.RunStepName, interpreter.StepInput{
+			WorkflowID: run.ID, RunID: run.RunID, Step: fmt.Sprintf("s%d", i+1), Kind: "shell",
+			Spec: map[string]any{"command": "true"}, Lost: &interpreter.LostSpec{Attempts: interpreter.DefaultLostAttempts},
+		})
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // BenchNativeLoop runs n activities, at most inFlight at a time.
 func BenchNativeLoop(ctx workflow.Context, n, inFlight int) error {
 	ctx = nativeOptions(ctx)
@@ -318,6 +340,7 @@ func registerNative(w sdkworker.Worker) {
 	w.RegisterWorkflow(BenchNativeFanOut)
 	w.RegisterWorkflow(BenchNativeLoop)
 	w.RegisterWorkflow(BenchNativeEmptyChain)
+	w.RegisterWorkflow(BenchNativeFanOutRunStep)
 	w.RegisterActivity(BenchTrue)
 	w.RegisterActivity(BenchEmpty)
 }
@@ -353,6 +376,10 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) 
 		f.add(key+" native ms/run", ms(nat.wall))
 		f.add(key+" playbook task ms", ms(medianDuration(p.taskTimes)))
 		f.add(key+" native task ms", ms(medianDuration(nat.taskTimes)))
+		if n == 500 {
+			own := measure(b, tc, benchQueue, BenchNativeFanOutRunStep, n)
+			f.add(key+" native with the playbook's activity ms/run", ms(own.wall))
+		}
 	}
 	// The stock server reads its transfer queue at most 20 times a second,
 	// after a burst of 20: every stock figure starts after a second's rest,
@@ -431,6 +458,9 @@ func printFigures(f figures) {
 			m(k+" playbook ms/run"), m(k+" playbook task ms"), m(k+" native ms/run"), m(k+" native task ms"),
 			m(k+" playbook ms/run")/m(k+" native ms/run"), m(k+" playbook task ms")/m(k+" native task ms"))
 	}
+	k := "fan-out 500"
+	fmt.Printf("%-26s native running the playbook's activity %7.1f ms/run | interpreter %.2f (playbook over it), activity %.2f (it over native)\n", k+" split:",
+		m(k+" native with the playbook's activity ms/run"), m(k+" playbook ms/run")/m(k+" native with the playbook's activity ms/run"), m(k+" native with the playbook's activity ms/run")/m(k+" native ms/run"))
 	fmt.Printf("%-26s playbook %7.2f ms/element (worker %.0f MiB) | native %7.2f ms/element | ratio %.2f\n", "loop 1000, 10 in flight:",
 		m("loop 1000 playbook ms/element"), m("loop 1000 playbook worker MiB"), m("loop 1000 native ms/element"), m("loop 1000 playbook ms/element")/m("loop 1000 native ms/element"))
 	fmt.Printf("%-26s playbook %7.1f runs/s | native %7.1f runs/s | ratio %.2f\n", "200 concurrent 5-step runs:",
