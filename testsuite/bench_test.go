@@ -105,13 +105,9 @@ func BenchNativeFanOut(ctx workflow.Context, n int) error {
 // (log files, process group).
 func BenchNativeFanOutRunStep(ctx workflow.Context, n int) error {
 	ctx = nativeOptions(ctx)
-	run := workflow.GetInfo(ctx).WorkflowExecution
 	futures := make([]workflow.Future, n)
 	for i := range futures {
-		futures[i] = workflow.ExecuteActivity(ctx, interpreter.RunStepName, interpreter.StepInput{
-			WorkflowID: run.ID, RunID: run.RunID, Step: fmt.Sprintf("s%d", i+1), Kind: "shell",
-			Spec: map[string]any{"command": "true"}, Lost: &interpreter.LostSpec{Attempts: interpreter.DefaultLostAttempts},
-		})
+		futures[i] = workflow.ExecuteActivity(ctx, interpreter.RunStepName, shellTrueInput(ctx, i+1))
 	}
 	for _, f := range futures {
 		if err := f.Get(ctx, nil); err != nil {
@@ -119,6 +115,28 @@ func BenchNativeFanOutRunStep(ctx workflow.Context, n int) error {
 		}
 	}
 	return nil
+}
+
+// BenchNativeChainRunStep is BenchNativeChain running the playbook's own
+// activity (see BenchNativeFanOutRunStep).
+func BenchNativeChainRunStep(ctx workflow.Context, n int) error {
+	ctx = nativeOptions(ctx)
+	for i := 1; i <= n; i++ {
+		if err := workflow.ExecuteActivity(ctx, interpreter.RunStepName, shellTrueInput(ctx, i)).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shellTrueInput is the activity input the playbook gives step s<i> when
+// it is a `shell: true` step.
+func shellTrueInput(ctx workflow.Context, i int) interpreter.StepInput {
+	run := workflow.GetInfo(ctx).WorkflowExecution
+	return interpreter.StepInput{
+		WorkflowID: run.ID, RunID: run.RunID, Step: fmt.Sprintf("s%d", i), Kind: "shell",
+		Spec: map[string]any{"command": "true"}, Lost: &interpreter.LostSpec{Attempts: interpreter.DefaultLostAttempts},
+	}
 }
 
 // BenchNativeLoop runs n activities, at most inFlight at a time.
@@ -341,6 +359,7 @@ func registerNative(w sdkworker.Worker) {
 	w.RegisterWorkflow(BenchNativeLoop)
 	w.RegisterWorkflow(BenchNativeEmptyChain)
 	w.RegisterWorkflow(BenchNativeFanOutRunStep)
+	w.RegisterWorkflow(BenchNativeChainRunStep)
 	w.RegisterActivity(BenchTrue)
 	w.RegisterActivity(BenchEmpty)
 }
@@ -355,6 +374,8 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, heavy bool) 
 		f.add(key+" playbook events/step", float64(p.events)/float64(n))
 		f.add(key+" native events/step", float64(nat.events)/float64(n))
 		if n == 50 {
+			own := measure(b, tc, benchQueue, BenchNativeChainRunStep, n)
+			f.add(key+" native with the playbook's activity ms/step", ms(own.wall)/float64(n))
 			for _, r := range []struct {
 				who string
 				run benchRun
@@ -451,6 +472,9 @@ func printFigures(f figures) {
 	fmt.Printf("%-26s playbook activity %5.2f ms, task wait %5.2f ms, task %5.2f ms | native %5.2f, %5.2f, %5.2f (medians per step)\n", "chain 50 phases:",
 		m("chain 50 playbook activity ms"), m("chain 50 playbook task wait ms"), m("chain 50 playbook task ms"),
 		m("chain 50 native activity ms"), m("chain 50 native task wait ms"), m("chain 50 native task ms"))
+	k := "chain 50"
+	fmt.Printf("%-26s native running the playbook's activity %7.2f ms/step | interpreter %.2f (playbook over it), activity %.2f (it over native)\n", k+" split:",
+		m(k+" native with the playbook's activity ms/step"), m(k+" playbook ms/step")/m(k+" native with the playbook's activity ms/step"), m(k+" native with the playbook's activity ms/step")/m(k+" native ms/step"))
 	fmt.Printf("%-26s %.2f (playbook ms/step, chain 200 over chain 50)\n", "chain growth:", m("chain 200 playbook ms/step")/m("chain 50 playbook ms/step"))
 	for _, n := range []int{50, 500} {
 		k := fmt.Sprintf("fan-out %d", n)
@@ -458,7 +482,7 @@ func printFigures(f figures) {
 			m(k+" playbook ms/run"), m(k+" playbook task ms"), m(k+" native ms/run"), m(k+" native task ms"),
 			m(k+" playbook ms/run")/m(k+" native ms/run"), m(k+" playbook task ms")/m(k+" native task ms"))
 	}
-	k := "fan-out 500"
+	k = "fan-out 500"
 	fmt.Printf("%-26s native running the playbook's activity %7.1f ms/run | interpreter %.2f (playbook over it), activity %.2f (it over native)\n", k+" split:",
 		m(k+" native with the playbook's activity ms/run"), m(k+" playbook ms/run")/m(k+" native with the playbook's activity ms/run"), m(k+" native with the playbook's activity ms/run")/m(k+" native ms/run"))
 	fmt.Printf("%-26s playbook %7.2f ms/element (worker %.0f MiB) | native %7.2f ms/element | ratio %.2f\n", "loop 1000, 10 in flight:",
