@@ -56,7 +56,9 @@ func BenchEmpty(context.Context) error { return nil }
 
 // BenchNativeEmptyChain runs n empty activities one after another.
 func BenchNativeEmptyChain(ctx workflow.Context, n int) error {
-	return nativeChain(ctx, n, BenchEmpty)
+	return nativeChain(ctx, n, func(ctx workflow.Context, _ int) workflow.Future {
+		return workflow.ExecuteActivity(ctx, BenchEmpty)
+	})
 }
 
 // nativeOptions match what the playbook gives a step without retry or timeout.
@@ -70,59 +72,57 @@ func nativeOptions(ctx workflow.Context) workflow.Context {
 
 // BenchNativeChain runs n activities one after another.
 func BenchNativeChain(ctx workflow.Context, n int) error {
-	return nativeChain(ctx, n, BenchTrue)
-}
-
-// nativeChain runs n of activity one after another.
-func nativeChain(ctx workflow.Context, n int, activity any) error {
-	ctx = nativeOptions(ctx)
-	for i := 0; i < n; i++ {
-		if err := workflow.ExecuteActivity(ctx, activity).Get(ctx, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nativeChain(ctx, n, startBenchTrue)
 }
 
 // BenchNativeFanOut runs n activities at once and waits for all.
 func BenchNativeFanOut(ctx workflow.Context, n int) error {
-	ctx = nativeOptions(ctx)
-	futures := make([]workflow.Future, n)
-	for i := range futures {
-		futures[i] = workflow.ExecuteActivity(ctx, BenchTrue)
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nativeFanOut(ctx, n, startBenchTrue)
 }
 
-// BenchNativeFanOutRunStep is BenchNativeFanOut running the playbook's
-// own activity, with the input the playbook gives a `shell: true` step: it
-// tells the interpreter's share of the fan-out's cost from the activity's
-// (log files, process group).
-func BenchNativeFanOutRunStep(ctx workflow.Context, n int) error {
-	ctx = nativeOptions(ctx)
-	futures := make([]workflow.Future, n)
-	for i := range futures {
-		futures[i] = workflow.ExecuteActivity(ctx, interpreter.RunStepName, shellTrueInput(ctx, i+1))
-	}
-	for _, f := range futures {
-		if err := f.Get(ctx, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// BenchNativeChainRunStep is BenchNativeChain running the playbook's own
-// activity (see BenchNativeFanOutRunStep).
+// BenchNativeChainRunStep and BenchNativeFanOutRunStep run the playbook's
+// own activity, with the input the playbook gives a `shell: true` step:
+// against the playbook they tell the interpreter's share of its cost from
+// the activity's (log files, process group).
 func BenchNativeChainRunStep(ctx workflow.Context, n int) error {
+	return nativeChain(ctx, n, startRunStep)
+}
+
+func BenchNativeFanOutRunStep(ctx workflow.Context, n int) error {
+	return nativeFanOut(ctx, n, startRunStep)
+}
+
+// A benchStart starts step i (from 1) of a hand-written workflow.
+type benchStart func(ctx workflow.Context, i int) workflow.Future
+
+func startBenchTrue(ctx workflow.Context, _ int) workflow.Future {
+	return workflow.ExecuteActivity(ctx, BenchTrue)
+}
+
+func startRunStep(ctx workflow.Context, i int) workflow.Future {
+	return workflow.ExecuteActivity(ctx, interpreter.RunStepName, shellTrueInput(ctx, i))
+}
+
+// nativeChain runs n steps one after another.
+func nativeChain(ctx workflow.Context, n int, step benchStart) error {
 	ctx = nativeOptions(ctx)
 	for i := 1; i <= n; i++ {
-		if err := workflow.ExecuteActivity(ctx, interpreter.RunStepName, shellTrueInput(ctx, i)).Get(ctx, nil); err != nil {
+		if err := step(ctx, i).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nativeFanOut starts n steps at once and waits for all.
+func nativeFanOut(ctx workflow.Context, n int, step benchStart) error {
+	ctx = nativeOptions(ctx)
+	futures := make([]workflow.Future, n)
+	for i := range futures {
+		futures[i] = step(ctx, i+1)
+	}
+	for _, f := range futures {
+		if err := f.Get(ctx, nil); err != nil {
 			return err
 		}
 	}
