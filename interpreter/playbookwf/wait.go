@@ -21,8 +21,9 @@ import (
 //
 // Runs from before wait as they always did, on a Selector built with the
 // same cases in the same order. The version is asked at the first wait with
-// two steps or timers pending, where the two can differ; so is waiting with
-// one (a chain), cheaply, so that a chain records no marker.
+// two or more futures pending, where the two ways can differ. A wait with
+// one future pending uses the Selector too (it costs little there), so a
+// chain records no marker.
 type waitSet struct {
 	receives []receiveCase
 	futures  []futureCase
