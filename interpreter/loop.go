@@ -200,16 +200,7 @@ func (d *decoder) loopKeys(l *Loop, mode *string) keys {
 				l.Items = items.([]any)
 				return nil
 			}
-			var src string
-			if err := d.str(v, "loop.in", &src); err != nil {
-				return err
-			}
-			e, err := compileExpr(src, v.Line, ScopeStep, false)
-			if err != nil {
-				return d.errf(v, "loop.in: %v", err)
-			}
-			l.In = e
-			return nil
+			return d.expression(v, "loop.in", ScopeStep, false, &l.In)
 		}},
 		"iterator": {sString("The name each element has in templates (default item)."), func(v *yaml.Node) error {
 			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {

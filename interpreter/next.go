@@ -90,16 +90,7 @@ func (d *decoder) next(n *yaml.Node) ([]NextRule, error) {
 func (d *decoder) nextItemKeys(r *NextRule, thenNode **yaml.Node) keys {
 	return keys{
 		"when": {sString("The expression that takes this branch."), func(v *yaml.Node) error {
-			var src string
-			if err := d.str(v, "when", &src); err != nil {
-				return err
-			}
-			e, err := compileExpr(src, v.Line, ScopeStep, true)
-			if err != nil {
-				return d.errf(v, "when: %v", err)
-			}
-			r.When = e
-			return nil
+			return d.expression(v, "when", ScopeStep, true, &r.When)
 		}},
 		"then": {sStepRefs("The steps the branch starts."), func(v *yaml.Node) (err error) { *thenNode = v; r.Then, err = d.names(v, "then"); return err }},
 		"else": {sStepRefs("The steps started when no when holds."), func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else"); return err }},

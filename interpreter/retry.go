@@ -107,16 +107,7 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 func (d *decoder) retryKeys(r *Retry) keys {
 	expr := func(name, desc string, out **Expr) key {
 		return key{sString(desc), func(v *yaml.Node) error {
-			var src string
-			if err := d.str(v, "retry."+name, &src); err != nil {
-				return err
-			}
-			e, err := compileExpr(src, v.Line, ScopeRetry, true)
-			if err != nil {
-				return d.errf(v, "retry.%s: %v", name, err)
-			}
-			*out = e
-			return nil
+			return d.expression(v, "retry."+name, ScopeRetry, true, out)
 		}}
 	}
 	return keys{

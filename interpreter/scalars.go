@@ -19,6 +19,21 @@ func (d *decoder) str(n *yaml.Node, what string, out *string) error {
 	return nil
 }
 
+// expression reads an expression in scope: a string, compiled at once so
+// that a bad one is reported at its line.
+func (d *decoder) expression(n *yaml.Node, what string, scope Scope, asBool bool, out **Expr) error {
+	var src string
+	if err := d.str(n, what, &src); err != nil {
+		return err
+	}
+	e, err := compileExpr(src, n.Line, scope, asBool)
+	if err != nil {
+		return d.errf(n, "%s: %v", what, err)
+	}
+	*out = e
+	return nil
+}
+
 func (d *decoder) boolean(n *yaml.Node, what string, out *bool) error {
 	if n.Kind != yaml.ScalarNode || n.Decode(out) != nil {
 		return d.errf(n, "%s must be true or false, not %q", what, n.Value)

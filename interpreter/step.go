@@ -162,16 +162,7 @@ func (d *decoder) stepKeys(s *Step, x *stepKeysState) keys {
 			if s.Name != EndStep {
 				return d.errf(v, "success_when belongs on the end step only")
 			}
-			var src string
-			if err := d.str(v, "success_when", &src); err != nil {
-				return err
-			}
-			e, err := compileExpr(src, v.Line, ScopeEnd, true)
-			if err != nil {
-				return d.errf(v, "success_when: %v", err)
-			}
-			s.SuccessWhen = e
-			return nil
+			return d.expression(v, "success_when", ScopeEnd, true, &s.SuccessWhen)
 		}},
 		"loop": {sRef("loop", "Runs the tool once per element of a list."), func(v *yaml.Node) (err error) { s.Loop, err = d.loop(v); return err }},
 		"failure_handler": {sString("The name of a failure handler of failure_handlers."), func(v *yaml.Node) error {
