@@ -179,6 +179,7 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	groupKeeper.remove(pgid)
 	waitErr := cmd.Wait()
+	groupGone(pgid)
 
 	var exitErr *exec.ExitError
 	switch {
@@ -192,6 +193,15 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	}
 	run.noStdout, run.noStderr = isEmpty(stdout), isEmpty(stderr)
 	return run, nil
+}
+
+// groupGone waits, a second at most, until no process of the killed group
+// is left: SIGKILL takes effect when each process next runs, so a step's
+// end does not return while one it started still runs.
+func groupGone(pgid int) {
+	for deadline := time.Now().Add(time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // exitFailure is the structured error of a process that exited non-zero.
