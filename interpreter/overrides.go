@@ -14,6 +14,16 @@ import (
 // number read from JSON as 3.0 is an int); null, [] and {} defaults take
 // any value, and keys nested under a declared mapping merge freely.
 func CheckOverrides(pb *Playbook, overrides map[string]any) (map[string]any, error) {
+	out, problems := convertOverrides(pb, overrides)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s: %s", pb.File, strings.Join(problems, "; "))
+	}
+	return out, nil
+}
+
+// convertOverrides converts overrides to the declared types and says what
+// is wrong with those it cannot take.
+func convertOverrides(pb *Playbook, overrides map[string]any) (map[string]any, []string) {
 	out := make(map[string]any, len(overrides))
 	var problems []string
 	for _, key := range sortedKeys(overrides) {
@@ -29,10 +39,7 @@ func CheckOverrides(pb *Playbook, overrides map[string]any) (map[string]any, err
 		}
 		out[key] = v
 	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("%s: %s", pb.File, strings.Join(problems, "; "))
-	}
-	return out, nil
+	return out, problems
 }
 
 func declaredKeys(w map[string]any) string {

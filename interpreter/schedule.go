@@ -55,7 +55,8 @@ func (d *decoder) schedule(n *yaml.Node) (*Schedule, error) {
 // CheckSchedule checks the playbook's `schedule:` key, if it has one: an ID
 // Temporal accepts, exactly one of cron and every, a cron expression
 // Temporal's scheduler parses, a time zone this machine knows, a known
-// overlap policy. Submission runs it (LoadBundle), not the workflow.
+// overlap policy, workload overrides the playbook declares. Submission
+// runs it (LoadBundle), not the workflow.
 func (p *Playbook) CheckSchedule() error {
 	s := p.Schedule
 	if s == nil {
@@ -90,6 +91,13 @@ func (p *Playbook) CheckSchedule() error {
 	}
 	if s.Overlap != "" && !isOverlapPolicy(s.Overlap) {
 		return errAt("overlap", "schedule.overlap %q is not one of %s", s.Overlap, strings.Join(OverlapPolicies, ", "))
+	}
+	// Every scheduled run would start with these: a key the playbook does
+	// not declare, or a value of another type, is refused now, not at each run.
+	if workload, problems := convertOverrides(p, s.Workload); len(problems) > 0 {
+		return errAt("workload", "schedule.%s", strings.Join(problems, "; "))
+	} else if len(s.Workload) > 0 {
+		s.Workload = workload
 	}
 	return nil
 }

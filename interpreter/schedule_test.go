@@ -17,6 +17,7 @@ schedule:
   jitter: 10s
   pause_on_failure: true
   workload: {rows: 5}
+workload: {rows: 1}
 workflow:
   - step: a
 `))
@@ -61,6 +62,26 @@ func TestScheduleErrors(t *testing.T) {
 
 	_, err = LoadBundle("/p/x.yaml", readFrom(map[string]string{"/p/x.yaml": "metadata: {name: x}\nschedule: {cron: \"61 * * * *\"}\nworkflow:\n  - step: a\n"}))
 	require.EqualError(t, err, `/p/x.yaml:2: schedule.cron "61 * * * *": minute "61": 61 is out of range 0-59`, "submission checks the schedule")
+}
+
+// schedule.workload overrides what every scheduled run starts with: like
+// run --set, a key must be declared and its value of the default's type.
+func TestScheduleWorkloadChecked(t *testing.T) {
+	cases := []struct{ source, want string }{
+		{"schedule: {cron: \"@daily\", workload: {rowz: 5}}\n", `x.yaml:2: schedule.workload key "rowz" is not declared (the playbook's workload section declares no keys)`},
+		{"schedule:\n  cron: \"@daily\"\n  workload: {rowz: 5}\nworkload: {rows: 1, name: x}\n", `x.yaml:4: schedule.workload key "rowz" is not declared (declared: name, rows)`},
+		{"schedule:\n  cron: \"@daily\"\n  workload:\n    rows: many\nworkload: {rows: 1}\n", `x.yaml:5: schedule.workload.rows must be a whole number (its default is 1), not "many"`},
+	}
+	for _, c := range cases {
+		pb, err := Parse("x.yaml", []byte("metadata: {name: x}\n"+c.source+"workflow:\n  - step: a\n"))
+		require.NoError(t, err, c.source)
+		err = pb.CheckSchedule()
+		require.Error(t, err, c.source)
+		require.Equal(t, c.want, err.Error())
+	}
+	pb, err := Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", workload: {db: {host: h}}}\nworkload: {db: {host: a, port: 5432}}\nworkflow:\n  - step: a\n"))
+	require.NoError(t, err)
+	require.NoError(t, pb.CheckSchedule(), "a key nested under a declared mapping is accepted")
 }
 
 func TestCheckCronAccepts(t *testing.T) {

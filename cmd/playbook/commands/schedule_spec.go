@@ -188,6 +188,11 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 		for k, v := range overrides {
 			merged[k] = v
 		}
+		if w.pb != nil { // nil: a frozen playbook this version cannot parse
+			if merged, err = interpreter.CheckOverrides(w.pb, merged); err != nil {
+				return err
+			}
+		}
 		w.in.Workload = merged
 	}
 	switch {
