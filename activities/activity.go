@@ -144,12 +144,11 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}
-	record := interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt}
+	log.Failed = append(log.Failed, interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt})
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
-		code := a.runRecovery(ctx, in, number, *o.ExitCode, d.Rule.RecoveryScript)
-		record.RecoveryExitCode = &code
+		code := a.runRecovery(ctx, info, log, in, number, *o.ExitCode, d.Rule.RecoveryScript)
+		log.Failed[len(log.Failed)-1].RecoveryExitCode = &code
 	}
-	log.Failed = append(log.Failed, record)
 	activity.RecordHeartbeat(ctx, log)
 	watch.ended(map[bool]string{true: transitionRetried, false: transitionFailed}[d.Retry], &final)
 	return nil, temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
@@ -280,10 +279,18 @@ func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.Attempt
 // runRecovery runs a rule's recovery script before a retry and returns its
 // exit code; a failing script does not stop the retry. It sees the step's
 // own env as well as the PLAYBOOK_* variables: it repairs what the step uses.
-func (a *Activities) runRecovery(ctx context.Context, in interpreter.StepInput, attempt, exitCode int, script string) int {
+// The attempt heartbeats while the script runs, as it did while its tool
+// ran, with log (this attempt's failure already in it): a script that runs
+// longer than the heartbeat timeout does not lose the attempt, and a worker
+// that dies during it leaves the failure on record.
+func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log interpreter.AttemptLog, in interpreter.StepInput, attempt, exitCode int, script string) int {
 	env, _ := in.Spec["env"].(map[string]any)
-	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery", env: env},
+	stopCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	stopHeartbeat := heartbeat(ctx, a.Client, info, log, stop)
+	run, err := a.runProcess(stopCtx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery", env: env},
 		"PLAYBOOK_RETURN_CODE="+strconv.Itoa(exitCode))
+	stopHeartbeat()
 	if err != nil {
 		return -1
 	}

@@ -96,6 +96,35 @@ func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
 	require.Equal(t, interpreter.RecoveryMaxRetriesExceeded, other.Recovery)
 }
 
+// A recovery script that runs longer than the step's heartbeat timeout
+// does not lose the attempt: the attempt heartbeats while it runs.
+func TestLongRecoveryScriptKeepsItsAttempt(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: slow-recovery}
+failure_handlers:
+  - name: slow
+    rules:
+      - exit_codes: [3]
+        max_retries: 1
+        recovery_script: 'sleep 4'
+workflow:
+  - step: flaky
+    heartbeat_timeout: 1s
+    tool: { kind: shell, command: 'test "$PLAYBOOK_ATTEMPT" = 2 || exit 3' }
+    failure_handler: slow
+`)
+	code, agg := runJSON(t, file)
+	require.Equal(t, 0, code)
+	s := agg.Steps["flaky"]
+	require.Equal(t, interpreter.StatusCompleted, s.Status)
+	require.Equal(t, 2, s.Attempts)
+	require.Len(t, s.AttemptErrors, 1, "attempt 1's failure, no lost attempt")
+	first := s.AttemptErrors[0]
+	require.False(t, first.Lost, "attempt 1 was lost: %+v", first.Error)
+	require.Equal(t, interpreter.RecoveryRetried, first.Recovery)
+	require.NotNil(t, first.RecoveryExitCode)
+	require.Equal(t, 0, *first.RecoveryExitCode)
+}
+
 func TestPendingFailedClassifyRetry(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", map[string]any{"ready_file": ready})
