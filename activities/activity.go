@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -24,6 +25,14 @@ import (
 
 // firstBeat is when a running attempt sends its first heartbeat.
 const firstBeat = 200 * time.Millisecond
+
+// isInit says whether this worker is PID 1, which inherits every orphaned
+// process and, with no init to reap them, leaves them zombies; warnInit
+// says so once.
+var (
+	isInit   = os.Getpid() == 1
+	warnInit sync.Once
+)
 
 // Activities holds what every attempt shares. Register it with a worker.
 type Activities struct {
@@ -59,6 +68,12 @@ type Activities struct {
 // from the attempt log and decides only on the step's own attempts, so the
 // retry block's budget, retry_when and stop_when never see a lost one.
 func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*interpreter.StepOutput, error) {
+	if isInit {
+		warnInit.Do(func() {
+			activity.GetLogger(ctx).Warn("this worker runs as PID 1 without an init: processes its steps leave behind stay as zombies " +
+				"(they run nothing, but fill the process table); run it under an init (docker run --init, or tini as docker/Dockerfile does)")
+		})
+	}
 	info := activity.GetInfo(ctx)
 	// attempt counts within this activity, as its retry policy does; number
 	// is the step's attempt number, across classifications; own leaves out

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"playbook/internal/proctest"
 	"playbook/interpreter"
@@ -192,4 +193,38 @@ func TestKeeperThatStopsReadingIsReplaced(t *testing.T) {
 	})
 	k.live = map[int]bool{}  // nothing to replace it for
 	_ = k.cmd.Process.Kill() // no end of input: it kills nothing
+}
+
+// A process a step left behind dies by the group's SIGKILL, but when its
+// new parent reaps nothing (a worker running as PID 1 with no init, here a
+// subreaper that waits for no one) it stays in the group as a zombie: the
+// step's end does not wait for it.
+func TestZombiesDoNotHoldAStep(t *testing.T) {
+	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	defer func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) }()
+
+	cmd := exec.Command("/bin/sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.Output() // the shell exits: its sleep is now this process's child
+	require.NoError(t, err)
+	pgid := cmd.Process.Pid
+	left, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	require.NoError(t, err)
+	defer func() {
+		_ = syscall.Kill(left, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(left, &ws, 0, nil)
+	}()
+	require.True(t, groupRuns(pgid), "the sleep the shell left runs in its group")
+
+	require.NoError(t, syscall.Kill(-pgid, syscall.SIGKILL))
+	proctest.WaitFor(t, "the sleep to be a zombie", 5*time.Second, func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", left))
+		return err == nil && strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))[0] == "Z"
+	})
+	require.NoError(t, syscall.Kill(-pgid, 0), "the zombie is still a member of the group")
+	require.False(t, groupRuns(pgid), "but it runs nothing")
+	start := time.Now()
+	groupGone(pgid)
+	require.Less(t, time.Since(start), 500*time.Millisecond, "groupGone waits for no zombie (it gives up on a running group after a second)")
 }

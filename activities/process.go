@@ -196,12 +196,49 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 }
 
 // groupGone waits, a second at most, until no process of the killed group
-// is left: SIGKILL takes effect when each process next runs, so a step's
-// end does not return while one it started still runs.
+// is left running: SIGKILL takes effect when each process next runs, so a
+// step's end does not return while one it started still runs. A member
+// that has died but was not reaped (its parent is a worker running as PID
+// 1 with no init, which reaps nothing) stays in the group as a zombie: it
+// runs nothing, and the step does not wait for it.
 func groupGone(pgid int) {
-	for deadline := time.Now().Add(time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); {
+	for i, deadline := 0, time.Now().Add(time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); i++ {
+		// Most groups are gone within a few checks; only then is /proc read,
+		// and every 10 ms after that.
+		if i%10 == 5 && !groupRuns(pgid) {
+			return
+		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// groupRuns says whether a process of group pgid is alive and not a
+// zombie, as /proc shows it; when /proc cannot be read, it says yes.
+func groupRuns(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	group := strconv.Itoa(pgid)
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+		end := strings.LastIndexByte(string(stat), ')')
+		if end < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[end+1:]))
+		if len(f) >= 3 && f[2] == group && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // exitFailure is the structured error of a process that exited non-zero.
