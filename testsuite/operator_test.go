@@ -132,6 +132,33 @@ func TestWorkerServesMetricsDuringARun(t *testing.T) {
 
 // Acceptance 4: an attempt's logs are fetched from the worker process that
 // ran it, whatever log directory `playbook logs` is given.
+// A worker started with a logs token serves its logs only to a caller
+// that sends it: `playbook logs` says so in one line without it, and
+// prints the logs with it.
+func TestRemoteLogsNeedTheWorkersToken(t *testing.T) {
+	queue := "ops-logs-token"
+	t.Setenv("PLAYBOOK_LOGS_TOKEN", "")
+	url, _ := observedWorker(t, queue, t.TempDir(), "--logs-token", "s3cret")
+	file := writePlaybook(t, t.TempDir(), "ops.yaml", `metadata: {name: token}
+workflow:
+  - step: say
+    tool: { kind: shell, command: 'echo hello; printf oops >&2' }
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "ops-logs-token-1", file)
+	require.Equal(t, 0, code, out+errOut)
+
+	code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), "ops-logs-token-1", "say")
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Equal(t, "logs: attempt 1: "+url+"/logs/ops-logs-token-1/say/1/stdout: 401 Unauthorized: this worker's logs need its token (PLAYBOOK_LOGS_TOKEN)\n", errOut)
+
+	t.Setenv("PLAYBOOK_LOGS_TOKEN", "s3cret")
+	code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), "ops-logs-token-1", "say")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "== attempt 1 stdout ("+url+"/logs/ops-logs-token-1/say/1/stdout) ==\nhello\n"+
+		"== attempt 1 stderr ("+url+"/logs/ops-logs-token-1/say/1/stderr) ==\noops\n", out, "a log that does not end in a newline gets one")
+}
+
 func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
 	queue := "ops-logs"
 	dirs := []string{t.TempDir(), t.TempDir()}

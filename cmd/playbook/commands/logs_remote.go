@@ -20,7 +20,7 @@ import (
 	"playbook/interpreter/playbookwf"
 )
 
-// remoteLogTimeout bounds fetching one log from a worker.
+// remoteLogTimeout bounds a worker's silence while one log is fetched from it.
 const remoteLogTimeout = 30 * time.Second
 
 // loggedAt is what a step's activity records say about where its attempts
@@ -138,39 +138,62 @@ func serverKnown(c *cli.Context) bool {
 func printRemoteLogs(c *cli.Context, logsAt, run, step string, n int) error {
 	for _, stream := range []string{"stdout", "stderr"} {
 		u := fmt.Sprintf("%s/logs/%s/%s/%d/%s", logsAt, url.PathEscape(run), url.PathEscape(step), n, stream)
-		b, err := fetchLog(c.Context, u)
-		if err != nil {
+		if err := copyLog(c.Context, c.App.Writer, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, u), u); err != nil {
 			return err
-		}
-		fmt.Fprintf(c.App.Writer, "== attempt %d %s (%s) ==\n%s", n, stream, u, b)
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			fmt.Fprintln(c.App.Writer)
 		}
 	}
 	return nil
 }
 
-func fetchLog(ctx context.Context, u string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, remoteLogTimeout)
+// copyLog writes header, then the log at u as it arrives, ending with a
+// newline: a log may be larger than memory, and take longer than
+// remoteLogTimeout to copy. The timeout bounds the worker's silence: until
+// it answers, and between two reads.
+func copyLog(ctx context.Context, w io.Writer, header, u string) error {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	silence := time.AfterFunc(remoteLogTimeout, cancel)
+	defer silence.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if token := os.Getenv(logsTokenEnv); token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
 	}
-	return b, nil
+	if _, err := io.WriteString(w, header); err != nil {
+		return err
+	}
+	last := byte('\n')
+	buf := make([]byte, 64<<10)
+	for {
+		silence.Reset(remoteLogTimeout)
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			last = buf[n-1]
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", u, err)
+		}
+	}
+	if last != '\n' {
+		_, err := io.WriteString(w, "\n")
+		return err
+	}
+	return nil
 }
