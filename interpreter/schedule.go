@@ -33,8 +33,10 @@ type Schedule struct {
 	PauseOnFailure bool
 	// Workload overrides the playbook's workload for scheduled runs.
 	Workload map[string]any
-	// lines holds each key's line, for Check's errors.
-	lines map[string]int
+	// lines holds each key's line, for Check's errors; workloadLines the
+	// line of each key of workload.
+	lines         map[string]int
+	workloadLines map[string]int
 }
 
 // OverlapPolicies are the names `overlap` accepts, Temporal's overlap
@@ -47,7 +49,7 @@ var scheduleIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // the cron, time zone and policy are checked at submission (CheckSchedule),
 // never when a run re-parses its frozen playbook.
 func (d *decoder) schedule(n *yaml.Node) (*Schedule, error) {
-	s := &Schedule{Line: n.Line, lines: map[string]int{}}
+	s := &Schedule{Line: n.Line, lines: map[string]int{}, workloadLines: map[string]int{}}
 	err := d.fields(n, "schedule", d.scheduleKeys(s))
 	return s, err
 }
@@ -92,12 +94,33 @@ func (p *Playbook) CheckSchedule() error {
 	if s.Overlap != "" && !isOverlapPolicy(s.Overlap) {
 		return errAt("overlap", "schedule.overlap %q is not one of %s", s.Overlap, strings.Join(OverlapPolicies, ", "))
 	}
-	// Every scheduled run would start with these: a key the playbook does
-	// not declare, or a value of another type, is refused now, not at each run.
-	if workload, problems := convertOverrides(p, s.Workload); len(problems) > 0 {
-		return errAt("workload", "schedule.%s", strings.Join(problems, "; "))
-	} else if len(s.Workload) > 0 {
-		s.Workload = workload
+	return p.checkScheduleWorkload()
+}
+
+// checkScheduleWorkload checks the overrides every scheduled run would
+// start with, as run --set's are checked: a key the playbook does not
+// declare, or a value of another type, is refused now, one line per key,
+// not at each run.
+func (p *Playbook) checkScheduleWorkload() error {
+	s := p.Schedule
+	var errs Errors
+	converted := map[string]any{}
+	for _, key := range sortedKeys(s.Workload) {
+		v, problems := convertOverrides(p, map[string]any{key: s.Workload[key]})
+		line := s.workloadLines[key]
+		if line == 0 {
+			line = s.lines["workload"]
+		}
+		for _, problem := range problems {
+			errs = append(errs, &Error{File: p.File, Line: line, Msg: "schedule." + problem})
+		}
+		converted[key] = v[key]
+	}
+	if err := errs.err(); err != nil {
+		return err
+	}
+	if len(s.Workload) > 0 {
+		s.Workload = converted
 	}
 	return nil
 }
@@ -249,6 +272,9 @@ func (d *decoder) scheduleKeys(s *Schedule) keys {
 		"workload": {sMapping("Overrides of the playbook's workload for scheduled runs."), at("workload", func(v *yaml.Node) error {
 			if v.Kind != yaml.MappingNode {
 				return d.errf(v, "schedule.workload must be a mapping")
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				s.workloadLines[v.Content[i].Value] = v.Content[i].Line
 			}
 			w, err := d.value(v, "schedule.workload")
 			if err == nil {

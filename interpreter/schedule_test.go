@@ -70,7 +70,8 @@ func TestScheduleWorkloadChecked(t *testing.T) {
 	cases := []struct{ source, want string }{
 		{"schedule: {cron: \"@daily\", workload: {rowz: 5}}\n", `x.yaml:2: schedule.workload key "rowz" is not declared (the playbook's workload section declares no keys)`},
 		{"schedule:\n  cron: \"@daily\"\n  workload: {rowz: 5}\nworkload: {rows: 1, name: x}\n", `x.yaml:4: schedule.workload key "rowz" is not declared (declared: name, rows)`},
-		{"schedule:\n  cron: \"@daily\"\n  workload:\n    rows: many\nworkload: {rows: 1}\n", `x.yaml:5: schedule.workload.rows must be a whole number (its default is 1), not "many"`},
+		{"schedule:\n  cron: \"@daily\"\n  workload:\n    rows: 2\n    on: 3\n    zz: 1\nworkload: {rows: 1, on: true}\n",
+			"x.yaml:6: schedule.workload.on must be true or false (its default is true), not 3\n" + `x.yaml:7: schedule.workload key "zz" is not declared (declared: on, rows)`},
 	}
 	for _, c := range cases {
 		pb, err := Parse("x.yaml", []byte("metadata: {name: x}\n"+c.source+"workflow:\n  - step: a\n"))

@@ -402,6 +402,15 @@ func TestScheduleUpdate(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Equal(t, `schedule update: --cron "0 2 * *": has 4 fields; write 5 (minute hour day-of-month month day-of-week), 6 (plus year) or 7 (second first)`+"\n", errOut)
 	require.Equal(t, []string{"every 1h0m0s"}, describeSchedule(t, "sched-update").When)
+
+	// --set is checked against the playbook the schedule runs now; the
+	// key it kept from the playbook before is left as it is.
+	code, _, errOut = scheduleCLI(t, "update", "--set", "whom=x", "sched-update")
+	require.Equal(t, 2, code)
+	require.Equal(t, `schedule update: ../playbooks/hello.yaml: workload key "whom" is not declared (declared: who)`+"\n", errOut)
+	code, _, errOut = scheduleCLI(t, "update", "--set", "who=x", "sched-update")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, map[string]any{"n": float64(3), "who": "x"}, describeSchedule(t, "sched-update").Workload)
 }
 
 // The README's Scheduling block runs as printed (with --address added),

@@ -179,6 +179,13 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		// What this command sets is checked; keys the schedule already has
+		// stay as they are (nil: a frozen playbook this version cannot parse).
+		if w.pb != nil {
+			if overrides, err = interpreter.CheckOverrides(w.pb, overrides); err != nil {
+				return err
+			}
+		}
 		// On top of the overrides the schedule has (its playbook's
 		// schedule.workload, or an earlier --set).
 		merged := map[string]any{}
@@ -187,11 +194,6 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 		}
 		for k, v := range overrides {
 			merged[k] = v
-		}
-		if w.pb != nil { // nil: a frozen playbook this version cannot parse
-			if merged, err = interpreter.CheckOverrides(w.pb, merged); err != nil {
-				return err
-			}
 		}
 		w.in.Workload = merged
 	}
