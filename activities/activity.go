@@ -161,8 +161,14 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	}
 	log.Failed = append(log.Failed, interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt})
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
-		code := a.runRecovery(ctx, info, log, in, number, *o.ExitCode, d.Rule.RecoveryScript)
+		code, stopped := a.runRecovery(ctx, info, log, in, number, *o.ExitCode, d.Rule.RecoveryScript)
 		log.Failed[len(log.Failed)-1].RecoveryExitCode = &code
+		if stopped != nil {
+			// The server has ended the attempt (a cancel, or it gave up on a
+			// worker cut off from it): as during the tool, not a failure.
+			watch.ended(transitionCancelled, nil)
+			return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled during its recovery script: %v", in.Step, stopped))
+		}
 	}
 	activity.RecordHeartbeat(ctx, log)
 	watch.ended(map[bool]string{true: transitionRetried, false: transitionFailed}[d.Retry], &final)
@@ -297,8 +303,10 @@ func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.Attempt
 // The attempt heartbeats while the script runs, as it did while its tool
 // ran, with log (this attempt's failure already in it): a script that runs
 // longer than the heartbeat timeout does not lose the attempt, and a worker
-// that dies during it leaves the failure on record.
-func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log interpreter.AttemptLog, in interpreter.StepInput, attempt, exitCode int, script string) int {
+// that dies during it leaves the failure on record. stopped says why the
+// script was stopped when the server ended the attempt meanwhile (its
+// answer to a heartbeat, or no heartbeat reaching it for the timeout).
+func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log interpreter.AttemptLog, in interpreter.StepInput, attempt, exitCode int, script string) (code int, stopped error) {
 	env, _ := in.Spec["env"].(map[string]any)
 	stopCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -306,10 +314,13 @@ func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log in
 	run, err := a.runProcess(stopCtx, in, attempt, process{argv: []string{"/bin/sh", "-c", script}, name: "recovery", env: env},
 		"PLAYBOOK_RETURN_CODE="+strconv.Itoa(exitCode))
 	stopHeartbeat()
-	if err != nil {
-		return -1
+	if why := context.Cause(stopCtx); serverStops(why) || errors.Is(why, errCutOff) {
+		stopped = why
 	}
-	return run.exitCode
+	if err != nil {
+		return -1, stopped
+	}
+	return run.exitCode, stopped
 }
 
 // runTool runs one attempt of the step's tool with its kind's runner.

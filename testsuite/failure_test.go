@@ -125,6 +125,33 @@ workflow:
 	require.Equal(t, 0, *first.RecoveryExitCode)
 }
 
+// A run cancelled while a recovery script runs stops the script, and the
+// step ends cancelled, as it would during its tool: the attempt that failed
+// is not retried, nor counted failed.
+func TestCancelDuringRecoveryScript(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "recovering")
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: cancel-recovery}
+workload: {mark: ""}
+failure_handlers:
+  - name: slow
+    rules:
+      - exit_codes: [3]
+        max_retries: 1
+        recovery_script: 'touch "$MARK"; sleep 60'
+workflow:
+  - step: flaky
+    tool: { kind: shell, command: 'exit 3', env: { MARK: "{{ workload.mark }}" } }
+    failure_handler: slow
+`)
+	run := start(t, file, "playbook", map[string]any{"mark": mark})
+	proctest.WaitFor(t, "the recovery script to run", 30*time.Second, func() bool { _, err := os.Stat(mark); return err == nil })
+	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
+	agg := finish(t, run)
+	require.Equal(t, "cancelled", agg.Status)
+	require.Equal(t, interpreter.StatusCancelled, agg.Steps["flaky"].Status)
+	require.Equal(t, 1, agg.Steps["flaky"].Attempts)
+}
+
 func TestPendingFailedClassifyRetry(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", map[string]any{"ready_file": ready})
