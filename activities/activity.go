@@ -27,8 +27,8 @@ import (
 const firstBeat = 200 * time.Millisecond
 
 // isInit says whether this worker is PID 1, which inherits every orphaned
-// process and, with no init to reap them, leaves them zombies; warnInit
-// says so once.
+// process: it reaps those left in a step's group (groupGone), not those
+// that left it; warnInit says so once.
 var (
 	isInit   = os.Getpid() == 1
 	warnInit sync.Once
@@ -70,8 +70,8 @@ type Activities struct {
 func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*interpreter.StepOutput, error) {
 	if isInit {
 		warnInit.Do(func() {
-			activity.GetLogger(ctx).Warn("this worker runs as PID 1 without an init: processes its steps leave behind stay as zombies " +
-				"(they run nothing, but fill the process table); run it under an init (docker run --init, or tini as docker/Dockerfile does)")
+			activity.GetLogger(ctx).Warn("this worker runs as PID 1 without an init: a process that leaves its step's process group " +
+				"(setsid, a daemon) stays a zombie when it ends, filling the process table; run the worker under an init (docker run --init, or tini as docker/Dockerfile does)")
 		})
 	}
 	info := activity.GetInfo(ctx)

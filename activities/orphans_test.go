@@ -195,10 +195,10 @@ func TestKeeperThatStopsReadingIsReplaced(t *testing.T) {
 	_ = k.cmd.Process.Kill() // no end of input: it kills nothing
 }
 
-// A process a step left behind dies by the group's SIGKILL, but when its
-// new parent reaps nothing (a worker running as PID 1 with no init, here a
-// subreaper that waits for no one) it stays in the group as a zombie: the
-// step's end does not wait for it.
+// A process a step left behind dies by the group's SIGKILL and stays in
+// the group as a zombie until its parent reaps it. Its parent here is this
+// process (a subreaper, as a worker running as PID 1 would be): the zombie
+// runs nothing, and the step's end reaps it rather than wait for it.
 func TestZombiesDoNotHoldAStep(t *testing.T) {
 	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 	defer func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) }()
@@ -227,4 +227,5 @@ func TestZombiesDoNotHoldAStep(t *testing.T) {
 	start := time.Now()
 	groupGone(pgid)
 	require.Less(t, time.Since(start), 500*time.Millisecond, "groupGone waits for no zombie (it gives up on a running group after a second)")
+	require.Error(t, syscall.Kill(-pgid, 0), "the zombie's parent, this process, reaped it")
 }

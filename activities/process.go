@@ -198,17 +198,35 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 // groupGone waits, a second at most, until no process of the killed group
 // is left running: SIGKILL takes effect when each process next runs, so a
 // step's end does not return while one it started still runs. A member
-// that has died but was not reaped (its parent is a worker running as PID
-// 1 with no init, which reaps nothing) stays in the group as a zombie: it
-// runs nothing, and the step does not wait for it.
+// that has died stays in the group until its parent reaps it: the worker
+// reaps those it is the parent of (reapGroup), and a zombie whose parent
+// reaps nothing runs nothing, so the step does not wait for it.
 func groupGone(pgid int) {
-	for i, deadline := 0, time.Now().Add(time.Second); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); i++ {
+	deadline := time.Now().Add(time.Second)
+	for i := 0; ; i++ {
+		reapGroup(pgid)
+		if syscall.Kill(-pgid, 0) != nil || time.Now().After(deadline) {
+			return
+		}
 		// Most groups are gone within a few checks; only then is /proc read,
 		// and every 10 ms after that.
 		if i%10 == 5 && !groupRuns(pgid) {
 			return
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// reapGroup reaps the members of group pgid that have died, when this
+// worker is their parent: a worker that is PID 1 (or a subreaper) inherits
+// what a step left behind. The group's leader, the only child the worker
+// started in it, is reaped before, so no one else's child is taken.
+func reapGroup(pgid int) {
+	for {
+		var status syscall.WaitStatus
+		if pid, err := syscall.Wait4(-pgid, &status, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+			return
+		}
 	}
 }
 

@@ -512,7 +512,7 @@ func logFilesCost(b *testing.B) float64 {
 // native cost: 1.00 is as fast as hand-written).
 func printFigures(f figures, tmpfs bool) {
 	m := f.median
-	fmt.Printf("Medians of %d rounds (loops and concurrent runs: one); one embedded server (tuned settings), one worker; every step runs `sh -c true`.\n", benchRounds)
+	fmt.Printf("Medians of %d rounds (loops and concurrent runs: one); one embedded server (tuned settings), one worker (a second one keeps its logs on tmpfs); every step runs `sh -c true`.\n", benchRounds)
 	for _, n := range []int{50, 200} {
 		k := fmt.Sprintf("chain %d", n)
 		fmt.Printf("%-26s playbook %7.2f ms/step %5.2f events/step | native %7.2f ms/step %5.2f events/step | ratio %.2f\n", k+":",
@@ -525,7 +525,7 @@ func printFigures(f figures, tmpfs bool) {
 	fmt.Printf("%-26s native running the playbook's activity %7.2f ms/step | interpreter %.2f (playbook over it), activity %.2f (it over native)\n", k+" split:",
 		m(k+" native with the playbook's activity ms/step"), m(k+" playbook ms/step")/m(k+" native with the playbook's activity ms/step"), m(k+" native with the playbook's activity ms/step")/m(k+" native ms/step"))
 	if tmpfs {
-		fmt.Printf("%-26s playbook %7.2f ms/step | ratio %.2f to native (a second worker keeps its logs on tmpfs: the log disk's cost left out)\n", "chain 50, logs on tmpfs:",
+		fmt.Printf("%-26s playbook %7.2f ms/step | ratio %.2f to native (a second worker keeps its logs on tmpfs: the log disk's cost left out)\n", "chain 50, tmpfs logs:",
 			m(k+" playbook tmpfs ms/step"), m(k+" playbook tmpfs ms/step")/m(k+" native ms/step"))
 	}
 	fmt.Printf("%-26s %.2f (playbook ms/step, chain 200 over chain 50)\n", "chain growth:", m("chain 200 playbook ms/step")/m("chain 50 playbook ms/step"))
@@ -539,7 +539,7 @@ func printFigures(f figures, tmpfs bool) {
 	fmt.Printf("%-26s native running the playbook's activity %7.1f ms/run | interpreter %.2f (playbook over it), activity %.2f (it over native)\n", k+" split:",
 		m(k+" native with the playbook's activity ms/run"), m(k+" playbook ms/run")/m(k+" native with the playbook's activity ms/run"), m(k+" native with the playbook's activity ms/run")/m(k+" native ms/run"))
 	if tmpfs {
-		fmt.Printf("%-26s playbook %7.1f ms/run | ratio %.2f to native (logs on tmpfs)\n", k+", logs on tmpfs:",
+		fmt.Printf("%-26s playbook %7.1f ms/run | ratio %.2f to native (logs on tmpfs)\n", k+", tmpfs logs:",
 			m(k+" playbook tmpfs ms/run"), m(k+" playbook tmpfs ms/run")/m(k+" native ms/run"))
 	}
 	fmt.Printf("%-26s playbook %7.2f ms/element (worker %.0f MiB) | native %7.2f ms/element | ratio %.2f\n", "loop 1000, 10 in flight:",
