@@ -178,6 +178,12 @@ func (PlainValues) schema() jsonSchema {
 	return jsonSchema{"type": "object", "additionalProperties": jsonSchema{"type": []string{"string", "number", "boolean", "null"}}}
 }
 
+func (EnvVars) schema() jsonSchema {
+	s := PlainValues{}.schema()
+	s["propertyNames"] = jsonSchema{"pattern": "^[^=\\x00]+$", "not": jsonSchema{"pattern": "^PLAYBOOK_"}}
+	return s
+}
+
 func (StatusCodes) schema() jsonSchema {
 	code := jsonSchema{"type": "integer", "minimum": 100, "maximum": 599}
 	return jsonSchema{"anyOf": []jsonSchema{code, {"type": "array", "items": code}}}

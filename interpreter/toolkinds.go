@@ -42,9 +42,9 @@ var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{
 
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {
-	Command string      `json:"command" required:"true" doc:"The shell text run by /bin/sh -c; no templates: pass values through env."`
-	Env     PlainValues `json:"env" doc:"Environment variables (plain values; templates allowed)."`
-	Workdir string      `json:"workdir" doc:"The directory the command runs in."`
+	Command string  `json:"command" required:"true" doc:"The shell text run by /bin/sh -c; no templates: pass values through env."`
+	Env     EnvVars `json:"env" doc:"Environment variables (plain values; templates allowed; PLAYBOOK_* names are the engine's)."`
+	Workdir string  `json:"workdir" doc:"The directory the command runs in."`
 }
 
 func (*ShellTool) Kind() string { return "shell" }
@@ -151,6 +151,28 @@ func (PlainValues) checkValue(v any) error {
 		switch m[k].(type) {
 		case map[string]any, []any:
 			return fmt.Errorf("%s must be a plain value", k)
+		}
+	}
+	return nil
+}
+
+// EnvVars are a step's environment variables: plain values under names a
+// process environment can hold. The engine sets the PLAYBOOK_* variables
+// of every attempt, so a step cannot name one.
+type EnvVars map[string]any
+
+func (EnvVars) checkValue(v any) error {
+	if err := (PlainValues{}).checkValue(v); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(v.(map[string]any)) {
+		switch {
+		case k == "":
+			return errors.New("a variable needs a name")
+		case strings.ContainsAny(k, "=\x00"):
+			return fmt.Errorf("%q: a variable's name cannot hold '=' or a NUL byte", k)
+		case strings.HasPrefix(k, "PLAYBOOK_"):
+			return fmt.Errorf("%s: PLAYBOOK_* variables are the engine's (PLAYBOOK_RUN_ID, PLAYBOOK_STEP, PLAYBOOK_ATTEMPT...); give the step's own another name", k)
 		}
 	}
 	return nil
