@@ -1,11 +1,80 @@
 package interpreter
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
+
+// SetText is a workload override as `run --set KEY=TEXT` wrote it. What it
+// means depends on the key's default: a string default takes the text as it
+// is (`--set version=1.10` is "1.10", not 1.1); any other reads it as YAML
+// (5, true, [a, b]). A json.Number (`--input`, read with UseNumber) is
+// taken the same way, as its digits.
+type SetText string
+
+// value reads the text as YAML: a number, a boolean, null, a list or a
+// mapping; a date or anything YAML cannot read stays the text.
+func (t SetText) value() any {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(t), &n); err != nil {
+		return string(t)
+	}
+	if len(n.Content) == 0 {
+		return nil
+	}
+	if n.Content[0].Tag == "!!timestamp" {
+		return string(t)
+	}
+	var v any
+	if err := n.Content[0].Decode(&v); err != nil {
+		return string(t)
+	}
+	return v
+}
+
+// plain turns what an override was written as into the value it stands
+// for when no declared default says otherwise: SetText read as YAML, a
+// json.Number as an int when it is one, else a float.
+func plain(v any) any {
+	switch t := v.(type) {
+	case SetText:
+		return t.value()
+	case json.Number:
+		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			return int(n)
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = plain(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = plain(e)
+		}
+		return out
+	}
+	return v
+}
+
+// PlainOverrides are overrides with every SetText and json.Number read as
+// plain, for where no playbook is at hand to check them against.
+func PlainOverrides(overrides map[string]any) map[string]any {
+	if overrides == nil {
+		return nil
+	}
+	return plain(overrides).(map[string]any)
+}
 
 // CheckOverrides checks workload overrides (`run --set`/`--input`, a
 // sub-playbook step's `workload:`) against the keys the playbook declares
@@ -53,12 +122,31 @@ func declaredKeys(w map[string]any) string {
 
 // convertOverride converts v to the type of the default def.
 func convertOverride(path string, def, v any) (any, error) {
+	switch t := v.(type) {
+	case SetText:
+		if _, ok := def.(string); ok {
+			return string(t), nil
+		}
+	case json.Number:
+		switch def.(type) {
+		case string:
+			return string(t), nil
+		case int: // exactly, however many digits; 3.0 is read below
+			if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+				return int(n), nil
+			}
+		}
+	}
+	written := v
+	if _, ok := v.(map[string]any); !ok {
+		v = plain(v) // a mapping's declared keys are converted one by one, below
+	}
 	bad := func(want string) error {
-		return fmt.Errorf("workload.%s must be %s (its default is %s), not %s", path, want, Text(def), describe(v))
+		return fmt.Errorf("workload.%s must be %s (its default is %s), not %s", path, want, Text(def), describe(written))
 	}
 	switch d := def.(type) {
 	case nil:
-		return v, nil
+		return plain(v), nil
 	case bool:
 		if _, ok := v.(bool); ok {
 			return v, nil
@@ -112,7 +200,7 @@ func convertOverride(path string, def, v any) (any, error) {
 		for _, k := range sortedKeys(m) {
 			sub, declared := d[k]
 			if !declared {
-				out[k] = m[k]
+				out[k] = plain(m[k])
 				continue
 			}
 			c, err := convertOverride(path+"."+k, sub, m[k])
@@ -123,11 +211,15 @@ func convertOverride(path string, def, v any) (any, error) {
 		}
 		return out, nil
 	}
-	return v, nil
+	return plain(v), nil
 }
 
 func describe(v any) string {
-	switch v.(type) {
+	switch t := v.(type) {
+	case json.Number:
+		return string(t)
+	case SetText:
+		return describe(t.value())
 	case nil:
 		return "null"
 	case string:

@@ -16,6 +16,13 @@ import (
 	"playbook/interpreter/playbookwf"
 )
 
+// --set gives a string key its text as written: 1.10 stays "1.10".
+func TestSetKeepsTheTextForAStringKey(t *testing.T) {
+	r := runExample(t, "hello.yaml", "--set", "who=1.10")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, "HELLO 1.10", r.agg.Steps["shout"].Result)
+}
+
 func TestSequential(t *testing.T) {
 	r := runExample(t, "hello.yaml", "--set", "who=temporal")
 	require.Equal(t, "completed", r.agg.Status)

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
-	"gopkg.in/yaml.v3"
 
 	"playbook/interpreter"
 )
@@ -27,7 +27,7 @@ func runCommand() *cli.Command {
 			"With no server configured (no --address, TEMPORAL_ADDRESS or profile) and none listening\n" +
 			"on 127.0.0.1:7233, an embedded in-memory server and worker run for this run only.",
 		Flags: append([]cli.Flag{
-			&cli.GenericFlag{Name: "set", Value: &wholeValues{}, Usage: "override a workload value: `KEY=VALUE` (VALUE read as YAML; KEY may be dotted; repeatable)"},
+			&cli.GenericFlag{Name: "set", Value: &wholeValues{}, Usage: "override a workload value: `KEY=VALUE` (VALUE as written for a string key, else read as YAML; KEY may be dotted; repeatable)"},
 			&cli.StringFlag{Name: "input", Usage: "read workload overrides from a JSON object `FILE`"},
 			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
 			&cli.StringFlag{Name: "id", Usage: "workflow ID of the run (default NAME-RANDOM)"},
@@ -129,8 +129,19 @@ func workloadOverrides(inputFile string, sets []string) (map[string]any, error) 
 		if err != nil {
 			return nil, fmt.Errorf("--input: %w", err)
 		}
-		if err := json.Unmarshal(b, &w); err != nil {
-			return nil, fmt.Errorf("--input %s: not a JSON object: %v", inputFile, err)
+		// Numbers keep their digits (json.Number): a string key gets them as
+		// written, a whole number exactly.
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if err := d.Decode(&w); err != nil || w == nil {
+			why := "null"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, fmt.Errorf("--input %s: not a JSON object: %s", inputFile, why)
+		}
+		if d.More() {
+			return nil, fmt.Errorf("--input %s: more than one JSON value; give one object", inputFile)
 		}
 	}
 	for _, kv := range sets {
@@ -138,21 +149,21 @@ func workloadOverrides(inputFile string, sets []string) (map[string]any, error) 
 		if !ok || key == "" {
 			return nil, fmt.Errorf("--set %q: write KEY=VALUE", kv)
 		}
-		var v any
-		if err := yaml.Unmarshal([]byte(raw), &v); err != nil {
-			v = raw
-		}
 		path := strings.Split(key, ".")
 		m := w
-		for _, p := range path[:len(path)-1] {
+		for i, p := range path[:len(path)-1] {
 			next, ok := m[p].(map[string]any)
 			if !ok {
+				if _, set := m[p]; set {
+					return nil, fmt.Errorf("--set %s: %s is already set to a value that is not a mapping", kv, strings.Join(path[:i+1], "."))
+				}
 				next = map[string]any{}
 				m[p] = next
 			}
 			m = next
 		}
-		m[path[len(path)-1]] = v
+		// The text as written: what it means depends on the key's default.
+		m[path[len(path)-1]] = interpreter.SetText(raw)
 	}
 	return w, nil
 }

@@ -181,10 +181,10 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 		}
 		// What this command sets is checked; keys the schedule already has
 		// stay as they are (nil: a frozen playbook this version cannot parse).
-		if w.pb != nil {
-			if overrides, err = interpreter.CheckOverrides(w.pb, overrides); err != nil {
-				return err
-			}
+		if w.pb == nil {
+			overrides = interpreter.PlainOverrides(overrides)
+		} else if overrides, err = interpreter.CheckOverrides(w.pb, overrides); err != nil {
+			return err
 		}
 		// On top of the overrides the schedule has (its playbook's
 		// schedule.workload, or an earlier --set).
