@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -49,10 +50,14 @@ func (d *decoder) integer(n *yaml.Node, what string, out *int) error {
 }
 
 // duration accepts Go durations ("1m30s", "500ms") or a number of seconds.
+// maxSeconds is the longest duration, in seconds.
+var maxSeconds = float64(math.MaxInt64 / int64(time.Second))
+
 func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error {
 	if n.Kind == yaml.ScalarNode {
 		if n.Tag == "!!int" || n.Tag == "!!float" {
-			if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs >= 0 {
+			// A number of seconds; past about 292 years a duration overflows.
+			if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs >= 0 && secs < maxSeconds {
 				*out = time.Duration(secs * float64(time.Second))
 				return nil
 			}

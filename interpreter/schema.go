@@ -73,7 +73,7 @@ const goDuration = `^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)
 // sDuration is a duration: Go's text ("1m30s") or a number of seconds.
 func sDuration(desc string) jsonSchema {
 	return jsonSchema{"description": desc, "anyOf": []jsonSchema{
-		{"type": "number", "minimum": 0},
+		{"type": "number", "minimum": 0, "exclusiveMaximum": maxSeconds},
 		{"type": "string", "pattern": goDuration},
 	}}
 }
