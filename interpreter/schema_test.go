@@ -182,6 +182,7 @@ var schemaCannotExpress = map[string]string{
 	"sub_missing.yaml":             "the sub-playbook file does not exist",
 	"sub_not_playbook.yaml":        "the error is in the sub-playbook the file includes",
 	"template_in_command.yaml":     "a template inside a string the schema allows",
+	"two_documents.yaml":           "a schema validates one document; the second is another instance",
 	"unknown_depends_on.yaml":      "a step name that no step has",
 	"unknown_failure_handler.yaml": "a failure handler name that no handler has",
 	"unknown_next.yaml":            "a step name that no step has",
