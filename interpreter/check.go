@@ -40,6 +40,11 @@ func ParseStrict(file string, src []byte, dir string) (*Playbook, error) {
 	return pb, nil
 }
 
+// maxSubmittedName is the longest playbook or step name: each becomes a
+// directory name of at most maxPathName bytes once a run's suffix or a loop
+// element's index is added.
+const maxSubmittedName = maxPathName - 20
+
 // check makes ParseStrict's own checks.
 func check(pb *Playbook, dir string) Errors {
 	var errs Errors
@@ -47,8 +52,14 @@ func check(pb *Playbook, dir string) Errors {
 		errs = append(errs, &Error{File: pb.File, Line: pb.lines["workflow"], Msg: "workflow has no steps: a run would do nothing"})
 	}
 	errs = errs.add(pb.File, pb.CheckSchedule())
+	if len(pb.Name) > maxSubmittedName {
+		errs = append(errs, &Error{File: pb.File, Line: pb.lines["name"], Msg: fmt.Sprintf("metadata.name is %d bytes long: at most %d (a run's ID, the name and a suffix, names its log directory)", len(pb.Name), maxSubmittedName)})
+	}
 	c := &checker{pb: pb, workload: workloadType(pb.Workload)}
 	for _, s := range pb.Steps {
+		if len(s.Name) > maxSubmittedName {
+			errs = append(errs, &Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), maxSubmittedName)})
+		}
 		errs = append(errs, c.step(s)...)
 	}
 	for _, event := range []string{"on_failure", "on_success"} {

@@ -107,7 +107,8 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 // metadataKeys are the keys of `metadata`.
 func (d *decoder) metadataKeys(pb *Playbook) keys {
 	return keys{
-		"name": {sName("The playbook's name: [a-z0-9][a-z0-9_-]*."), func(v *yaml.Node) error {
+		"name": {sName("The playbook's name: [a-z0-9][a-z0-9_-]*, at most 180 bytes."), func(v *yaml.Node) error {
+			d.lines["name"] = v.Line
 			if err := d.str(v, "metadata.name", &pb.Name); err != nil {
 				return err
 			}

@@ -191,7 +191,7 @@ func (StatusCodes) schema() jsonSchema {
 
 // sName is a name of namePattern.
 func sName(desc string) jsonSchema {
-	return jsonSchema{"type": "string", "pattern": namePattern.String(), "description": desc}
+	return jsonSchema{"type": "string", "pattern": namePattern.String(), "maxLength": maxSubmittedName, "description": desc}
 }
 
 // nextItemSchema adds to a next item's schema what it needs: when and

@@ -118,7 +118,7 @@ type stepKeysState struct {
 // stepKeys are the keys of a step.
 func (d *decoder) stepKeys(s *Step, x *stepKeysState) keys {
 	return keys{
-		"step": {sName("The step's name: [a-z0-9][a-z0-9_-]*; `end` is the terminal step."), func(*yaml.Node) error { return nil }},
+		"step": {sName("The step's name: [a-z0-9][a-z0-9_-]*, at most 180 bytes; `end` is the terminal step."), func(*yaml.Node) error { return nil }},
 		"desc": {sString("What the step does."), func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) }},
 		"tool": {sRef("tool", "What the step runs; none: a routing or join point."), func(v *yaml.Node) (err error) { s.Tool, err = d.tool(v); return err }},
 		"timeout": {sDuration("How long one attempt may run."), func(v *yaml.Node) error {
