@@ -183,12 +183,23 @@ func startInGroup(cmd *exec.Cmd) error {
 	if err := groupKeeper.ensure(); err != nil {
 		return fmt.Errorf("no keeper for the step's processes: %w", err)
 	}
-	done := make(chan error, 1)
-	starts <- func() { done <- cmd.Start() }
-	if err := <-done; err != nil {
-		return err
+	// The group joins the keeper's list on the thread that forked it, at
+	// once: until then only the leader's parent-death signal covers the
+	// step, and what the leader forks meanwhile would outlive a worker
+	// that died in that instant.
+	var startErr, addErr error
+	done := make(chan struct{})
+	starts <- func() {
+		if startErr = cmd.Start(); startErr == nil {
+			addErr = groupKeeper.add(cmd.Process.Pid)
+		}
+		close(done)
 	}
-	if err := groupKeeper.add(cmd.Process.Pid); err != nil {
+	<-done
+	if startErr != nil {
+		return startErr
+	}
+	if err := addErr; err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		groupKeeper.remove(cmd.Process.Pid)
 		_ = cmd.Wait()
