@@ -1,7 +1,6 @@
 package interpreter
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/types"
-	"gopkg.in/yaml.v3"
 )
 
 // ParseStrict parses a playbook being submitted (validate, run, retry) and
@@ -29,7 +27,6 @@ func ParseStrict(file string, src []byte, dir string) (*Playbook, error) {
 		return nil, err
 	}
 	errs := Errors{}.add(file, err)
-	errs = errs.add(file, oneDocument(file, src))
 	errs = append(errs, check(pb, dir)...)
 	for _, e := range pb.submitErrs {
 		errs = errs.add(file, e)
@@ -372,19 +369,4 @@ func toolScope(s *Step) (Scope, []string) {
 		return scope, []string{s.Loop.Iterator, "loop"}
 	}
 	return scope, nil
-}
-
-// oneDocument refuses a file holding a second YAML document (after a
-// `---`): a playbook is the first one, and the rest would be dropped.
-func oneDocument(file string, src []byte) error {
-	d := yaml.NewDecoder(bytes.NewReader(src))
-	var first, second yaml.Node
-	if d.Decode(&first) != nil || d.Decode(&second) != nil {
-		return nil // none after the first (or the first is already reported)
-	}
-	line := second.Line
-	if len(second.Content) > 0 {
-		line = second.Content[0].Line
-	}
-	return &Error{File: file, Line: line, Msg: "a second YAML document (after ---): a playbook is one document; put the other playbook in a file of its own"}
 }

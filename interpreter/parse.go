@@ -1,7 +1,9 @@
 package interpreter
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -32,8 +34,9 @@ func Parse(file string, src []byte) (*Playbook, error) {
 // ParseStrict can add its own.
 func parse(file string, src []byte) (*Playbook, error) {
 	d := &decoder{file: file, lines: map[string]int{}}
+	docs := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
+	if err := docs.Decode(&doc); err != nil && err != io.EOF {
 		return nil, d.yamlError(err, src)
 	}
 	if len(doc.Content) == 0 {
@@ -42,6 +45,12 @@ func parse(file string, src []byte) (*Playbook, error) {
 	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}, LostAttempts: DefaultLostAttempts}
 	if err := d.playbook(doc.Content[0], pb); err != nil {
 		return nil, err
+	}
+	// A second document would be dropped: a playbook is the first one.
+	var second yaml.Node
+	if docs.Decode(&second) == nil && len(second.Content) > 0 {
+		d.step = "" // outside any step
+		d.refuse(second.Content[0], "a second YAML document (after ---): a playbook is one document; put the other playbook in a file of its own")
 	}
 	pb.submitErrs = d.submitErrs
 	pb.lines = d.lines

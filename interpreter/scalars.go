@@ -49,10 +49,10 @@ func (d *decoder) integer(n *yaml.Node, what string, out *int) error {
 	return nil
 }
 
-// duration accepts Go durations ("1m30s", "500ms") or a number of seconds.
 // maxSeconds is the longest duration, in seconds.
 var maxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
+// duration accepts Go durations ("1m30s", "500ms") or a number of seconds.
 func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error {
 	if n.Kind == yaml.ScalarNode {
 		if n.Tag == "!!int" || n.Tag == "!!float" {
