@@ -42,29 +42,19 @@ func (t SetText) value() any {
 // for when no declared default says otherwise: SetText read as YAML, a
 // json.Number as an int when it is one, else a float.
 func plain(v any) any {
-	switch t := v.(type) {
-	case SetText:
-		return t.value()
-	case json.Number:
-		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
-			return int(n)
+	return mapLeaves(v, func(leaf any) any {
+		switch t := leaf.(type) {
+		case SetText:
+			return t.value()
+		case json.Number:
+			if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+				return int(n)
+			}
+			f, _ := t.Float64()
+			return f
 		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = plain(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = plain(e)
-		}
-		return out
-	}
-	return v
+		return leaf
+	})
 }
 
 // PlainOverrides are overrides with every SetText and json.Number read as

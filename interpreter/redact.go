@@ -90,21 +90,30 @@ func RedactError(e StepError) StepError {
 }
 
 func redactValue(v any) any {
+	return mapLeaves(v, func(leaf any) any {
+		if s, ok := leaf.(string); ok {
+			return Redact(s)
+		}
+		return leaf
+	})
+}
+
+// mapLeaves is a copy of v, a tree of mappings and lists, with every other
+// value in it (a leaf) replaced by f's result for it.
+func mapLeaves(v any, f func(leaf any) any) any {
 	switch t := v.(type) {
-	case string:
-		return Redact(t)
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = redactValue(e)
+			out[k] = mapLeaves(e, f)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = redactValue(e)
+			out[i] = mapLeaves(e, f)
 		}
 		return out
 	}
-	return v
+	return f(v)
 }
