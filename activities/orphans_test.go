@@ -95,16 +95,11 @@ func keeperOf(t *testing.T, worker int) int {
 // running says whether pid is a process that has not exited (a zombie has),
 // and its parent.
 func running(pid int) (ppid int, ok bool) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	// stat: pid (comm) state ppid ...; comm may hold spaces and parentheses.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	fields := procStat(strconv.Itoa(pid))
 	if len(fields) < 2 || fields[0] == "Z" {
 		return 0, false
 	}
-	ppid, err = strconv.Atoi(fields[1])
+	ppid, err := strconv.Atoi(fields[1])
 	return ppid, err == nil
 }
 
@@ -222,8 +217,8 @@ func TestZombiesDoNotHoldAStep(t *testing.T) {
 
 	require.NoError(t, syscall.Kill(-pgid, syscall.SIGKILL))
 	proctest.WaitFor(t, "the sleep to be a zombie", 5*time.Second, func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", left))
-		return err == nil && strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))[0] == "Z"
+		f := procStat(strconv.Itoa(left))
+		return len(f) > 0 && f[0] == "Z"
 	})
 	require.NoError(t, syscall.Kill(-pgid, 0), "the zombie is still a member of the group")
 	require.False(t, groupRuns(pgid), "but it runs nothing")

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -242,21 +243,24 @@ func groupRuns(pgid int) bool {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
-		end := strings.LastIndexByte(string(stat), ')')
-		if end < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[end+1:]))
+		f := procStat(e.Name()) // nil: gone meanwhile
 		if len(f) >= 3 && f[2] == group && f[0] != "Z" && f[0] != "X" {
 			return true
 		}
 	}
 	return false
+}
+
+// procStat is what /proc/PID/stat says after the command's name: state,
+// parent, group...; nil when there is no such process.
+func procStat(pid string) []string {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+	end := bytes.LastIndexByte(stat, ')')
+	if err != nil || end < 0 {
+		return nil
+	}
+	return strings.Fields(string(stat[end+1:]))
 }
 
 // exitFailure is the structured error of a process that exited non-zero.
