@@ -21,8 +21,9 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 func neverPassed(name string) bool { return strings.HasPrefix(name, "TEMPORAL_") }
 
 // reserved reports a variable the engine sets for each attempt; a step's
-// own env cannot override it.
-func reserved(name string) bool { return strings.HasPrefix(name, "PLAYBOOK_") }
+// own env cannot override it (submission refuses one; a frozen playbook
+// from before may still name one).
+func reserved(name string) bool { return interpreter.EngineEnv(name) }
 
 // stepEnvironment is a step process's whole environment: baseEnv and the
 // worker variables named in passThrough (as the worker has them), then the

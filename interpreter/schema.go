@@ -180,7 +180,7 @@ func (PlainValues) schema() jsonSchema {
 
 func (EnvVars) schema() jsonSchema {
 	s := PlainValues{}.schema()
-	s["propertyNames"] = jsonSchema{"pattern": "^[^=\\x00]+$", "not": jsonSchema{"pattern": "^PLAYBOOK_"}}
+	s["propertyNames"] = jsonSchema{"pattern": "^[^=\\x00]+$", "not": jsonSchema{"pattern": "^" + engineEnvPrefix}}
 	return s
 }
 

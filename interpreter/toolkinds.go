@@ -156,6 +156,14 @@ func (PlainValues) checkValue(v any) error {
 	return nil
 }
 
+// engineEnvPrefix begins the names of the variables the engine sets for
+// every attempt (PLAYBOOK_RUN_ID, PLAYBOOK_STEP...).
+const engineEnvPrefix = "PLAYBOOK_"
+
+// EngineEnv says whether a variable's name is the engine's: a step's own
+// env cannot set it.
+func EngineEnv(name string) bool { return strings.HasPrefix(name, engineEnvPrefix) }
+
 // EnvVars are a step's environment variables: plain values under names a
 // process environment can hold. The engine sets the PLAYBOOK_* variables
 // of every attempt, so a step cannot name one.
@@ -171,7 +179,7 @@ func (EnvVars) checkValue(v any) error {
 			return errors.New("a variable needs a name")
 		case strings.ContainsAny(k, "=\x00"):
 			return fmt.Errorf("%q: a variable's name cannot hold '=' or a NUL byte", k)
-		case strings.HasPrefix(k, "PLAYBOOK_"):
+		case EngineEnv(k):
 			return fmt.Errorf("%s: PLAYBOOK_* variables are the engine's (PLAYBOOK_RUN_ID, PLAYBOOK_STEP, PLAYBOOK_ATTEMPT...); give the step's own another name", k)
 		}
 	}
