@@ -13,6 +13,10 @@ type Aggregate struct {
 	FailedStepsCount   int                   `json:"failed_steps_count"`
 	FailedSteps        []string              `json:"failed_steps"`
 	Steps              map[string]*StepState `json:"steps"`
+	// StepsOmitted counts the completed, reused and skipped steps left out
+	// of Steps because the aggregate would not fit its budget otherwise
+	// (AggregateBudget): only a playbook of tens of thousands of steps.
+	StepsOmitted int `json:"steps_omitted,omitempty"`
 	// CancelReason says why a cancelled run was cancelled, when the client
 	// that cancelled it said (playbook cancel --reason).
 	CancelReason string `json:"cancel_reason,omitempty"`

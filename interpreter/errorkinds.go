@@ -21,6 +21,9 @@ const (
 	ErrPythonException = "python_exception"
 	// ErrResultTooLarge: a result does not fit Temporal's payload limit.
 	ErrResultTooLarge = "result_too_large"
+	// ErrInputTooLarge: a step's rendered input (an activity's or a child's)
+	// is over PayloadBudget; the workflow does not start it.
+	ErrInputTooLarge = "input_too_large"
 	// ErrRetryWhen: a success that retry_when keeps polling.
 	ErrRetryWhen = "retry_when"
 	// ErrExecutionTimeout: an attempt ran past its timeout.

@@ -60,6 +60,11 @@ type Expr struct {
 	Scope  Scope
 	// StepRefs are the NAMEs of every steps.NAME it reads, checked at validation.
 	StepRefs []string
+	// WorkloadRefs are the KEYs of every workload.KEY it reads.
+	WorkloadRefs []string
+	// ReadsAll names the maps among `steps` and `workload` it reads other
+	// than by a constant key (`steps[name]`, `len(workload)`): all of it.
+	ReadsAll map[string]bool
 
 	program *vm.Program
 	// broken is why a received expression did not compile (see
@@ -83,13 +88,13 @@ func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	refs := &stepRefCollector{}
+	refs := &readCollector{}
 	opts = append(opts, expr.Patch(refs))
 	program, err := expr.Compile(body, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %s", body, FirstLine(err.Error()))
 	}
-	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.names, program: program}, nil
+	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), program: program}, nil
 }
 
 // unwrap strips one `{{ }}` around a whole expression.
@@ -107,21 +112,49 @@ func FirstLine(s string) string {
 	return first
 }
 
-// stepRefCollector records NAME in every steps.NAME while compiling.
-type stepRefCollector struct{ names []string }
+// readCollector records, while compiling, the constant keys read from
+// `steps` and `workload` (steps.NAME, workload["KEY"]) and how often each
+// of the two names appears at all: a name seen more often than read by a
+// constant key is read some other way, as a whole.
+type readCollector struct {
+	keys map[string][]string
+	seen map[string]int
+}
 
-func (c *stepRefCollector) Visit(node *ast.Node) {
-	m, ok := (*node).(*ast.MemberNode)
-	if !ok {
-		return
+func (c *readCollector) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		if n.Value == "steps" || n.Value == "workload" {
+			if c.seen == nil {
+				c.seen = map[string]int{}
+			}
+			c.seen[n.Value]++
+		}
+	case *ast.MemberNode:
+		id, ok := n.Node.(*ast.IdentifierNode)
+		if !ok || (id.Value != "steps" && id.Value != "workload") {
+			return
+		}
+		if prop, ok := n.Property.(*ast.StringNode); ok {
+			if c.keys == nil {
+				c.keys = map[string][]string{}
+			}
+			c.keys[id.Value] = append(c.keys[id.Value], prop.Value)
+		}
 	}
-	id, ok := m.Node.(*ast.IdentifierNode)
-	if !ok || id.Value != "steps" {
-		return
+}
+
+func (c *readCollector) readsAll() map[string]bool {
+	var all map[string]bool
+	for _, name := range []string{"steps", "workload"} {
+		if c.seen[name] > len(c.keys[name]) {
+			if all == nil {
+				all = map[string]bool{}
+			}
+			all[name] = true
+		}
 	}
-	if prop, ok := m.Property.(*ast.StringNode); ok {
-		c.names = append(c.names, prop.Value)
-	}
+	return all
 }
 
 // Eval runs the expression against an environment.
@@ -131,7 +164,7 @@ func (e *Expr) Eval(env map[string]any) (any, error) {
 	}
 	out, err := expr.Run(e.program, env)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %s", e.Source, FirstLine(err.Error()))
+		return nil, fmt.Errorf("%q: %s%s", e.Source, FirstLine(err.Error()), truncatedNote(e.StepRefs, env))
 	}
 	return out, nil
 }

@@ -42,3 +42,34 @@ func (r *Run) RenderTool(s *Step) (map[string]any, error) {
 	}
 	return out.(map[string]any), nil
 }
+
+// ScopeFor is the part of the run's scope that the given expressions read:
+// the steps and workload keys they name (all of `steps` or `workload` when
+// one reads it as a whole), execution_id and playbook. A step's retry_when
+// and stop_when travel with every attempt, and so does this scope; the
+// rest of the run's state stays out of its activity input.
+func (r *Run) ScopeFor(exprs ...*Expr) map[string]any {
+	env := r.Env()
+	env["steps"] = readPart(env["steps"].(map[string]any), "steps", exprs, func(e *Expr) []string { return e.StepRefs })
+	env["workload"] = readPart(r.workload, "workload", exprs, func(e *Expr) []string { return e.WorkloadRefs })
+	return env
+}
+
+// readPart is the part of src (the map named name) that exprs read.
+func readPart(src map[string]any, name string, exprs []*Expr, keys func(*Expr) []string) map[string]any {
+	part := map[string]any{}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		if e.ReadsAll[name] {
+			return src
+		}
+		for _, k := range keys(e) {
+			if v, ok := src[k]; ok {
+				part[k] = v
+			}
+		}
+	}
+	return part
+}

@@ -37,6 +37,9 @@ func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec ma
 	if s.Timeout > 0 {
 		opts.WorkflowExecutionTimeout = s.Timeout
 	}
+	if err := x.tooLarge("the input of sub-playbook step "+s.Name, child); err != nil {
+		return nil, err
+	}
 	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), WorkflowName, child), nil
 }
 

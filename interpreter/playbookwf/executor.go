@@ -55,6 +55,33 @@ type executor struct {
 	inputs map[string]interpreter.StepInput
 	// endDetached: see detachEnd; nil until asked.
 	endDetached *bool
+	// paced counts the calls of pace; paceCtx, never cancelled, is where
+	// it yields (a cancelled run decides its steps too).
+	paced   int
+	paceCtx workflow.Context
+}
+
+// paceEvery is how many steps the workflow decides between two yields.
+const paceEvery = 100
+
+// pace lets the SDK's deadlock detector see the run make progress. Steps
+// decided in the workflow (no tool, noop, their loops) never wait, and a
+// long run of them would hold the workflow's coroutine past the
+// detector's one second, failing the workflow task on every attempt. Every
+// paceEvery calls it yields to the SDK's dispatcher: no command, so a
+// history is the same with it or without; it counts calls, not time, so
+// the other coroutines (update handlers) run at the same points on replay.
+func (x *executor) pace() {
+	x.paced++
+	if x.paced%paceEvery != 0 {
+		return
+	}
+	if x.paceCtx == nil {
+		x.paceCtx, _ = workflow.NewDisconnectedContext(x.ctx)
+	}
+	yielded := false
+	workflow.Go(x.paceCtx, func(workflow.Context) { yielded = true })
+	_ = workflow.Await(x.paceCtx, func() bool { return yielded })
 }
 
 // start renders a step's tool and schedules its activity, or its child
@@ -77,6 +104,9 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 		return x.startChild(ctx, s, spec)
 	}
 	in := x.stepInput(s, s.Name, spec)
+	if err := x.tooLarge("the input of step "+s.Name, in); err != nil {
+		return nil, err
+	}
 	x.inputs[s.Name] = in
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), interpreter.RunStepName, in), nil
 }
@@ -97,7 +127,7 @@ func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]a
 		PriorAttempts: x.run.PriorAttempts(s.Name),
 	}
 	if in.Retry.RetryWhen != nil || in.Retry.StopWhen != nil {
-		in.Scope = x.run.Env()
+		in.Scope = x.run.ScopeFor(in.Retry.RetryWhen, in.Retry.StopWhen)
 	}
 	in.Lost = &interpreter.LostSpec{Attempts: s.LostAttempts}
 	return in

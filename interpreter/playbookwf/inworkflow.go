@@ -58,6 +58,7 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (
 	}
 	outcomes := make([]interpreter.Outcome, len(specs))
 	for i, spec := range specs {
+		x.pace()
 		result, err := asActivityResult(spec["result"])
 		if err != nil {
 			return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}

@@ -21,7 +21,7 @@ func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]interpreter.PendingStep, error) { return run.Pending(), nil }); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, QueryState, func() (*interpreter.Aggregate, error) { return run.Snapshot(), nil })
+	return workflow.SetQueryHandler(ctx, QueryState, func() (*interpreter.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
 }
 
 // registerClassify accepts classifications of pending_failed steps; the

@@ -29,6 +29,12 @@ const (
 	// the order they were started (before: the one whose event came first,
 	// then the rest in that order). See waitSet.
 	versionWaitInOrder = "wait-in-order"
+	// versionPayloadBudget: a step whose activity or child input JSON cannot
+	// carry, or that is over interpreter.PayloadBudget, fails with a
+	// too_large error instead of being scheduled (before: the workflow
+	// task failed on every attempt when the input was over Temporal's
+	// limit, and the run hung).
+	versionPayloadBudget = "payload-budget"
 )
 
 // runOptions asks the versions the core's decisions depend on, for the
@@ -67,4 +73,17 @@ func (x *executor) detachEnd() bool {
 		}
 	}
 	return *x.endDetached
+}
+
+// tooLarge says why v, about to be written to history as one payload,
+// cannot be (interpreter.CheckPayload). The version is asked only then, so
+// runs whose payloads fit record no marker, and a run that wrote such a
+// payload before the change (it fit Temporal's limit, not the budget)
+// replays as it ran.
+func (x *executor) tooLarge(what string, v any) *interpreter.StepError {
+	err := interpreter.CheckPayload(what, v)
+	if err == nil || workflow.GetVersion(x.ctx, versionPayloadBudget, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	return err
 }

@@ -142,6 +142,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 			ready := run.Ready()
 			started = len(ready) > 0
 			for _, s := range ready {
+				x.pace()
 				if s.Tool == nil {
 					run.Complete(s.Name, nil, 0)
 					continue
@@ -177,6 +178,7 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 		if running == 0 && len(run.Pending()) == 0 {
 			return nil, temporal.NewNonRetryableApplicationError("interpreter stalled: steps pending with nothing running: "+strings.Join(run.Running(), ","), "InterpreterError", nil)
 		}
+		x.pace()
 		sel.Select(ctx)
 	}
 
@@ -208,18 +210,22 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 		}
 	}
-	x.notify(agg)
+	// What the run writes (its result, the webhook's input) is the
+	// aggregate within its budget; queries read the same.
+	written := run.Bounded(agg)
+	x.notify(written)
+	agg.Notifications = written.Notifications
 	switch agg.Status {
 	case interpreter.RunCompleted:
-		return agg, nil
+		return written, nil
 	case interpreter.RunCancelled:
-		return nil, temporal.NewCanceledError(agg)
+		return nil, temporal.NewCanceledError(written)
 	}
 	msg := fmt.Sprintf("playbook %s failed: %d of %d steps failed", pb.Name, agg.FailedStepsCount, agg.TotalSteps)
 	if len(agg.FailedSteps) > 0 {
 		msg += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
-	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
+	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{written}})
 }
 
 // parseFrozen parses the run's frozen playbook. A worker that cannot parse

@@ -1,0 +1,251 @@
+package interpreter
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// What the workflow writes to its history is bounded here, beside the
+// history contract. Temporal refuses a payload over 2 MiB (its default), and
+// a workflow task that tries to write one fails again on every attempt: the
+// run would hang. So every payload stays under a budget by construction:
+// a value over its budget is replaced by a stub that says how big it was
+// and where the full value is (Truncated).
+const (
+	// PayloadBudget bounds one payload: an activity's or a child's input,
+	// and a step's result or failure as its activity returns it.
+	PayloadBudget = 1 << 20
+	// AggregateBudget bounds the run's aggregate: the workflow's result or
+	// failure details, and what the webhook is sent.
+	AggregateBudget = 3 << 19
+)
+
+// Truncated is the stub that stands for a value over its budget: bytes is
+// the value's encoded size, fullIn says where the whole value is kept.
+func Truncated(bytes, budget int, fullIn string) map[string]any {
+	return map[string]any{"truncated": true, "bytes": bytes, "budget": budget, "full_in": fullIn}
+}
+
+// TruncatedSize tells whether v is a stub made by Truncated, and the size
+// of the value it stands for. A stub that travelled through JSON has float
+// numbers.
+func TruncatedSize(v any) (bytes int, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m["truncated"] != true || len(m) != 4 {
+		return 0, false
+	}
+	switch n := m["bytes"].(type) {
+	case int:
+		return n, true
+	case float64:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// EncodedSize is the size of v as the workflow's payloads encode it (JSON),
+// or an error when JSON cannot carry it (NaN, an infinity, a channel).
+func EncodedSize(v any) (int, error) {
+	b, err := json.Marshal(v)
+	return len(b), err
+}
+
+// CheckPayload says why v cannot be written to the run's history as one
+// payload (what: "the input of step x"): JSON cannot carry it, or it is
+// over PayloadBudget. nil when it can.
+func CheckPayload(what string, v any) *StepError {
+	n, err := EncodedSize(v)
+	switch {
+	case err != nil:
+		return &StepError{Type: ErrTemplate, Message: fmt.Sprintf("%s cannot be encoded as JSON: %v", what, err)}
+	case n > PayloadBudget:
+		return &StepError{Type: ErrInputTooLarge, Message: fmt.Sprintf("%s is %s, over the budget of %s for one payload of the run's history; pass large data through files or a store and give the step its path",
+			what, FormatBytes(n), FormatBytes(PayloadBudget))}
+	}
+	return nil
+}
+
+// FormatBytes writes a size as people read it: 900 B, 12.5 KiB, 2.3 MiB.
+func FormatBytes(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return trimZero(float64(n)/(1<<10)) + " KiB"
+	}
+	return trimZero(float64(n)/(1<<20)) + " MiB"
+}
+
+func trimZero(f float64) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
+}
+
+// aggregatePart is one value of a step's entry that may be stubbed.
+type aggregatePart struct {
+	step, field string
+	size        int
+}
+
+// Bounded returns the aggregate as the run writes it: agg itself when it
+// fits AggregateBudget, else a copy whose largest step results, error
+// details and attempt lists (largest first, then by step name) are stubs,
+// until it fits. A value JSON cannot carry is always stubbed. When even
+// that is not enough (tens of thousands of steps), the entries of steps
+// that completed, were reused or skipped keep only status and attempts,
+// and then are left out (counted in StepsOmitted).
+func (r *Run) Bounded(agg *Aggregate) *Aggregate {
+	return boundAggregate(agg, AggregateBudget, r.fullIn)
+}
+
+func boundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) string) *Aggregate {
+	size, err := EncodedSize(agg)
+	if err == nil && size <= budget {
+		return agg
+	}
+	out := *agg
+	out.Steps = make(map[string]*StepState, len(agg.Steps))
+	var parts []aggregatePart
+	for name, st := range agg.Steps {
+		c := *st
+		if st.Error != nil {
+			e := *st.Error
+			c.Error = &e
+		}
+		out.Steps[name] = &c
+		for _, field := range []string{"result", "details", "attempt_errors"} {
+			v := c.part(field)
+			if v == nil {
+				continue
+			}
+			n, err := EncodedSize(v)
+			if err != nil {
+				c.setPart(field, map[string]any{"unencodable": true, "error": err.Error()})
+				continue
+			}
+			parts = append(parts, aggregatePart{name, field, n})
+		}
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		a, b := parts[i], parts[j]
+		if a.size != b.size {
+			return a.size > b.size
+		}
+		if a.step != b.step {
+			return a.step < b.step
+		}
+		return a.field < b.field
+	})
+	size, _ = EncodedSize(&out)
+	for _, p := range parts {
+		if size <= budget {
+			break
+		}
+		stub := Truncated(p.size, budget, fullIn(p.step, p.field))
+		n, _ := EncodedSize(stub)
+		if n >= p.size {
+			continue
+		}
+		out.Steps[p.step].setPart(p.field, stub)
+		size -= p.size - n
+	}
+	if size <= budget {
+		return &out
+	}
+	for _, st := range out.Steps {
+		if routine(st.Status) {
+			*st = StepState{Status: st.Status, Attempts: st.Attempts}
+		}
+	}
+	if size, _ = EncodedSize(&out); size <= budget {
+		return &out
+	}
+	// Still over: the routine steps are left out, and counted.
+	for name, st := range out.Steps {
+		if routine(st.Status) && name != EndStep {
+			delete(out.Steps, name)
+			out.StepsOmitted++
+		}
+	}
+	return &out
+}
+
+// routine tells whether a step with this status needs no more than its
+// status said about it when the aggregate is short of room.
+func routine(s Status) bool {
+	return s == StatusCompleted || s == StatusReused || s == StatusSkipped
+}
+
+func (st *StepState) part(field string) any {
+	switch field {
+	case "result":
+		return st.Result
+	case "details":
+		if st.Error != nil {
+			return st.Error.Details
+		}
+	case "attempt_errors":
+		if len(st.AttemptErrors) > 0 {
+			return st.AttemptErrors
+		}
+	}
+	return nil
+}
+
+func (st *StepState) setPart(field string, v any) {
+	switch field {
+	case "result":
+		st.Result = v
+	case "details":
+		st.Error.Details = v
+	case "attempt_errors":
+		// The list keeps its type: one record says what was dropped.
+		st.AttemptErrors = []AttemptRecord{{Error: StepError{Type: "truncated",
+			Message: fmt.Sprintf("%d attempt records dropped from the aggregate", len(st.AttemptErrors)), Details: v}}}
+	}
+}
+
+// fullIn says where the whole value of a step's field is kept when the
+// aggregate carries a stub for it.
+func (r *Run) fullIn(step, field string) string {
+	s := r.pb.Step(step)
+	switch {
+	case field == "attempt_errors":
+		return "the run's events (playbook events RUN) and its history (playbook history RUN)"
+	case s == nil || s.Tool == nil:
+		return "the run's history"
+	case s.Tool.Kind == "playbook":
+		return "the sub-playbook's own run (its child workflow's result)"
+	case s.Tool.Kind == "noop" && field == "result":
+		return "nowhere: a noop step's result is computed in the workflow; read the step it copies"
+	case s.Loop != nil:
+		return "each element's activity completion in the run's history (playbook history RUN)"
+	}
+	return "the step's activity completion in the run's history (playbook history RUN) and its attempt logs (playbook logs RUN " + step + ")"
+}
+
+// truncatedNote says, after an expression's error, which of the steps it
+// reads has a result that is a stub: reading past a stub is the likely
+// cause of the error.
+func truncatedNote(refs []string, env map[string]any) string {
+	steps, _ := env["steps"].(map[string]any)
+	for _, name := range refs {
+		entry, _ := steps[name].(map[string]any)
+		if entry == nil {
+			continue
+		}
+		result := entry["result"]
+		if n, ok := TruncatedSize(result); ok {
+			return fmt.Sprintf(" (steps.%s.result was truncated: %s, over the budget of %s; see its full_in)", name, FormatBytes(n), FormatBytes(PayloadBudget))
+		}
+		if list, ok := result.([]any); ok {
+			for i, v := range list {
+				if n, ok := TruncatedSize(v); ok {
+					return fmt.Sprintf(" (steps.%s.result[%d] was truncated: %s, over the budget of %s; see its full_in)", name, i, FormatBytes(n), FormatBytes(PayloadBudget))
+				}
+			}
+		}
+	}
+	return ""
+}

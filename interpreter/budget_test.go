@@ -1,0 +1,197 @@
+package interpreter
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// budgetRun is a run of three python steps and a noop whose results are set
+// by the test, as if their activities had returned them.
+func budgetRun(t *testing.T, results map[string]any) *Run {
+	t.Helper()
+	pb, err := Parse("big.yaml", []byte(`metadata: {name: big}
+workflow:
+  - {step: a, tool: {kind: python, code: "def main(): return 1"}}
+  - {step: b, tool: {kind: python, code: "def main(): return 1"}}
+  - {step: c, tool: {kind: python, code: "def main(): return 1"}}
+  - {step: d, tool: {kind: noop, result: 1}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "big-1", func() time.Time { return time.Unix(0, 0).UTC() })
+	for _, s := range run.Ready() {
+		run.Complete(s.Name, results[s.Name], 1)
+	}
+	require.True(t, run.EndReady())
+	return run
+}
+
+func TestAggregateWithinBudgetIsWrittenAsIs(t *testing.T) {
+	run := budgetRun(t, map[string]any{"a": "small", "b": 2.0})
+	agg := run.Finish(nil, nil, 0)
+	require.Same(t, agg, run.Bounded(agg))
+}
+
+// Three results of 900 KiB make a 2.7 MiB aggregate: the two largest (by
+// name on a tie) become stubs saying where the whole value is, the run's
+// own state keeps them whole, and what is written fits the budget.
+func TestAggregateOverBudgetStubsTheLargestResults(t *testing.T) {
+	big := strings.Repeat("x", 900<<10)
+	run := budgetRun(t, map[string]any{"a": big, "b": big + "y", "c": big, "d": "small"})
+	agg := run.Finish(nil, nil, 0)
+	out := run.Bounded(agg)
+
+	n, err := EncodedSize(out)
+	require.NoError(t, err)
+	require.LessOrEqual(t, n, AggregateBudget)
+	require.Equal(t, Truncated(900<<10+3, AggregateBudget, "the step's activity completion in the run's history (playbook history RUN) and its attempt logs (playbook logs RUN b)"), out.Steps["b"].Result)
+	size, ok := TruncatedSize(out.Steps["a"].Result)
+	require.True(t, ok, "a is the larger of a and c by name")
+	require.Equal(t, 900<<10+2, size, "a JSON string's size counts its quotes")
+	require.Equal(t, big, out.Steps["c"].Result)
+	require.Equal(t, "small", out.Steps["d"].Result)
+	require.Equal(t, big, run.State("a").Result, "the run's state keeps the whole result")
+	require.Equal(t, big, agg.Steps["a"].Result)
+}
+
+// A value JSON cannot carry (a python step cannot return one, but a noop's
+// template can compute one) is replaced, whatever its size, so that the
+// run can still write its aggregate.
+func TestAggregateStubsWhatJSONCannotCarry(t *testing.T) {
+	run := budgetRun(t, map[string]any{"a": "ok", "d": math.NaN()})
+	out := run.Bounded(run.Finish(nil, nil, 0))
+	_, err := EncodedSize(out)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"unencodable": true, "error": "json: unsupported value: NaN"}, out.Steps["d"].Result)
+	require.Equal(t, "ok", out.Steps["a"].Result)
+}
+
+// A stub that came back through JSON (a sub-playbook's aggregate) is still
+// recognised, and an ordinary map with the same keys is not a stub.
+func TestTruncatedSize(t *testing.T) {
+	n, ok := TruncatedSize(map[string]any{"truncated": true, "bytes": 2048.0, "budget": 1024.0, "full_in": "x"})
+	require.True(t, ok)
+	require.Equal(t, 2048, n)
+	_, ok = TruncatedSize(map[string]any{"truncated": true, "bytes": 2048.0, "rows": 3})
+	require.False(t, ok)
+	_, ok = TruncatedSize(map[string]any{"truncated": "yes", "bytes": 1, "budget": 1, "full_in": "x"})
+	require.False(t, ok)
+}
+
+// Tens of thousands of steps do not fit even with every result stubbed:
+// the steps that completed keep their status and attempts only, and the
+// failed ones keep their whole entry.
+func TestAggregateOfVeryManyStepsKeepsTheFailedOnesWhole(t *testing.T) {
+	agg := &Aggregate{Playbook: "many", Steps: map[string]*StepState{}}
+	at := time.Unix(0, 0).UTC()
+	for i := range 12000 {
+		agg.Steps[fmt.Sprintf("step_%05d", i)] = &StepState{Status: StatusCompleted, Attempts: 1, StartedAt: &at, EndedAt: &at, TakenNext: []string{fmt.Sprintf("step_%05d", i+1)}}
+	}
+	agg.Steps["broken"] = &StepState{Status: StatusFailed, Attempts: 3, Error: &StepError{Type: ErrExitCode, Message: "exited with code 1"}, RoutedToEnd: true}
+	out := boundAggregate(agg, AggregateBudget, func(string, string) string { return "" })
+	n, err := EncodedSize(out)
+	require.NoError(t, err)
+	require.LessOrEqual(t, n, AggregateBudget)
+	require.Equal(t, agg.Steps["broken"], out.Steps["broken"])
+	for name, st := range out.Steps {
+		if name != "broken" {
+			require.Equal(t, &StepState{Status: StatusCompleted, Attempts: 1}, st)
+			break
+		}
+	}
+	require.NotNil(t, agg.Steps["broken"].Error, "the run's own states are not touched")
+}
+
+// Past that, at tens of thousands of steps with long names, the routine
+// steps are left out and counted.
+func TestAggregateLeavesOutRoutineStepsAsALastResort(t *testing.T) {
+	agg := &Aggregate{Playbook: "many", Steps: map[string]*StepState{EndStep: {Status: StatusCompleted}}}
+	for i := range 30000 {
+		agg.Steps[fmt.Sprintf("%s_%05d", strings.Repeat("s", 60), i)] = &StepState{Status: StatusCompleted, Attempts: 1}
+	}
+	agg.Steps["broken"] = &StepState{Status: StatusFailed, Attempts: 1, Error: &StepError{Type: ErrExitCode, Message: "exited with code 1"}}
+	out := boundAggregate(agg, AggregateBudget, func(string, string) string { return "" })
+	require.Equal(t, 30000, out.StepsOmitted)
+	require.Equal(t, []string{"broken", EndStep}, keysOf(map[string]any{"broken": out.Steps["broken"], EndStep: out.Steps[EndStep]}))
+	require.Len(t, out.Steps, 2)
+	require.Len(t, agg.Steps, 30002)
+}
+
+func TestCheckPayload(t *testing.T) {
+	require.Nil(t, CheckPayload("the input of step a", map[string]any{"x": 1}))
+	err := CheckPayload("the input of step a", map[string]any{"x": math.Inf(1)})
+	require.Equal(t, &StepError{Type: ErrTemplate, Message: "the input of step a cannot be encoded as JSON: json: unsupported value: +Inf"}, err)
+	err = CheckPayload("the input of step a", strings.Repeat("x", 3<<20))
+	require.Equal(t, &StepError{Type: ErrInputTooLarge, Message: "the input of step a is 3 MiB, over the budget of 1 MiB for one payload of the run's history; pass large data through files or a store and give the step its path"}, err)
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int]string{900: "900 B", 1 << 10: "1 KiB", 1536: "1.5 KiB", 3 << 19: "1.5 MiB", 2<<20 + 1: "2 MiB", 1<<20 + 1<<19 + 1<<17: "1.6 MiB"} {
+		require.Equal(t, want, FormatBytes(n), n)
+	}
+}
+
+// An expression that fails on a stub says which step's result was
+// truncated, and by how much.
+func TestExpressionOnATruncatedResultSaysSo(t *testing.T) {
+	e, err := CompileExpr("steps.extract.result.rows > 0", ScopeStep, true)
+	require.NoError(t, err)
+	env := map[string]any{"workload": map[string]any{}, "execution_id": "x", "playbook": map[string]any{},
+		"steps": map[string]any{"extract": map[string]any{"status": "completed", "result": Truncated(3<<20, PayloadBudget, "history")}}}
+	_, err = e.EvalBool(env)
+	require.EqualError(t, err, `"steps.extract.result.rows > 0": invalid operation: <nil> > int (1:27) (steps.extract.result was truncated: 3 MiB, over the budget of 1 MiB; see its full_in)`)
+
+	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": []any{map[string]any{"rows": 1.0}, Truncated(2<<20, PayloadBudget, "history")}}}
+	e, err = CompileExpr("steps.extract.result[1].rows > 0", ScopeStep, true)
+	require.NoError(t, err)
+	_, err = e.EvalBool(env)
+	require.ErrorContains(t, err, "(steps.extract.result[1] was truncated: 2 MiB, over the budget of 1 MiB; see its full_in)")
+}
+
+// A step's retry_when and stop_when travel with each attempt, and with
+// them only the part of the run they read.
+func TestScopeForCarriesOnlyWhatTheExpressionsRead(t *testing.T) {
+	pb, err := Parse("s.yaml", []byte(`metadata: {name: s}
+workload: {limit: 3, secret_blob: "x", other: 1}
+workflow:
+  - {step: a, tool: {kind: noop, result: {rows: 5}}}
+  - {step: b, tool: {kind: noop, result: {blob: "large"}}}
+  - step: c
+    depends_on: [a, b]
+    tool: {kind: shell, command: "true"}
+    retry:
+      max_attempts: 3
+      retry_when: "steps.a.result.rows > workload.limit"
+      stop_when: "steps['a'].status == 'failed'"
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "s-1", time.Now)
+	for _, s := range run.Ready() {
+		run.Complete(s.Name, map[string]any{"rows": 5.0}, 1)
+	}
+	c := pb.Step("c")
+	scope := run.ScopeFor(c.Retry.RetryWhen, c.Retry.StopWhen)
+	require.Equal(t, []string{"a"}, keysOf(scope["steps"]))
+	require.Equal(t, map[string]any{"limit": 3}, scope["workload"])
+	require.Equal(t, "s-1", scope["execution_id"])
+	ok, err := c.Retry.RetryWhen.EvalBool(scope)
+	require.NoError(t, err)
+	require.True(t, ok, "the expression reads the same in the pruned scope")
+
+	// Reading a map as a whole carries all of it.
+	e, err := CompileExpr("len(steps) > 1 && len(workload) > 0", ScopeRetry, true)
+	require.NoError(t, err)
+	scope = run.ScopeFor(e)
+	require.Equal(t, []string{"a", "b", "c", "end"}, keysOf(scope["steps"]))
+	require.Len(t, scope["workload"], 3)
+}
+
+func keysOf(v any) []string {
+	return slices.Sorted(maps.Keys(v.(map[string]any)))
+}
