@@ -14,8 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"playbook/internal/quietlog"
 	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/worker"
 )
 
 func TestLoop(t *testing.T) {
@@ -64,9 +65,9 @@ func workflowHistoryLength(t *testing.T, id string) int {
 	return int(d.GetWorkflowExecutionInfo().GetHistoryLength())
 }
 
-// A loop longer than a batch runs its elements in batches of child
-// workflows, results in input order: 1,001 http elements make three.
-func TestLongLoopRunsInBatches(t *testing.T) {
+// A loop longer than a batch runs its elements in one driver, a child
+// workflow, with results in input order: 1,001 http elements.
+func TestLongLoopRunsInItsDriver(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, strings.TrimPrefix(r.URL.Path, "/"))
 	}))
@@ -88,12 +89,47 @@ workflow:
 	for i, res := range results {
 		require.Equal(t, fmt.Sprint(i), res.(map[string]any)["body"], "results in input order")
 	}
-	batches := childWorkflowIDs(t, agg.WorkflowID)
-	require.Len(t, batches, (1001+playbookwf.LoopBatchSize-1)/playbookwf.LoopBatchSize)
-	for b, id := range batches {
-		require.Equal(t, fmt.Sprintf("%s.each.batch-%d", agg.WorkflowID, b), id)
-		require.Less(t, workflowHistoryLength(t, id), 10000)
+	require.Equal(t, []string{agg.WorkflowID + ".each.loop"}, childWorkflowIDs(t, agg.WorkflowID), "one driver, no batches")
+	require.Greater(t, agg.Steps["each"].Attempts, 0)
+}
+
+// A loop whose driver's history would pass 10,000 events continues as new,
+// and its results still come back whole and in order: 3,000 elements of a
+// noop polled by retry_when (an activity each).
+func TestLongLoopContinuesAsNew(t *testing.T) {
+	agg := runFile(t, `metadata: {name: loop-continued}
+workflow:
+  - step: each
+    loop: { in: "0..2999", mode: parallel, max_in_flight: 100 }
+    tool: { kind: noop, result: "{{ item * 2 }}" }
+    retry: { retry_when: "false" }
+`)
+	require.Equal(t, "completed", agg.Status)
+	results := agg.Steps["each"].Result.([]any)
+	require.Len(t, results, 3000)
+	for i, r := range results {
+		require.Equal(t, float64(2*i), r, "element %d", i)
 	}
+	driver := agg.WorkflowID + ".each.loop"
+	runs := driverRuns(t, driver)
+	require.Greater(t, len(runs), 1, "the driver continued as new")
+	for _, runID := range runs {
+		require.NoError(t, worker.Replay(history(t, driver, runID), quietlog.New()), "replaying %s run %s", driver, runID)
+	}
+	require.Less(t, workflowHistoryLength(t, agg.WorkflowID), 100, "the parent's history holds one child")
+}
+
+// driverRuns lists the runs of a workflow that continued as new, newest first.
+func driverRuns(t *testing.T, id string) []string {
+	var runs []string
+	d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+	require.NoError(t, err)
+	for runID := d.GetWorkflowExecutionInfo().GetExecution().GetRunId(); runID != ""; {
+		runs = append(runs, runID)
+		first := history(t, id, runID).GetEvents()[0]
+		runID = first.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+	}
+	return runs
 }
 
 // childWorkflowIDs lists the child workflows a run started, in order.

@@ -52,7 +52,15 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 // else batch after batch as child workflows. The returned future yields the
 // combined interpreter.Outcome.
 func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
-	specs, stepErr := x.renderLoop(s)
+	items, stepErr := x.loopItems(s)
+	if stepErr != nil {
+		return nil, stepErr
+	}
+	// Asked only for a loop longer than a batch, where the two ways part.
+	if len(items) > LoopBatchSize && workflow.GetVersion(x.ctx, versionLoopDriver, workflow.DefaultVersion, 1) >= 1 {
+		return x.startDriver(ctx, s, len(items))
+	}
+	specs, stepErr := x.renderItems(s, items)
 	if stepErr != nil {
 		return nil, stepErr
 	}
@@ -92,6 +100,15 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 
 // renderLoop evaluates a loop's list and renders its tool once per element.
 func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpreter.StepError) {
+	items, err := x.loopItems(s)
+	if err != nil {
+		return nil, err
+	}
+	return x.renderItems(s, items)
+}
+
+// loopItems evaluates a loop's list, within the bound on its length.
+func (x *executor) loopItems(s *interpreter.Step) ([]any, *interpreter.StepError) {
 	items, err := x.run.LoopItems(s)
 	if err != nil {
 		return nil, &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
@@ -102,6 +119,11 @@ func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpret
 			return nil, &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
 		}
 	}
+	return items, nil
+}
+
+// renderItems renders a loop's tool once per element of its list.
+func (x *executor) renderItems(s *interpreter.Step, items []any) ([]map[string]any, *interpreter.StepError) {
 	specs, err := x.run.RenderLoop(s, items)
 	if err != nil {
 		return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}

@@ -31,6 +31,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: LoopBatchWorkflowName})
+	env.RegisterWorkflowWithOptions(PlaybookLoop, workflow.RegisterOptions{Name: LoopWorkflowName})
 	logDir, err := os.MkdirTemp("", "playbookwf-test")
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -109,8 +110,20 @@ func TestCancelDuringEndInOldRuns(t *testing.T) {
 
 // A loop longer than a batch runs batch after batch, each a child with
 // the ID <run>.<step>.batch-<n>; results come back in input order.
-func TestLoopRunsInBatches(t *testing.T) {
+func TestLongLoopRunsInItsDriver(t *testing.T) {
+	require.Equal(t, []string{"run.each.loop"}, longLoop(t, newEnv(t)))
+}
+
+// Runs from before the loop driver keep their batches.
+func TestLoopRunsInBatchesInRunsFromBefore(t *testing.T) {
 	env := newEnv(t)
+	env.OnGetVersion(versionLoopDriver, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	require.Equal(t, []string{"run.each.batch-0", "run.each.batch-1"}, longLoop(t, env))
+}
+
+// longLoop runs a loop of a batch and 3 elements, checks its results, and
+// returns the child workflows it started.
+func longLoop(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
 	var mu sync.Mutex
 	var children []string
 	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
@@ -126,14 +139,14 @@ workflow:
     tool: {kind: shell, env: {I: "{{ item }}"}, command: 'echo $((I * 2))'}
 `, n))
 	require.NoError(t, err)
-	// Elements that run a process batch; noop elements are decided in the
-	// workflow and need none.
+	// Elements that run a process go to children; noop elements are
+	// decided in the workflow and need none.
 	results := agg.Steps["each"].Result.([]any)
 	require.Len(t, results, n)
 	for i, r := range results {
 		require.Equal(t, float64(2*(i+1)), r.(map[string]any)["json"], "element %d", i)
 	}
-	require.Equal(t, []string{"run.each.batch-0", "run.each.batch-1"}, children)
+	return children
 }
 
 // Under failure_mode cancel, a failed element cancels those in flight and

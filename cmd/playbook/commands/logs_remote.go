@@ -66,16 +66,19 @@ func attemptLocations(ctx context.Context, c client.Client, run, step string) (m
 		return nil, err
 	}
 	where := map[int]string{}
-	return where, locateIn(ctx, c, dc, run, step, where)
+	return where, locateIn(ctx, c, dc, run, "", step, where)
 }
 
-func locateIn(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, step string, where map[int]string) error {
+// locateIn reads one run of a workflow (runID "": its latest), the runs it
+// continued (a loop's driver), and its loop drivers or batches.
+func locateIn(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID, runID, step string, where map[int]string) error {
 	decode := func(p *commonpb.Payloads, v any) bool {
 		return p != nil && len(p.GetPayloads()) > 0 && dc.FromPayloads(p, v) == nil
 	}
 	prior := map[int64]int{} // scheduled event -> the step's attempts before it
 	var batches []string
-	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var continued string
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
@@ -104,26 +107,39 @@ func locateIn(ctx context.Context, c client.Client, dc converter.DataConverter, 
 			if p, ok := prior[a.GetScheduledEventId()]; ok && decode(a.GetFailure().GetTimeoutFailureInfo().GetLastHeartbeatDetails(), &v) {
 				v.add(where, p, false)
 			}
-		case e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowType().GetName() == playbookwf.LoopBatchWorkflowName:
+		case e.GetWorkflowExecutionStartedEventAttributes() != nil:
+			continued = e.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		case isLoopChild(e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowType().GetName()):
 			batches = append(batches, e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowId())
 		}
 	}
-	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
-	if err != nil {
-		return err
+	if runID == "" {
+		d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+		if err != nil {
+			return err
+		}
+		for _, pa := range d.GetPendingActivities() {
+			var v loggedAt
+			if pa.GetActivityId() == step && decode(pa.GetHeartbeatDetails(), &v) {
+				v.add(where, 0, false)
+			}
+		}
 	}
-	for _, pa := range d.GetPendingActivities() {
-		var v loggedAt
-		if pa.GetActivityId() == step && decode(pa.GetHeartbeatDetails(), &v) {
-			v.add(where, 0, false)
+	if continued != "" {
+		if err := locateIn(ctx, c, dc, workflowID, continued, step, where); err != nil {
+			return err
 		}
 	}
 	for _, b := range batches {
-		if err := locateIn(ctx, c, dc, b, step, where); err != nil {
+		if err := locateIn(ctx, c, dc, b, "", step, where); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func isLoopChild(workflowType string) bool {
+	return workflowType == playbookwf.LoopWorkflowName || workflowType == playbookwf.LoopBatchWorkflowName
 }
 
 // serverKnown says whether `playbook logs` has a server to ask: one is
