@@ -194,6 +194,7 @@ func noopStep(i int) string { return fmt.Sprintf("{kind: noop, result: %d}", i) 
 
 // benchRun is one finished workflow as its history tells it.
 type benchRun struct {
+	id         string
 	wall       time.Duration // WorkflowExecutionStarted to its close
 	events     int
 	activities int
@@ -223,7 +224,7 @@ func fromHistory(b *testing.B, c client.Client, id, runID string) benchRun {
 		require.NoError(b, err)
 		events = append(events, e)
 	}
-	r := benchRun{events: len(events), wall: events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())}
+	r := benchRun{id: id, events: len(events), wall: events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())}
 	at := map[int64]time.Time{}
 	for _, e := range events {
 		at[e.GetEventId()] = e.GetEventTime().AsTime()

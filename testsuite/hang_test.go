@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"playbook/cmd/playbook/commands"
 	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
 )
 
 // endsWithin runs a playbook written for the test with `run --json` and
@@ -166,4 +169,29 @@ func keysOf(m any) []string {
 		keys = append(keys, k)
 	}
 	return keys
+}
+
+// When a run's workflow task fails again and again (here a worker whose
+// Playbook workflow always panics), `playbook run` says that the run is
+// not progressing and why, instead of following it silently.
+func TestRunSaysWhenARunIsNotProgressing(t *testing.T) {
+	const queue = "stuck"
+	w := sdkworker.New(tc, queue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(func(workflow.Context, playbookwf.Input) error { panic("this worker cannot run playbooks") }, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	file := filepath.Join(t.TempDir(), "stuck.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("metadata: {name: stuck}\nworkflow:\n  - {step: a}\n"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	var out, errOut lockedBuffer
+	go func() {
+		for ctx.Err() == nil && !strings.Contains(out.String(), "not progressing") {
+			time.Sleep(200 * time.Millisecond)
+		}
+		cancel()
+	}()
+	commands.Main(ctx, []string{"playbook", "run", "--address", server.Address, "--task-queue", queue, "--id", "stuck-run", "--detach=false", file}, &out, &errOut)
+	defer tc.TerminateWorkflow(context.Background(), "stuck-run", "", "test over")
+	require.Regexp(t, `\(run\)\s+not progressing: its workflow task failed \d+ times in a row \(workflow_worker_unhandled_failure: this worker cannot run playbooks\)`, errOut.String()+out.String())
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -88,6 +89,9 @@ type progress struct {
 	loopSteps map[string]bool
 	running   map[string]string
 	loopsAt   time.Time
+	// stuckAt is the workflow task attempt past which `run` says again
+	// that the run is not progressing.
+	stuckAt int32
 }
 
 func newProgress(pb *interpreter.Playbook, out io.Writer) *progress {
@@ -181,6 +185,11 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 	if err != nil {
 		return
 	}
+	if wt := d.GetPendingWorkflowTask(); wt.GetAttempt() >= stuckAttempts && wt.GetAttempt() > p.stuckAt {
+		p.stuckAt = wt.GetAttempt() * 4 // says it again when it has failed four times as often
+		p.line(time.Now(), "(run)", fmt.Sprintf("not progressing: its workflow task failed %d times in a row%s; the run waits for a worker that can run it (playbook cancel or terminate ends it)",
+			wt.GetAttempt()-1, lastTaskFailure(ctx, c, wr)))
+	}
 	for _, pa := range d.GetPendingActivities() {
 		step, attempt := pa.GetActivityId(), pa.GetAttempt()
 		if attempt <= 1 || attempt <= p.attempts[step] {
@@ -202,6 +211,28 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 		}
 		p.line(time.Now(), step, line)
 	}
+}
+
+// stuckAttempts is the attempt of a run's workflow task from which `run`
+// says that the run is not progressing: a task that keeps failing (a
+// worker that cannot parse the playbook, a bug) leaves the run running.
+const stuckAttempts = 4
+
+// lastTaskFailure is ": " and why the run's last workflow task failed, as
+// its history says; empty when it cannot be read.
+func lastTaskFailure(ctx context.Context, c client.Client, wr client.WorkflowRun) string {
+	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	why := ""
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return why
+		}
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			why = fmt.Sprintf(" (%s: %s)", strings.ToLower(strings.TrimPrefix(enums.WorkflowTaskFailedCause_name[int32(a.GetCause())], "WORKFLOW_TASK_FAILED_CAUSE_")), interpreter.FirstLine(a.GetFailure().GetMessage()))
+		}
+	}
+	return why
 }
 
 func describeEvent(e interpreter.Event, run string) string {
@@ -256,6 +287,9 @@ func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggr
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, st.Note())
 	}
 	tw.Flush()
+	if agg.StepsOmitted > 0 {
+		fmt.Fprintf(out, "(%s that completed, were reused or skipped are left out: the aggregate would be over its budget.)\n", countOf(agg.StepsOmitted, "step"))
+	}
 	line := fmt.Sprintf("Run %s %s: %d of %s failed", agg.WorkflowID, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	if len(agg.FailedSteps) > 0 {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
