@@ -18,12 +18,43 @@ func (r *Run) DetailsMarkdown() string {
 	if r.rows == nil {
 		r.rows = make([]renderedRow, len(r.pb.Steps))
 	}
+	if len(r.pb.Steps) <= detailsRows {
+		for i, s := range r.pb.Steps {
+			b.WriteString(r.detailsRow(i, s.Name))
+		}
+		r.detailsSize = b.Len()
+		return b.String()
+	}
+	// A long playbook shows the steps that need a look, and counts the rest.
+	counts := map[Status]int{}
+	shown := 0
 	for i, s := range r.pb.Steps {
-		b.WriteString(r.detailsRow(i, s.Name))
+		switch st := r.ordered[i].Status; {
+		case st == StatusPending || st == StatusCompleted || st == StatusReused || st == StatusSkipped || shown == detailsRows:
+			counts[st]++
+		default:
+			b.WriteString(r.detailsRow(i, s.Name))
+			shown++
+		}
+	}
+	var rest []string
+	hidden := 0
+	for _, st := range []Status{StatusCompleted, StatusReused, StatusSkipped, StatusPending, StatusRunning, StatusFailed, StatusPendingFailed, StatusCancelled} {
+		if counts[st] > 0 {
+			rest = append(rest, fmt.Sprintf("%d %s", counts[st], st))
+			hidden += counts[st]
+		}
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "\n%d of %d steps not shown: %s.\n", hidden, len(r.pb.Steps), strings.Join(rest, ", "))
 	}
 	r.detailsSize = b.Len()
 	return b.String()
 }
+
+// detailsRows is the most rows the step table shows: a longer playbook's
+// table shows the running, failed and cancelled steps only.
+const detailsRows = 200
 
 // detailsRow renders a step's row, again only when what it shows changed:
 // the table is rendered after every step that moves.

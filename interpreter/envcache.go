@@ -39,13 +39,18 @@ func (r *Run) stepsEnv() map[string]any {
 	}
 	for _, name := range changed {
 		st := r.states[name]
-		var errVal any
-		if st.Error != nil {
-			errVal = map[string]any{"type": st.Error.Type, "message": st.Error.Message, "details": st.Error.Details}
-		}
-		steps[name] = map[string]any{"status": string(st.Status), "result": st.Result, "error": errVal, "attempts": st.Attempts}
+		steps[name] = stepEntry(st)
 		c.seen[name] = stepSeen{st.Status, st.Attempts, st.Error}
 	}
 	c.steps = steps
 	return steps
+}
+
+// stepEntry is a step's entry in `steps`.
+func stepEntry(st *StepState) map[string]any {
+	var errVal any
+	if st.Error != nil {
+		errVal = map[string]any{"type": st.Error.Type, "message": st.Error.Message, "details": st.Error.Details}
+	}
+	return map[string]any{"status": string(st.Status), "result": st.Result, "error": errVal, "attempts": st.Attempts}
 }

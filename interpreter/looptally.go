@@ -129,16 +129,10 @@ func (t *LoopTally) Outcome(fullIn string) Outcome {
 // LoopScope is the part of the run's scope that a loop step's list and
 // tool templates read: what its driver needs to evaluate and render them.
 func (r *Run) LoopScope(s *Step) map[string]any {
-	var exprs []*Expr
+	exprs := r.toolReads(s)
 	if s.Loop.In != nil {
 		exprs = append(exprs, s.Loop.In)
 	}
-	_ = templatesIn(s.Tool.Spec, func(src string) error {
-		if t := r.pb.templates[src]; t != nil {
-			exprs = append(exprs, t.reads()...)
-		}
-		return nil
-	})
 	return r.ScopeFor(exprs...)
 }
 

@@ -30,11 +30,14 @@ func (r *Run) failedSteps() []string {
 	return failed
 }
 
-// RenderTool renders a step's tool fields against the run's current state.
+// RenderTool renders a step's tool fields against the run's current state:
+// the steps its templates read (every step, for end).
 func (r *Run) RenderTool(s *Step) (map[string]any, error) {
-	env := r.Env()
+	var env map[string]any
 	if s.Name == EndStep {
 		env = r.EndEnv()
+	} else {
+		env = r.envReading(r.toolReads(s))
 	}
 	out, err := renderValue(s.Tool.Spec, r.pb.templates, env)
 	if err != nil {
@@ -49,10 +52,49 @@ func (r *Run) RenderTool(s *Step) (map[string]any, error) {
 // and stop_when travel with every attempt, and so does this scope; the
 // rest of the run's state stays out of its activity input.
 func (r *Run) ScopeFor(exprs ...*Expr) map[string]any {
-	env := r.Env()
-	env["steps"] = readPart(env["steps"].(map[string]any), "steps", exprs, func(e *Expr) []string { return e.StepRefs })
+	env := r.envReading(exprs)
 	env["workload"] = readPart(r.workload, "workload", exprs, func(e *Expr) []string { return e.WorkloadRefs })
 	return env
+}
+
+// envReading is Env with `steps` holding only the steps exprs read, unless
+// one reads it as a whole: a step's render then costs what it reads, not
+// the size of the run (a chain of thousands of steps renders each of them).
+func (r *Run) envReading(exprs []*Expr) map[string]any {
+	steps := map[string]any{}
+	for _, e := range exprs {
+		if e != nil && e.ReadsAll["steps"] {
+			return r.Env()
+		}
+	}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		for _, name := range e.StepRefs {
+			if st := r.states[name]; st != nil {
+				steps[name] = stepEntry(st)
+			}
+		}
+	}
+	return map[string]any{
+		"workload":     r.workload,
+		"steps":        steps,
+		"execution_id": r.executionID,
+		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
+	}
+}
+
+// toolReads lists the expressions of a step's tool templates.
+func (r *Run) toolReads(s *Step) []*Expr {
+	var exprs []*Expr
+	_ = templatesIn(s.Tool.Spec, func(src string) error {
+		if t := r.pb.templates[src]; t != nil {
+			exprs = append(exprs, t.reads()...)
+		}
+		return nil
+	})
+	return exprs
 }
 
 // readPart is the part of src (the map named name) that exprs read.

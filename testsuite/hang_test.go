@@ -100,6 +100,11 @@ func TestLongNoopChainCompletes(t *testing.T) {
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
 	require.Equal(t, 4999.0, agg.Steps["s5000"].Result)
+
+	// Its events come in pages (playbookwf.EventsPage) and all of them.
+	code, out, errOut := cli(t, "events", "--address", server.Address, "--json", agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, 5001, strings.Count(out, `"type":"step_completed"`))
 }
 
 // A value a template computes that JSON cannot carry fails its step with a

@@ -8,13 +8,18 @@ import (
 	"playbook/interpreter"
 )
 
+// EventsPage is the most events one `events` query returns: a run of
+// thousands of steps has tens of thousands, more than one answer may carry.
+// A client asks again after the last one it got.
+const EventsPage = 1000
+
 func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int) ([]interpreter.Event, error) {
 		ev := run.Events()
 		if after < 0 || after > len(ev) {
 			after = 0
 		}
-		return ev[after:], nil
+		return ev[after:min(len(ev), after+EventsPage)], nil
 	}); err != nil {
 		return err
 	}

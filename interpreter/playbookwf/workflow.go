@@ -133,11 +133,6 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	pendingGen := map[string]int{}
 	running := 0
 	for {
-		// The step table is rendered when the workflow is about to wait, not
-		// after each of the steps settled together.
-		if !sel.HasPending() || run.EndReady() {
-			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
-		}
 		for started := true; started; {
 			ready := run.Ready()
 			started = len(ready) > 0
@@ -173,12 +168,18 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 			x.cancels[name]()
 		}
 		if run.EndReady() {
+			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
 			break
 		}
 		if running == 0 && len(run.Pending()) == 0 {
 			return nil, temporal.NewNonRetryableApplicationError("interpreter stalled: steps pending with nothing running: "+strings.Join(run.Running(), ","), "InterpreterError", nil)
 		}
 		x.pace()
+		// The step table is rendered when the workflow is about to wait, not
+		// after each step that settled without waiting (noop steps).
+		if !sel.HasPending() {
+			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+		}
 		sel.Select(ctx)
 	}
 

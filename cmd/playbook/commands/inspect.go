@@ -241,15 +241,26 @@ func queryEvents(ctx context.Context, c client.Client, workflowID, runID string,
 		ctx, cancel = context.WithTimeout(ctx, pollTimeout)
 		defer cancel()
 	}
-	v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq)
 	var evs []interpreter.Event
-	if err == nil {
-		err = v.Get(&evs)
+	for {
+		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq)
+		var page []interpreter.Event
+		if err == nil {
+			err = v.Get(&page)
+		}
+		if bounded && ctx.Err() != nil {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, page...)
+		// A worker from before pages answered with every event at once.
+		if len(page) < playbookwf.EventsPage {
+			return evs, nil
+		}
+		seq = page[len(page)-1].Seq
 	}
-	if bounded && ctx.Err() != nil {
-		return nil, nil
-	}
-	return evs, err
 }
 
 // eventsWidth is the step column's width for a run's events: as wide as
