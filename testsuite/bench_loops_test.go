@@ -2,14 +2,23 @@ package testsuite
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 )
+
+// hugeLoopElements is the length of BenchmarkHugeLoops' loops; a shorter
+// one profiles quicker (-huge-loop 20000).
+var hugeLoopElements = flag.Int("huge-loop", 100_000, "elements of each loop BenchmarkHugeLoops runs")
 
 // BenchmarkHugeLoops runs a loop of 100,000 elements, of noop and of
 // `shell true`, 200 in flight, each on a `playbook worker` of its own, and
@@ -17,17 +26,57 @@ import (
 // run's history (the loop's driver keeps the elements' events in its own).
 // Minutes on two cores.
 func BenchmarkHugeLoops(b *testing.B) {
-	const n, inFlight = 100_000, 200
+	n, inFlight := *hugeLoopElements, 200
 	for range b.N {
 		for _, loop := range []struct{ name, tool string }{
 			{"noop", `{kind: noop, result: "{{ item }}"}`},
 			{"shell true", shellTrue},
 		} {
+			var server syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &server)
 			r, rss, parent := hugeLoop(b, loopSource(n, inFlight, loop.tool))
-			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element | worker %4.0f MiB peak RSS | parent history %6.1f KiB, %d events\n",
-				fmt.Sprintf("loop 100000 %s:", loop.name), r.wall.Seconds(), ms(r.wall)/n, rss, float64(parent)/1024, r.events)
+			var after syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+			cpu := lastWorkerCPU
+			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element | worker %4.0f MiB peak RSS | parent history %6.1f KiB, %d events | CPU ms/element: server %.2f, worker %.2f, its processes %.2f\n",
+				fmt.Sprintf("loop %d %s:", n, loop.name), r.wall.Seconds(), ms(r.wall)/float64(n), rss, float64(parent)/1024, r.events,
+				1000*(rusageSeconds(after)-rusageSeconds(server))/float64(n), 1000*cpu.own/float64(n), 1000*cpu.children/float64(n))
 		}
+		wall := nativeLongLoop(b, n, inFlight)
+		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, continuing as new every %d elements)\n",
+			fmt.Sprintf("loop %d native:", n), wall.Seconds(), ms(wall)/float64(n), nativeLoopChunk)
 	}
+}
+
+// nativeLoopChunk is how many elements a run of the hand-written long loop
+// runs before it continues as new.
+const nativeLoopChunk = 2000
+
+// BenchNativeLongLoop runs n activities, at most inFlight at a time, in
+// runs of nativeLoopChunk that continue as new: a hand-written long loop.
+func BenchNativeLongLoop(ctx workflow.Context, n, inFlight int) error {
+	chunk := min(n, nativeLoopChunk)
+	if err := BenchNativeLoop(ctx, chunk, inFlight); err != nil || n == chunk {
+		return err
+	}
+	return workflow.NewContinueAsNewError(ctx, BenchNativeLongLoop, n-chunk, inFlight)
+}
+
+// nativeLongLoop runs BenchNativeLongLoop on a worker of the test's own,
+// and returns its wall time across its runs.
+func nativeLongLoop(b *testing.B, n, inFlight int) time.Duration {
+	const queue = "bench-native-long-loop"
+	w := sdkworker.New(tc, queue, sdkworker.Options{})
+	w.RegisterWorkflow(BenchNativeLongLoop)
+	w.RegisterWorkflow(BenchNativeLoop)
+	w.RegisterActivity(BenchTrue)
+	require.NoError(b, w.Start())
+	defer w.Stop()
+	start := time.Now()
+	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-long-%d", time.Now().UnixNano()), TaskQueue: queue}, BenchNativeLongLoop, n, inFlight)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(context.Background(), nil))
+	return time.Since(start)
 }
 
 // hugeLoop runs a loop on its own worker and returns the parent run, the
@@ -49,4 +98,8 @@ func historyBytes(b *testing.B, id string) int {
 		n += proto.Size(e)
 	}
 	return n
+}
+
+func rusageSeconds(r syscall.Rusage) float64 {
+	return float64(r.Utime.Sec+r.Stime.Sec) + float64(r.Utime.Usec+r.Stime.Usec)/1e6
 }

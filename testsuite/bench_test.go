@@ -282,7 +282,27 @@ func loopOnOwnWorker(b *testing.B, source string) (benchRun, float64) {
 		_ = cmd.Wait()
 	}()
 	r := measure(b, tc, queue, playbookwf.WorkflowName, pb(source))
+	lastWorkerCPU = processCPU(b, cmd.Process.Pid)
 	return r, peakRSS(b, cmd.Process.Pid)
+}
+
+// cpuTimes are a process's CPU seconds, its own and its reaped children's.
+type cpuTimes struct{ own, children float64 }
+
+// lastWorkerCPU is what the worker of the last loopOnOwnWorker used.
+var lastWorkerCPU cpuTimes
+
+// processCPU reads a process's CPU times from /proc/PID/stat.
+func processCPU(b *testing.B, pid int) cpuTimes {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(b, err)
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	tick := func(i int) float64 { // fields 14-17 of stat, counted from 1
+		v, err := strconv.ParseFloat(f[i-3], 64)
+		require.NoError(b, err)
+		return v / 100
+	}
+	return cpuTimes{own: tick(14) + tick(15), children: tick(16) + tick(17)}
 }
 
 // peakRSS reads a process's VmHWM in MiB.
