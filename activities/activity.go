@@ -26,6 +26,44 @@ import (
 // firstBeat is when a running attempt sends its first heartbeat.
 const firstBeat = 200 * time.Millisecond
 
+// A running attempt heartbeats at most every third of its heartbeat
+// timeout, so that a heartbeat that fails, and is sent again, costs
+// nothing; never more often than minBeatEvery (each heartbeat is a write
+// on the server) nor less often than maxBeatEvery.
+const (
+	minBeatEvery = 200 * time.Millisecond
+	maxBeatEvery = 10 * time.Second
+)
+
+// beatEvery is how often an attempt with this heartbeat timeout heartbeats
+// once it has run a while; without a timeout (0), every maxBeatEvery.
+func beatEvery(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return maxBeatEvery
+	}
+	return min(max(timeout/3, minBeatEvery), maxBeatEvery)
+}
+
+// beats says when a running attempt heartbeats: firstBeat after it starts,
+// then at gaps that double from a second up to beatEvery. A cancel reaches
+// a step only with a heartbeat's answer, so a step is cancelled within
+// about as long as it has run (a failing branch cancels its young siblings
+// within a second or two), while the steps that run long, most of those
+// running at any time, settle to one write on the server every beatEvery.
+type beats struct{ gap, every time.Duration }
+
+func beatsFor(timeout time.Duration) *beats {
+	every := beatEvery(timeout)
+	return &beats{gap: min(firstBeat, every), every: every}
+}
+
+// next is how long to wait for the next heartbeat.
+func (b *beats) next() time.Duration {
+	gap := b.gap
+	b.gap = min(max(2*b.gap, time.Second), b.every)
+	return gap
+}
+
 // isInit says whether this worker is PID 1, which inherits every orphaned
 // process: it reaps those left in a step's group (groupGone), not those
 // that left it; warnInit says so once.
@@ -56,6 +94,10 @@ type Activities struct {
 	// LogsAt is the URL where this worker serves its attempts' logs; it goes
 	// into every attempt's record. Empty: not served.
 	LogsAt string
+	// MaxLogBytes caps each attempt's stdout and stderr files: a longer
+	// stream keeps its last part, after a line saying how much was dropped
+	// (outputLog). 0: DefaultMaxLogBytes; at least 1 KiB.
+	MaxLogBytes int64
 }
 
 // RunStep runs one attempt. A failure returns an application error whose
@@ -361,10 +403,11 @@ func failure(typ, msg string, details any) ToolResult {
 	return ToolResult{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
 }
 
-// heartbeat records the attempt log as a heartbeat every second (or a third
-// of a shorter heartbeat timeout) until stopped: heartbeats keep the attempt
-// alive and bring back cancellation. The first goes out after firstBeat, so
-// quick steps never pay for one (a heartbeat is a write on the server).
+// heartbeat records the attempt log as a heartbeat, more and more rarely
+// up to every third of the attempt's heartbeat timeout (beats), until
+// stopped: heartbeats keep the attempt alive and bring back cancellation.
+// The first goes out after firstBeat, so quick steps never pay for one (a
+// heartbeat is a write on the server).
 //
 // It sends them through the worker's client (when it has one) rather than
 // the SDK's activity heartbeat, because the SDK cancels an attempt as soon
@@ -380,11 +423,9 @@ func failure(typ, msg string, details any) ToolResult {
 //     so the tool is stopped with errCutOff rather than run beside the
 //     retry.
 func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func()) {
-	every := time.Second
 	timeout := info.HeartbeatTimeout
-	if timeout > 0 && timeout/3 < every {
-		every = max(timeout/3, 100*time.Millisecond)
-	}
+	every := beatEvery(timeout)
+	schedule := beatsFor(timeout)
 	lastOK := time.Now()
 	send := func() error {
 		if c == nil {
@@ -402,7 +443,7 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		next := time.NewTimer(min(firstBeat, every))
+		next := time.NewTimer(schedule.next())
 		defer next.Stop()
 		warned := false
 		for {
@@ -429,7 +470,7 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log int
 				warned = true
 				activity.GetLogger(ctx).Warn("heartbeat failed; the step goes on and heartbeats again", "error", err)
 			}
-			next.Reset(every)
+			next.Reset(schedule.next())
 		}
 	}()
 	return func() { close(done); <-exited }

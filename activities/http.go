@@ -4,19 +4,30 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"playbook/interpreter"
 )
 
 var _ = runs((*Activities).runHTTP)
 
+// httpTimeout bounds the request of an http step without a timeout, its
+// answer's body included: a server that never answers fails the attempt
+// (retried as its retry block says) instead of holding it forever. A
+// step's own timeout replaces it. A variable so that tests can shorten it.
+var httpTimeout = 60 * time.Second
+
+// errNoAnswer is why a request is stopped when it outlives its timeout.
+var errNoAnswer = errors.New("no answer in time")
+
 // runHTTP sends one request. A body that is not a string is sent as JSON.
 // The attempt fails when the status is not expected (default: any 2xx).
-func (a *Activities) runHTTP(ctx context.Context, _ interpreter.StepInput, spec *interpreter.HTTPTool, _ int) ToolResult {
+func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, spec *interpreter.HTTPTool, _ int) ToolResult {
 	method := strings.ToUpper(spec.Method)
 	if method == "" {
 		method = http.MethodGet
@@ -37,9 +48,19 @@ func (a *Activities) runHTTP(ctx context.Context, _ interpreter.StepInput, spec 
 		}
 		body, isJSON = bytes.NewReader(raw), true
 	}
+	if in.Timeout == 0 { // a step's timeout bounds ctx already
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, httpTimeout, errNoAnswer)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, spec.URL, body)
 	if err != nil {
 		return failure(interpreter.ErrTool, "http request: "+err.Error(), nil)
+	}
+	// noAnswer is the error of a request stopped by httpTimeout.
+	noAnswer := func(what string) ToolResult {
+		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %s within %s, as long as an http step without a timeout waits (give the step a timeout to wait longer)",
+			method, spec.URL, what, durationText(httpTimeout)), nil)
 	}
 	if isJSON {
 		req.Header.Set("Content-Type", "application/json")
@@ -53,11 +74,17 @@ func (a *Activities) runHTTP(ctx context.Context, _ interpreter.StepInput, spec 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errNoAnswer) {
+			return noAnswer("no answer")
+		}
 		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %v", method, spec.URL, err), nil)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit+1))
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errNoAnswer) {
+			return noAnswer("the body of the answer did not end")
+		}
 		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: reading the response: %v", method, spec.URL, err), nil)
 	}
 	if len(raw) > bodyLimit {
@@ -81,6 +108,14 @@ func (a *Activities) runHTTP(ctx context.Context, _ interpreter.StepInput, spec 
 		return o
 	}
 	return ToolResult{Result: result, StatusCode: &code}
+}
+
+// durationText writes whole seconds as "60s" rather than "1m0s".
+func durationText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
 }
 
 func truncate(s string, n int) string {

@@ -8,15 +8,25 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter"
 )
 
-// Notify POSTs the aggregate as JSON; anything but a 2xx answer fails the
-// attempt (Temporal retries it).
+// webhookTimeout bounds a webhook's request, its answer included: under
+// the Notify activity's 30 s start-to-close timeout, so that an attempt
+// whose webhook never answers fails with a message that says so, and is
+// retried, rather than be timed out by the server. A variable so that
+// tests can shorten it.
+var webhookTimeout = 25 * time.Second
+
+// Notify POSTs the aggregate as JSON; anything but a 2xx answer, or none
+// within webhookTimeout, fails the attempt (Temporal retries it).
 func (a *Activities) Notify(ctx context.Context, in interpreter.NotifyInput) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, webhookTimeout, errNoAnswer)
+	defer cancel()
 	body, err := json.Marshal(in.Aggregate)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError("aggregate: "+err.Error(), "notify_error", nil)
@@ -32,6 +42,9 @@ func (a *Activities) Notify(ctx context.Context, in interpreter.NotifyInput) err
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
+	if err != nil && errors.Is(context.Cause(ctx), errNoAnswer) {
+		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s: no answer within %s", in.Webhook, durationText(webhookTimeout))))
+	}
 	if err != nil {
 		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s: %v", in.Webhook, err)))
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // tailBytes is how much of stdout and stderr a result carries; the log
-// files keep everything.
+// files keep the rest, up to the worker's cap (outputLog).
 const tailBytes = 4096
 
 // jsonLimit is the largest stdout parsed as the result's `json`.
@@ -45,15 +45,16 @@ type processRun struct {
 	stderrPath string
 	errorFile  string // PLAYBOOK_ERROR_FILE
 	logDir     string
-	// noStdout and noStderr: the file was empty when the process ended,
-	// so reading it back is skipped.
+	// noStdout and noStderr: the stream wrote nothing by the process's
+	// end, so reading its file back is skipped.
 	noStdout, noStderr bool
 }
 
 func (p processRun) stdoutTail() string { return tailUnless(p.noStdout, p.stdoutPath) }
 func (p processRun) stderrTail() string { return tailUnless(p.noStderr, p.stderrPath) }
 
-// stdoutJSON is stdout parsed as JSON, nil when it is not.
+// stdoutJSON is stdout parsed as JSON, nil when it is not (nor when its log
+// dropped the head of a long stdout: it starts with a line saying so).
 func (p processRun) stdoutJSON() any {
 	if p.noStdout {
 		return nil
@@ -66,12 +67,6 @@ func tailUnless(empty bool, path string) string {
 		return ""
 	}
 	return tail(path)
-}
-
-// isEmpty tells whether an open file holds nothing.
-func isEmpty(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Size() == 0
 }
 
 // attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
@@ -99,16 +94,20 @@ func (a *Activities) stepLogDir(in interpreter.StepInput) string {
 	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
 }
 
-// createLog creates (or truncates) a log file readable by the worker's user only.
-func createLog(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// maxLogBytes is the cap on each stream's log file.
+func (a *Activities) maxLogBytes() int64 {
+	if a.MaxLogBytes > 0 {
+		return a.MaxLogBytes
+	}
+	return DefaultMaxLogBytes
 }
 
 // runProcess runs a process in its own process group, stdout and stderr in
-// this attempt's log files. When ctx ends the group gets SIGTERM, then
-// SIGKILL; when the process exits, whatever it left behind in its group is
-// killed, so no step's process outlives the step; and the worker's keeper
-// kills the group if the worker dies first (orphans.go).
+// this attempt's log files, each kept to the worker's cap (outputLog). When
+// ctx ends the group gets SIGTERM, then SIGKILL; when the process exits,
+// whatever it left behind in its group is killed, so no step's process
+// outlives the step; and the worker's keeper kills the group if the worker
+// dies first (orphans.go).
 func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
 	base := resolveBase(in.BaseDir)
 	dir := base
@@ -133,20 +132,19 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 		errorFile:  filepath.Join(logDir, prefix+".error.json"),
 	}
 	_ = os.Remove(run.errorFile)
-	stdout, err := createLog(run.stdoutPath)
+	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes())
 	if err != nil {
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 	}
-	defer stdout.Close()
-	stderr, err := createLog(run.stderrPath)
+	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes())
 	if err != nil {
+		_ = outEnd.Close()
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 	}
-	defer stderr.Close()
 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = outEnd, errEnd
 	cmd.Env = stepEnvironment(a.StepEnv, p.env, append([]string{
 		"PLAYBOOK_RUN_ID=" + in.WorkflowID,
 		"PLAYBOOK_STEP=" + in.Step,
@@ -154,7 +152,11 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 		"PLAYBOOK_LOG_DIR=" + logDir,
 		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
 	}, extraEnv...))
-	if err := startInGroup(cmd); err != nil {
+	err = startInGroup(cmd)
+	// The process holds the streams' write ends now: the copies end with it.
+	_ = outEnd.Close()
+	_ = errEnd.Close()
+	if err != nil {
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
 	pgid := cmd.Process.Pid
@@ -181,6 +183,7 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	groupKeeper.remove(pgid)
 	waitErr := cmd.Wait()
 	groupGone(pgid)
+	waitOutput(stdout, stderr)
 
 	var exitErr *exec.ExitError
 	switch {
@@ -192,7 +195,7 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	case waitErr != nil:
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: waitErr.Error()}
 	}
-	run.noStdout, run.noStderr = isEmpty(stdout), isEmpty(stderr)
+	run.noStdout, run.noStderr = stdout.empty(), stderr.empty()
 	return run, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,6 +105,8 @@ func TestDevKilledMidStepRunsComplete(t *testing.T) {
 	address := fmt.Sprintf("127.0.0.1:%d", port)
 	// b waits for the gate, so every run is in the middle of b when the
 	// server dies, and the retried b finishes once the test opens the gate.
+	// Its heartbeat timeout is short, so that its lost attempts are given
+	// up within seconds of the server's return, not the default's 30s.
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: crash}
 workload: {marks: "", gate: ""}
 workflow:
@@ -111,6 +114,7 @@ workflow:
     tool: {kind: shell, command: 'echo "$PLAYBOOK_RUN_ID a $PLAYBOOK_ATTEMPT" >> "$MARKS"', env: {MARKS: "{{ workload.marks }}"}}
     next: b
   - step: b
+    heartbeat_timeout: 5s
     tool:
       kind: shell
       command: 'while [ ! -e "$GATE" ]; do sleep 0.1; done; echo "$PLAYBOOK_RUN_ID b $PLAYBOOK_ATTEMPT" >> "$MARKS"'
@@ -281,6 +285,32 @@ workflow:
 	require.Len(t, slow.AttemptErrors, 1)
 	require.True(t, slow.AttemptErrors[0].Lost, "a stopped worker's attempt is lost, not the step's own failure")
 	require.Equal(t, "worker_stopped", slow.AttemptErrors[0].Error.Type)
+}
+
+// A worker keeps each attempt's log files to --max-log-size, so that a
+// step that prints without end does not fill the worker's disk: a long
+// stream keeps its end, after a line saying how much was dropped.
+func TestWorkerCapsEachAttemptsLog(t *testing.T) {
+	queue := fmt.Sprintf("log-cap-%d", time.Now().UnixNano())
+	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: log-cap}
+workflow:
+  - step: loud
+    tool: {kind: shell, command: "seq 1 100000"}
+    next: look
+  - step: look
+    tool: {kind: shell, command: 'f="$PLAYBOOK_LOG_DIR/../loud/attempt-1.stdout"; head -n 1 "$f"; tail -n 1 "$f"; wc -c < "$f"'}
+`)
+	workerProcess(t, queue, "--max-log-size", "4KiB")
+	agg := finish(t, start(t, file, queue, nil))
+	require.Equal(t, "completed", agg.Status)
+	require.True(t, strings.HasSuffix(agg.Steps["loud"].Result.(map[string]any)["stdout"].(string), "99999\n100000\n"))
+	look := strings.Split(strings.TrimSpace(agg.Steps["look"].Result.(map[string]any)["stdout"].(string)), "\n")
+	require.Len(t, look, 3)
+	require.Regexp(t, `^\[playbook: the first \d+ bytes of this output were dropped: its log keeps the last part, at most 4 KiB\]$`, look[0])
+	require.Equal(t, "100000", look[1], "the log keeps the end of the stream")
+	size, err := strconv.Atoi(strings.TrimSpace(look[2]))
+	require.NoError(t, err)
+	require.LessOrEqual(t, size, 4096+len(look[0])+1, "4 KiB of output, and the line before it")
 }
 
 // A worker that cannot parse a run's frozen playbook (a newer CLI submitted

@@ -5,6 +5,7 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -23,7 +24,8 @@ type Options struct {
 	TaskQueue string
 	// Optional: where attempts' stdout and stderr go; default DefaultLogDir().
 	LogDir string
-	// Optional: how many steps run at once on this worker; default the SDK's.
+	// Optional: how many steps run at once on this worker; default
+	// DefaultMaxConcurrentSteps().
 	MaxConcurrentSteps int
 	// Optional: how long running steps may go on once Stop is called before
 	// they are cancelled and reported lost, to be retried on another worker
@@ -36,7 +38,24 @@ type Options struct {
 	// Optional: the URL where this worker serves its attempts' logs
 	// (Endpoint.URL), recorded with every attempt; default none.
 	LogsAt string
+	// Optional: the most bytes each attempt's stdout or stderr file keeps
+	// of its stream: over it, the file keeps the stream's last part, after
+	// a line saying how much was dropped; default
+	// activities.DefaultMaxLogBytes.
+	MaxLogBytes int64
 }
+
+// stepsPerCPU is how many steps a worker runs at once for each CPU it may
+// use, unless told: most steps wait (on a process's sleep, a database, the
+// network), and a loop with max_in_flight 200 runs at full width on two.
+const stepsPerCPU = 100
+
+// DefaultMaxConcurrentSteps is how many steps a worker runs at once unless
+// told: stepsPerCPU for each CPU this process may use (GOMAXPROCS, which
+// follows a container's CPU limit), so 200 on two. The SDK's own default
+// (1,000 on any machine) lets a small worker start more processes than it
+// can run.
+func DefaultMaxConcurrentSteps() int { return stepsPerCPU * runtime.GOMAXPROCS(0) }
 
 // DefaultDrainTimeout is how long a stopping worker lets running steps finish.
 const DefaultDrainTimeout = 30 * time.Second
@@ -68,12 +87,16 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = DefaultDrainTimeout
 	}
+	if o.MaxConcurrentSteps == 0 {
+		o.MaxConcurrentSteps = DefaultMaxConcurrentSteps()
+	}
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps,
-		// A step heartbeats through the client every second and passes the
-		// server's cancel on to the SDK (activities.heartbeat); the SDK's
-		// own heartbeats (an attempt's last record, that cancel) go out
-		// within a second of being asked.
+		// A step heartbeats through the client, at most a third of its
+		// heartbeat timeout apart, and passes the server's cancel on to
+		// the SDK (activities.heartbeat); the SDK's own heartbeats (an
+		// attempt's last record, that cancel) go out within a second of
+		// being asked.
 		MaxHeartbeatThrottleInterval:     time.Second,
 		DefaultHeartbeatThrottleInterval: time.Second,
 		// Stop stops polling, then waits for the running steps: they finish
@@ -81,17 +104,19 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c, LogsAt: o.LogsAt}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: interpreter.NotifyName})
 	return w
 }
 
-// RegisterWorkflow registers the Playbook workflow and its loop batches, on
+// RegisterWorkflow registers the Playbook workflow, its loop drivers and
+// (for runs from before the drivers) its loop batches, on
 // a worker or on a replayer (which replays workflows and needs no activities).
 func RegisterWorkflow(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 }) {
 	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: playbookwf.LoopWorkflowName})
 }

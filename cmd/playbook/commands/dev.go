@@ -28,6 +28,7 @@ func devCommand() *cli.Command {
 			&cli.StringFlag{Name: "log-level", Usage: "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)"},
 			drainFlag(),
 			stepEnvFlag(),
+			logSizeFlag(),
 			codecKeyFileFlag(),
 		}, observeFlags()...),
 		Action: func(c *cli.Context) error {
@@ -38,6 +39,10 @@ func devCommand() *cli.Command {
 				if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 					return cli.Exit("dev: --log-level: "+err.Error(), exitInvalid)
 				}
+			}
+			logSize, err := maxLogSize(c)
+			if err != nil {
+				return cli.Exit("dev: "+err.Error(), exitInvalid)
 			}
 			obs, err := newObserver(c)
 			if err != nil {
@@ -78,7 +83,7 @@ func devCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit("dev: "+err.Error(), exitFailed)
 			}
-			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt})
+			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt, MaxLogBytes: logSize})
 			if err := w.Start(); err != nil {
 				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
 			}

@@ -1,10 +1,15 @@
 package commands
 
 import (
+	"fmt"
 	"log/slog"
+	"math"
+	"regexp"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	"playbook/activities"
 	"playbook/worker"
 )
 
@@ -14,11 +19,17 @@ func workerCommand() *cli.Command {
 		Usage: "run a playbook worker against any Temporal cluster (settings from envconfig and flags)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "where each attempt's stdout and stderr are kept"},
-			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once (default: the SDK's)"},
+			&cli.IntFlag{Name: "max-concurrent-steps", Usage: "steps this worker runs at once",
+				DefaultText: fmt.Sprintf("100 for each CPU it may use, %d here", worker.DefaultMaxConcurrentSteps())},
 			drainFlag(),
 			stepEnvFlag(),
+			logSizeFlag(),
 		}, append(observeFlags(), connectionFlags()...)...),
 		Action: func(c *cli.Context) error {
+			logSize, err := maxLogSize(c)
+			if err != nil {
+				return cli.Exit("worker: "+err.Error(), exitInvalid)
+			}
 			obs, err := newObserver(c)
 			if err != nil {
 				return cli.Exit("worker: "+err.Error(), exitInvalid)
@@ -33,7 +44,7 @@ func workerCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
-			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt})
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt, MaxLogBytes: logSize})
 			if err := w.Start(); err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
@@ -49,4 +60,26 @@ func workerCommand() *cli.Command {
 // HOME, LANG, TZ and TMPDIR.
 func stepEnvFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "step-env", Usage: "pass these worker environment variables to steps: `VAR,...` (TEMPORAL_* never reach a step)"}
+}
+
+// logSizeFlag caps each attempt's stdout and stderr files.
+func logSizeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "max-log-size", Value: fmt.Sprintf("%dMiB", activities.DefaultMaxLogBytes>>20),
+		Usage: "each attempt's stdout and stderr files keep at most `SIZE` each: a longer stream's last part, after a line saying how much was dropped (bytes, or with KiB, MiB or GiB)"}
+}
+
+// sizeText is a size as --max-log-size takes it: 65536, 512KiB, 64MiB, 1GiB.
+var sizeText = regexp.MustCompile(`^([0-9]+)(KiB|MiB|GiB)?$`)
+
+// maxLogSize reads --max-log-size, in bytes.
+func maxLogSize(c *cli.Context) (int64, error) {
+	text := c.String("max-log-size")
+	if m := sizeText.FindStringSubmatch(text); m != nil {
+		shift := map[string]int{"": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err == nil && n <= math.MaxInt64>>shift && n<<shift >= 1<<10 {
+			return n << shift, nil
+		}
+	}
+	return 0, fmt.Errorf("--max-log-size %q: want a size such as 64MiB (bytes, or a number with KiB, MiB or GiB), at least 1KiB", text)
 }

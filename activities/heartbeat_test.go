@@ -1,0 +1,91 @@
+package activities
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter"
+)
+
+// beatCounter is a client that counts the heartbeats sent through it.
+type beatCounter struct {
+	client.Client
+	mu    sync.Mutex
+	beats []time.Time
+}
+
+func (c *beatCounter) RecordActivityHeartbeat(context.Context, []byte, ...any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.beats = append(c.beats, time.Now())
+	return nil
+}
+
+func (c *beatCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.beats)
+}
+
+// gaps are the gaps between a client's heartbeats.
+func (c *beatCounter) gaps() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gaps []time.Duration
+	for i := 1; i < len(c.beats); i++ {
+		gaps = append(gaps, c.beats[i].Sub(c.beats[i-1]))
+	}
+	return gaps
+}
+
+// An attempt heartbeats after 200ms, then at gaps that double from a
+// second up to a third of its heartbeat timeout, within bounds: with the
+// 30s default, every 10s once it has run a while; with 3s, every second.
+func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
+	for timeout, every := range map[time.Duration]time.Duration{
+		30 * time.Second:        10 * time.Second,
+		3 * time.Second:         time.Second,
+		1500 * time.Millisecond: 500 * time.Millisecond,
+		300 * time.Millisecond:  200 * time.Millisecond, // not more often than every 200ms
+		2 * time.Minute:         10 * time.Second,       // nor less often than every 10s
+		0:                       10 * time.Second,
+	} {
+		require.Equal(t, every, beatEvery(timeout), "heartbeat timeout %s", timeout)
+	}
+	ms := time.Millisecond
+	for timeout, want := range map[time.Duration][]time.Duration{
+		30 * time.Second:        {200 * ms, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second},
+		3 * time.Second:         {200 * ms, time.Second, time.Second},
+		1500 * time.Millisecond: {200 * ms, 500 * ms, 500 * ms},
+		300 * time.Millisecond:  {200 * ms, 200 * ms},
+	} {
+		b := beatsFor(timeout)
+		var got []time.Duration
+		for range want {
+			got = append(got, b.next())
+		}
+		require.Equal(t, want, got, "heartbeat timeout %s", timeout)
+	}
+
+	// What running attempts send in 4s: with the default timeout, at
+	// 0.2s, 1.2s and 3.2s; with 1.5s, every 500ms.
+	slow, fast := &beatCounter{}, &beatCounter{}
+	stopSlow := heartbeat(context.Background(), slow, activity.Info{HeartbeatTimeout: 30 * time.Second}, interpreter.AttemptLog{}, func(error) {})
+	stopFast := heartbeat(context.Background(), fast, activity.Info{HeartbeatTimeout: 1500 * time.Millisecond}, interpreter.AttemptLog{}, func(error) {})
+	time.Sleep(4 * time.Second)
+	stopSlow()
+	stopFast()
+	gaps := slow.gaps()
+	require.Len(t, gaps, 2, "three heartbeats in 4s with the 30s default: %v", gaps)
+	require.Greater(t, gaps[1], 1700*time.Millisecond, "the gaps grow: %v", gaps)
+	for _, gap := range fast.gaps() {
+		require.InDelta(t, 500*time.Millisecond, gap, float64(400*time.Millisecond), "every 500ms with 1.5s: %v", fast.gaps())
+	}
+	require.GreaterOrEqual(t, len(fast.gaps()), 5)
+}

@@ -1,0 +1,171 @@
+package activities
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// DefaultMaxLogBytes is how much of each output stream (stdout, stderr) an
+// attempt's log file keeps unless the worker says otherwise
+// (Activities.MaxLogBytes).
+const DefaultMaxLogBytes = 64 << 20
+
+// minLogBytes is the smallest cap a worker may set: below it a log keeps
+// little more than the line saying what it dropped.
+const minLogBytes = 1 << 10
+
+// outputGrace is how long a step's end waits for the last of its output
+// once its process group is gone. Only a process that left the group
+// (setsid, a daemon) holds the stream open longer: what it writes goes on
+// into the log file, and the step does not wait for it.
+const outputGrace = time.Second
+
+// copyBufferSize is the buffer each stream is copied through: two per
+// running step.
+const copyBufferSize = 16 << 10
+
+// outputLog is the log file of one output stream of an attempt. The process
+// writes into a pipe, which the worker copies into the file, so that the
+// file keeps at most limit bytes of the stream however much the process
+// writes: when the stream passes the limit, the file is rewritten with the
+// last half of the limit after one line saying how many bytes before it
+// were dropped (a new file renamed over the old one, so that a reader sees
+// either whole), and appended to again. Memory stays at one copy buffer;
+// the rewrites cost at most as much writing again as the stream itself.
+type outputLog struct {
+	path  string
+	limit int64
+	done  chan struct{} // closed when the copy has ended
+	mu    sync.Mutex
+	f     *os.File
+	// marker is the length of the line saying what was dropped, at the
+	// start of f; 0 while nothing was. kept is what follows it, dropped
+	// what came before.
+	marker, kept, dropped int64
+}
+
+// newOutputLog creates the log file at path (readable by the worker's user
+// only) and starts copying a pipe into it. The process's stream is the
+// pipe's write end, which the caller closes once the process has started,
+// or failed to: the copy ends when no process holds it any more.
+func newOutputLog(path string, limit int64) (*outputLog, *os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, err
+	}
+	l := &outputLog{path: path, limit: max(limit, minLogBytes), f: f, done: make(chan struct{})}
+	go l.copyFrom(r)
+	return l, w, nil
+}
+
+// copyFrom copies r into the log until its end, then closes both.
+func (l *outputLog) copyFrom(r *os.File) {
+	defer close(l.done)
+	buf := make([]byte, copyBufferSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			l.mu.Lock()
+			l.write(buf[:n])
+			l.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	_ = r.Close()
+	l.mu.Lock()
+	_ = l.f.Close()
+	l.mu.Unlock()
+}
+
+// write appends p, dropping the head of the stream whenever the file holds
+// limit bytes of it. A write the disk refuses loses that part of the stream.
+func (l *outputLog) write(p []byte) {
+	for len(p) > 0 {
+		if l.kept >= l.limit {
+			l.dropHead()
+		}
+		n := min(int64(len(p)), l.limit-l.kept)
+		written, err := l.f.Write(p[:n])
+		l.kept += int64(written)
+		if err != nil {
+			return
+		}
+		p = p[n:]
+	}
+}
+
+// dropHead keeps the last half of the limit: copied after a new marker line
+// into a new file that replaces the log. Without room for that file, the
+// log starts again empty after its marker.
+func (l *outputLog) dropHead() {
+	keep := l.limit / 2
+	drop := l.kept - keep
+	marker := fmt.Sprintf("[playbook: the first %d bytes of this output were dropped: its log keeps the last part, at most %s]\n",
+		l.dropped+drop, size(l.limit))
+	if f, err := l.rewrite(marker, l.marker+drop, keep); err == nil {
+		_ = l.f.Close()
+		l.f = f
+		l.dropped, l.kept, l.marker = l.dropped+drop, keep, int64(len(marker))
+		return
+	}
+	marker = fmt.Sprintf("[playbook: the first %d bytes of this output were dropped: its log keeps the last part, at most %s]\n",
+		l.dropped+l.kept, size(l.limit))
+	_ = l.f.Truncate(0)
+	_, _ = l.f.Seek(0, io.SeekStart)
+	_, _ = l.f.WriteString(marker)
+	l.dropped, l.kept, l.marker = l.dropped+l.kept, 0, int64(len(marker))
+}
+
+// rewrite writes marker, then n bytes of the log from offset from, into a
+// new file that it renames over the log.
+func (l *outputLog) rewrite(marker string, from, n int64) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(l.path), "."+filepath.Base(l.path)+".*")
+	if err != nil {
+		return nil, err
+	}
+	if _, err = f.WriteString(marker); err == nil {
+		if _, err = l.f.Seek(from, io.SeekStart); err == nil {
+			_, err = io.Copy(f, io.LimitReader(l.f, n))
+		}
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), l.path)
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// empty says whether the stream has written nothing so far.
+func (l *outputLog) empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.kept == 0 && l.dropped == 0
+}
+
+// waitOutput waits until the logs' copies have ended, at most outputGrace.
+func waitOutput(logs ...*outputLog) {
+	grace := time.NewTimer(outputGrace)
+	defer grace.Stop()
+	for _, l := range logs {
+		select {
+		case <-l.done:
+		case <-grace.C:
+			return
+		}
+	}
+}
