@@ -95,6 +95,14 @@ func (t *LoopTally) keep(i int, result any) {
 	t.Results[i] = result
 }
 
+// DropAttemptErrors drops the failed attempts the tally keeps (counted
+// in AttemptErrorsDropped): what a driver does when its tally would not
+// fit the input of its next run.
+func (t *LoopTally) DropAttemptErrors() {
+	t.AttemptErrorsDropped += len(t.AttemptErrors)
+	t.AttemptErrors = nil
+}
+
 // Progress is the tally as a running loop's progress.
 func (t *LoopTally) Progress(running int) LoopProgress {
 	return LoopProgress{Total: t.Total, Done: t.Done, Failed: t.Failed, Cancelled: t.Cancelled, Running: running}

@@ -3,6 +3,7 @@ package playbookwf
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -45,7 +46,32 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 		elems[i] = in.Common
 		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), spec
 	}
-	return runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil), nil
+	return boundOutcomes(runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil)), nil
+}
+
+// boundOutcomes keeps a batch's outcomes within one payload: the largest
+// results become stubs (interpreter.Truncated) until they fit.
+func boundOutcomes(outcomes []interpreter.Outcome) []interpreter.Outcome {
+	if interpreter.CheckPayload("", outcomes) == nil {
+		return outcomes
+	}
+	type sized struct{ i, n int }
+	var all []sized
+	total := 0
+	for i, o := range outcomes {
+		n, _ := interpreter.EncodedSize(o.Result)
+		all = append(all, sized{i, n})
+		total += n
+	}
+	slices.SortStableFunc(all, func(a, b sized) int { return b.n - a.n })
+	for _, e := range all {
+		if total <= interpreter.PayloadBudget*3/4 { // the rest for errors and records
+			break
+		}
+		outcomes[e.i].Result = interpreter.Truncated(e.n, interpreter.PayloadBudget, "the element's activity completion in the batch's history")
+		total -= e.n
+	}
+	return outcomes
 }
 
 // startLoop runs a loop step's elements: inline when they fit in one batch,

@@ -73,9 +73,16 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*interpreter.Outcome, err
 	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, items: items}
 	if next, done := d.run(); !done {
 		in.Next, in.Tally = next, d.in.Tally
+		if interpreter.CheckPayload("the loop's tally", in) != nil {
+			in.Tally.DropAttemptErrors()
+		}
 		return nil, workflow.NewContinueAsNewError(ctx, LoopWorkflowName, in)
 	}
 	o := d.in.Tally.Outcome(in.FullIn)
+	if interpreter.CheckPayload("the loop's outcome", o) != nil {
+		d.in.Tally.DropAttemptErrors()
+		o = d.in.Tally.Outcome(in.FullIn)
+	}
 	return &o, nil
 }
 
