@@ -49,11 +49,17 @@ test-cluster:
 test-docker:
 	GO=$(GO) docker/test.sh
 
-# Speed: playbooks against hand-written workflows doing the same work, on
-# one embedded server (and the hand-written chain on stock settings); one
-# line per figure, medians of three rounds. A few minutes on two cores.
+# Speed: validating and settling long chains in the core (seconds); then
+# playbooks against hand-written workflows doing the same work, on one
+# embedded server (and the hand-written chain on stock settings), one line
+# per figure, medians of five rounds; then loops of 100,000 elements (noop,
+# shell true, and the same loop hand-written). About half an hour on two
+# cores; HUGE_LOOP=10000 shortens the last part.
+HUGE_LOOP ?= 100000
 bench:
+	$(GO) test -run '^$$' -bench '^Benchmark(ValidateChain|SettleChain)$$' -benchtime 3x ./interpreter/
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
+	$(GO) test -run '^$$' -bench HugeLoops -benchtime 1x -timeout 60m ./testsuite/ -huge-loop=$(HUGE_LOOP)
 
 # Rewrites docs/playbook.schema.json from the parser's tables (`playbook
 # schema`); TestSchemaFileIsUpToDate fails until it is.

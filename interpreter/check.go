@@ -53,11 +53,20 @@ func check(pb *Playbook, dir string) Errors {
 		errs = append(errs, &Error{File: pb.File, Line: pb.lines["name"], Msg: fmt.Sprintf("metadata.name is %d bytes long: at most %d (a run's ID, the name and a suffix, names its log directory)", len(pb.Name), maxSubmittedName)})
 	}
 	c := &checker{pb: pb, workload: workloadType(pb.Workload)}
-	for _, s := range pb.Steps {
+	// Every expression is listed before any is checked, so that which steps
+	// are upstream of which is worked out once, for the whole graph.
+	exprs := make([][]*exprCheck, len(pb.Steps))
+	for i, s := range pb.Steps {
+		exprs[i] = c.step(i, s)
+	}
+	c.findUpstream(exprs)
+	for i, s := range pb.Steps {
 		if len(s.Name) > maxSubmittedName {
 			errs = append(errs, &Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), maxSubmittedName)})
 		}
-		errs = append(errs, c.step(s)...)
+		for _, x := range exprs[i] {
+			errs = append(errs, c.expr(x)...)
+		}
 	}
 	for _, event := range []string{"on_failure", "on_success"} {
 		src := pb.Notify.OnFailure
@@ -65,7 +74,9 @@ func check(pb *Playbook, dir string) Errors {
 			src = pb.Notify.OnSuccess
 		}
 		if IsTemplate(src) {
-			errs = append(errs, c.template(nil, pb.lines["notify."+event], "notify."+event+".webhook", src, ScopeEnd, c.everyStep(), nil)...)
+			for _, x := range c.template(-1, nil, pb.lines["notify."+event], "notify."+event+".webhook", src, ScopeEnd, readsEvery, nil) {
+				errs = append(errs, c.expr(x)...)
+			}
 		}
 	}
 	if dir != "" {
@@ -77,22 +88,53 @@ func check(pb *Playbook, dir string) Errors {
 type checker struct {
 	pb       *Playbook
 	workload types.Map
+	// upstream holds, for each step (by position), the steps its
+	// expressions read that are upstream of it (findUpstream).
+	upstream []map[string]bool
 }
 
-// step checks every expression and template of a step.
-func (c *checker) step(s *Step) Errors {
-	upstream := c.upstream(s)
-	itself := map[string]bool{s.Name: true}
-	for n := range upstream {
-		itself[n] = true
-	}
+// reach is which steps an expression may read.
+type reach int
+
+const (
+	// readsUpstream: the steps upstream of its own (templates, loop.in).
+	readsUpstream reach = iota
+	// readsItself: those and its step itself (next, retry_when, stop_when).
+	readsItself
+	// readsEvery: every step (end's expressions, notify).
+	readsEvery
+)
+
+// exprCheck is one expression to check, parsed once: where it is, what it
+// may read, and what it reads.
+type exprCheck struct {
+	s      *Step // nil outside any step (notify)
+	pos    int   // s's position in pb.Steps
+	line   int
+	what   string
+	src    string
+	scope  Scope
+	reads  reach
+	extra  []string
+	asBool bool
+	// parsed is false when the text does not parse: validate reported it.
+	parsed bool
+	refs   refCollector
+}
+
+// step lists every expression and template of a step, to check.
+func (c *checker) step(pos int, s *Step) []*exprCheck {
+	upstream, itself := readsUpstream, readsItself
 	if s.Name == EndStep {
-		upstream, itself = c.everyStep(), c.everyStep()
+		upstream, itself = readsEvery, readsEvery
 	}
-	var errs Errors
+	var xs []*exprCheck
+	add := func(line int, what, src string, scope Scope, reads reach, asBool bool) {
+		xs = append(xs, newExprCheck(pos, s, line, what, src, scope, reads, nil, asBool))
+	}
 	for _, r := range s.Next {
 		if r.When != nil {
-			errs = append(errs, c.expr(s, r.When.Line, "when", r.When.Source, ScopeStep, itself, nil, true)...)
+			add(r.When.Line, "when", r.When.Source, ScopeStep, itself, true)
 		}
 	}
 	if s.Retry != nil {
@@ -101,74 +143,80 @@ func (c *checker) step(s *Step) Errors {
 			e    *Expr
 		}{{"retry.retry_when", s.Retry.RetryWhen}, {"retry.stop_when", s.Retry.StopWhen}} {
 			if e.e != nil {
-				errs = append(errs, c.expr(s, e.e.Line, e.what, e.e.Source, ScopeRetry, itself, nil, true)...)
+				add(e.e.Line, e.what, e.e.Source, ScopeRetry, itself, true)
 			}
 		}
 	}
 	if s.SuccessWhen != nil {
-		errs = append(errs, c.expr(s, s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, ScopeEnd, upstream, nil, true)...)
+		add(s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, ScopeEnd, upstream, true)
 	}
 	if s.Loop != nil && s.Loop.In != nil {
-		errs = append(errs, c.expr(s, s.Loop.In.Line, "loop.in", s.Loop.In.Source, ScopeStep, upstream, nil, false)...)
+		add(s.Loop.In.Line, "loop.in", s.Loop.In.Source, ScopeStep, upstream, false)
 	}
 	if s.Tool != nil {
 		scope, extra := toolScope(s)
 		_ = templatesIn(s.Tool.Spec, func(src string) error {
-			errs = append(errs, c.template(s, s.Tool.Line, "tool", src, scope, upstream, extra)...)
+			xs = append(xs, c.template(pos, s, s.Tool.Line, "tool", src, scope, upstream, extra)...)
 			return nil
 		})
 	}
-	return errs
+	return xs
 }
 
-// template checks each expression of a template; one whose text does not
+// template lists the expressions of a template; one whose text does not
 // compile at all was reported by validate already.
-func (c *checker) template(s *Step, line int, what, src string, scope Scope, readable map[string]bool, extra []string) Errors {
+func (c *checker) template(pos int, s *Step, line int, what, src string, scope Scope, reads reach, extra []string) []*exprCheck {
 	t, err := CompileTemplate(src, scope, extra...)
 	if err != nil {
 		return nil
 	}
-	var errs Errors
+	var xs []*exprCheck
 	for _, p := range append(t.parts, templatePart{expr: t.whole}) {
 		if p.expr != nil {
-			errs = append(errs, c.expr(s, line, what, p.expr.Source, scope, readable, extra, false)...)
+			xs = append(xs, newExprCheck(pos, s, line, what, p.expr.Source, scope, reads, extra, false))
 		}
 	}
-	return errs
+	return xs
+}
+
+func newExprCheck(pos int, s *Step, line int, what, src string, scope Scope, reads reach, extra []string, asBool bool) *exprCheck {
+	x := &exprCheck{s: s, pos: pos, line: line, what: what, src: src, scope: scope, reads: reads, extra: extra, asBool: asBool}
+	if tree, err := parser.Parse(src); err == nil {
+		x.parsed = true
+		ast.Walk(&tree.Node, &x.refs)
+	}
+	return x
 }
 
 // expr checks one expression: the steps it reads are upstream, the
 // workload keys it reads are declared, and it type-checks.
-func (c *checker) expr(s *Step, line int, what, src string, scope Scope, readable map[string]bool, extra []string, asBool bool) Errors {
+func (c *checker) expr(x *exprCheck) Errors {
 	at := func(format string, args ...any) *Error {
-		e := &Error{File: c.pb.File, Line: line, Msg: fmt.Sprintf("%s: %q: ", what, src) + fmt.Sprintf(format, args...)}
-		if s != nil {
-			e.Step = s.Name
+		e := &Error{File: c.pb.File, Line: x.line, Msg: fmt.Sprintf("%s: %q: ", x.what, x.src) + fmt.Sprintf(format, args...)}
+		if x.s != nil {
+			e.Step = x.s.Name
 		}
 		return e
 	}
-	tree, err := parser.Parse(src)
-	if err != nil {
+	if !x.parsed {
 		return nil // validate reported it
 	}
-	refs := &refCollector{}
-	ast.Walk(&tree.Node, refs)
 	var errs Errors
-	for _, name := range refs.steps {
-		if c.pb.byName[name] == nil || readable[name] {
+	for _, name := range x.refs.steps {
+		if c.pb.byName[name] == nil || c.canRead(x, name) {
 			continue // an unknown step was reported by validate
 		}
-		if s != nil && name == s.Name {
+		if x.s != nil && name == x.s.Name {
 			errs = append(errs, at("reads steps.%s, the step itself, which has not run yet (its own next, retry_when and stop_when may read it)", name))
 			continue
 		}
 		reader := "it"
-		if s != nil {
-			reader = fmt.Sprintf("%q", s.Name)
+		if x.s != nil {
+			reader = fmt.Sprintf("%q", x.s.Name)
 		}
 		errs = append(errs, at("reads steps.%s, but step %q is not upstream of %s (it would read null): make it a predecessor through next or depends_on", name, name, reader))
 	}
-	for _, key := range refs.workload {
+	for _, key := range x.refs.workload {
 		if _, ok := c.workload[key]; !ok {
 			errs = append(errs, at("reads workload.%s, which the workload section does not declare (%s)", key, c.declared()))
 		}
@@ -176,14 +224,25 @@ func (c *checker) expr(s *Step, line int, what, src string, scope Scope, readabl
 	if len(errs) > 0 {
 		return errs
 	}
-	opts := []expr.Option{expr.Env(c.env(s, scope, readable, extra)), expr.DisableBuiltin("now")}
-	if asBool {
+	opts := []expr.Option{expr.Env(c.env(x)), expr.DisableBuiltin("now")}
+	if x.asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	if _, err := expr.Compile(src, opts...); err != nil {
+	if _, err := expr.Compile(x.src, opts...); err != nil {
 		return Errors{at("%s", FirstLine(err.Error()))}
 	}
 	return nil
+}
+
+// canRead tells whether an expression may read a step.
+func (c *checker) canRead(x *exprCheck, name string) bool {
+	switch {
+	case x.reads == readsEvery:
+		return true
+	case x.reads == readsItself && name == x.s.Name:
+		return true
+	}
+	return c.upstream[x.pos][name]
 }
 
 func (c *checker) declared() string {
@@ -199,10 +258,25 @@ func (c *checker) declared() string {
 }
 
 // refCollector records NAME in every steps.NAME and KEY in every
-// workload.KEY (or steps["NAME"], workload["KEY"]).
-type refCollector struct{ steps, workload []string }
+// workload.KEY (or steps["NAME"], workload["KEY"]). It counts the
+// identifiers `steps` too, and how many of them are read as steps.NAME,
+// and notes `$env`, which reaches `steps` by another name.
+type refCollector struct {
+	steps, workload     []string
+	stepsIdents, byName int
+	dollarEnv           bool
+}
 
 func (r *refCollector) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok {
+		switch id.Value {
+		case "steps":
+			r.stepsIdents++
+		case "$env":
+			r.dollarEnv = true
+		}
+		return
+	}
 	m, ok := (*node).(*ast.MemberNode)
 	if !ok {
 		return
@@ -218,13 +292,190 @@ func (r *refCollector) Visit(node *ast.Node) {
 	switch id.Value {
 	case "steps":
 		r.steps = append(r.steps, prop.Value)
+		r.byName++
 	case "workload":
 		r.workload = append(r.workload, prop.Value)
 	}
 }
 
-// upstream is the set of a step's ancestors: every step with a path to it.
-func (c *checker) upstream(s *Step) map[string]bool {
+// readsStepsByName tells whether the expression uses `steps` only as
+// steps.NAME: then the type checker looks up no step but those NAMEs.
+func (r *refCollector) readsStepsByName() bool {
+	return !r.dollarEnv && r.stepsIdents == r.byName
+}
+
+// findUpstream works out, for every step, which of the steps its
+// expressions read are upstream of it (c.upstream), in one pass over the
+// graph: its strongly connected components in topological order (a
+// cycle, an error already, makes its steps upstream of one another), each
+// taking from its predecessors the set of read steps upstream of it, as a
+// bitset. A component's set is dropped once every component after it has
+// taken it, so a long chain holds two at a time.
+func (c *checker) findUpstream(exprs [][]*exprCheck) {
+	steps := c.pb.Steps
+	c.upstream = make([]map[string]bool, len(steps))
+	pos := make(map[string]int, len(steps))
+	for i, s := range steps {
+		pos[s.Name] = i
+	}
+	// The questions: which steps each step reads, numbered as bits.
+	asked := make([][]int, len(steps))
+	bitOf := make([]int, len(steps))
+	bits := 0
+	for i, xs := range exprs {
+		for _, x := range xs {
+			if x.reads == readsEvery {
+				continue
+			}
+			for _, name := range x.refs.steps {
+				j, ok := pos[name]
+				if !ok || j == i {
+					continue
+				}
+				asked[i] = append(asked[i], j)
+				if bitOf[j] == 0 {
+					bits++
+					bitOf[j] = bits // bit bitOf[j]-1
+				}
+			}
+		}
+	}
+	if bits == 0 {
+		return
+	}
+	preds := make([][]int, len(steps))
+	for i, s := range steps {
+		for _, a := range c.pb.incoming[s.Name] {
+			preds[i] = append(preds[i], pos[a.From])
+		}
+	}
+	comp, count := components(preds)
+	members := make([][]int, count)
+	// takers counts the arcs out of each component that other components take.
+	takers := make([]int, count)
+	for v := range steps {
+		members[comp[v]] = append(members[comp[v]], v)
+		for _, p := range preds[v] {
+			if comp[p] != comp[v] {
+				takers[comp[p]]++
+			}
+		}
+	}
+	words := (bits + 63) / 64
+	sets := make([][]uint64, count)
+	var free [][]uint64
+	for k := range count {
+		var set []uint64
+		if n := len(free); n > 0 {
+			set, free = free[n-1], free[:n-1]
+			clear(set)
+		} else {
+			set = make([]uint64, words)
+		}
+		for _, v := range members[k] {
+			for _, p := range preds[v] {
+				pk := comp[p]
+				if pk == k {
+					continue
+				}
+				for w, bw := range sets[pk] {
+					set[w] |= bw
+				}
+				if takers[pk]--; takers[pk] == 0 {
+					free, sets[pk] = append(free, sets[pk]), nil
+				}
+			}
+		}
+		for _, v := range members[k] {
+			for _, t := range asked[v] {
+				b := bitOf[t] - 1
+				if set[b/64]&(1<<(b%64)) != 0 || comp[t] == k {
+					if c.upstream[v] == nil {
+						c.upstream[v] = map[string]bool{}
+					}
+					c.upstream[v][steps[t].Name] = true
+				}
+			}
+		}
+		for _, v := range members[k] {
+			if b := bitOf[v] - 1; b >= 0 {
+				set[b/64] |= 1 << (b % 64)
+			}
+		}
+		if takers[k] > 0 {
+			sets[k] = set
+		} else {
+			free = append(free, set)
+		}
+	}
+}
+
+// components numbers the strongly connected components of a graph given
+// by each node's predecessors, ancestors first: Tarjan's algorithm, which
+// closes a component once every component it reaches is closed, run on
+// the arcs reversed. It keeps its own stack, so that a chain of any
+// length does not recurse.
+func components(preds [][]int) (comp []int, count int) {
+	n := len(preds)
+	index := make([]int, n) // 0: not visited yet; else the visit's number
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	comp = make([]int, n)
+	var stack []int
+	type frame struct{ v, next int }
+	var calls []frame
+	visited := 0
+	visit := func(v int) {
+		visited++
+		index[v], low[v] = visited, visited
+		stack = append(stack, v)
+		onStack[v] = true
+		calls = append(calls, frame{v: v})
+	}
+	for root := range n {
+		if index[root] != 0 {
+			continue
+		}
+		visit(root)
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			v := f.v
+			if f.next < len(preds[v]) {
+				w := preds[v][f.next]
+				f.next++
+				switch {
+				case index[w] == 0:
+					visit(w)
+				case onStack[w]:
+					low[v] = min(low[v], index[w])
+				}
+				continue
+			}
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				u := calls[len(calls)-1].v
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] != index[v] {
+				continue
+			}
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp[w] = count
+				if w == v {
+					break
+				}
+			}
+			count++
+		}
+	}
+	return comp, count
+}
+
+// upstreamOf is the set of a step's ancestors: every step with a path to it.
+func (c *checker) upstreamOf(s *Step) map[string]bool {
 	seen := map[string]bool{}
 	queue := []string{s.Name}
 	for len(queue) > 0 {
@@ -240,41 +491,59 @@ func (c *checker) upstream(s *Step) map[string]bool {
 	return seen
 }
 
-// everyStep is what `end` and notify read: every step.
-func (c *checker) everyStep() map[string]bool {
-	all := map[string]bool{}
-	for _, s := range c.pb.Steps {
-		all[s.Name] = true
+// readableSteps lists the steps an expression's environment gives the
+// shapes of. One that reads steps only as steps.NAME needs only those
+// NAMEs, each already found readable: the type checker looks up no other.
+// One that hands `steps` on (let, `in`, $env) gets every step it may
+// read, which costs a walk of the graph.
+func (c *checker) readableSteps(x *exprCheck) []string {
+	var out []string
+	switch {
+	case x.refs.readsStepsByName():
+		for _, name := range x.refs.steps {
+			if c.pb.byName[name] != nil {
+				out = append(out, name)
+			}
+		}
+	case x.reads == readsEvery:
+		for _, s := range c.pb.Steps {
+			out = append(out, s.Name)
+		}
+	default:
+		for name := range c.upstreamOf(x.s) {
+			out = append(out, name)
+		}
+		if x.reads == readsItself {
+			out = append(out, x.s.Name)
+		}
 	}
-	return all
+	return out
 }
 
 // env is the typed environment of an expression: the names of its scope,
 // with the workload's declared keys and the readable steps' shapes.
-func (c *checker) env(s *Step, scope Scope, readable map[string]bool, extra []string) types.Map {
+func (c *checker) env(x *exprCheck) types.Map {
 	steps := types.Map{}
-	for name := range readable {
-		if st := c.pb.byName[name]; st != nil {
-			steps[name] = types.Map{
-				"status":   types.String,
-				"result":   resultType(st, true),
-				"error":    types.Map{"type": types.String, "message": types.String, "details": types.Any},
-				"attempts": types.Int,
-			}
+	for _, name := range c.readableSteps(x) {
+		steps[name] = types.Map{
+			"status":   types.String,
+			"result":   resultType(c.pb.byName[name], true),
+			"error":    types.Map{"type": types.String, "message": types.String, "details": types.Any},
+			"attempts": types.Int,
 		}
 	}
-	env := scopeNames(scope)
+	env := scopeNames(x.scope)
 	env["workload"] = c.workload
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
-	if scope == ScopeRetry {
+	if x.scope == ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
-		env["result"] = resultType(s, false)
+		env["result"] = resultType(x.s, false)
 		env["error"] = types.Map{"type": types.String, "message": types.String}
 	}
-	if len(extra) == 2 {
-		env[extra[0]] = types.Any
-		env[extra[1]] = types.Map{"index": types.Int, "length": types.Int}
+	if len(x.extra) == 2 {
+		env[x.extra[0]] = types.Any
+		env[x.extra[1]] = types.Map{"index": types.Int, "length": types.Int}
 	}
 	return env
 }

@@ -67,6 +67,8 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// Nor do the submission's own checks panic.
+		_, _ = ParseStrict("fuzz.yaml", src, "")
 		pb, err := Parse("fuzz.yaml", src)
 		if err != nil {
 			// One line per error, each naming the file.

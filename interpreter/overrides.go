@@ -96,6 +96,10 @@ func convertOverrides(pb *Playbook, overrides map[string]any) (map[string]any, [
 			problems = append(problems, err.Error())
 			continue
 		}
+		if path, shown, ok := nonFiniteOverride("workload."+key, overrides[key], v); ok {
+			problems = append(problems, fmt.Sprintf("%s must be a finite number, not %s", path, shown))
+			continue
+		}
 		out[key] = v
 	}
 	return out, problems
@@ -216,4 +220,64 @@ func describe(v any) string {
 		return fmt.Sprintf("%q", v)
 	}
 	return Text(v)
+}
+
+// nonFiniteOverride finds, in an override as converted, a number JSON
+// cannot carry (NaN, an infinity) that came from text: `--set k=.nan`, or
+// `--input` digits beyond a float64's range (1e400). The run's input is
+// JSON: it could not be sent. A value from a playbook's YAML was refused
+// where it is written (decoder.value). shown is the number as written
+// where the text was the number itself.
+func nonFiniteOverride(path string, written, converted any) (at, shown string, found bool) {
+	switch w := written.(type) {
+	case map[string]any:
+		c, _ := converted.(map[string]any)
+		for _, k := range sortedKeys(w) {
+			if at, shown, found = nonFiniteOverride(path+"."+k, w[k], c[k]); found {
+				return at, shown, true
+			}
+		}
+	case []any:
+		c, _ := converted.([]any)
+		for i := range min(len(w), len(c)) {
+			if at, shown, found = nonFiniteOverride(fmt.Sprintf("%s[%d]", path, i), w[i], c[i]); found {
+				return at, shown, true
+			}
+		}
+	case SetText, json.Number:
+		at, f, found := firstNonFinite(path, converted)
+		switch {
+		case !found:
+			return "", "", false
+		case at == path:
+			return at, fmt.Sprint(w), true
+		case math.IsNaN(f):
+			return at, ".nan", true
+		case f > 0:
+			return at, ".inf", true
+		}
+		return at, "-.inf", true
+	}
+	return "", "", false
+}
+
+// firstNonFinite finds the first NaN or infinity in a plain value.
+func firstNonFinite(path string, v any) (string, float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return path, t, math.IsNaN(t) || math.IsInf(t, 0)
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			if at, f, ok := firstNonFinite(path+"."+k, t[k]); ok {
+				return at, f, true
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if at, f, ok := firstNonFinite(fmt.Sprintf("%s[%d]", path, i), e); ok {
+				return at, f, true
+			}
+		}
+	}
+	return "", 0, false
 }

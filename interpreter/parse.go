@@ -65,6 +65,10 @@ type decoder struct {
 	submitErrs []error
 	// lines remembers where some keys are, for checks made after decoding.
 	lines map[string]int
+	// stepTable is the table of a step's keys, made once, and stepAt the
+	// step its decoders write to (see stepTarget).
+	stepTable keys
+	stepAt    stepTarget
 }
 
 func (d *decoder) errf(n *yaml.Node, format string, args ...any) error {

@@ -1,44 +1,171 @@
 package interpreter
 
 import (
+	"container/heap"
 	"fmt"
 )
 
 // Ready resolves every pending step whose predecessors have all resolved:
 // each is either skipped (and skipping propagates) or marked running and
-// returned, in file order, for the caller to start. `end` is never returned;
-// see EndReady.
+// returned, for the caller to start. `end` is never returned; see EndReady.
+//
+// Steps resolve in passes over the file, each in file order, until a pass
+// resolves none: a step after the one just resolved in the file is taken
+// in the same pass, one before it in the next. The order is the order the
+// workflow starts steps in, which histories record.
 func (r *Run) Ready() []*Step {
 	var ready []*Step
-	for changed := true; changed; {
-		changed = false
-		for i, s := range r.pb.Steps {
-			st := r.ordered[i]
-			if s.Name == EndStep || st.Status != StatusPending {
-				continue
+	var this, next positions // what this pass still reaches, what it passed
+	at := -1
+	for {
+		r.lookAgain()
+		for _, i := range r.rd.candidates {
+			if i > at {
+				heap.Push(&this, i)
+			} else {
+				heap.Push(&next, i)
 			}
-			run, resolved, reason, origin := r.decide(s)
-			if !resolved {
-				continue
+		}
+		r.rd.candidates = r.rd.candidates[:0]
+		if this.Len() == 0 {
+			if next.Len() == 0 {
+				return ready
 			}
-			changed = true
-			if run {
-				st.Status = StatusRunning
-				r.started(st)
-				r.emit(Event{Type: "step_started", Step: s.Name})
-				ready = append(ready, s)
-				continue
+			this, next, at = next, this, -1
+		}
+		i := heap.Pop(&this).(int)
+		r.rd.queued[i] = false
+		at = i
+		s, st := r.pb.Steps[i], r.ordered[i]
+		if s.Name == EndStep || st.Status != StatusPending || r.rd.waiting[i] > 0 {
+			continue
+		}
+		run, resolved, reason, origin := r.decide(s)
+		if !resolved {
+			continue
+		}
+		if run {
+			st.Status = StatusRunning
+			r.started(st)
+			r.emit(Event{Type: "step_started", Step: s.Name})
+			ready = append(ready, s)
+			continue
+		}
+		st.Status = StatusSkipped
+		st.SkipReason = reason
+		r.ended(st)
+		if origin != "" {
+			st.OriginalFailedStep = &origin
+		}
+		r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
+	}
+}
+
+// readiness is what Ready and EndReady keep between calls. They run after
+// every step that settles, and looking at every step each time made a long
+// chain quadratic; instead the run counts, for each step, its predecessors
+// that have not ended, and looks again only at the steps named by an event
+// since it last looked: a step's status never changes without an event
+// about it (emit notes the step).
+type readiness struct {
+	pos   map[string]int // a step's place in pb.Steps
+	succs [][]int        // each step's successors, each once
+	// ended is whether each step had ended when last looked at; waiting
+	// counts each step's predecessors that had not, left the steps but
+	// `end` that had not.
+	ended   []bool
+	waiting []int
+	left    int
+	// noted lists the steps events named since the last look, candidates
+	// the pending steps that may be ready now; inNoted and queued mark them.
+	noted, candidates []int
+	inNoted, queued   []bool
+}
+
+func newReadiness(pb *Playbook) readiness {
+	n := len(pb.Steps)
+	rd := readiness{pos: make(map[string]int, n), succs: make([][]int, n), ended: make([]bool, n), waiting: make([]int, n),
+		inNoted: make([]bool, n), queued: make([]bool, n)}
+	for i, s := range pb.Steps {
+		rd.pos[s.Name] = i
+	}
+	for i, s := range pb.Steps {
+		for _, a := range pb.incoming[s.Name] {
+			p := rd.pos[a.From]
+			if k := len(rd.succs[p]); k == 0 || rd.succs[p][k-1] != i {
+				// A predecessor by both next and depends_on counts once.
+				rd.succs[p] = append(rd.succs[p], i)
+				rd.waiting[i]++
 			}
-			st.Status = StatusSkipped
-			st.SkipReason = reason
-			r.ended(st)
-			if origin != "" {
-				st.OriginalFailedStep = &origin
-			}
-			r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
 		}
 	}
-	return ready
+	for i, s := range pb.Steps {
+		if s.Name != EndStep {
+			rd.left++
+		}
+		if rd.waiting[i] == 0 {
+			rd.candidates = append(rd.candidates, i)
+			rd.queued[i] = true
+		}
+	}
+	return rd
+}
+
+// note is called with every event about a step.
+func (rd *readiness) note(step string) {
+	if i, ok := rd.pos[step]; ok && !rd.inNoted[i] {
+		rd.inNoted[i] = true
+		rd.noted = append(rd.noted, i)
+	}
+}
+
+func (rd *readiness) candidate(i int) {
+	if !rd.queued[i] {
+		rd.queued[i] = true
+		rd.candidates = append(rd.candidates, i)
+	}
+}
+
+// lookAgain brings the counts up to date with the steps events named.
+func (r *Run) lookAgain() {
+	rd := &r.rd
+	for _, i := range rd.noted {
+		rd.inNoted[i] = false
+		st := r.ordered[i]
+		if ended := st.Status.Terminal(); ended != rd.ended[i] {
+			rd.ended[i] = ended
+			d := 1
+			if ended {
+				d = -1
+			}
+			if r.pb.Steps[i].Name != EndStep {
+				rd.left += d
+			}
+			for _, j := range rd.succs[i] {
+				if rd.waiting[j] += d; rd.waiting[j] == 0 {
+					rd.candidate(j)
+				}
+			}
+		}
+		if st.Status == StatusPending && rd.waiting[i] == 0 {
+			rd.candidate(i) // pending again: a classification retries it
+		}
+	}
+	rd.noted = rd.noted[:0]
+}
+
+// positions is a heap of places in pb.Steps, the first first.
+type positions []int
+
+func (p positions) Len() int           { return len(p) }
+func (p positions) Less(i, j int) bool { return p[i] < p[j] }
+func (p positions) Swap(i, j int)      { p[i], p[j] = p[j], p[i] }
+func (p *positions) Push(x any)        { *p = append(*p, x.(int)) }
+func (p *positions) Pop() any {
+	old := *p
+	x := old[len(old)-1]
+	*p = old[:len(old)-1]
+	return x
 }
 
 // decide tells whether a pending step can be resolved now, and if so whether
@@ -46,12 +173,17 @@ func (r *Run) Ready() []*Step {
 func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 	arcs := r.pb.incoming[s.Name]
 	taken := len(arcs) == 0
-	counted := map[string]bool{}
+	var counted map[string]bool // with firstArcOnly
+	if r.firstArcOnly {
+		counted = map[string]bool{}
+	}
 	for _, a := range arcs {
-		if r.firstArcOnly && counted[a.From] {
-			continue
+		if counted != nil {
+			if counted[a.From] {
+				continue
+			}
+			counted[a.From] = true
 		}
-		counted[a.From] = true
 		p := r.states[a.From]
 		if !p.Status.Terminal() {
 			return false, false, "", ""
@@ -90,12 +222,8 @@ func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 
 // EndReady tells whether every step but `end` has resolved.
 func (r *Run) EndReady() bool {
-	for i, s := range r.pb.Steps {
-		if s.Name != EndStep && !r.ordered[i].Status.Terminal() {
-			return false
-		}
-	}
-	return true
+	r.lookAgain()
+	return r.rd.left == 0
 }
 
 // StartEnd marks `end` running once everything else has resolved.

@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -126,6 +127,10 @@ func (d *decoder) retryKeys(r *Retry) keys {
 		"backoff_multiplier": {jsonSchema{"type": "number", "minimum": 1, "description": "What each delay is multiplied by (default 2)."}, func(v *yaml.Node) error {
 			if v.Decode(&r.Multiplier) != nil || r.Multiplier < 1 {
 				return d.errf(v, "retry.backoff_multiplier must be a number >= 1, not %q", v.Value)
+			}
+			if math.IsNaN(r.Multiplier) || math.IsInf(r.Multiplier, 0) {
+				// The retry policy travels as JSON, which has no such number.
+				d.refuse(v, "retry.backoff_multiplier must be a finite number, not %s", v.Value)
 			}
 			return nil
 		}},

@@ -49,6 +49,9 @@ type Run struct {
 	rows        []renderedRow // in file order
 	detailsSize int
 
+	// rd is what Ready and EndReady keep between calls (ready.go).
+	rd readiness
+
 	// Old runs' decisions (see options.go).
 	shallowWorkload, firstArcOnly bool
 }
@@ -76,6 +79,7 @@ func NewRun(pb *Playbook, workload map[string]any, executionID string, now func(
 		r.ordered[i] = &StepState{Status: StatusPending}
 		r.states[s.Name] = r.ordered[i]
 	}
+	r.rd = newReadiness(pb)
 	return r
 }
 
@@ -89,6 +93,9 @@ func (r *Run) State(name string) *StepState { return r.states[name] }
 func (r *Run) Events() []Event { return r.events }
 
 func (r *Run) emit(e Event) {
+	if e.Step != "" {
+		r.rd.note(e.Step)
+	}
 	e.Seq = len(r.events) + 1
 	e.Time = r.now()
 	r.events = append(r.events, e)

@@ -81,7 +81,48 @@ func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 	if err := n.Decode(&v); err != nil {
 		return nil, d.errf(n, "%s: %v", what, err)
 	}
+	if at, number, path := nonFinite(n, what); at != nil {
+		d.refuse(at, "%s must be a finite number, not %s", path, number)
+	}
 	return normalize(v), nil
+}
+
+// nonFinite finds inside a value the first number JSON cannot carry
+// (.nan, .inf, -.inf): the node to report it at (an alias that names it is
+// where it is used), the number as written, and the path to it from what.
+// Such a number could never reach a step or a run's input, all of which
+// travel as JSON: the workflow would fail to send it on every attempt. It
+// is refused at submission; Parse keeps accepting it for the runs started
+// before.
+func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var f float64
+		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return n, n.Value, what
+		}
+	case yaml.AliasNode:
+		if found, number, path := nonFinite(n.Alias, what); found != nil {
+			return n, number, path
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			path := what + "." + n.Content[i].Value
+			if n.Content[i].ShortTag() == "!!merge" {
+				path = what
+			}
+			if at, number, path := nonFinite(n.Content[i+1], path); at != nil {
+				return at, number, path
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if at, number, path := nonFinite(c, fmt.Sprintf("%s[%d]", what, i)); at != nil {
+				return at, number, path
+			}
+		}
+	}
+	return nil, "", ""
 }
 
 // normalize turns YAML's map[string]interface{} trees into map[string]any

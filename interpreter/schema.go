@@ -96,12 +96,11 @@ func sStepRefs(desc string) jsonSchema {
 func Schema() jsonSchema {
 	d := &decoder{lines: map[string]int{}}
 	var node *yaml.Node
-	var x stepKeysState
 	var mode string
 	var tools []jsonSchema
 	defs := jsonSchema{
 		"metadata":        d.metadataKeys(&Playbook{}).object("Who the playbook is.", "name"),
-		"step":            d.stepKeys(&Step{}, &x).object("One step of the graph.", "step"),
+		"step":            d.stepKeys(&stepTarget{s: &Step{}}).object("One step of the graph.", "step"),
 		"retry":           d.retryKeys(&Retry{}).object("The step's retry policy."),
 		"next_item":       nextItemSchema(d.nextItemKeys(&NextRule{}, &node).object("A when/then branch, or the closing else.")),
 		"notify":          d.notifyKeys(&Notify{}).object("Webhooks told of the run's outcome."),

@@ -57,8 +57,12 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	if !namePattern.MatchString(s.Name) {
 		return nil, d.errf(n, "step name must match [a-z0-9][a-z0-9_-]*")
 	}
-	var x stepKeysState
-	err := d.fields(n, "a step", d.stepKeys(s, &x))
+	if d.stepTable == nil {
+		d.stepTable = d.stepKeys(&d.stepAt)
+	}
+	d.stepAt = stepTarget{s: s}
+	err := d.fields(n, "a step", d.stepTable)
+	x := d.stepAt.x
 	retries, retryDelay, retryNode, onFailureNode := x.retries, x.retryDelay, x.retryNode, x.onFailureNode
 	lostNode, onLostNode := x.lostNode, x.onLostNode
 	if err != nil {
@@ -115,66 +119,75 @@ type stepKeysState struct {
 	lostNode, onLostNode     *yaml.Node
 }
 
+// stepTarget is where the step table's decoders write: the step being
+// read, and what its keys leave. The table is made once per file and
+// pointed at each step in turn (stepNode): making it again for every step,
+// schema fragments and all, cost more than reading the step.
+type stepTarget struct {
+	s *Step
+	x stepKeysState
+}
+
 // stepKeys are the keys of a step.
-func (d *decoder) stepKeys(s *Step, x *stepKeysState) keys {
+func (d *decoder) stepKeys(t *stepTarget) keys {
 	return keys{
 		"step": {sName("The step's name: [a-z0-9][a-z0-9_-]*, at most 180 bytes; `end` is the terminal step."), func(*yaml.Node) error { return nil }},
-		"desc": {sString("What the step does."), func(v *yaml.Node) error { return d.str(v, "desc", &s.Desc) }},
-		"tool": {sRef("tool", "What the step runs; none: a routing or join point."), func(v *yaml.Node) (err error) { s.Tool, err = d.tool(v); return err }},
+		"desc": {sString("What the step does."), func(v *yaml.Node) error { return d.str(v, "desc", &t.s.Desc) }},
+		"tool": {sRef("tool", "What the step runs; none: a routing or join point."), func(v *yaml.Node) (err error) { t.s.Tool, err = d.tool(v); return err }},
 		"timeout": {sDuration("How long one attempt may run."), func(v *yaml.Node) error {
-			return d.duration(v, "timeout", &s.Timeout)
+			return d.duration(v, "timeout", &t.s.Timeout)
 		}},
 		"heartbeat_timeout": {sDuration("How long an attempt may go without a heartbeat."), func(v *yaml.Node) error {
-			return d.duration(v, "heartbeat_timeout", &s.HeartbeatTimeout)
+			return d.duration(v, "heartbeat_timeout", &t.s.HeartbeatTimeout)
 		}},
 		"retry": {jsonSchema{"description": "true (3 attempts), a number of attempts, or a retry policy.", "anyOf": []jsonSchema{
 			{"type": "boolean"}, {"type": "integer", "minimum": 1, "maximum": MaxAttempts}, {"$ref": "#/$defs/retry"},
-		}}, func(v *yaml.Node) (err error) { x.retryNode = v; s.Retry, err = d.retry(v); return err }},
+		}}, func(v *yaml.Node) (err error) { t.x.retryNode = v; t.s.Retry, err = d.retry(v); return err }},
 		"retries": {sInt("How many times a failed attempt is retried (instead of retry).", 0, MaxAttempts-1), func(v *yaml.Node) error {
-			x.retries = new(int)
-			if err := d.integer(v, "retries", x.retries); err != nil {
+			t.x.retries = new(int)
+			if err := d.integer(v, "retries", t.x.retries); err != nil {
 				return err
 			}
-			if *x.retries < 0 {
+			if *t.x.retries < 0 {
 				return d.errf(v, "retries must not be negative")
 			}
-			d.checkAttempts(v, "retries", *x.retries+1)
+			d.checkAttempts(v, "retries", *t.x.retries+1)
 			return nil
 		}},
 		"retry_delay": {sDuration("The delay between retries (with retries)."), func(v *yaml.Node) error {
-			x.retryDelay = new(time.Duration)
-			return d.duration(v, "retry_delay", x.retryDelay)
+			t.x.retryDelay = new(time.Duration)
+			return d.duration(v, "retry_delay", t.x.retryDelay)
 		}},
 		"next": {jsonSchema{"description": "The steps that follow: a name, a list of names, or when/then items closed by an optional else.", "anyOf": []jsonSchema{
 			sStepRef(), {"$ref": "#/$defs/next_item"},
 			{"type": "array", "items": jsonSchema{"anyOf": []jsonSchema{sStepRef(), {"$ref": "#/$defs/next_item"}}}},
-		}}, func(v *yaml.Node) (err error) { s.Next, err = d.next(v); return err }},
-		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) { s.DependsOn, err = d.names(v, "depends_on"); return err }},
+		}}, func(v *yaml.Node) (err error) { t.s.Next, err = d.next(v); return err }},
+		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) { t.s.DependsOn, err = d.names(v, "depends_on"); return err }},
 		"on_failure": {sEnum("run: the step runs even when a step it waits for failed (default skip).", "run", "skip"), func(v *yaml.Node) error {
-			x.onFailureNode = v
+			t.x.onFailureNode = v
 			if v.Value != "run" && v.Value != "skip" {
 				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
 			}
-			s.OnFailureRun = v.Value == "run"
+			t.s.OnFailureRun = v.Value == "run"
 			return nil
 		}},
 		"success_when": {sString("end only: the expression that decides whether the run succeeded."), func(v *yaml.Node) error {
-			if s.Name != EndStep {
+			if t.s.Name != EndStep {
 				return d.errf(v, "success_when belongs on the end step only")
 			}
-			return d.expression(v, "success_when", ScopeEnd, true, &s.SuccessWhen)
+			return d.expression(v, "success_when", ScopeEnd, true, &t.s.SuccessWhen)
 		}},
-		"loop": {sRef("loop", "Runs the tool once per element of a list."), func(v *yaml.Node) (err error) { s.Loop, err = d.loop(v); return err }},
+		"loop": {sRef("loop", "Runs the tool once per element of a list."), func(v *yaml.Node) (err error) { t.s.Loop, err = d.loop(v); return err }},
 		"failure_handler": {sString("The name of a failure handler of failure_handlers."), func(v *yaml.Node) error {
-			s.failureHandlerRefLine = v.Line
-			return d.str(v, "failure_handler", &s.failureHandlerRef)
+			t.s.failureHandlerRefLine = v.Line
+			return d.str(v, "failure_handler", &t.s.failureHandlerRef)
 		}},
 		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default: the playbook's).", 0, 0), func(v *yaml.Node) error {
-			x.lostNode, s.lostAttempts = v, new(int)
-			return d.lostAttempts(v, s.lostAttempts)
+			t.x.lostNode, t.s.lostAttempts = v, new(int)
+			return d.lostAttempts(v, t.s.lostAttempts)
 		}},
 		"on_lost": {sEnum("fail: an attempt lost with its worker fails the step (default retry).", "retry", "fail"), func(v *yaml.Node) error {
-			x.onLostNode = v
+			t.x.onLostNode = v
 			if v.Value != "retry" && v.Value != "fail" {
 				return d.errf(v, "on_lost must be retry or fail, not %q", v.Value)
 			}

@@ -30,12 +30,12 @@ func validate(pb *Playbook) error {
 	pb.incoming, pb.outgoing = map[string][]Arc{}, map[string][]Arc{}
 	// Arcs are kept per kind: a step reached both by a `next` and by a
 	// `depends_on` from the same step has both, whatever the file order.
+	arcs := map[Arc]bool{}
 	addArc := func(a Arc) {
-		for _, have := range pb.incoming[a.To] {
-			if have.From == a.From && have.Kind == a.Kind {
-				return
-			}
+		if arcs[a] {
+			return
 		}
+		arcs[a] = true
 		pb.incoming[a.To] = append(pb.incoming[a.To], a)
 		pb.outgoing[a.From] = append(pb.outgoing[a.From], a)
 	}
@@ -286,22 +286,22 @@ func (p *Playbook) ReusableSteps(earlier map[string]*StepState, from string) (ma
 		}
 	}
 	// A step no branch led to (skipped, no failure behind it) stays so.
-	runsAgain := func(name string) bool {
-		prev := earlier[name]
-		return out[name] == nil && (prev == nil || prev.Status != StatusSkipped || prev.OriginalFailedStep != nil)
+	// Every other step not reused runs again, and so does every reused
+	// step downstream of one: one walk along the arcs drops them.
+	var again []string
+	for _, s := range p.Steps {
+		prev := earlier[s.Name]
+		if out[s.Name] == nil && (prev == nil || prev.Status != StatusSkipped || prev.OriginalFailedStep != nil) {
+			again = append(again, s.Name)
+		}
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, s := range p.Steps {
-			if out[s.Name] == nil {
-				continue
-			}
-			for _, a := range p.incoming[s.Name] {
-				if runsAgain(a.From) {
-					delete(out, s.Name)
-					changed = true
-					break
-				}
+	for len(again) > 0 {
+		n := again[len(again)-1]
+		again = again[:len(again)-1]
+		for _, a := range p.outgoing[n] {
+			if out[a.To] != nil {
+				delete(out, a.To)
+				again = append(again, a.To)
 			}
 		}
 	}
