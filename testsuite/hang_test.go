@@ -200,3 +200,19 @@ func TestRunSaysWhenARunIsNotProgressing(t *testing.T) {
 	defer tc.TerminateWorkflow(context.Background(), "stuck-run", "", "test over")
 	require.Regexp(t, `\(run\)\s+not progressing: its workflow task failed \d+ times in a row \(workflow_worker_unhandled_failure: this worker cannot run playbooks\)`, errOut.String()+out.String())
 }
+
+// A number JSON cannot carry is refused at submission, naming the file and
+// line: before, the run started and its workflow task could not encode the
+// retry policy, on every attempt.
+func TestNaNInARetryBlockIsRefused(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "nan.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: nan-retry}
+workflow:
+  - step: a
+    tool: { kind: shell, command: "true" }
+    retry: { max_attempts: 3, backoff_multiplier: .nan }
+`), 0o644))
+	code, out, errOut := cli(t, "run", "--address", server.Address, file)
+	require.Equal(t, 2, code, out)
+	require.Contains(t, errOut, "nan.yaml:5: step \"a\": retry.backoff_multiplier must be a finite number")
+}
