@@ -60,7 +60,10 @@ const detailsRows = 200
 // the table is rendered after every step that moves.
 func (r *Run) detailsRow(i int, name string) string {
 	st := r.ordered[i]
-	seen := rowSeen{stepSeen{st.Status, st.Attempts, st.Error}, st.SkipReason, st.Recovery, st.RoutedToEnd}
+	seen := rowSeen{stepSeen{st.Status, st.Attempts, st.Error}, st.SkipReason, st.Recovery, st.RoutedToEnd, LoopProgress{}}
+	if st.Loop != nil {
+		seen.loop = *st.Loop
+	}
 	if row := &r.rows[i]; row.text != "" && row.seen == seen {
 		return row.text
 	}
@@ -75,6 +78,8 @@ type rowSeen struct {
 	stepSeen
 	skipReason, recovery string
 	routedToEnd          bool
+	// loop is a running loop's progress, which its row's note shows.
+	loop LoopProgress
 }
 
 type renderedRow struct {

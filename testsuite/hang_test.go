@@ -93,6 +93,21 @@ func noopChain(n int) string {
 	return b.String()
 }
 
+// A chain of 2,000 shell steps completes: each waits for the one before,
+// and nothing the workflow does per step grows with the chain.
+func TestLongShellChainCompletes(t *testing.T) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "metadata: {name: shell-chain}\nworkflow:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "  - {step: s%d, tool: {kind: shell, command: \"true\"}, next: s%d}\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "  - {step: s2000, tool: {kind: shell, command: \"echo $X\", env: {X: \"{{ steps.s1999.result.exit_code }}\"}}}\n")
+	agg := endsWithin(t, 5*time.Minute, b.String())
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, 2001, agg.TotalSteps)
+	require.Equal(t, 0.0, agg.Steps["s2000"].Result.(map[string]any)["json"])
+}
+
 // A chain of 5,000 noop steps is decided in the workflow without the SDK's
 // deadlock detector failing its task (1,500 did before).
 func TestLongNoopChainCompletes(t *testing.T) {
