@@ -17,6 +17,9 @@ type Aggregate struct {
 	// of Steps because the aggregate would not fit its budget otherwise
 	// (AggregateBudget): only a playbook of tens of thousands of steps.
 	StepsOmitted int `json:"steps_omitted,omitempty"`
+	// StepsCompacted says that the completed, reused and skipped steps'
+	// entries keep only their status and attempts, for the same reason.
+	StepsCompacted bool `json:"steps_compacted,omitempty"`
 	// CancelReason says why a cancelled run was cancelled, when the client
 	// that cancelled it said (playbook cancel --reason).
 	CancelReason string `json:"cancel_reason,omitempty"`

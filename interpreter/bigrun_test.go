@@ -22,6 +22,9 @@ workflow:
   - step: d
     depends_on: [a]
     tool: {kind: noop, result: "{{ steps.a.result }}"}
+  - step: e
+    depends_on: [a]
+    tool: {kind: noop, result: "{{ $env.steps.a.result }}"}
 `))
 	require.NoError(t, err)
 	run := NewRun(pb, nil, "r-1", time.Now)
@@ -29,8 +32,11 @@ workflow:
 		run.Complete(s.Name, map[string]any{"a": 1, "b": 2}[s.Name], 1)
 	}
 	ready := run.Ready()
-	require.Len(t, ready, 2)
-	spec, err := run.RenderTool(pb.Step("c"))
+	require.Len(t, ready, 3)
+	spec, err := run.RenderTool(pb.Step("e"))
+	require.NoError(t, err)
+	require.Equal(t, 1, spec["result"], "$env reads every step")
+	spec, err = run.RenderTool(pb.Step("c"))
 	require.NoError(t, err)
 	require.Equal(t, "1+2", spec["result"])
 	spec, err = run.RenderTool(pb.Step("d"))

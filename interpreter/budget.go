@@ -8,14 +8,16 @@ import (
 )
 
 // What the workflow writes to its history is bounded here, beside the
-// history contract. Temporal refuses a payload over 2 MiB (its default), and
-// a workflow task that tries to write one fails again on every attempt: the
-// run would hang. So every payload stays under a budget by construction:
-// a value over its budget is replaced by a stub that says how big it was
-// and where the full value is (Truncated).
+// history contract. Temporal refuses a payload over 2 MiB (its default):
+// the SDK fails the workflow task that tries to write one, again on every
+// attempt (the run hangs), or the server terminates the run (`end` never
+// runs). So every payload stays under a budget by construction: a value
+// over its budget is replaced by a stub that says how big it was and where
+// the full value is (Truncated), or the step that would write it fails.
 const (
-	// PayloadBudget bounds one payload: an activity's or a child's input,
-	// and a step's result or failure as its activity returns it.
+	// PayloadBudget bounds one payload the workflow writes: an activity's
+	// or a child's input, a loop batch's outcomes. (A step's result, which
+	// its activity writes, has the activity's own bound: activities.)
 	PayloadBudget = 1 << 20
 	// AggregateBudget bounds the run's aggregate: the workflow's result or
 	// failure details, and what the webhook is sent.
@@ -153,6 +155,7 @@ func boundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 	if size <= budget {
 		return &out
 	}
+	out.StepsCompacted = true
 	for _, st := range out.Steps {
 		if routine(st.Status) {
 			*st = StepState{Status: st.Status, Attempts: st.Attempts}
@@ -168,7 +171,43 @@ func boundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 			out.StepsOmitted++
 		}
 	}
+	if size, _ = EncodedSize(&out); size <= budget {
+		return &out
+	}
+	// Thousands of failed steps: their errors keep a line of message, and
+	// the list of failed steps its first thousand (the count stays true).
+	for _, st := range out.Steps {
+		st.AttemptErrors = nil
+		if st.Error != nil {
+			st.Error = &StepError{Type: st.Error.Type, Message: cut(FirstLine(st.Error.Message), 200)}
+		}
+	}
+	if len(out.FailedSteps) > 1000 {
+		out.FailedSteps = out.FailedSteps[:1000]
+	}
+	if size, _ = EncodedSize(&out); size <= budget {
+		return &out
+	}
+	// Last: the entries of end and of the first hundred failed steps stay.
+	keep := map[string]bool{EndStep: true}
+	for _, name := range out.FailedSteps[:min(100, len(out.FailedSteps))] {
+		keep[name] = true
+	}
+	for name := range out.Steps {
+		if !keep[name] {
+			delete(out.Steps, name)
+			out.StepsOmitted++
+		}
+	}
 	return &out
+}
+
+// cut shortens s to at most n bytes, saying so.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // routine tells whether a step with this status needs no more than its
@@ -220,14 +259,14 @@ func (r *Run) fullIn(step, field string) string {
 	case s.Tool.Kind == "noop" && field == "result":
 		return "nowhere: a noop step's result is computed in the workflow; read the step it copies"
 	case s.Loop != nil:
-		return "each element's activity completion in the run's history (playbook history RUN)"
+		return "each element's activity completion: in the run's history (playbook history RUN) for a loop of up to 500 elements, else in its driver's (workflow RUN." + step + ".loop)"
 	}
 	return "the step's activity completion in the run's history (playbook history RUN) and its attempt logs (playbook logs RUN " + step + ")"
 }
 
 // truncatedNote says, after an expression's error, which of the steps it
-// reads has a result that is a stub: reading past a stub is the likely
-// cause of the error.
+// reads has a result that is or holds a stub: reading past a stub is the
+// likely cause of the error.
 func truncatedNote(refs []string, env map[string]any) string {
 	steps, _ := env["steps"].(map[string]any)
 	for _, name := range refs {
@@ -235,17 +274,58 @@ func truncatedNote(refs []string, env map[string]any) string {
 		if entry == nil {
 			continue
 		}
-		result := entry["result"]
-		if n, ok := TruncatedSize(result); ok {
-			return fmt.Sprintf(" (steps.%s.result was truncated: %s, over the budget of %s; see its full_in)", name, FormatBytes(n), FormatBytes(PayloadBudget))
-		}
-		if list, ok := result.([]any); ok {
-			for i, v := range list {
-				if n, ok := TruncatedSize(v); ok {
-					return fmt.Sprintf(" (steps.%s.result[%d] was truncated: %s, over the budget of %s; see its full_in)", name, i, FormatBytes(n), FormatBytes(PayloadBudget))
-				}
+		if path, stub := findStub(entry["result"], "steps."+name+".result", 6); stub != nil {
+			n, _ := TruncatedSize(stub)
+			budget, _ := stub["budget"].(float64)
+			if b, ok := stub["budget"].(int); ok {
+				budget = float64(b)
 			}
+			return fmt.Sprintf(" (%s was truncated: %s, over the budget of %s; see its full_in)", path, FormatBytes(n), FormatBytes(int(budget)))
 		}
 	}
 	return ""
+}
+
+// findStub finds the first stub in v, a few levels deep (a sub-playbook's
+// aggregate holds its steps' results), and its path from path.
+func findStub(v any, path string, depth int) (string, map[string]any) {
+	if _, ok := TruncatedSize(v); ok {
+		return path, v.(map[string]any)
+	}
+	if depth == 0 {
+		return "", nil
+	}
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if p, stub := findStub(e, fmt.Sprintf("%s[%d]", path, i), depth-1); stub != nil {
+				return p, stub
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if p, stub := findStub(x[k], path+"."+k, depth-1); stub != nil {
+				return p, stub
+			}
+		}
+	}
+	return "", nil
+}
+
+// Reusable is what `playbook retry` may reuse of an earlier run's
+// aggregate: the step entries whose result it carries whole. A result that
+// is or holds a stub is not the step's result, and an aggregate whose
+// entries were compacted lost the results and taken arcs of its routine
+// steps: those steps run again.
+func Reusable(agg *Aggregate) map[string]*StepState {
+	if agg.StepsCompacted || agg.StepsOmitted > 0 {
+		return nil
+	}
+	out := make(map[string]*StepState, len(agg.Steps))
+	for name, st := range agg.Steps {
+		if _, stub := findStub(st.Result, "", 6); stub == nil {
+			out[name] = st
+		}
+	}
+	return out
 }

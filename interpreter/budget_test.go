@@ -147,11 +147,20 @@ func TestExpressionOnATruncatedResultSaysSo(t *testing.T) {
 	_, err = e.EvalBool(env)
 	require.EqualError(t, err, `"steps.extract.result.rows > 0": invalid operation: <nil> > int (1:27) (steps.extract.result was truncated: 3 MiB, over the budget of 1 MiB; see its full_in)`)
 
-	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": []any{map[string]any{"rows": 1.0}, Truncated(2<<20, PayloadBudget, "history")}}}
+	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": []any{map[string]any{"rows": 1.0}, Truncated(2<<20, LoopResultBudget, "history")}}}
 	e, err = CompileExpr("steps.extract.result[1].rows > 0", ScopeStep, true)
 	require.NoError(t, err)
 	_, err = e.EvalBool(env)
-	require.ErrorContains(t, err, "(steps.extract.result[1] was truncated: 2 MiB, over the budget of 1 MiB; see its full_in)")
+	require.ErrorContains(t, err, "(steps.extract.result[1] was truncated: 2 MiB, over the budget of 512 KiB; see its full_in)")
+
+	// A sub-playbook's aggregate, through JSON, holds its steps' stubs.
+	sub := map[string]any{"status": "completed", "steps": map[string]any{"load": map[string]any{"status": "completed",
+		"result": map[string]any{"truncated": true, "bytes": 1600000.0, "budget": float64(AggregateBudget), "full_in": "x"}}}}
+	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": sub}}
+	e, err = CompileExpr("steps.extract.result.steps.load.result.rows > 0", ScopeStep, true)
+	require.NoError(t, err)
+	_, err = e.EvalBool(env)
+	require.ErrorContains(t, err, "(steps.extract.result.steps.load.result was truncated: 1.5 MiB, over the budget of 1.5 MiB; see its full_in)")
 }
 
 // A step's retry_when and stop_when travel with each attempt, and with
@@ -184,8 +193,15 @@ workflow:
 	require.NoError(t, err)
 	require.True(t, ok, "the expression reads the same in the pruned scope")
 
+	// $env reads through the whole environment.
+	e, err := CompileExpr("$env.steps.b.result.blob == 'large'", ScopeRetry, true)
+	require.NoError(t, err)
+	scope = run.ScopeFor(e)
+	require.Equal(t, []string{"a", "b", "c", "end"}, keysOf(scope["steps"]))
+	require.Len(t, scope["workload"], 3)
+
 	// Reading a map as a whole carries all of it.
-	e, err := CompileExpr("len(steps) > 1 && len(workload) > 0", ScopeRetry, true)
+	e, err = CompileExpr("len(steps) > 1 && len(workload) > 0", ScopeRetry, true)
 	require.NoError(t, err)
 	scope = run.ScopeFor(e)
 	require.Equal(t, []string{"a", "b", "c", "end"}, keysOf(scope["steps"]))
@@ -194,4 +210,45 @@ workflow:
 
 func keysOf(v any) []string {
 	return slices.Sorted(maps.Keys(v.(map[string]any)))
+}
+
+// A retry reuses only results the earlier aggregate carries whole.
+func TestReusableLeavesOutStubs(t *testing.T) {
+	agg := &Aggregate{Steps: map[string]*StepState{
+		"whole": {Status: StatusCompleted, Result: map[string]any{"rows": 3.0}},
+		"stub":  {Status: StatusCompleted, Result: map[string]any{"truncated": true, "bytes": 2e6, "budget": 1.5e6, "full_in": "x"}},
+		"holds": {Status: StatusCompleted, Result: map[string]any{"steps": map[string]any{"s": map[string]any{"result": Truncated(2e6, 1, "x")}}}},
+	}}
+	require.Equal(t, []string{"whole"}, keysOf(anyMap(Reusable(agg))))
+	agg.StepsCompacted = true
+	require.Empty(t, Reusable(agg), "compacted entries lost their results")
+}
+
+func anyMap(m map[string]*StepState) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Thousands of failed steps with long errors: the aggregate still fits,
+// each error keeping its type and first line, and the count stays true.
+func TestAggregateOfThousandsOfFailedStepsFits(t *testing.T) {
+	agg := &Aggregate{Playbook: "failing", Steps: map[string]*StepState{}, FailedStepsCount: 20000}
+	for i := range 20000 {
+		name := fmt.Sprintf("step_%05d", i)
+		agg.FailedSteps = append(agg.FailedSteps, name)
+		agg.Steps[name] = &StepState{Status: StatusFailed, Attempts: 1, Error: &StepError{Type: ErrExitCode, Message: "exited with code 1: " + strings.Repeat("e", 300) + "\nmore"}}
+	}
+	out := boundAggregate(agg, AggregateBudget, func(string, string) string { return "" })
+	n, err := EncodedSize(out)
+	require.NoError(t, err)
+	require.LessOrEqual(t, n, AggregateBudget)
+	require.Len(t, out.FailedSteps, 1000)
+	require.Equal(t, 20000, out.FailedStepsCount)
+	require.Len(t, out.Steps, 100, "the first hundred failed steps")
+	require.Equal(t, 19900, out.StepsOmitted)
+	require.Equal(t, ErrExitCode, out.Steps["step_00007"].Error.Type)
+	require.Len(t, agg.Steps["step_00007"].Error.Message, 325, "the run's own states are not touched")
 }

@@ -117,18 +117,23 @@ func FirstLine(s string) string {
 // of the two names appears at all: a name seen more often than read by a
 // constant key is read some other way, as a whole.
 type readCollector struct {
-	keys map[string][]string
-	seen map[string]int
+	keys      map[string][]string
+	seen      map[string]int
+	dollarEnv bool
 }
 
 func (c *readCollector) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.IdentifierNode:
-		if n.Value == "steps" || n.Value == "workload" {
-			if c.seen == nil {
-				c.seen = map[string]int{}
-			}
+		if c.seen == nil {
+			c.seen = map[string]int{}
+		}
+		switch n.Value {
+		case "steps", "workload":
 			c.seen[n.Value]++
+		case "$env":
+			// $env.steps.a reads through the whole environment.
+			c.dollarEnv = true
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)
@@ -147,7 +152,7 @@ func (c *readCollector) Visit(node *ast.Node) {
 func (c *readCollector) readsAll() map[string]bool {
 	var all map[string]bool
 	for _, name := range []string{"steps", "workload"} {
-		if c.seen[name] > len(c.keys[name]) {
+		if c.seen[name] > len(c.keys[name]) || c.dollarEnv {
 			if all == nil {
 				all = map[string]bool{}
 			}

@@ -24,14 +24,15 @@ const loopAttemptRecords = 100
 // LoopResultBudget. Its JSON names travel between the runs of a driver.
 type LoopTally struct {
 	Total int `json:"total"`
-	// Results are the elements' results by index, nil for an element not
-	// done; dropped (and Truncated set) once ResultBytes is over budget.
-	Results     []any `json:"results,omitempty"`
-	ResultBytes int   `json:"result_bytes"`
-	Truncated   bool  `json:"truncated,omitempty"`
-	Done        int   `json:"done"`
-	Failed      int   `json:"failed"`
-	Cancelled   int   `json:"cancelled"`
+	// Results are the elements' results by index, of the elements done;
+	// dropped (and Truncated set) once ResultBytes is over budget. A map,
+	// so that the elements not done yet cost nothing to carry.
+	Results     map[int]any `json:"results,omitempty"`
+	ResultBytes int         `json:"result_bytes"`
+	Truncated   bool        `json:"truncated,omitempty"`
+	Done        int         `json:"done"`
+	Failed      int         `json:"failed"`
+	Cancelled   int         `json:"cancelled"`
 	// FirstFailed is the lowest index of a failed element (-1: none), with
 	// its error and the failure handler's outcome.
 	FirstFailed         int        `json:"first_failed"`
@@ -49,7 +50,7 @@ type LoopTally struct {
 
 // NewLoopTally is the tally of a loop of n elements, none ended yet.
 func NewLoopTally(n int) *LoopTally {
-	return &LoopTally{Total: n, Results: make([]any, n), FirstFailed: -1, FirstCancelled: -1}
+	return &LoopTally{Total: n, Results: map[int]any{}, FirstFailed: -1, FirstCancelled: -1}
 }
 
 // Add counts element i's outcome.
@@ -89,10 +90,20 @@ func (t *LoopTally) keep(i int, result any) {
 	}
 	t.ResultBytes += n + 1 // and its comma in the list
 	if t.Truncated || t.ResultBytes > LoopResultBudget {
-		t.Truncated, t.Results = true, nil
+		t.Truncate()
 		return
 	}
+	if t.Results == nil {
+		t.Results = map[int]any{}
+	}
 	t.Results[i] = result
+}
+
+// Truncate drops the results the tally keeps: the step's result will be a
+// stub. A driver does it too when its tally would not fit the input of
+// its next run.
+func (t *LoopTally) Truncate() {
+	t.Truncated, t.Results = true, nil
 }
 
 // DropAttemptErrors drops the failed attempts the tally keeps (counted
@@ -129,7 +140,11 @@ func (t *LoopTally) Outcome(fullIn string) Outcome {
 	case t.Truncated:
 		o.Result = Truncated(t.ResultBytes+1, LoopResultBudget, fullIn)
 	default:
-		o.Result = t.Results
+		results := make([]any, t.Total)
+		for i, v := range t.Results {
+			results[i] = v
+		}
+		o.Result = results
 	}
 	return o
 }
@@ -156,6 +171,34 @@ func (t *Template) reads() []*Expr {
 		}
 	}
 	return out
+}
+
+// DriverScope is, in a loop's driver, the scope as the run saw it: a scope
+// that came through JSON (LoopScope, in the driver's input) has float
+// numbers where the run had whole ones, so the workload is merged again
+// from the playbook's defaults and the run's overrides (as NewRun does),
+// and each step's attempts is a whole number again.
+func (pb *Playbook) DriverScope(scope, overrides map[string]any) map[string]any {
+	out := maps.Clone(scope)
+	out["workload"] = MergeWorkload(pb.Workload, overrides)
+	steps := map[string]any{}
+	for name, v := range stepsOf(scope) {
+		if entry, ok := v.(map[string]any); ok {
+			if n, ok := entry["attempts"].(float64); ok {
+				entry = maps.Clone(entry)
+				entry["attempts"] = int(n)
+			}
+			v = entry
+		}
+		steps[name] = v
+	}
+	out["steps"] = steps
+	return out
+}
+
+func stepsOf(scope map[string]any) map[string]any {
+	steps, _ := scope["steps"].(map[string]any)
+	return steps
 }
 
 // ElementItems evaluates a loop step's list against a scope (LoopScope),

@@ -115,6 +115,7 @@ func TestLongNoopChainCompletes(t *testing.T) {
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
 	require.Equal(t, 4999.0, agg.Steps["s5000"].Result)
+	require.True(t, hasMarker(t, agg.WorkflowID, "pace-yields"), "the run yields to the deadlock detector")
 
 	// Its events come in pages (playbookwf.EventsPage) and all of them.
 	code, out, errOut := cli(t, "events", "--address", server.Address, "--json", agg.WorkflowID)
@@ -132,9 +133,13 @@ workflow:
     tool: { kind: http, method: POST, url: "http://127.0.0.1:9/", body: "{{ 0.0 / 0 }}" }
   - step: copy
     tool: { kind: noop, result: "{{ 0.0 / 0 }}" }
+  - step: each
+    loop: { in: "[1, 0, 2]" }
+    tool: { kind: http, method: POST, url: "http://127.0.0.1:9/", body: "{{ 1.0 / item }}" }
 `)
 	require.Equal(t, "failed", agg.Status)
 	require.Equal(t, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: "the input of step post cannot be encoded as JSON: json: unsupported value: NaN"}, agg.Steps["post"].Error)
+	require.Equal(t, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: "the input of each[1] cannot be encoded as JSON: json: unsupported value: +Inf"}, agg.Steps["each"].Error)
 	require.Equal(t, interpreter.ErrTool, agg.Steps["copy"].Error.Type)
 	require.Contains(t, agg.Steps["copy"].Error.Message, "unsupported value: NaN")
 }
@@ -230,4 +235,14 @@ workflow:
 	code, out, errOut := cli(t, "run", "--address", server.Address, file)
 	require.Equal(t, 2, code, out)
 	require.Contains(t, errOut, "nan.yaml:5: step \"a\": retry.backoff_multiplier must be a finite number")
+}
+
+// hasMarker tells whether a run recorded the version marker of a change.
+func hasMarker(t *testing.T, workflowID, change string) bool {
+	for _, e := range history(t, workflowID, "").GetEvents() {
+		if a := e.GetMarkerRecordedEventAttributes(); a != nil && strings.Contains(a.GetDetails()["change-id"].String(), change) {
+			return true
+		}
+	}
+	return false
 }

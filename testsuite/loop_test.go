@@ -97,14 +97,21 @@ workflow:
 // and its results still come back whole and in order: 3,000 elements of a
 // noop polled by retry_when (an activity each).
 func TestLongLoopContinuesAsNew(t *testing.T) {
-	agg := runFile(t, `metadata: {name: loop-continued}
+	file := filepath.Join(t.TempDir(), "continued.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: loop-continued}
 workflow:
   - step: each
     loop: { in: "0..2999", mode: parallel, max_in_flight: 100 }
     tool: { kind: noop, result: "{{ item * 2 }}" }
     retry: { retry_when: "false" }
-`)
-	require.Equal(t, "completed", agg.Status)
+`), 0o644))
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
+	require.Equal(t, 0, code, errOut)
+	var agg interpreter.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg))
+	replay(t, "", agg.WorkflowID, agg.RunID)
+	// The driver reports its progress to the run, which `run` shows.
+	require.Regexp(t, `each\s+loop: [1-9]\d* of 3000 elements done`, errOut)
 	results := agg.Steps["each"].Result.([]any)
 	require.Len(t, results, 3000)
 	for i, r := range results {

@@ -55,10 +55,10 @@ type executor struct {
 	inputs map[string]interpreter.StepInput
 	// endDetached: see detachEnd; nil until asked.
 	endDetached *bool
-	// paced counts the calls of pace; paceCtx, never cancelled, is where
-	// it yields (a cancelled run decides its steps too).
-	paced   int
-	paceCtx workflow.Context
+	// paced counts the calls of pace; yields or noYields, once asked,
+	// whether the run yields (a run from before does not).
+	paced            int
+	yields, noYields bool
 }
 
 // paceEvery is how many steps the workflow decides between two yields.
@@ -68,20 +68,24 @@ const paceEvery = 100
 // decided in the workflow (no tool, noop, their loops) never wait, and a
 // long run of them would hold the workflow's coroutine past the
 // detector's one second, failing the workflow task on every attempt. Every
-// paceEvery calls it yields to the SDK's dispatcher: no command, so a
-// history is the same with it or without; it counts calls, not time, so
-// the other coroutines (update handlers) run at the same points on replay.
+// paceEvery calls it yields to the SDK's dispatcher. A yield issues no
+// command, but the run's other coroutines (a loop's elements, the cancel
+// watcher, update handlers) run there and may: so the yields are a
+// version (versionPaceYields), asked at the first one, and they count
+// calls, not time, so that a replay yields at the same points.
 func (x *executor) pace() {
 	x.paced++
-	if x.paced%paceEvery != 0 {
+	if x.paced%paceEvery != 0 || x.noYields {
 		return
 	}
-	if x.paceCtx == nil {
-		x.paceCtx, _ = workflow.NewDisconnectedContext(x.ctx)
+	if !x.yields {
+		if workflow.GetVersion(x.ctx, versionPaceYields, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			x.noYields = true // a run from before
+			return
+		}
+		x.yields = true
 	}
-	yielded := false
-	workflow.Go(x.paceCtx, func(workflow.Context) { yielded = true })
-	_ = workflow.Await(x.paceCtx, func() bool { return yielded })
+	yield(x.ctx)
 }
 
 // start renders a step's tool and schedules its activity, or its child

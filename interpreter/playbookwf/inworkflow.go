@@ -52,13 +52,20 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (
 		settle.Set(interpreter.StepOutput{Result: result, Attempts: 1}, nil)
 		return f, nil
 	}
-	specs, stepErr := x.renderLoop(s)
+	items, stepErr := x.loopItems(s)
 	if stepErr != nil {
 		return nil, stepErr
 	}
-	outcomes := make([]interpreter.Outcome, len(specs))
-	for i, spec := range specs {
+	// Element by element, pacing: a loop of 100,000 would otherwise render
+	// and decide every element in one go.
+	scope := x.run.LoopScope(s)
+	outcomes := make([]interpreter.Outcome, len(items))
+	for i := range items {
 		x.pace()
+		spec, err := x.run.Playbook().RenderElement(s, scope, items, i)
+		if err != nil {
+			return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
+		}
 		result, err := asActivityResult(spec["result"])
 		if err != nil {
 			return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}

@@ -93,6 +93,9 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 	elems := make([]interpreter.StepInput, len(specs))
 	for i, spec := range specs {
 		elems[i] = x.stepInput(s, elementName(s, i), spec)
+		if err := x.tooLarge("the input of "+elems[i].Step, elems[i]); err != nil {
+			return nil, err
+		}
 	}
 	cancelOnFailure := x.run.Playbook().FailureMode == interpreter.FailureCancel
 	// Progress is shown by queries and the current details, never recorded.
@@ -122,15 +125,6 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 		settle.Set(interpreter.CombineLoop(outcomes), nil)
 	})
 	return f, nil
-}
-
-// renderLoop evaluates a loop's list and renders its tool once per element.
-func (x *executor) renderLoop(s *interpreter.Step) ([]map[string]any, *interpreter.StepError) {
-	items, err := x.loopItems(s)
-	if err != nil {
-		return nil, err
-	}
-	return x.renderItems(s, items)
 }
 
 // loopItems evaluates a loop's list, within the bound on its length.

@@ -3,6 +3,7 @@ package playbookwf
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -21,19 +22,28 @@ const LoopWorkflowName = "PlaybookLoop"
 const versionLoopDriver = "loop-driver"
 
 // loopHistoryEvents is the history length past which a driver starts no
-// more elements, lets the running ones end, and continues as new.
+// more elements, lets the running ones end, and continues as new; sooner
+// when the server suggests it (Temporal's default: 4 Ki events or 4 MiB).
 const loopHistoryEvents = 10_000
+
+// maxLoopWindow bounds the elements a driver keeps running: Temporal
+// fails a workflow task that would leave more than 2,000 activities
+// pending (limit.numPendingActivities.error), again on every attempt.
+const maxLoopWindow = 1000
 
 // LoopInput is what a loop's driver gets: the playbook's text (for the
 // step's definition), the part of the run's scope its list and tool read,
 // and what every element's activity input shares. A run continued as new
 // also gets where it is (Next) and what the runs before it counted.
 type LoopInput struct {
-	File   string                `json:"file"`
-	Source string                `json:"source"`
-	Step   string                `json:"step"`
-	Scope  map[string]any        `json:"scope"`
-	Common interpreter.StepInput `json:"common"`
+	File   string         `json:"file"`
+	Source string         `json:"source"`
+	Step   string         `json:"step"`
+	Scope  map[string]any `json:"scope"`
+	// Workload is the run's overrides (Input.Workload), from which the
+	// driver builds the workload as the run has it (DriverScope).
+	Workload map[string]any        `json:"workload,omitempty"`
+	Common   interpreter.StepInput `json:"common"`
 	// CancelOnFailure: a failed element cancels the running ones and no
 	// more start (failure_mode: cancel).
 	CancelOnFailure bool `json:"cancel_on_failure,omitempty"`
@@ -54,35 +64,35 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*interpreter.Outcome, err
 		o := interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrLoop, Message: "the playbook has no loop step " + in.Step}}
 		return &o, nil
 	}
-	items, err := pb.ElementItems(s, in.Scope)
+	scope := pb.DriverScope(in.Scope, in.Workload)
+	items, err := pb.ElementItems(s, scope)
 	if err != nil {
 		o := interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}}
 		return &o, nil
 	}
 	if in.Tally == nil {
 		// The first run renders every element before any starts, so that a
-		// template that fails for one element fails the step before any ran.
+		// template that fails for one element fails the step before any ran;
+		// yielding now and then to the deadlock detector.
 		for i := range items {
-			if _, err := pb.RenderElement(s, in.Scope, items, i); err != nil {
+			if i%loopYieldEvery == loopYieldEvery-1 {
+				yield(ctx)
+			}
+			if _, err := pb.RenderElement(s, scope, items, i); err != nil {
 				o := interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}}
 				return &o, nil
 			}
 		}
 		in.Tally = interpreter.NewLoopTally(len(items))
 	}
-	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, items: items}
+	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
 	if next, done := d.run(); !done {
 		in.Next, in.Tally = next, d.in.Tally
-		if interpreter.CheckPayload("the loop's tally", in) != nil {
-			in.Tally.DropAttemptErrors()
-		}
+		fit(in.Tally, func() any { return in })
 		return nil, workflow.NewContinueAsNewError(ctx, LoopWorkflowName, in)
 	}
-	o := d.in.Tally.Outcome(in.FullIn)
-	if interpreter.CheckPayload("the loop's outcome", o) != nil {
-		d.in.Tally.DropAttemptErrors()
-		o = d.in.Tally.Outcome(in.FullIn)
-	}
+	var o interpreter.Outcome
+	fit(d.in.Tally, func() any { o = d.in.Tally.Outcome(in.FullIn); return o })
 	return &o, nil
 }
 
@@ -92,7 +102,10 @@ type loopDriver struct {
 	pb    *interpreter.Playbook
 	s     *interpreter.Step
 	in    LoopInput
+	scope map[string]any
 	items []any
+	// reported is when the driver last reported its progress.
+	reported time.Time
 }
 
 // run starts elements from in.Next on, keeping max_in_flight running,
@@ -106,7 +119,7 @@ func (d *loopDriver) run() (next int, done bool) {
 	defer cancelAll()
 	sel := &waitSet{}
 	inFlight, stopped := 0, false
-	window := max(d.s.Loop.MaxInFlight, 1)
+	window := min(max(d.s.Loop.MaxInFlight, 1), maxLoopWindow)
 	info := workflow.GetInfo(ctx)
 	full := func() bool {
 		return info.GetCurrentHistoryLength() >= loopHistoryEvents || info.GetContinueAsNewSuggested()
@@ -123,6 +136,7 @@ func (d *loopDriver) run() (next int, done bool) {
 				tally.Add(i, interpreter.Outcome{Err: err, Attempts: 0})
 				if d.in.CancelOnFailure {
 					stopped = true
+					cancelAll()
 				}
 				continue
 			}
@@ -145,6 +159,7 @@ func (d *loopDriver) run() (next int, done bool) {
 			break
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("step %s: %s", d.s.Name, tally.Progress(inFlight)))
+		d.report(tally.Progress(inFlight))
 		sel.Select(ctx)
 	}
 	if next < len(d.items) && !stopped && ctx.Err() == nil {
@@ -156,10 +171,32 @@ func (d *loopDriver) run() (next int, done bool) {
 	return len(d.items), true
 }
 
+// progressEvery is how often, in the driver's workflow time, it tells
+// its run how far the loop is.
+const progressEvery = 2 * time.Second
+
+// LoopProgressSignal is a driver's progress, signalled to its run.
+type LoopProgressSignal struct {
+	Step     string                   `json:"step"`
+	Progress interpreter.LoopProgress `json:"progress"`
+}
+
+// report signals the loop's progress to the run that started the driver,
+// at most every progressEvery: `status`, `run` and the run's Web UI
+// details show it. The signal is not waited for.
+func (d *loopDriver) report(p interpreter.LoopProgress) {
+	parent := workflow.GetInfo(d.ctx).ParentWorkflowExecution
+	if parent == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {
+		return
+	}
+	d.reported = workflow.Now(d.ctx)
+	workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", SignalLoopProgress, LoopProgressSignal{Step: d.s.Name, Progress: p})
+}
+
 // element is element i's activity input: the shared one with its name and
 // its rendered tool; an error when its input cannot be written.
 func (d *loopDriver) element(i int) (interpreter.StepInput, *interpreter.StepError) {
-	spec, err := d.pb.RenderElement(d.s, d.in.Scope, d.items, i)
+	spec, err := d.pb.RenderElement(d.s, d.scope, d.items, i)
 	if err != nil {
 		return interpreter.StepInput{}, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 	}
@@ -178,6 +215,7 @@ func (x *executor) startDriver(ctx workflow.Context, s *interpreter.Step, n int)
 	in := LoopInput{
 		File: x.in.File, Source: x.in.Source, Step: s.Name,
 		Scope:           x.run.LoopScope(s),
+		Workload:        x.in.Workload,
 		Common:          x.stepInput(s, s.Name, nil),
 		CancelOnFailure: x.run.Playbook().FailureMode == interpreter.FailureCancel,
 		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
@@ -207,4 +245,28 @@ func (x *executor) startDriver(ctx workflow.Context, s *interpreter.Step, n int)
 		settle.Set(o, nil)
 	})
 	return f, nil
+}
+
+// loopYieldEvery is how many elements a driver renders between yields.
+const loopYieldEvery = 1000
+
+// yield lets the SDK's dispatcher run the workflow's other coroutines and
+// see this one make progress; it issues no command of its own.
+func yield(ctx workflow.Context) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	yielded := false
+	workflow.Go(ctx, func(workflow.Context) { yielded = true })
+	_ = workflow.Await(ctx, func() bool { return yielded })
+}
+
+// fit shrinks a tally until what carries it (made) fits one payload: its
+// attempt records go first, then its results.
+func fit(t *interpreter.LoopTally, made func() any) {
+	for _, shrink := range []func(){t.DropAttemptErrors, t.Truncate} {
+		if interpreter.CheckPayload("", made()) == nil {
+			return
+		}
+		shrink()
+	}
+	made()
 }

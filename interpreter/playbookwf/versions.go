@@ -35,6 +35,11 @@ const (
 	// task failed on every attempt when the input was over Temporal's
 	// limit, and the run hung).
 	versionPayloadBudget = "payload-budget"
+	// versionPaceYields: the workflow yields to the SDK's dispatcher every
+	// paceEvery steps it decides or settles (see pace), so that a long run
+	// of steps decided in the workflow does not trip the deadlock detector
+	// (before: no yield; a chain of 1,500 noop steps failed its task).
+	versionPaceYields = "pace-yields"
 )
 
 // runOptions asks the versions the core's decisions depend on, for the

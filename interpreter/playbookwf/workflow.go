@@ -35,6 +35,9 @@ const (
 	// SignalCancelReason records why the run is being cancelled; a client
 	// sends it just before its cancel request (see cancel.go).
 	SignalCancelReason = "cancel_reason"
+	// SignalLoopProgress carries a loop driver's progress to its run
+	// (LoopProgressSignal), every few seconds of the driver's time.
+	SignalLoopProgress = "loop_progress"
 	// FailedErrorType is the application error type of a failed run.
 	FailedErrorType = "PlaybookFailed"
 )
@@ -120,6 +123,11 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		gctx.Done().Receive(gctx, nil)
 		wake.SendAsync(true)
+	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalLoopProgress), func(c workflow.ReceiveChannel, _ bool) {
+		var m LoopProgressSignal
+		c.Receive(ctx, &m)
+		run.SetLoopProgress(m.Step, m.Progress)
 	})
 	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalDrain), func(c workflow.ReceiveChannel, _ bool) {
 		var reason string
@@ -223,7 +231,9 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 		return nil, temporal.NewCanceledError(written)
 	}
 	msg := fmt.Sprintf("playbook %s failed: %d of %d steps failed", pb.Name, agg.FailedStepsCount, agg.TotalSteps)
-	if len(agg.FailedSteps) > 0 {
+	if n := len(agg.FailedSteps); n > 20 {
+		msg += fmt.Sprintf(" (%s and %d more)", strings.Join(agg.FailedSteps[:20], ", "), n-20)
+	} else if n > 0 {
 		msg += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
 	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{written}})

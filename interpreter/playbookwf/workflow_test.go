@@ -132,11 +132,14 @@ func longLoop(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
 		children = append(children, info.WorkflowExecution.ID)
 	})
 	n := LoopBatchSize + 3
+	// The driver sees whole numbers where the run does (loop.index % an
+	// int workload default).
 	agg, err := execute(t, env, fmt.Sprintf(`metadata: {name: t}
+workload: {shards: 4}
 workflow:
   - step: each
     loop: {in: "1..%d", mode: parallel, max_in_flight: 50}
-    tool: {kind: shell, env: {I: "{{ item }}"}, command: 'echo $((I * 2))'}
+    tool: {kind: shell, env: {I: "{{ item }}", S: "{{ loop.index %% workload.shards }}"}, command: 'echo $((I * 2))'}
 `, n))
 	require.NoError(t, err)
 	// Elements that run a process go to children; noop elements are

@@ -65,7 +65,7 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	if in.Reuse, err = pb.ReusableSteps(earlier.Steps, step); err != nil {
+	if in.Reuse, err = pb.ReusableSteps(interpreter.Reusable(earlier), step); err != nil {
 		return nil, &retryError{err.Error()}
 	}
 	if id == "" {
