@@ -2,7 +2,6 @@ package interpreter
 
 import (
 	"fmt"
-	"reflect"
 	"regexp"
 
 	"gopkg.in/yaml.v3"
@@ -22,25 +21,7 @@ func CheckLoopSize(n int) error {
 
 // LoopItems evaluates a loop step's list against the run's current state.
 func (r *Run) LoopItems(s *Step) ([]any, error) {
-	if s.Loop.In == nil {
-		return s.Loop.Items, nil
-	}
-	v, err := s.Loop.In.Eval(r.Env())
-	if err != nil {
-		return nil, fmt.Errorf("loop.in %w", err)
-	}
-	if items, ok := v.([]any); ok {
-		return items, nil
-	}
-	rv := reflect.ValueOf(v)
-	if v == nil || (rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array) {
-		return nil, fmt.Errorf("loop.in %q gave %T, not a list", s.Loop.In.Source, v)
-	}
-	items := make([]any, rv.Len())
-	for i := range items {
-		items[i] = rv.Index(i).Interface()
-	}
-	return items, nil
+	return loopItems(s, r.Env())
 }
 
 // RenderLoop renders a loop step's tool once per element, with the
