@@ -71,3 +71,32 @@ func TestDetailsOfALongPlaybook(t *testing.T) {
 		"| s299 | running | 0 |  |\n"+
 		"\n298 of 301 steps not shown: 297 completed, 1 pending.\n", run.DetailsMarkdown())
 }
+
+// A step handed out by Ready but still waiting for a slot is withdrawn,
+// skipped with Ready's own reason, once a failure stops the run or the
+// run is drained; a cleanup step with on_failure: run still starts.
+func TestWithdrawAStepThatWaitsForASlot(t *testing.T) {
+	pb, err := Parse("w.yaml", []byte(`metadata: {name: w}
+workflow:
+  - {step: a, tool: {kind: shell, command: "true"}}
+  - {step: b, tool: {kind: shell, command: "true"}}
+  - {step: c, tool: {kind: shell, command: "true"}, on_failure: run}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "w-1", time.Now)
+	require.Len(t, run.Ready(), 3)
+	require.False(t, run.Withdraw(pb.Step("b")), "nothing stops the run yet")
+	run.Fail("a", &StepError{Type: ErrExitCode, Message: "exited with code 1"}, 1)
+	require.True(t, run.Withdraw(pb.Step("b")))
+	require.Equal(t, StatusSkipped, run.State("b").Status)
+	require.Equal(t, "not started: a failed and failure_mode is stop", run.State("b").SkipReason)
+	require.False(t, run.Withdraw(pb.Step("c")), "on_failure: run")
+	run.Complete("c", nil, 1)
+	require.True(t, run.EndReady())
+
+	drained := NewRun(pb, nil, "w-2", time.Now)
+	drained.Ready()
+	drained.Drain()
+	require.True(t, drained.Withdraw(pb.Step("c")))
+	require.Equal(t, "run drained: no new step starts", drained.State("c").SkipReason)
+}

@@ -1,5 +1,7 @@
 package interpreter
 
+import "fmt"
+
 // cancel records a step whose activity stopped on a cancellation: it routes
 // to `end` like a failure, but does not count as one.
 func (r *Run) cancel(name string, err *StepError, attempts int) {
@@ -83,4 +85,31 @@ func (r *Run) ToCancel() []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// Withdraw tells whether a step Ready handed out, and that the workflow
+// has not started yet (it waits for a slot, see playbookwf's maxRunning),
+// may no longer start: the run was cancelled or drained since, or a
+// failure stopped it. Such a step is skipped, as Ready would have skipped
+// it then.
+func (r *Run) Withdraw(s *Step) bool {
+	var reason, origin string
+	switch {
+	case r.cancelled:
+		reason = "run cancelled"
+	case r.drained:
+		reason = "run drained: no new step starts"
+	case r.stoppedBy != "" && !s.OnFailureRun:
+		reason, origin = fmt.Sprintf("not started: %s failed and failure_mode is %s", r.stoppedBy, r.pb.FailureMode), r.stoppedBy
+	default:
+		return false
+	}
+	st := r.states[s.Name]
+	st.Status, st.SkipReason, st.StartedAt = StatusSkipped, reason, nil
+	r.ended(st)
+	if origin != "" {
+		st.OriginalFailedStep = &origin
+	}
+	r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
+	return true
 }

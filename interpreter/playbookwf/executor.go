@@ -59,6 +59,8 @@ type executor struct {
 	// whether the run yields (a run from before does not).
 	paced            int
 	yields, noYields bool
+	// runningCap is the running-cap version, once asked.
+	runningCap *bool
 }
 
 // paceEvery is how many steps the workflow decides between two yields.

@@ -40,7 +40,28 @@ const (
 	// of steps decided in the workflow does not trip the deadlock detector
 	// (before: no yield; a chain of 1,500 noop steps failed its task).
 	versionPaceYields = "pace-yields"
+	// versionRunningCap: at most maxRunning steps run at once; the next
+	// ready ones wait for a slot, in the order they became ready (before:
+	// all started, and past Temporal's 2,000 pending activities the
+	// workflow task failed on every attempt).
+	versionRunningCap = "running-cap"
 )
+
+// maxRunning is how many steps a run keeps running at once: Temporal fails
+// a workflow task that would leave more than 2,000 activities (or child
+// workflows) pending, and a run's loops run their elements beside its
+// steps.
+const maxRunning = 1000
+
+// capsRunning tells whether this run caps its running steps; asked when
+// the cap is first reached, so runs below it record no marker.
+func (x *executor) capsRunning() bool {
+	if x.runningCap == nil {
+		v := workflow.GetVersion(x.ctx, versionRunningCap, workflow.DefaultVersion, 1) >= 1
+		x.runningCap = &v
+	}
+	return *x.runningCap
+}
 
 // runOptions asks the versions the core's decisions depend on, for the
 // playbook and workload a run starts with.

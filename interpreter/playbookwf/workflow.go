@@ -5,6 +5,7 @@ package playbookwf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,14 +141,29 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 	}
 	pendingGen := map[string]int{}
 	running := 0
+	// queued are ready steps waiting for one of the maxRunning slots.
+	var queued []*interpreter.Step
 	for {
 		for started := true; started; {
-			ready := run.Ready()
-			started = len(ready) > 0
+			var ready []*interpreter.Step
+			for len(queued) > 0 && running < maxRunning {
+				s := queued[0]
+				queued = queued[1:]
+				if !run.Withdraw(s) {
+					ready = append(ready, s)
+				}
+			}
+			fresh := run.Ready()
+			ready = append(ready, fresh...)
+			started = len(fresh) > 0
 			for _, s := range ready {
 				x.pace()
 				if s.Tool == nil {
 					run.Complete(s.Name, nil, 0)
+					continue
+				}
+				if running >= maxRunning && x.capsRunning() {
+					queued = append(queued, s)
 					continue
 				}
 				f, err := x.start(s)
@@ -173,7 +189,13 @@ func Playbook(ctx workflow.Context, in Input) (*interpreter.Aggregate, error) {
 			}
 		}
 		for _, name := range run.ToCancel() {
-			x.cancels[name]()
+			if cancel := x.cancels[name]; cancel != nil {
+				cancel()
+				continue
+			}
+			// Still waiting for a slot: it never started.
+			queued = slices.DeleteFunc(queued, func(s *interpreter.Step) bool { return s.Name == name })
+			run.Settle(name, interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrCancelled, Message: "cancelled before it started"}})
 		}
 		if run.EndReady() {
 			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
