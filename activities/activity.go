@@ -31,7 +31,7 @@ const firstBeat = 200 * time.Millisecond
 // nothing; never more often than minBeatEvery (each heartbeat is a write
 // on the server) nor less often than maxBeatEvery.
 const (
-	minBeatEvery = 200 * time.Millisecond
+	minBeatEvery = 100 * time.Millisecond
 	maxBeatEvery = 10 * time.Second
 )
 

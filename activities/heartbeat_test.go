@@ -52,7 +52,8 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 		30 * time.Second:        10 * time.Second,
 		3 * time.Second:         time.Second,
 		1500 * time.Millisecond: 500 * time.Millisecond,
-		300 * time.Millisecond:  200 * time.Millisecond, // not more often than every 200ms
+		300 * time.Millisecond:  100 * time.Millisecond,
+		150 * time.Millisecond:  100 * time.Millisecond, // not more often than every 100ms
 		2 * time.Minute:         10 * time.Second,       // nor less often than every 10s
 		0:                       10 * time.Second,
 	} {
@@ -63,7 +64,7 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 		30 * time.Second:        {200 * ms, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second},
 		3 * time.Second:         {200 * ms, time.Second, time.Second},
 		1500 * time.Millisecond: {200 * ms, 500 * ms, 500 * ms},
-		300 * time.Millisecond:  {200 * ms, 200 * ms},
+		300 * time.Millisecond:  {100 * ms, 100 * ms},
 	} {
 		b := beatsFor(timeout)
 		var got []time.Duration
