@@ -121,6 +121,18 @@ func TestLongNoopChainCompletes(t *testing.T) {
 	code, out, errOut := cli(t, "events", "--address", server.Address, "--json", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, 5001, strings.Count(out, `"type":"step_completed"`))
+	// A client from before pages (no limit) still gets every event: two
+	// for each step, and the run's own.
+	for _, c := range []struct {
+		args []any
+		want int
+	}{{[]any{0}, 10006}, {[]any{0, playbookwf.EventsPage}, playbookwf.EventsPage}} {
+		v, err := tc.QueryWorkflow(context.Background(), agg.WorkflowID, agg.RunID, playbookwf.QueryEvents, c.args...)
+		require.NoError(t, err)
+		var evs []interpreter.Event
+		require.NoError(t, v.Get(&evs))
+		require.Len(t, evs, c.want, "events for %v", c.args)
+	}
 }
 
 // A value a template computes that JSON cannot carry fails its step with a

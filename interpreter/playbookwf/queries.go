@@ -8,18 +8,23 @@ import (
 	"playbook/interpreter"
 )
 
-// EventsPage is the most events one `events` query returns: a run of
-// thousands of steps has tens of thousands, more than one answer may carry.
-// A client asks again after the last one it got.
+// EventsPage is the most events the CLI asks one `events` query for: a run
+// of thousands of steps has tens of thousands, more than one answer may
+// carry. It asks again after the last one it got.
 const EventsPage = 1000
 
 func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int) ([]interpreter.Event, error) {
+	// (after, limit): the events after seq after, at most limit of them; a
+	// client from before pages sends no limit (0) and gets all.
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after, limit int) ([]interpreter.Event, error) {
 		ev := run.Events()
 		if after < 0 || after > len(ev) {
 			after = 0
 		}
-		return ev[after:min(len(ev), after+EventsPage)], nil
+		if limit <= 0 {
+			return ev[after:], nil
+		}
+		return ev[after:min(len(ev), after+limit)], nil
 	}); err != nil {
 		return err
 	}

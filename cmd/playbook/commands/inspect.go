@@ -243,7 +243,7 @@ func queryEvents(ctx context.Context, c client.Client, workflowID, runID string,
 	}
 	var evs []interpreter.Event
 	for {
-		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq)
+		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq, playbookwf.EventsPage)
 		var page []interpreter.Event
 		if err == nil {
 			err = v.Get(&page)
