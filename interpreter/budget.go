@@ -95,8 +95,10 @@ type aggregatePart struct {
 // details and attempt lists (largest first, then by step name) are stubs,
 // until it fits. A value JSON cannot carry is always stubbed. When even
 // that is not enough (tens of thousands of steps), the entries of steps
-// that completed, were reused or skipped keep only status and attempts,
-// and then are left out (counted in StepsOmitted).
+// that completed, were reused or skipped keep only status and attempts
+// (StepsCompacted), and then are left out (counted in StepsOmitted); past
+// that, errors keep their type and first line, and at last only end and
+// the first hundred failed steps keep an entry.
 func (r *Run) Bounded(agg *Aggregate) *Aggregate {
 	return boundAggregate(agg, AggregateBudget, r.fullIn)
 }
