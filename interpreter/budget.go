@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -38,7 +39,13 @@ func TruncatedSize(v any) (bytes int, ok bool) {
 	if !isMap || m["truncated"] != true || len(m) != 4 {
 		return 0, false
 	}
-	switch n := m["bytes"].(type) {
+	return wholeNumber(m["bytes"])
+}
+
+// wholeNumber reads a number a stub holds: an int as made, a float64 once
+// it came through JSON.
+func wholeNumber(v any) (int, bool) {
+	switch n := v.(type) {
 	case int:
 		return n, true
 	case float64:
@@ -278,11 +285,8 @@ func truncatedNote(refs []string, env map[string]any) string {
 		}
 		if path, stub := findStub(entry["result"], "steps."+name+".result", 6); stub != nil {
 			n, _ := TruncatedSize(stub)
-			budget, _ := stub["budget"].(float64)
-			if b, ok := stub["budget"].(int); ok {
-				budget = float64(b)
-			}
-			return fmt.Sprintf(" (%s was truncated: %s, over the budget of %s; see its full_in)", path, FormatBytes(n), FormatBytes(int(budget)))
+			budget, _ := wholeNumber(stub["budget"])
+			return fmt.Sprintf(" (%s was truncated: %s, over the budget of %s; see its full_in)", path, FormatBytes(n), FormatBytes(budget))
 		}
 	}
 	return ""
@@ -330,4 +334,31 @@ func Reusable(agg *Aggregate) map[string]*StepState {
 		}
 	}
 	return out
+}
+
+// BoundOutcomes keeps a loop batch's outcomes (a run from before the loop
+// driver) within one payload: the largest results become stubs, largest
+// first, until the results take at most three quarters of PayloadBudget
+// (the rest is for errors and attempt records).
+func BoundOutcomes(outcomes []Outcome) []Outcome {
+	if CheckPayload("", outcomes) == nil {
+		return outcomes
+	}
+	type sized struct{ i, n int }
+	var all []sized
+	total := 0
+	for i, o := range outcomes {
+		n, _ := EncodedSize(o.Result)
+		all = append(all, sized{i, n})
+		total += n
+	}
+	slices.SortStableFunc(all, func(a, b sized) int { return b.n - a.n })
+	for _, e := range all {
+		if total <= PayloadBudget*3/4 {
+			break
+		}
+		outcomes[e.i].Result = Truncated(e.n, PayloadBudget, "the element's activity completion in the batch's history")
+		total -= e.n
+	}
+	return outcomes
 }

@@ -253,3 +253,19 @@ func TestAggregateOfThousandsOfFailedStepsFits(t *testing.T) {
 	require.Equal(t, ErrExitCode, out.Steps["step_00007"].Error.Type)
 	require.Len(t, agg.Steps["step_00007"].Error.Message, 325, "the run's own states are not touched")
 }
+
+// A batch of a run from before the loop driver returns its outcomes
+// within one payload: the largest results become stubs.
+func TestBatchOutcomesFitOnePayload(t *testing.T) {
+	big := strings.Repeat("x", 600<<10)
+	outcomes := []Outcome{{Result: "small"}, {Result: big}, {Result: big + "y"}, {Err: &StepError{Type: "exit_code"}}}
+	out := BoundOutcomes(outcomes)
+	require.Nil(t, CheckPayload("", out))
+	require.Equal(t, "small", out[0].Result)
+	_, stub := TruncatedSize(out[2].Result)
+	require.True(t, stub, "the largest first")
+	require.True(t, out[1].Result == big, "the second largest fits")
+
+	few := []Outcome{{Result: "a"}, {Result: "b"}}
+	require.Equal(t, few, BoundOutcomes(few))
+}

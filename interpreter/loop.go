@@ -29,18 +29,12 @@ func (r *Run) LoopItems(s *Step) ([]any, error) {
 func (r *Run) RenderLoop(s *Step, items []any) ([]map[string]any, error) {
 	base := r.Env()
 	specs := make([]map[string]any, len(items))
-	for i, item := range items {
-		env := make(map[string]any, len(base)+2)
-		for k, v := range base {
-			env[k] = v
-		}
-		env[s.Loop.Iterator] = item
-		env["loop"] = map[string]any{"index": i, "length": len(items)}
-		out, err := renderValue(s.Tool.Spec, r.pb.templates, env)
+	for i := range items {
+		spec, err := r.pb.RenderElement(s, base, items, i)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", elementLabel(i, len(items)), err)
+			return nil, err
 		}
-		specs[i] = out.(map[string]any)
+		specs[i] = spec
 	}
 	return specs, nil
 }

@@ -2,9 +2,14 @@ package interpreter
 
 // Env is what step expressions and templates see.
 func (r *Run) Env() map[string]any {
+	return r.envWith(r.stepsEnv())
+}
+
+// envWith is the scope with steps as its `steps`.
+func (r *Run) envWith(steps map[string]any) map[string]any {
 	return map[string]any{
 		"workload":     r.workload,
-		"steps":        r.stepsEnv(),
+		"steps":        steps,
 		"execution_id": r.executionID,
 		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
 	}
@@ -77,12 +82,7 @@ func (r *Run) envReading(exprs []*Expr) map[string]any {
 			}
 		}
 	}
-	return map[string]any{
-		"workload":     r.workload,
-		"steps":        steps,
-		"execution_id": r.executionID,
-		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
-	}
+	return r.envWith(steps)
 }
 
 // toolReads lists the expressions of a step's tool templates.

@@ -3,7 +3,6 @@ package playbookwf
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -46,32 +45,7 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 		elems[i] = in.Common
 		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), spec
 	}
-	return boundOutcomes(runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil)), nil
-}
-
-// boundOutcomes keeps a batch's outcomes within one payload: the largest
-// results become stubs (interpreter.Truncated) until they fit.
-func boundOutcomes(outcomes []interpreter.Outcome) []interpreter.Outcome {
-	if interpreter.CheckPayload("", outcomes) == nil {
-		return outcomes
-	}
-	type sized struct{ i, n int }
-	var all []sized
-	total := 0
-	for i, o := range outcomes {
-		n, _ := interpreter.EncodedSize(o.Result)
-		all = append(all, sized{i, n})
-		total += n
-	}
-	slices.SortStableFunc(all, func(a, b sized) int { return b.n - a.n })
-	for _, e := range all {
-		if total <= interpreter.PayloadBudget*3/4 { // the rest for errors and records
-			break
-		}
-		outcomes[e.i].Result = interpreter.Truncated(e.n, interpreter.PayloadBudget, "the element's activity completion in the batch's history")
-		total -= e.n
-	}
-	return outcomes
+	return interpreter.BoundOutcomes(runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil)), nil
 }
 
 // startLoop runs a loop step's elements: inline when they fit in one batch,
@@ -90,9 +64,10 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 	if stepErr != nil {
 		return nil, stepErr
 	}
+	common := x.stepInput(s, s.Name, nil)
 	elems := make([]interpreter.StepInput, len(specs))
 	for i, spec := range specs {
-		elems[i] = x.stepInput(s, elementName(s, i), spec)
+		elems[i] = elementInput(common, s, i, spec)
 		if err := x.tooLarge("the input of "+elems[i].Step, elems[i]); err != nil {
 			return nil, err
 		}
@@ -226,6 +201,13 @@ func runElements(ctx workflow.Context, s *interpreter.Step, elems []interpreter.
 }
 
 func elementName(s *interpreter.Step, i int) string { return fmt.Sprintf("%s[%d]", s.Name, i) }
+
+// elementInput is element i's activity input: what every element of the
+// loop shares (the step's own input), with the element's name and tool.
+func elementInput(common interpreter.StepInput, s *interpreter.Step, i int, spec map[string]any) interpreter.StepInput {
+	common.Step, common.Spec = elementName(s, i), spec
+	return common
+}
 
 func notStarted(n int) []interpreter.Outcome {
 	out := make([]interpreter.Outcome, n)

@@ -200,8 +200,7 @@ func (d *loopDriver) element(i int) (interpreter.StepInput, *interpreter.StepErr
 	if err != nil {
 		return interpreter.StepInput{}, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 	}
-	elem := d.in.Common
-	elem.Step, elem.Spec = elementName(d.s, i), spec
+	elem := elementInput(d.in.Common, d.s, i, spec)
 	if err := interpreter.CheckPayload("the input of "+elem.Step, elem); err != nil {
 		return elem, err
 	}
