@@ -66,9 +66,10 @@ bench:
 schema:
 	$(GO) run ./cmd/playbook schema > docs/playbook.schema.json
 
-# Re-records the checked-in histories that the replay tests replay.
+# Records the named runs' histories into a new folder of the replay corpus,
+# testsuite/testdata/histories/v<N+1>: the corpus only grows, and every
+# history in it replays in `make test` (docs/VERSIONING.md).
 histories:
-	rm -f testsuite/testdata/histories/*.json
 	$(GO) test -count=1 -skip 'TestReplay' ./testsuite/ -update
 
 # Searches for inputs that panic the parser and validator, for FUZZTIME.

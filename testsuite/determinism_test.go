@@ -42,7 +42,7 @@ func TestMapOrderIsKeyOrder(t *testing.T) {
 	}
 	require.Equal(t, want, got, "the loop ran over the keys in order")
 
-	f, err := os.Open(filepath.Join("testdata", "histories", "map_order.json"))
+	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "map_order.json"))
 	require.NoError(t, err)
 	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})

@@ -230,6 +230,9 @@ workflow:
 		require.True(t, s.AttemptErrors[0].Lost, name)
 	}
 	require.Contains(t, agg.Steps["retried"].Error.Message, "a lost attempt fails this step", "the retry block did not retry it")
+	// The corpus's run of the lost-attempts-retried change's new side.
+	require.True(t, hasMarker(t, run.GetID(), "lost-attempts-retried"))
+	replay(t, "change_lost_attempts_retried", run.GetID(), run.GetRunID())
 }
 
 // Acceptance: SIGTERM on a worker lets its running step finish within the

@@ -263,12 +263,7 @@ func hasMarker(t *testing.T, workflowID, change string) bool {
 // more than 2,000 activities pending, so a run keeps 1,000 running and the
 // rest wait for a slot; the run completes.
 func TestWideFanOutCompletes(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("metadata: {name: wide}\nworkflow:\n")
-	for i := range 2100 {
-		fmt.Fprintf(&b, "  - {step: s%d, tool: {kind: noop, result: %d}, retry: {retry_when: \"false\"}}\n", i, i)
-	}
-	agg := endsWithin(t, 3*time.Minute, b.String())
+	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2099.0, agg.Steps["s2099"].Result)
 	require.True(t, hasMarker(t, agg.WorkflowID, "running-cap"))

@@ -5,14 +5,20 @@ package testsuite
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -27,10 +33,14 @@ import (
 	"playbook/worker"
 )
 
-// maxRecordedHistory is the largest history kept in testdata/histories.
-const maxRecordedHistory = 1 << 20
+// maxRecordedHistory is the largest history file kept in the corpus,
+// testdata/histories; a history over gzipRecordedHistory is kept gzipped.
+const (
+	maxRecordedHistory  = 1 << 20
+	gzipRecordedHistory = 256 << 10
+)
 
-var update = flag.Bool("update", false, "re-record the checked-in histories under testdata/histories")
+var update = flag.Bool("update", false, "record the named runs' histories into a new folder of the corpus, testdata/histories/v<N+1>")
 
 // The package shares one server and worker, as a user's dev server would.
 var (
@@ -115,21 +125,70 @@ func history(t *testing.T, workflowID, runID string) *historypb.History {
 }
 
 // replay replays a finished run against the current interpreter; with
-// -update it also records the history as testdata/histories/NAME.json.
+// -update it also records the history in the corpus, as NAME.json (gzipped,
+// NAME.json.gz, when large) in this recording's folder (recordDir).
 func replay(t *testing.T, name, workflowID, runID string) {
 	t.Helper()
 	h := history(t, workflowID, runID)
 	require.NoError(t, worker.Replay(h, quietlog.New()), "replaying %s", workflowID)
 	if *update && name != "" {
-		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
-		require.NoError(t, err)
-		if len(b) > maxRecordedHistory {
-			return // replayed above; too big to keep in the repository
-		}
-		file := filepath.Join("testdata", "histories", strings.ReplaceAll(strings.TrimSuffix(name, ".yaml"), "/", "_")+".json")
-		require.NoError(t, os.WriteFile(file, b, 0o644))
+		record(t, name, h)
 	}
 }
+
+// record writes h into this recording's folder of the corpus.
+func record(t *testing.T, name string, h *historypb.History) {
+	t.Helper()
+	dir, err := recordDir()
+	require.NoError(t, err)
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
+	require.NoError(t, err)
+	file := filepath.Join(dir, strings.ReplaceAll(strings.TrimSuffix(name, ".yaml"), "/", "_")+".json")
+	if len(b) > gzipRecordedHistory {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		_, err = zw.Write(b)
+		require.NoError(t, err)
+		require.NoError(t, zw.Close())
+		b, file = z.Bytes(), file+".gz"
+	}
+	if len(b) > maxRecordedHistory {
+		return // replayed above; too big to keep in the repository
+	}
+	// A name recorded twice in one recording is a test's mistake.
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	require.NoError(t, err)
+	_, err = f.Write(b)
+	require.NoError(t, errors.Join(err, f.Close()))
+}
+
+// recordDir is the folder -update records into: a new one after the
+// corpus's last, v<N+1>, so that recording adds to the corpus and never
+// replaces a history (docs/VERSIONING.md). Its RECORDED_BY says which
+// build recorded it.
+var recordDir = sync.OnceValues(func() (string, error) {
+	root := filepath.Join("testdata", "histories")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return "", err
+	}
+	last := 0
+	for _, e := range entries {
+		if n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "v")); e.IsDir() && err == nil && strings.HasPrefix(e.Name(), "v") {
+			last = max(last, n)
+		}
+	}
+	dir := filepath.Join(root, fmt.Sprintf("v%d", last+1))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	build := "unknown"
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		build = strings.TrimSpace(string(out))
+	}
+	note := fmt.Sprintf("%s\nrecorded by `make histories` on %s\n", build, time.Now().UTC().Format("2006-01-02"))
+	return dir, os.WriteFile(filepath.Join(dir, "RECORDED_BY"), []byte(note), 0o644)
+})
 
 func readLog(t *testing.T, workflowID, step, file string) string {
 	t.Helper()

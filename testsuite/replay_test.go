@@ -1,14 +1,18 @@
 package testsuite
 
 import (
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -20,37 +24,117 @@ import (
 	"playbook/worker"
 )
 
-// TestReplayRecordedHistories replays every checked-in history (recorded
-// from the examples with `make histories`) against the current interpreter:
-// a change that alters the commands a recorded run produced fails here.
+// TestReplayRecordedHistories replays every history of the corpus
+// (testdata/histories/v<N>/, each folder recorded by one build: see its
+// RECORDED_BY) against the current interpreter: a change that alters the
+// commands a recorded run produced fails here. The corpus must take both
+// sides of every registered change (playbookwf.Changes): a history that
+// reaches the change's point with its marker (recorded after the change)
+// and one that reaches it without (recorded before): otherwise nothing
+// proves that runs of either kind still replay.
 func TestReplayRecordedHistories(t *testing.T) {
-	// Superseded histories live in subfolders (docs/VERSIONING.md): all replay.
+	files := corpusFiles(t)
+	var mu sync.Mutex
+	runs := map[string]string{}           // run ID → file
+	taken := map[string]map[string]bool{} // file → "change new" / "change old"
+	stop := playbookwf.ObserveVersions(func(run workflow.Execution, change string, v workflow.Version) {
+		mu.Lock()
+		defer mu.Unlock()
+		if file, ok := runs[run.RunID]; ok {
+			taken[file][sideOf(change, v)] = true
+		}
+	})
+	defer stop()
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(strings.TrimPrefix(file, filepath.Join("testdata", "histories")+"/"), ".json"), func(t *testing.T) {
+			h := readHistory(t, file)
+			started := h.Events[0].GetWorkflowExecutionStartedEventAttributes()
+			mu.Lock()
+			runs[started.GetOriginalExecutionRunId()] = file
+			taken[file] = map[string]bool{}
+			mu.Unlock()
+			require.NoError(t, worker.Replay(h, quietlog.New()))
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, corpusGaps(taken), "the replay corpus must take both sides of every change (docs/VERSIONING.md)")
+
+	// The check can fail: without the histories that take one side of a
+	// change, it names that side.
+	c := playbookwf.Changes()[0]
+	without := map[string]map[string]bool{}
+	for file, sides := range taken {
+		if !sides[sideOf(c.ID, workflow.DefaultVersion)] {
+			without[file] = sides
+		}
+	}
+	require.Contains(t, corpusGaps(without), c.ID+" old")
+}
+
+// sideOf names the side of a change a version takes.
+func sideOf(change string, v workflow.Version) string {
+	if v == workflow.DefaultVersion {
+		return change + " old"
+	}
+	return change + " new"
+}
+
+// corpusGaps lists the sides of registered changes that no history takes.
+func corpusGaps(taken map[string]map[string]bool) []string {
+	var gaps []string
+	for _, c := range playbookwf.Changes() {
+		for _, side := range []string{sideOf(c.ID, c.Max), sideOf(c.ID, workflow.DefaultVersion)} {
+			found := false
+			for _, sides := range taken {
+				found = found || sides[side]
+			}
+			if !found {
+				gaps = append(gaps, side)
+			}
+		}
+	}
+	return gaps
+}
+
+// corpusFiles lists the corpus's histories, folder by folder.
+func corpusFiles(t *testing.T) []string {
+	t.Helper()
 	var files []string
 	err := filepath.WalkDir(filepath.Join("testdata", "histories"), func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".json") {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".json.gz")) {
 			files = append(files, path)
 		}
 		return err
 	})
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(strings.TrimPrefix(file, filepath.Join("testdata", "histories")+"/"), ".json"), func(t *testing.T) {
-			f, err := os.Open(file)
-			require.NoError(t, err)
-			defer f.Close()
-			h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-			require.NoError(t, err)
-			require.NoError(t, worker.Replay(h, quietlog.New()))
-		})
+	return files
+}
+
+// readHistory reads a recorded history, JSON or gzipped JSON.
+func readHistory(t *testing.T, file string) *historypb.History {
+	t.Helper()
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(file, ".gz") {
+		zr, err := gzip.NewReader(f)
+		require.NoError(t, err)
+		defer zr.Close()
+		r = zr
 	}
+	h, err := client.HistoryFromJSON(r, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	return h
 }
 
 // TestReplayCatchesADifferentGraph proves the replay guard can fail: the
 // recorded hello run, replayed with its frozen playbook changed so that the
 // first step has another name, no longer matches its history.
 func TestReplayCatchesADifferentGraph(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "histories", "hello.json"))
+	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "hello.json"))
 	require.NoError(t, err)
 	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
@@ -76,7 +160,7 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Wrote ")
 
-	recorded, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
+	recorded, err := filepath.Glob(filepath.Join("testdata", "histories", "v1", "*.json"))
 	require.NoError(t, err)
 	code, out, errOut = cli(t, append([]string{"replay", file}, recorded...)...)
 	require.Equal(t, 0, code, errOut)
@@ -107,7 +191,7 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 // A change to the interpreter that alters the commands it issues (here: a
 // timer before anything else) fails the replay of recorded histories.
 func TestReplayCatchesAnInterpreterChange(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "histories", "failure_cleanup.json"))
+	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "failure_cleanup.json"))
 	require.NoError(t, err)
 	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})

@@ -105,7 +105,7 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	require.Equal(t, 2, code)
 	require.Equal(t, "retry: "+strictErr.Error()+"\n", errOut)
 
-	f, err := os.Open(filepath.Join("testdata", "histories", "undeclared_reads.json"))
+	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "undeclared_reads.json"))
 	require.NoError(t, err)
 	defer f.Close()
 	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})

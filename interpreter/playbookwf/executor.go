@@ -73,7 +73,7 @@ const paceEvery = 100
 // paceEvery calls it yields to the SDK's dispatcher. A yield issues no
 // command, but the run's other coroutines (a loop's elements, the cancel
 // watcher, update handlers) run there and may: so the yields are a
-// version (versionPaceYields), asked at the first one, and they count
+// version (changePaceYields), asked at the first one, and they count
 // calls, not time, so that a replay yields at the same points.
 func (x *executor) pace() {
 	x.paced++
@@ -81,7 +81,7 @@ func (x *executor) pace() {
 		return
 	}
 	if !x.yields {
-		if workflow.GetVersion(x.ctx, versionPaceYields, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if version(x.ctx, changePaceYields) == workflow.DefaultVersion {
 			x.noYields = true // a run from before
 			return
 		}

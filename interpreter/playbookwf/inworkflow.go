@@ -8,11 +8,6 @@ import (
 	"playbook/interpreter"
 )
 
-// noopInWorkflowChange is the version change that decides noop steps (and
-// loops of them) inside the workflow instead of in an activity. Runs
-// recorded before it keep scheduling their noop activities on replay.
-const noopInWorkflowChange = "noop-in-workflow"
-
 // needsNoProcess tells whether a step's outcome is known without running
 // anything: a noop returns its rendered result. A retry_when could poll
 // even a noop, so such a step keeps its activity and the retry decision.
@@ -29,7 +24,7 @@ func (x *executor) decidesInWorkflow(s *interpreter.Step) bool {
 		return false
 	}
 	if x.noopVersion == nil {
-		v := workflow.GetVersion(x.ctx, noopInWorkflowChange, workflow.DefaultVersion, 1)
+		v := version(x.ctx, changeNoopInWorkflow)
 		x.noopVersion = &v
 	}
 	return *x.noopVersion >= 1

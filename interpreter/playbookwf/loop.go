@@ -57,7 +57,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 		return nil, stepErr
 	}
 	// Asked only for a loop longer than a batch, where the two ways part.
-	if len(items) > LoopBatchSize && workflow.GetVersion(x.ctx, versionLoopDriver, workflow.DefaultVersion, 1) >= 1 {
+	if len(items) > LoopBatchSize && version(x.ctx, changeLoopDriver) >= 1 {
 		return x.startDriver(ctx, s, len(items))
 	}
 	specs, stepErr := x.renderItems(s, items)
@@ -110,7 +110,7 @@ func (x *executor) loopItems(s *interpreter.Step) ([]any, *interpreter.StepError
 	}
 	if err := interpreter.CheckLoopSize(len(items)); err != nil {
 		// Asked only when the bound applies, so runs under it record no marker.
-		if workflow.GetVersion(x.ctx, "loop-size-bound", workflow.DefaultVersion, 1) >= 1 {
+		if version(x.ctx, changeLoopSizeBound) >= 1 {
 			return nil, &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
 		}
 	}

@@ -21,7 +21,7 @@ func TestLongChainWithAndWithoutYields(t *testing.T) {
 	for _, old := range []bool{false, true} {
 		env := newEnv(t)
 		if old {
-			env.OnGetVersion(versionPaceYields, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			env.OnGetVersion(changePaceYields.ID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 		}
 		agg, err := execute(t, env, b.String())
 		require.NoError(t, err)

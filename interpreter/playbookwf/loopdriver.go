@@ -14,13 +14,6 @@ import (
 // LoopWorkflowName is the workflow type of a long loop's driver.
 const LoopWorkflowName = "PlaybookLoop"
 
-// versionLoopDriver: a loop longer than LoopBatchSize runs in one driver
-// child (PlaybookLoop) that keeps max_in_flight elements running across
-// the whole loop and continues as new as its history grows (before: batches
-// of LoopBatchSize elements, one child after another, each waiting for its
-// slowest element).
-const versionLoopDriver = "loop-driver"
-
 // loopHistoryEvents is the history length past which a driver starts no
 // more elements, lets the running ones end, and continues as new; sooner
 // when the server suggests it (Temporal's default: 4 Ki events or 4 MiB).

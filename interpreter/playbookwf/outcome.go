@@ -66,7 +66,7 @@ func outcomeOf(ctx workflow.Context, err error, s *interpreter.Step, in interpre
 		attempts := max(log.Current-priorAttempts, 1)
 		var ae *temporal.ActivityError
 		if errors.As(err, &ae) && ae.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
-			if in.Lost != nil && workflow.GetVersion(ctx, lostAttemptsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			if in.Lost != nil && version(ctx, changeLostAttempts) == workflow.DefaultVersion {
 				in.Lost = nil // recorded when the policy had no room for lost attempts
 			}
 			attempts = int(activityOptions(s, in).RetryPolicy.MaximumAttempts)

@@ -12,7 +12,7 @@ import (
 // ready, in that order.
 //
 // When none is ready it has to wait, and there the two versions part
-// (versionWaitInOrder). The SDK's Selector, which the workflow used first,
+// (changeWaitInOrder). The SDK's Selector, which the workflow used first,
 // registers a callback on every case each time it waits, and the case that
 // becomes ready first wins; with hundreds of steps running, that is most of
 // the workflow's own work. In order, the loop waits until any case is
@@ -113,7 +113,7 @@ func (w *waitSet) runFirstReady() bool {
 
 func (w *waitSet) waitsInOrder(ctx workflow.Context) bool {
 	if w.inOrder == nil {
-		v := workflow.GetVersion(ctx, versionWaitInOrder, workflow.DefaultVersion, 1) >= 1
+		v := version(ctx, changeWaitInOrder) >= 1
 		w.inOrder = &v
 	}
 	return *w.inOrder

@@ -11,7 +11,7 @@ import (
 // waitResult is what waitOrder saw.
 type waitResult struct {
 	Order []string
-	// Asked: the waitSet asked versionWaitInOrder.
+	// Asked: the waitSet asked changeWaitInOrder.
 	Asked bool
 }
 
@@ -54,7 +54,7 @@ func runWaitOrder(t *testing.T, old bool, futures, settle []string) waitResult {
 	env := newEnv(t)
 	env.RegisterWorkflow(waitOrder)
 	if old {
-		env.OnGetVersion(versionWaitInOrder, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		env.OnGetVersion(changeWaitInOrder.ID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	}
 	env.ExecuteWorkflow(waitOrder, futures, settle)
 	require.True(t, env.IsWorkflowCompleted())

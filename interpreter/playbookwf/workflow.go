@@ -58,14 +58,6 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 	AttrFailedSteps.GetName():    enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 }
 
-// lostAttemptsChange versions how a step that timed out on the server is
-// read. Since lost attempts are retried apart, a step's activity policy
-// leaves room for them (StepInput.Lost); the replayer does not compare
-// activity options, so only the reading of the last attempt's number
-// changed, and the version is taken there, where a recorded run that timed
-// out before the change still reads it as it did.
-const lostAttemptsChange = "lost-attempts-retried"
-
 // Input is the workflow's input: the playbook frozen as text at submission.
 type Input struct {
 	// File is the playbook's path as submitted, for messages.

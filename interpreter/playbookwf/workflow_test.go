@@ -101,7 +101,7 @@ func TestCancelDuringEndEndsCancelled(t *testing.T) {
 // end's tool, which failed the run.
 func TestCancelDuringEndInOldRuns(t *testing.T) {
 	env := newEnv(t)
-	env.OnGetVersion(versionEndDisconnected, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnGetVersion(changeEndDisconnected.ID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	cancelWhenEndStarts(env)
 	agg, _ := execute(t, env, endSleeps)
 	require.Equal(t, interpreter.RunFailed, agg.Status)
@@ -117,7 +117,7 @@ func TestLongLoopRunsInItsDriver(t *testing.T) {
 // Runs from before the loop driver keep their batches.
 func TestLoopRunsInBatchesInRunsFromBefore(t *testing.T) {
 	env := newEnv(t)
-	env.OnGetVersion(versionLoopDriver, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnGetVersion(changeLoopDriver.ID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	require.Equal(t, []string{"run.each.batch-0", "run.each.batch-1"}, longLoop(t, env))
 }
 

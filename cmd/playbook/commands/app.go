@@ -50,6 +50,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			retryCommand(),
 			historyCommand(),
 			replayCommand(),
+			upgradeCheckCommand(),
 			graphCommand(),
 			mcpCommand(),
 			scheduleCommand(),

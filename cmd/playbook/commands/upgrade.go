@@ -1,0 +1,202 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"playbook/internal/codec"
+	"playbook/internal/quietlog"
+	"playbook/interpreter/playbookwf"
+	"playbook/worker"
+)
+
+// upgradeCheckFetches is how many histories upgrade-check fetches and
+// replays at once.
+const upgradeCheckFetches = 8
+
+// upgradeRun is one run upgrade-check replayed, as --json prints it.
+type upgradeRun struct {
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	Type       string `json:"type"`
+	Status     string `json:"status"`
+	Events     int    `json:"events"`
+	OK         bool   `json:"ok"`
+	// DivergesAt names the recorded event the replay parted from, when it
+	// can tell ("event 5 ActivityTaskScheduled (greet)").
+	DivergesAt string `json:"diverges_at,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// upgradeReport is upgrade-check's --json output.
+type upgradeReport struct {
+	Namespace string       `json:"namespace"`
+	Runs      []upgradeRun `json:"runs"`
+	Replayed  int          `json:"replayed"`
+	Diverging int          `json:"diverging"`
+}
+
+func upgradeCheckCommand() *cli.Command {
+	return &cli.Command{
+		Name: "upgrade-check",
+		Usage: "replay the namespace's open runs (and with --closed N the last N closed ones) against this binary before rolling it out; " +
+			"exit 0 when every one replays, 1 naming each that diverges",
+		Flags: append([]cli.Flag{
+			&cli.IntFlag{Name: "closed", Usage: "also replay the last `N` closed runs"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		}, connectionFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return cli.Exit("upgrade-check: takes no arguments (flags only)", exitInvalid)
+			}
+			if c.Int("closed") < 0 {
+				return cli.Exit("upgrade-check: --closed must be 0 or more", exitInvalid)
+			}
+			keys, err := codec.Load("")
+			if err != nil {
+				return cli.Exit("upgrade-check: "+err.Error(), exitInvalid)
+			}
+			return withConnection(c, "upgrade-check", func(conn *connection) error {
+				runs, err := runsToCheck(c.Context, conn, c.Int("closed"))
+				if err != nil {
+					return cli.Exit("upgrade-check: listing runs: "+err.Error(), exitFailed)
+				}
+				checkRuns(c.Context, conn, keys, runs)
+				report := upgradeReport{Namespace: conn.namespace, Runs: runs, Replayed: len(runs)}
+				for _, r := range runs {
+					if !r.OK {
+						report.Diverging++
+					}
+				}
+				if c.Bool("json") {
+					b, _ := json.MarshalIndent(report, "", "  ")
+					fmt.Fprintln(c.App.Writer, string(b))
+				} else {
+					printUpgradeReport(c.App.Writer, report)
+				}
+				if report.Diverging > 0 {
+					return cli.Exit("", exitFailed)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// workflowTypes are the workflow types this binary registers: the only
+// ones it can replay.
+var workflowTypes = []string{playbookwf.WorkflowName, playbookwf.LoopWorkflowName, playbookwf.LoopBatchWorkflowName}
+
+// runsToCheck lists the namespace's open runs of this binary's workflow
+// types, then the last closed ones, newest first.
+func runsToCheck(ctx context.Context, conn *connection, closed int) ([]upgradeRun, error) {
+	types := "WorkflowType IN ('" + strings.Join(workflowTypes, "', '") + "')"
+	runs, err := listExecutions(ctx, conn, types+" AND ExecutionStatus = 'Running'", -1)
+	if err != nil || closed == 0 {
+		return runs, err
+	}
+	ended, err := listExecutions(ctx, conn, types+" AND ExecutionStatus != 'Running'", closed)
+	return append(runs, ended...), err
+}
+
+// listExecutions lists the runs query matches, at most limit (all when
+// negative).
+func listExecutions(ctx context.Context, conn *connection, query string, limit int) ([]upgradeRun, error) {
+	var runs []upgradeRun
+	var token []byte
+	for limit < 0 || len(runs) < limit {
+		resp, err := conn.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: query, NextPageToken: token, PageSize: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			runs = append(runs, upgradeRun{
+				WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(),
+				Status: strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")),
+			})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	if limit >= 0 && len(runs) > limit {
+		runs = runs[:limit]
+	}
+	return runs, nil
+}
+
+// checkRuns fetches each run's history and replays it, upgradeCheckFetches
+// at a time, filling in each run's outcome.
+func checkRuns(ctx context.Context, conn *connection, keys *codec.AESGCM, runs []upgradeRun) {
+	todo := make(chan *upgradeRun)
+	var wg sync.WaitGroup
+	for range min(upgradeCheckFetches, len(runs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range todo {
+				checkRun(ctx, conn, keys, r)
+			}
+		}()
+	}
+	for i := range runs {
+		todo <- &runs[i]
+	}
+	close(todo)
+	wg.Wait()
+}
+
+func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, r *upgradeRun) {
+	h := &historypb.History{}
+	it := conn.client.GetWorkflowHistory(ctx, r.WorkflowID, r.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			r.Error = "fetching its history: " + err.Error()
+			return
+		}
+		h.Events = append(h.Events, e)
+	}
+	r.Events = len(h.Events)
+	if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
+		r.DivergesAt, r.Error = worker.DivergingEvent(h, err), err.Error()
+		return
+	}
+	r.OK = true
+}
+
+// printUpgradeReport prints one line per run, then the summary.
+func printUpgradeReport(out io.Writer, report upgradeReport) {
+	for _, r := range report.Runs {
+		name := r.WorkflowID + " (" + r.Type + ", " + r.Status + ")"
+		switch {
+		case r.OK:
+			fmt.Fprintf(out, "%s: ok (%d events)\n", name, r.Events)
+		case r.DivergesAt != "":
+			fmt.Fprintf(out, "%s: diverges at %s: %s\n", name, r.DivergesAt, firstLine(r.Error))
+		default:
+			fmt.Fprintf(out, "%s: %s\n", name, firstLine(r.Error))
+		}
+	}
+	if report.Diverging == 0 {
+		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; this binary can take them over.\n", report.Replayed, report.Namespace)
+		return
+	}
+	fmt.Fprintf(out, "%d runs of namespace %s replayed: %d ok, %d do not replay: a worker of this binary would stop them with a nondeterminism error.\n",
+		report.Replayed, report.Namespace, report.Replayed-report.Diverging, report.Diverging)
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

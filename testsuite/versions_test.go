@@ -1,0 +1,130 @@
+package testsuite
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter"
+	"playbook/interpreter/playbookwf"
+)
+
+// newSides are playbooks whose runs reach the point of each change (docs/
+// VERSIONING.md) on today's interpreter: they record its marker and take
+// its new side. `make histories` keeps their histories as
+// change_<id>.json, the corpus's proof that runs started after each change
+// replay (TestReplayRecordedHistories). lost-attempts-retried needs a
+// worker killed under its step: TestOnLostFailFailsTheStep records it.
+var newSides = []struct {
+	change string
+	source string
+	// files are more files beside the playbook (sub-playbooks, input).
+	files map[string]string
+	args  []string
+}{
+	{change: "workload-deep-merge", source: `metadata: {name: deep-merge}
+workload: {db: {host: a, port: 5432}}
+workflow:
+  - step: show
+    tool: {kind: noop, result: "{{ workload.db.host }}:{{ workload.db.port }}"}
+`, files: map[string]string{"input.json": `{"db": {"host": "b"}}`}, args: []string{"--input", "input.json"}},
+	{change: "arcs-per-kind", source: `metadata: {name: both-arcs}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 1}
+    next: b
+  - step: b
+    depends_on: [a]
+    tool: {kind: noop, result: 2}
+`},
+	{change: "end-disconnected", source: `metadata: {name: end-tool}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 1}
+  - step: end
+    tool: {kind: shell, command: "echo done"}
+`},
+	{change: "child-id-dot", source: `metadata: {name: parent-dot}
+workflow:
+  - step: child
+    tool: {kind: playbook, path: sub.yaml}
+`, files: map[string]string{"sub.yaml": "metadata: {name: sub}\nworkflow:\n  - step: x\n    tool: {kind: noop, result: 1}\n"}},
+	{change: "noop-in-workflow", source: `metadata: {name: noop}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 1}
+`},
+	{change: "loop-size-bound", source: `metadata: {name: loop-over-bound}
+workflow:
+  - step: each
+    loop: {in: "1..100001", mode: parallel}
+    tool: {kind: noop, result: "{{ item }}"}
+`},
+	{change: "wait-in-order", source: `metadata: {name: two-at-once}
+workflow:
+  - step: a
+    tool: {kind: shell, command: "true"}
+  - step: b
+    tool: {kind: shell, command: "true"}
+`},
+	{change: "payload-budget", source: `metadata: {name: input-over-budget}
+workload: {big: ""}
+workflow:
+  - step: big
+    tool: {kind: shell, command: "true", env: {BIG: "{{ workload.big }}"}}
+`, files: map[string]string{"input.json": `{"big": "` + strings.Repeat("x", 1100<<10) + `"}`}, args: []string{"--input", "input.json"}},
+	{change: "loop-driver", source: `metadata: {name: loop-driver}
+workflow:
+  - step: each
+    loop: {in: "1..501", mode: parallel, max_in_flight: 100}
+    tool: {kind: shell, command: "true"}
+`},
+	{change: "pace-yields", source: noopChain(120)},
+	{change: "running-cap", source: wideFanOut(1001)},
+}
+
+// wideFanOut is a playbook of n steps ready at once, each an activity.
+func wideFanOut(n int) string {
+	var b strings.Builder
+	b.WriteString("metadata: {name: wide}\nworkflow:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {step: s%d, tool: {kind: noop, result: %d}, retry: {retry_when: \"false\"}}\n", i, i)
+	}
+	return b.String()
+}
+
+// Every registered change has a run above that takes its new side (its
+// marker is in the history), and every such run replays.
+func TestEveryChangeTakesItsNewSide(t *testing.T) {
+	covered := map[string]bool{"lost-attempts-retried": true}
+	for _, c := range newSides {
+		covered[c.change] = true
+		t.Run(c.change, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, text := range c.files {
+				writePlaybook(t, dir, name, text)
+			}
+			file := writePlaybook(t, dir, "playbook.yaml", c.source)
+			args := []string{"run", "--address", server.Address, "--json"}
+			for _, a := range c.args {
+				if strings.HasSuffix(a, ".json") {
+					a = filepath.Join(dir, a)
+				}
+				args = append(args, a)
+			}
+			code, out, errOut := cli(t, append(args, file)...)
+			var agg interpreter.Aggregate
+			require.NoError(t, json.Unmarshal([]byte(out), &agg), "stderr:\n%s", errOut)
+			require.Equal(t, exitCodeFor(agg.Status), code, errOut)
+			require.True(t, hasMarker(t, agg.WorkflowID, c.change), "%s: no marker of %s in the run's history", agg.WorkflowID, c.change)
+			replay(t, "change_"+strings.ReplaceAll(c.change, "-", "_"), agg.WorkflowID, agg.RunID)
+		})
+	}
+	for _, c := range playbookwf.Changes() {
+		require.True(t, covered[c.ID], "no run here takes the new side of %s", c.ID)
+	}
+}
