@@ -43,6 +43,37 @@ type Options struct {
 	// a line saying how much was dropped; default
 	// activities.DefaultMaxLogBytes.
 	MaxLogBytes int64
+	// Optional: the Worker Deployment this worker belongs to (Temporal's
+	// Worker Versioning), with Build naming its version; both or neither.
+	// A versioned worker takes only the runs of its version: a run stays
+	// on the version that started it (pinned) unless AutoUpgrade, and new
+	// runs start on the deployment's current version.
+	Deployment Deployment
+}
+
+// Deployment is a worker's Worker Deployment version.
+type Deployment struct {
+	Name, BuildID string
+	// AutoUpgrade moves a run to the deployment's current version at its
+	// next workflow task, where the default pins it to the version it
+	// started on.
+	AutoUpgrade bool
+}
+
+// deploymentOptions are the SDK's options for d; none when d is empty.
+func (d Deployment) options() sdkworker.DeploymentOptions {
+	if d.Name == "" {
+		return sdkworker.DeploymentOptions{}
+	}
+	behavior := workflow.VersioningBehaviorPinned
+	if d.AutoUpgrade {
+		behavior = workflow.VersioningBehaviorAutoUpgrade
+	}
+	return sdkworker.DeploymentOptions{
+		UseVersioning:             true,
+		Version:                   sdkworker.WorkerDeploymentVersion{DeploymentName: d.Name, BuildID: d.BuildID},
+		DefaultVersioningBehavior: behavior,
+	}
 }
 
 // stepsPerCPU is how many steps a worker runs at once for each CPU it may
@@ -102,6 +133,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		// Stop stops polling, then waits for the running steps: they finish
 		// within the drain timeout, or cancel themselves and report.
 		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
+		DeploymentOptions: o.Deployment.options(),
 	})
 	RegisterWorkflow(w)
 	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes}

@@ -51,6 +51,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			historyCommand(),
 			replayCommand(),
 			upgradeCheckCommand(),
+			deploymentCommand(),
 			graphCommand(),
 			mcpCommand(),
 			scheduleCommand(),

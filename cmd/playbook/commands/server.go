@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,9 +25,16 @@ func workerCommand() *cli.Command {
 			drainFlag(),
 			stepEnvFlag(),
 			logSizeFlag(),
+			&cli.StringFlag{Name: "deployment-name", Usage: "join the Worker Deployment `NAME` (Temporal's Worker Versioning): the worker takes only runs of its version, --build-id"},
+			&cli.StringFlag{Name: "build-id", Usage: "this worker's version `ID` in its deployment (a release's version, a commit); runs stay on the version that started them"},
+			&cli.BoolFlag{Name: "auto-upgrade", Usage: "with --deployment-name: runs move to the deployment's current version at their next workflow task, instead of staying on the one that started them"},
 		}, append(observeFlags(), connectionFlags()...)...),
 		Action: func(c *cli.Context) error {
 			logSize, err := maxLogSize(c)
+			if err != nil {
+				return cli.Exit("worker: "+err.Error(), exitInvalid)
+			}
+			deployment, err := deploymentOf(c)
 			if err != nil {
 				return cli.Exit("worker: "+err.Error(), exitInvalid)
 			}
@@ -44,7 +52,7 @@ func workerCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
-			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt, MaxLogBytes: logSize})
+			w := worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue"), LogDir: c.String("log-dir"), MaxConcurrentSteps: c.Int("max-concurrent-steps"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment})
 			if err := w.Start(); err != nil {
 				return cli.Exit("worker: "+err.Error(), exitFailed)
 			}
@@ -82,4 +90,19 @@ func maxLogSize(c *cli.Context) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("--max-log-size %q: want a size such as 64MiB (bytes, or a number with KiB, MiB or GiB), at least 1KiB", text)
+}
+
+// deploymentOf reads the worker's Worker Deployment flags: a name and a
+// build ID, or neither.
+func deploymentOf(c *cli.Context) (worker.Deployment, error) {
+	d := worker.Deployment{Name: c.String("deployment-name"), BuildID: c.String("build-id"), AutoUpgrade: c.Bool("auto-upgrade")}
+	switch {
+	case d.Name == "" && d.BuildID == "" && !d.AutoUpgrade:
+		return d, nil
+	case d.Name == "" || d.BuildID == "":
+		return d, fmt.Errorf("--deployment-name and --build-id go together (--auto-upgrade needs both)")
+	case strings.ContainsAny(d.Name, ".:"):
+		return d, fmt.Errorf("--deployment-name %q: a deployment's name cannot hold '.' or ':'", d.Name)
+	}
+	return d, nil
 }
