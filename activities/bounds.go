@@ -45,19 +45,6 @@ func readBounded(path string, limit int64, what string) ([]byte, error) {
 	return b, nil
 }
 
-// size writes a byte count the way the limits are documented.
-func size(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // boundResult fails a successful attempt whose result would not fit in
 // Temporal's payload limit, saying so, instead of letting the server
 // reject the activity's completion.
@@ -75,3 +62,6 @@ func boundResult(o ToolResult) ToolResult {
 	}
 	return o
 }
+
+// size is n bytes as messages say it (interpreter.FormatBytes).
+func size(n int64) string { return interpreter.FormatBytes(int(n)) }

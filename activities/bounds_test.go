@@ -51,7 +51,7 @@ func TestResultOverThePayloadLimitFails(t *testing.T) {
 	o := boundResult(ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}})
 	require.NotNil(t, o.Err)
 	require.Equal(t, "result_too_large", o.Err.Type)
-	require.Equal(t, "the step's result is 2.0 MiB, over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: write large outputs to a file and return its path", o.Err.Message)
+	require.Equal(t, "the step's result is 2 MiB, over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: write large outputs to a file and return its path", o.Err.Message)
 	small := ToolResult{Result: "ok"}
 	require.Equal(t, small, boundResult(small))
 }

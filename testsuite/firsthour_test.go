@@ -77,7 +77,7 @@ func TestVersion(t *testing.T) {
 	for _, arg := range []string{"--version", "version"} {
 		out, err := exec.Command(playbookBinary(t), arg).CombinedOutput()
 		require.NoError(t, err, string(out))
-		require.Regexp(t, `^playbook \S+\ncommit .+\nTemporal Go SDK v1\.\d+\.\d+\nTemporal server v1\.\d+\.\d+\nGo go1\.\d+`, out)
+		require.Regexp(t, `^playbook .+\ncommit .+\nTemporal Go SDK v1\.\d+\.\d+\nTemporal server v1\.\d+\.\d+\nGo go1\.\d+.*\nworkflow changes \d+, newest [a-z-]+\n$`, out)
 	}
 }
 

@@ -48,8 +48,13 @@ func TestWorkerOnlyBuildLinksNoServer(t *testing.T) {
 // with no server configured say the build has no server.
 func TestWorkerOnlyBuildRunsSteps(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "playbook-worker")
-	out, err := exec.Command("go", "build", "-tags", "noserver", "-o", bin, "playbook/cmd/playbook").CombinedOutput()
+	// Stamped as `make release` stamps a release's binaries.
+	stamp := "-X playbook/cmd/playbook/commands.Version=v0.0.0-test -X playbook/cmd/playbook/commands.Commit=0123abc"
+	out, err := exec.Command("go", "build", "-tags", "noserver", "-ldflags", stamp, "-o", bin, "playbook/cmd/playbook").CombinedOutput()
 	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "version").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Regexp(t, `^playbook v0\.0\.0-test\ncommit 0123abc\nTemporal Go SDK v1\.`, string(out))
 
 	dev := exec.Command(bin, "dev", "--port", "0")
 	devOut, err := dev.CombinedOutput()

@@ -6,17 +6,20 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"playbook/interpreter/playbookwf"
 )
 
-// Version is the release this binary is; a release build sets it with
-// -ldflags "-X playbook/cmd/playbook/commands.Version=v1.2.3". Otherwise the
-// module version the Go toolchain recorded is used.
-var Version = ""
+// Version and Commit are what a release build stamps (`make release`,
+// `make build`): -ldflags "-X playbook/cmd/playbook/commands.Version=v1.2.3
+// -X playbook/cmd/playbook/commands.Commit=<hash>". Unstamped, the module
+// version and the VCS information the Go toolchain recorded are used.
+var Version, Commit = "", ""
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print the version, the commit and the Temporal SDK and server versions built in (also --version)",
+		Usage: "print the version, the commit, the Temporal SDK and server versions built in, and the workflow's newest change (also --version)",
 		Action: func(c *cli.Context) error {
 			printVersion(c.App.Writer)
 			return nil
@@ -24,10 +27,12 @@ func versionCommand() *cli.Command {
 	}
 }
 
-// printVersion says what this binary is: version, commit (from the VCS
-// stamp the Go toolchain records), and the Temporal modules built in.
+// printVersion says what this binary is: version, commit, the Temporal
+// modules built in, and the workflow changes it knows (docs/VERSIONING.md):
+// two builds with the same newest change issue the same commands for the
+// same history.
 func printVersion(out io.Writer) {
-	version, commit := Version, "unknown (built without VCS information)"
+	version, commit := Version, Commit
 	deps := map[string]string{}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if version == "" {
@@ -37,7 +42,7 @@ func printVersion(out io.Writer) {
 		for _, s := range bi.Settings {
 			settings[s.Key] = s.Value
 		}
-		if rev := settings["vcs.revision"]; rev != "" {
+		if rev := settings["vcs.revision"]; rev != "" && commit == "" {
 			commit = rev
 			if t := settings["vcs.time"]; t != "" {
 				commit += " (" + t + ")"
@@ -54,8 +59,11 @@ func printVersion(out io.Writer) {
 		}
 		deps["go"] = bi.GoVersion
 	}
-	if version == "" {
-		version = "(devel)"
+	if version == "" || version == "(devel)" {
+		version = "(devel: not a release build; `make build` or `make release` stamps the version)"
+	}
+	if commit == "" {
+		commit = "unknown (built without VCS information)"
 	}
 	fmt.Fprintf(out, "playbook %s\ncommit %s\n", version, commit)
 	for _, m := range []struct{ name, path string }{
@@ -69,4 +77,6 @@ func printVersion(out io.Writer) {
 		}
 		fmt.Fprintf(out, "%s %s\n", m.name, v)
 	}
+	changes := playbookwf.Changes()
+	fmt.Fprintf(out, "workflow changes %d, newest %s\n", len(changes), changes[len(changes)-1].ID)
 }
