@@ -1,6 +1,6 @@
 package interpreter
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // FailureHandler is a named set of exit-code rules. It travels to the
 // activity as is (StepInput.Handler).

@@ -1,6 +1,6 @@
 package interpreter
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // DefaultLostAttempts is how many lost attempts of a step are retried when
 // neither the step nor the playbook says.

@@ -1,6 +1,6 @@
 package interpreter
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // NextRule is one item of `next`: unconditional (When nil, Else false), a
 // `when` branch, or the closing `else`.

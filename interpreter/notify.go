@@ -3,7 +3,7 @@ package interpreter
 import (
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Notify holds the webhooks told of the run's outcome after `end` decides.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)

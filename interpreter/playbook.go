@@ -3,7 +3,7 @@ package interpreter
 import (
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Retry is a step's retry policy, defaults applied. It travels to the

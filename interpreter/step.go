@@ -3,7 +3,7 @@ package interpreter
 import (
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Step is one node of the graph.

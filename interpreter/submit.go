@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // MaxAttempts bounds the attempts a step may make (retry, retries, or an

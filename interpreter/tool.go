@@ -3,7 +3,7 @@ package interpreter
 import (
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Tool is what a step runs. Spec holds its fields as written (templates

@@ -15,9 +15,9 @@ import (
 )
 
 // versionedWorker starts an in-process worker of the Worker Deployment
-// name's version build, on queue.
-func versionedWorker(t *testing.T, queue, name, build string) sdkworker.Worker {
-	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: t.TempDir(), Deployment: worker.Deployment{Name: name, BuildID: build}})
+// name's version build, on queue; autoUpgrade as --auto-upgrade.
+func versionedWorker(t *testing.T, queue, name, build string, autoUpgrade bool) sdkworker.Worker {
+	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: t.TempDir(), Deployment: worker.Deployment{Name: name, BuildID: build, AutoUpgrade: autoUpgrade}})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return w
@@ -61,12 +61,12 @@ workflow:
   - step: after
     tool: {kind: shell, command: "echo $PLAYBOOK_ATTEMPT"}
 `)
-	versionedWorker(t, queue, name, "A")
+	versionedWorker(t, queue, name, "A", false)
 	makeCurrent(t, name, "A")
 	first := startOn(t, tc, file, name+"-first", queue, nil)
 	waitFor(t, "the first run's step to run", func() bool { return startedSteps(tc, first.GetID()) == 1 })
 
-	versionedWorker(t, queue, name, "B")
+	versionedWorker(t, queue, name, "B", false)
 	makeCurrent(t, name, "B")
 	second := startOn(t, tc, file, name+"-second", queue, nil)
 
@@ -94,6 +94,35 @@ workflow:
 	require.NoError(t, json.Unmarshal([]byte(out), &d))
 	require.Equal(t, "B", d.Current)
 	require.ElementsMatch(t, []string{"A", "B"}, d.Versions)
+}
+
+// With --auto-upgrade, a run started on A moves to B at its next workflow
+// task once B is current.
+func TestWorkerVersioningAutoUpgrade(t *testing.T) {
+	name := fmt.Sprintf("pb-auto-%d", time.Now().UnixNano())
+	queue := "versioned-" + name
+	file := writePlaybook(t, t.TempDir(), "moves.yaml", `metadata: {name: moves}
+workflow:
+  - step: work
+    tool: {kind: shell, command: "sleep 3"}
+    next: after
+  - step: after
+    tool: {kind: shell, command: "true"}
+`)
+	versionedWorker(t, queue, name, "A", true)
+	makeCurrent(t, name, "A")
+	run := startOn(t, tc, file, name+"-run", queue, nil)
+	waitFor(t, "the run's step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
+	versionedWorker(t, queue, name, "B", true)
+	makeCurrent(t, name, "B")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+	builds, pinned := taskBuilds(t, run.GetID())
+	require.False(t, pinned)
+	require.Equal(t, "A", builds[0], "%v", builds)
+	require.Equal(t, "B", builds[len(builds)-1], "the run moved to B: %v", builds)
+	replay(t, "", run.GetID(), "")
 }
 
 // The deployment flags go together, and a name Temporal cannot take is
