@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"playbook/submit"
 
-	"playbook/interpreter"
+	"go.yaml.in/yaml/v3"
 )
 
 // probe is the key no mapping of the language accepts: the parser answers
@@ -59,7 +59,7 @@ func parserKeys(t *testing.T) []level {
 	if err := yaml.Unmarshal([]byte(seed), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := interpreter.ParseStrict("seed.yaml", []byte(seed), ""); err != nil {
+	if _, err := submit.ParseStrict("seed.yaml", []byte(seed), ""); err != nil {
 		t.Fatalf("the seed playbook must be valid: %v", err)
 	}
 	// found parses doc and returns the known keys of each mapping whose
@@ -70,7 +70,7 @@ func parserKeys(t *testing.T) []level {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, perr := interpreter.ParseStrict("probe.yaml", src, "")
+		_, perr := submit.ParseStrict("probe.yaml", src, "")
 		if perr == nil {
 			return nil, nil
 		}
@@ -194,7 +194,7 @@ func TestLanguageExamplesValidate(t *testing.T) {
 		}
 		n++
 		line := strings.Count(string(b)[:m[2]], "\n") + 1
-		if _, err := interpreter.ParseStrict(fmt.Sprintf("LANGUAGE.md:%d", line), []byte(src), ""); err != nil {
+		if _, err := submit.ParseStrict(fmt.Sprintf("LANGUAGE.md:%d", line), []byte(src), ""); err != nil {
 			t.Errorf("the example at docs/LANGUAGE.md:%d does not validate:\n%v", line, err)
 		}
 	}

@@ -309,7 +309,7 @@ func findStub(v any, path string, depth int) (string, map[string]any) {
 			}
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range SortedKeys(x) {
 			if p, stub := findStub(x[k], path+"."+k, depth-1); stub != nil {
 				return p, stub
 			}

@@ -216,7 +216,7 @@ workflow:
 	for _, from := range []string{"", "slow"} {
 		reuse, err := pb.ReusableSteps(earlier, from)
 		require.NoError(t, err)
-		require.Equal(t, []string{"a"}, sortedKeys(reuse))
+		require.Equal(t, []string{"a"}, SortedKeys(reuse))
 		retry := NewRun(pb, nil, "t-2", time.Now)
 		retry.Reuse(reuse)
 		require.Equal(t, []string{"slow"}, names(retry.Ready()), "retry --step %q", from)
@@ -254,7 +254,7 @@ workflow:
 	}
 	reuse, err := pb.ReusableSteps(earlier, "")
 	require.NoError(t, err)
-	require.Equal(t, []string{"download", "side"}, sortedKeys(reuse))
+	require.Equal(t, []string{"download", "side"}, SortedKeys(reuse))
 	run := NewRun(pb, nil, "t-2", time.Now)
 	run.Reuse(reuse)
 	require.Equal(t, []string{"transform"}, names(run.Ready()))

@@ -43,7 +43,7 @@ func (es Errors) Error() string {
 
 // add appends err, flattening lists; any other error becomes an *Error of
 // the file without a line.
-func (es Errors) add(file string, err error) Errors {
+func (es Errors) Add(file string, err error) Errors {
 	switch e := err.(type) {
 	case nil:
 		return es
@@ -57,7 +57,7 @@ func (es Errors) add(file string, err error) Errors {
 
 // err returns the list in file order as an error, nil when it is empty, and
 // the *Error itself when there is one (so callers that look at it still can).
-func (es Errors) err() error {
+func (es Errors) Err() error {
 	switch len(es) {
 	case 0:
 		return nil

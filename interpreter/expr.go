@@ -26,7 +26,7 @@ const (
 // scopeNames declares, per scope, each name and its type; any other name
 // is a compile error. Values read from runs (results, workload) are Any:
 // their shape is known only when the expression runs.
-func scopeNames(s Scope, extra ...string) types.Map {
+func ScopeNames(s Scope, extra ...string) types.Map {
 	env := types.Map{
 		"workload":     types.Any,
 		"steps":        types.Any,
@@ -83,7 +83,7 @@ func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string
 	if strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("empty expression")
 	}
-	opts := []expr.Option{expr.Env(scopeNames(scope, extra...)), expr.DisableBuiltin("now")}
+	opts := []expr.Option{expr.Env(ScopeNames(scope, extra...)), expr.DisableBuiltin("now")}
 	opts = append(opts, sortedMapBuiltins...)
 	if asBool {
 		opts = append(opts, expr.AsBool())
@@ -194,10 +194,10 @@ func (e *Expr) EvalBool(env map[string]any) (bool, error) {
 type Template struct {
 	Source string
 	whole  *Expr
-	parts  []templatePart
+	parts  []TemplatePart
 }
 
-type templatePart struct {
+type TemplatePart struct {
 	text string
 	expr *Expr
 }
@@ -222,7 +222,7 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 	for {
 		i := strings.Index(rest, "{{")
 		if i < 0 {
-			t.parts = append(t.parts, templatePart{text: rest})
+			t.parts = append(t.parts, TemplatePart{text: rest})
 			return t, nil
 		}
 		j := strings.Index(rest[i:], "}}")
@@ -233,9 +233,23 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 		if err != nil {
 			return nil, err
 		}
-		t.parts = append(t.parts, templatePart{text: rest[:i]}, templatePart{expr: e})
+		t.parts = append(t.parts, TemplatePart{text: rest[:i]}, TemplatePart{expr: e})
 		rest = rest[i+j+2:]
 	}
+}
+
+// Exprs are the template's expressions, in order.
+func (t *Template) Exprs() []*Expr {
+	if t.whole != nil {
+		return []*Expr{t.whole}
+	}
+	var exprs []*Expr
+	for _, p := range t.parts {
+		if p.expr != nil {
+			exprs = append(exprs, p.expr)
+		}
+	}
+	return exprs
 }
 
 // Render evaluates the template.
@@ -276,21 +290,21 @@ func Text(v any) string {
 }
 
 // templatesIn calls fn for every template string inside a tool spec value.
-func templatesIn(v any, fn func(s string) error) error {
+func TemplatesIn(v any, fn func(s string) error) error {
 	switch t := v.(type) {
 	case string:
 		if IsTemplate(t) {
 			return fn(t)
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
-			if err := templatesIn(t[k], fn); err != nil {
+		for _, k := range SortedKeys(t) {
+			if err := TemplatesIn(t[k], fn); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for _, e := range t {
-			if err := templatesIn(e, fn); err != nil {
+			if err := TemplatesIn(e, fn); err != nil {
 				return err
 			}
 		}
@@ -310,7 +324,7 @@ func renderValue(v any, templates map[string]*Template, env map[string]any) (any
 		// Sorted: which of several failing templates is reported must not
 		// depend on map order (the message reaches steps.X.error).
 		out := make(map[string]any, len(t))
-		for _, k := range sortedKeys(t) {
+		for _, k := range SortedKeys(t) {
 			e := t[k]
 			r, err := renderValue(e, templates, env)
 			if err != nil {

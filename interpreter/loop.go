@@ -181,7 +181,7 @@ func (d *decoder) loopKeys(l *Loop, mode *string) keys {
 			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {
 				return err
 			}
-			if !identifier.MatchString(l.Iterator) || scopeNames(ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
+			if !identifier.MatchString(l.Iterator) || ScopeNames(ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
 				return d.errf(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
 			}
 			return nil

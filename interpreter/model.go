@@ -50,7 +50,7 @@ type Playbook struct {
 	outgoing map[string][]Arc
 	// templates holds every compiled template of every tool, by source text.
 	templates map[string]*Template
-	// submitErrs are what CheckSubmit reports.
+	// submitErrs are what CheckSubmit reports (SubmitErrors).
 	submitErrs []error
 	// lines holds the lines of keys checked after decoding ("workflow",
 	// "notify.on_failure"), for ParseStrict's errors.

@@ -22,17 +22,17 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 // stricter; the checks added since a playbook could be submitted run in
 // ParseStrict, at submission only (docs/VERSIONING.md).
 func Parse(file string, src []byte) (*Playbook, error) {
-	pb, err := parse(file, src)
+	pb, err := Decode(file, src)
 	if err != nil {
 		return nil, err
 	}
 	return pb, nil
 }
 
-// parse decodes and validates. The playbook is nil when decoding failed;
+// Decode decodes and validates. The playbook is nil when decoding failed;
 // when only validation failed it comes back with the errors, so that
 // ParseStrict can add its own.
-func parse(file string, src []byte) (*Playbook, error) {
+func Decode(file string, src []byte) (*Playbook, error) {
 	d := &decoder{file: file, lines: map[string]int{}}
 	docs := yaml.NewDecoder(bytes.NewReader(src))
 	var doc yaml.Node
@@ -108,18 +108,18 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 		h, ok := handlers[k.Value]
 		switch {
 		case !ok:
-			errs = errs.add(d.file, d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(sortedKeys(handlers), ", ")))
+			errs = errs.Add(d.file, d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(SortedKeys(handlers), ", ")))
 		case seen[k.Value]:
-			errs = errs.add(d.file, d.errf(k, "key %q given twice in %s", k.Value, what))
+			errs = errs.Add(d.file, d.errf(k, "key %q given twice in %s", k.Value, what))
 		default:
 			seen[k.Value] = true
-			errs = errs.add(d.file, h.decode(v))
+			errs = errs.Add(d.file, h.decode(v))
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -11,27 +11,27 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 	err := d.fields(n, "the playbook", d.playbookKeys(pb, &steps))
 	// A required key may be missing because it is misspelt: then the
 	// unknown key says it, and "required" would only repeat it.
-	errs := Errors{}.add(d.file, err)
+	errs := Errors{}.Add(d.file, err)
 	switch {
 	case err == nil && pb.Name == "":
-		errs = errs.add(d.file, d.errf(n, "metadata.name is required"))
+		errs = errs.Add(d.file, d.errf(n, "metadata.name is required"))
 	case err == nil && steps == nil:
-		errs = errs.add(d.file, d.errf(n, "workflow (the list of steps) is required"))
+		errs = errs.Add(d.file, d.errf(n, "workflow (the list of steps) is required"))
 	case steps != nil && steps.Kind != yaml.SequenceNode:
-		errs = errs.add(d.file, d.errf(steps, "workflow must be a list of steps"))
+		errs = errs.Add(d.file, d.errf(steps, "workflow must be a list of steps"))
 	}
 	if steps == nil || steps.Kind != yaml.SequenceNode {
-		return errs.err()
+		return errs.Err()
 	}
 	pb.byName = map[string]*Step{}
 	for _, sn := range steps.Content {
 		s, err := d.stepNode(sn)
 		if err != nil {
-			errs = errs.add(d.file, err)
+			errs = errs.Add(d.file, err)
 			continue
 		}
 		if prev := pb.byName[s.Name]; prev != nil {
-			errs = errs.add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})
+			errs = errs.Add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})
 			continue
 		}
 		pb.byName[s.Name] = s
@@ -41,7 +41,7 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		}
 	}
 	d.lines["workflow"] = steps.Line
-	return errs.err()
+	return errs.Err()
 }
 
 // playbookKeys are the playbook's top-level keys; steps receives the

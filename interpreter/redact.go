@@ -90,7 +90,7 @@ func RedactError(e StepError) StepError {
 }
 
 func redactValue(v any) any {
-	return mapLeaves(v, func(leaf any) any {
+	return MapLeaves(v, func(leaf any) any {
 		if s, ok := leaf.(string); ok {
 			return Redact(s)
 		}
@@ -100,18 +100,18 @@ func redactValue(v any) any {
 
 // mapLeaves is a copy of v, a tree of mappings and lists, with every other
 // value in it (a leaf) replaced by f's result for it.
-func mapLeaves(v any, f func(leaf any) any) any {
+func MapLeaves(v any, f func(leaf any) any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = mapLeaves(e, f)
+			out[k] = MapLeaves(e, f)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = mapLeaves(e, f)
+			out[i] = MapLeaves(e, f)
 		}
 		return out
 	}

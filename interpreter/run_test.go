@@ -31,7 +31,7 @@ workflow:
 	}
 	reuse, err := pb.ReusableSteps(earlier, "")
 	require.NoError(t, err)
-	require.Equal(t, []string{"audit", "extract"}, sortedKeys(reuse))
+	require.Equal(t, []string{"audit", "extract"}, SortedKeys(reuse))
 
 	run := NewRun(pb, nil, "t-2", time.Now)
 	run.Reuse(reuse)
@@ -47,7 +47,7 @@ workflow:
 
 	reuse, err = pb.ReusableSteps(earlier, "extract")
 	require.NoError(t, err)
-	require.Equal(t, []string{"audit"}, sortedKeys(reuse), "--step reruns the step and everything downstream")
+	require.Equal(t, []string{"audit"}, SortedKeys(reuse), "--step reruns the step and everything downstream")
 	_, err = pb.ReusableSteps(earlier, "nope")
 	require.EqualError(t, err, `no step "nope" to retry from in playbook t`)
 	require.Equal(t, []string{"extract", "transform", "load", "end"}, pb.Downstream("extract"))

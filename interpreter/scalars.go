@@ -84,7 +84,7 @@ func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 	if at, number, path := nonFinite(n, what); at != nil {
 		d.refuse(at, "%s must be a finite number, not %s", path, number)
 	}
-	return normalize(v), nil
+	return Normalize(v), nil
 }
 
 // nonFinite finds inside a value the first number JSON cannot carry
@@ -127,11 +127,11 @@ func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
 
 // normalize turns YAML's map[string]interface{} trees into map[string]any
 // with string keys, as JSON would have them.
-func normalize(v any) any {
+func Normalize(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			t[k] = normalize(e)
+			t[k] = Normalize(e)
 		}
 		return t
 	case map[any]any:
@@ -139,12 +139,12 @@ func normalize(v any) any {
 		// runs that have them, the same one wins every time.
 		m := make(map[string]any, len(t))
 		for _, k := range sortedAnyKeys(t) {
-			m[fmt.Sprint(k)] = normalize(t[k])
+			m[fmt.Sprint(k)] = Normalize(t[k])
 		}
 		return m
 	case []any:
 		for i, e := range t {
-			t[i] = normalize(e)
+			t[i] = Normalize(e)
 		}
 		return t
 	}

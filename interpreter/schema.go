@@ -116,7 +116,7 @@ func Schema() jsonSchema {
 	}
 	defs["exit_code_rule"] = rule
 	for _, name := range ToolKinds() {
-		kind := toolKinds[name]
+		kind := Kinds[name]
 		def := "tool_" + name
 		defs[def] = kind.schema()
 		tools = append(tools, jsonSchema{"$ref": "#/$defs/" + def})
@@ -190,7 +190,7 @@ func (StatusCodes) schema() jsonSchema {
 
 // sName is a name of namePattern.
 func sName(desc string) jsonSchema {
-	return jsonSchema{"type": "string", "pattern": namePattern.String(), "maxLength": maxSubmittedName, "description": desc}
+	return jsonSchema{"type": "string", "pattern": namePattern.String(), "maxLength": MaxSubmittedName, "description": desc}
 }
 
 // nextItemSchema adds to a next item's schema what it needs: when and

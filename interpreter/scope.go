@@ -88,7 +88,7 @@ func (r *Run) envReading(exprs []*Expr) map[string]any {
 // toolReads lists the expressions of a step's tool templates.
 func (r *Run) toolReads(s *Step) []*Expr {
 	var exprs []*Expr
-	_ = templatesIn(s.Tool.Spec, func(src string) error {
+	_ = TemplatesIn(s.Tool.Spec, func(src string) error {
 		if t := r.pb.templates[src]; t != nil {
 			exprs = append(exprs, t.reads()...)
 		}

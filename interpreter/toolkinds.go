@@ -35,10 +35,10 @@ type processTool interface{ runsProcess() }
 // resultShaper is a tool kind whose result has a known shape, which
 // expressions reading it are checked against; other kinds' results are
 // whatever the tool returned.
-type resultShaper interface{ resultShape() types.Map }
+type ResultShaper interface{ resultShape() types.Map }
 
 // toolKinds are the tool kinds, by name.
-var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{})
+var Kinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{})
 
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {
@@ -147,7 +147,7 @@ func (PlainValues) checkValue(v any) error {
 	if !ok {
 		return errors.New("must be a mapping of names to values")
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range SortedKeys(m) {
 		switch m[k].(type) {
 		case map[string]any, []any:
 			return fmt.Errorf("%s must be a plain value", k)
@@ -173,7 +173,7 @@ func (EnvVars) checkValue(v any) error {
 	if err := (PlainValues{}).checkValue(v); err != nil {
 		return err
 	}
-	for _, k := range sortedKeys(v.(map[string]any)) {
+	for _, k := range SortedKeys(v.(map[string]any)) {
 		switch {
 		case k == "":
 			return errors.New("a variable needs a name")
@@ -286,10 +286,19 @@ func DecodeTool(fields map[string]any, spec ToolSpec) error {
 }
 
 // ToolKinds are the names of the tool kinds, sorted.
-func ToolKinds() []string { return sortedKeys(toolKinds) }
+func ToolKinds() []string { return SortedKeys(Kinds) }
+
+// ResultShape is the shape of a tool kind's result, nil when the kind does
+// not know it.
+func ResultShape(kind string) types.Map {
+	if shaped, ok := Kinds[kind].spec.(ResultShaper); ok {
+		return shaped.resultShape()
+	}
+	return nil
+}
 
 // RunsProcess tells whether a tool kind runs a process, which has an exit code.
 func RunsProcess(kind string) bool {
-	_, ok := toolKinds[kind].spec.(processTool)
+	_, ok := Kinds[kind].spec.(processTool)
 	return ok
 }

@@ -43,7 +43,7 @@ func validate(pb *Playbook) error {
 		for _, r := range s.Next {
 			for _, to := range r.Then {
 				if err := checkTarget(pb, s, to, r.Line, "next"); err != nil {
-					errs = errs.add(pb.File, err)
+					errs = errs.Add(pb.File, err)
 					continue
 				}
 				addArc(Arc{From: s.Name, To: to, Kind: ArcNext})
@@ -51,11 +51,11 @@ func validate(pb *Playbook) error {
 		}
 		for _, from := range s.DependsOn {
 			if err := checkTarget(pb, s, from, s.Line, "depends_on"); err != nil {
-				errs = errs.add(pb.File, err)
+				errs = errs.Add(pb.File, err)
 				continue
 			}
 			if from == EndStep {
-				errs = errs.add(pb.File, errAt(s, s.Line, "depends_on names end, which runs last of all"))
+				errs = errs.Add(pb.File, errAt(s, s.Line, "depends_on names end, which runs last of all"))
 				continue
 			}
 			addArc(Arc{From: from, To: s.Name, Kind: ArcDependsOn})
@@ -63,7 +63,7 @@ func validate(pb *Playbook) error {
 	}
 	if cycle := findCycle(pb); cycle != nil {
 		first := pb.byName[cycle[0]]
-		errs = errs.add(pb.File, errAt(first, first.Line, "the graph has a cycle: %s (iterate with loop, poll with retry_when)", strings.Join(cycle, " -> ")))
+		errs = errs.Add(pb.File, errAt(first, first.Line, "the graph has a cycle: %s (iterate with loop, poll with retry_when)", strings.Join(cycle, " -> ")))
 	}
 
 	for _, s := range pb.Steps {
@@ -74,13 +74,13 @@ func validate(pb *Playbook) error {
 		switch {
 		case h == nil:
 			if len(pb.Handlers) == 0 {
-				errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (the playbook declares no failure_handlers)", s.failureHandlerRef))
+				errs = errs.Add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (the playbook declares no failure_handlers)", s.failureHandlerRef))
 				continue
 			}
-			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(sortedKeys(pb.Handlers), ", ")))
+			errs = errs.Add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (known: %s)", s.failureHandlerRef, strings.Join(SortedKeys(pb.Handlers), ", ")))
 			continue
 		case s.Tool == nil || !RunsProcess(s.Tool.Kind):
-			errs = errs.add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code"))
+			errs = errs.Add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler needs a shell or python tool: exit-code rules match a process's exit code"))
 			continue
 		}
 		s.FailureHandler = h
@@ -91,27 +91,27 @@ func validate(pb *Playbook) error {
 		for _, e := range exprsOf(s) {
 			for _, ref := range e.StepRefs {
 				if pb.byName[ref] == nil {
-					errs = errs.add(pb.File, errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q", e.Source, ref, ref))
+					errs = errs.Add(pb.File, errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q", e.Source, ref, ref))
 				}
 			}
 		}
 		if s.Tool == nil {
 			continue
 		}
-		scope, extra := toolScope(s)
-		_ = templatesIn(s.Tool.Spec, func(src string) error {
+		scope, extra := ToolScope(s)
+		_ = TemplatesIn(s.Tool.Spec, func(src string) error {
 			t, err := CompileTemplate(src, scope, extra...)
 			if err != nil {
-				errs = errs.add(pb.File, errAt(s, s.Tool.Line, "tool: %v", err))
+				errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: %v", err))
 				return nil
 			}
-			for _, part := range append(t.parts, templatePart{expr: t.whole}) {
+			for _, part := range append(t.parts, TemplatePart{expr: t.whole}) {
 				if part.expr == nil {
 					continue
 				}
 				for _, ref := range part.expr.StepRefs {
 					if pb.byName[ref] == nil {
-						errs = errs.add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q", src, ref, ref))
+						errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q", src, ref, ref))
 						return nil
 					}
 				}
@@ -120,7 +120,7 @@ func validate(pb *Playbook) error {
 			return nil
 		})
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 func checkTarget(pb *Playbook, s *Step, name string, line int, field string) error {

@@ -81,12 +81,27 @@ func TestRunPrintsProgressAndSummary(t *testing.T) {
 }
 
 // The pure core never imports the Temporal SDK: determinism follows from it
-// being a plain function of its inputs.
+// being a plain function of its inputs. Nor can it read files, run
+// processes or look up the host's time zones: everything stricter than the
+// workflow's re-parse, and all IO, is in playbook/submit, which the
+// workflow cannot import (TestWorkflowAdapterImportsOnlyCoreAndSDK).
 func TestPureCoreDoesNotImportTemporal(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "playbook/interpreter").CombinedOutput()
 	require.NoError(t, err, string(out))
 	for _, dep := range strings.Fields(string(out)) {
-		require.False(t, strings.HasPrefix(dep, "go.temporal.io/"), "playbook/interpreter imports %s", dep)
+		require.False(t, strings.HasPrefix(dep, "go.temporal.io/") || strings.HasPrefix(dep, "playbook/") && dep != "playbook/interpreter", "playbook/interpreter imports %s", dep)
+	}
+	out, err = exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "playbook/interpreter").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, imp := range strings.Fields(string(out)) {
+		require.NotContains(t, []string{"os", "os/exec", "io/fs", "io/ioutil", "net/http", "syscall"}, imp, "playbook/interpreter imports %s: IO belongs in playbook/submit", imp)
+	}
+	files, err := filepath.Glob("../interpreter/*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NotContains(t, string(b), "time.LoadLocation", "%s looks up the host's time zones: that is playbook/submit's", f)
 	}
 }
 
@@ -99,7 +114,7 @@ func TestWorkflowAdapterImportsOnlyCoreAndSDK(t *testing.T) {
 	require.NoError(t, err, string(out))
 	for _, dep := range strings.Fields(string(out)) {
 		require.False(t, strings.HasPrefix(dep, "playbook/") && dep != "playbook/interpreter" && dep != adapter,
-			"%s depends on %s", adapter, dep)
+			"%s depends on %s (the workflow may reach the core only: never the submission's checks, playbook/submit)", adapter, dep)
 	}
 	out, err = exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, adapter).CombinedOutput()
 	require.NoError(t, err, string(out))

@@ -23,6 +23,7 @@ import (
 	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
+	"playbook/submit"
 	"playbook/worker"
 )
 
@@ -375,7 +376,7 @@ func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 // names the run after the playbook.
 func startOn(t *testing.T, c client.Client, file, id, queue string, workload map[string]any) client.WorkflowRun {
 	t.Helper()
-	b, err := interpreter.LoadBundle(file, os.ReadFile)
+	b, err := submit.LoadBundle(file, os.ReadFile)
 	require.NoError(t, err)
 	in := playbookwf.Input{File: file, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath], Workload: workload, Files: b.Files}
 	if id == "" {

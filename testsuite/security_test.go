@@ -141,7 +141,7 @@ workflow:
 // Every malformed playbook exits 2 from validate and from run, with its
 // one pinned line on stderr, and starts nothing.
 func TestMalformedPlaybooksStartNothing(t *testing.T) {
-	const dir = "../interpreter/testdata/malformed"
+	const dir = "../submit/testdata/malformed"
 	golden, err := os.ReadFile(filepath.Join(dir, "errors.golden"))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(golden)), "\n")

@@ -15,6 +15,7 @@ import (
 	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
+	"playbook/submit"
 	"playbook/worker"
 )
 
@@ -85,7 +86,7 @@ workflow:
 // through the Go client, as a playbook submitted before the checks was;
 // testdata/histories/undeclared_reads.json is such a run, recorded.
 func TestRejectedPlaybookStillReplays(t *testing.T) {
-	_, strictErr := interpreter.ParseStrict("undeclared.yaml", []byte(undeclaredReads), "")
+	_, strictErr := submit.ParseStrict("undeclared.yaml", []byte(undeclaredReads), "")
 	require.EqualError(t, strictErr, `undeclared.yaml:4: step "first": tool: "workload.dir": reads workload.dir, which the workload section does not declare (it declares no keys)
 undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first, but step "first" is not upstream of "second" (it would read null): make it a predecessor through next or depends_on`)
 
@@ -112,7 +113,7 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	require.NoError(t, err)
 	var recorded playbookwf.Input
 	require.NoError(t, json.Unmarshal(h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData(), &recorded))
-	_, err = interpreter.ParseStrict(recorded.File, []byte(recorded.Source), "")
+	_, err = submit.ParseStrict(recorded.File, []byte(recorded.Source), "")
 	require.Error(t, err, "the recorded run's playbook is one the checks reject")
 	require.NoError(t, worker.Replay(h, quietlog.New()))
 }

@@ -17,6 +17,7 @@ import (
 
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
+	"playbook/submit"
 )
 
 // Bounds of what one tool call returns.
@@ -362,7 +363,7 @@ func loadText(name, text string) (*interpreter.Playbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := interpreter.LoadBundle(name, func(path string) ([]byte, error) {
+	b, err := submit.LoadBundle(name, func(path string) ([]byte, error) {
 		if path == abs {
 			return []byte(text), nil
 		}

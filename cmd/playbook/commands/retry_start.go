@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"playbook/interpreter"
+	"playbook/submit"
 )
 
 // retried is a new run of an earlier run's frozen playbook.
@@ -59,10 +60,10 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	}
 	// A retry is a submission: today's checks apply to the frozen
 	// playbook and workload (its files are not read again).
-	if _, err := interpreter.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
+	if _, err := submit.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
+	if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
 		return nil, &retryError{err.Error()}
 	}
 	if in.Reuse, err = pb.ReusableSteps(interpreter.Reusable(earlier), step); err != nil {

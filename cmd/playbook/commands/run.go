@@ -5,16 +5,18 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"go.temporal.io/sdk/client"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/urfave/cli/v2"
 
 	"playbook/interpreter"
+	"playbook/submit"
 )
 
 func runCommand() *cli.Command {
@@ -47,7 +49,7 @@ func runCommand() *cli.Command {
 			if in.Workload, err = workloadOverrides(c.String("input"), repeatable(c, "set")); err != nil {
 				return cli.Exit("run: "+err.Error(), exitInvalid)
 			}
-			if in.Workload, err = interpreter.CheckOverrides(pb, in.Workload); err != nil {
+			if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
 				return cli.Exit("run: "+err.Error(), exitInvalid)
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
@@ -163,7 +165,7 @@ func workloadOverrides(inputFile string, sets []string) (map[string]any, error) 
 			m = next
 		}
 		// The text as written: what it means depends on the key's default.
-		m[path[len(path)-1]] = interpreter.SetText(raw)
+		m[path[len(path)-1]] = submit.SetText(raw)
 	}
 	return w, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
+	"playbook/submit"
 )
 
 // The safe defaults for batch work: a slow run is never doubled, and after
@@ -146,7 +147,7 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("cron") {
 		w.Cron, w.Every = c.String("cron"), 0
-		if err := interpreter.CheckCron(w.Cron); err != nil {
+		if err := submit.CheckCron(w.Cron); err != nil {
 			return fmt.Errorf("--cron %q: %v", w.Cron, err)
 		}
 	}
@@ -155,7 +156,7 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 	}
 	if c.IsSet("timezone") {
 		w.Timezone = c.String("timezone")
-		if err := interpreter.CheckTimezone(w.Timezone); err != nil {
+		if err := submit.CheckTimezone(w.Timezone); err != nil {
 			return fmt.Errorf("--timezone: %v", err)
 		}
 	}
@@ -182,8 +183,8 @@ func (w *scheduleWanted) applyFlags(c *cli.Context) error {
 		// What this command sets is checked; keys the schedule already has
 		// stay as they are (nil: a frozen playbook this version cannot parse).
 		if w.pb == nil {
-			overrides = interpreter.PlainOverrides(overrides)
-		} else if overrides, err = interpreter.CheckOverrides(w.pb, overrides); err != nil {
+			overrides = submit.PlainOverrides(overrides)
+		} else if overrides, err = submit.CheckOverrides(w.pb, overrides); err != nil {
 			return err
 		}
 		// On top of the overrides the schedule has (its playbook's

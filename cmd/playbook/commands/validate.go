@@ -10,6 +10,7 @@ import (
 
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
+	"playbook/submit"
 )
 
 func validateCommand() *cli.Command {
@@ -43,7 +44,7 @@ func validateCommand() *cli.Command {
 // freezes them into a workflow input. Its errors are one line naming file,
 // line and step.
 func load(path string) (*interpreter.Playbook, playbookwf.Input, error) {
-	b, err := interpreter.LoadBundle(path, func(abs string) ([]byte, error) {
+	b, err := submit.LoadBundle(path, func(abs string) ([]byte, error) {
 		src, err := os.ReadFile(abs)
 		if err != nil {
 			return nil, errors.New(unwrapPathError(err))

@@ -1,4 +1,4 @@
-package interpreter
+package submit
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"playbook/interpreter"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -21,36 +23,31 @@ import (
 // a `workflow` must have steps, and, when dir (the playbook's directory) is
 // given, every recovery_script that names a file must exist. Errors are
 // every problem of the file, in file order.
-func ParseStrict(file string, src []byte, dir string) (*Playbook, error) {
-	pb, err := parse(file, src)
+func ParseStrict(file string, src []byte, dir string) (*interpreter.Playbook, error) {
+	pb, err := interpreter.Decode(file, src)
 	if pb == nil {
 		return nil, err
 	}
-	errs := Errors{}.add(file, err)
+	errs := interpreter.Errors{}.Add(file, err)
 	errs = append(errs, check(pb, dir)...)
-	for _, e := range pb.submitErrs {
-		errs = errs.add(file, e)
+	for _, e := range pb.SubmitErrors() {
+		errs = errs.Add(file, e)
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return pb, nil
 }
 
-// maxSubmittedName is the longest playbook or step name: each becomes a
-// directory name of at most maxPathName bytes once a run's suffix or a loop
-// element's index is added.
-const maxSubmittedName = maxPathName - 20
-
 // check makes ParseStrict's own checks.
-func check(pb *Playbook, dir string) Errors {
-	var errs Errors
+func check(pb *interpreter.Playbook, dir string) interpreter.Errors {
+	var errs interpreter.Errors
 	if len(pb.Steps) == 1 && pb.Steps[0].Injected {
-		errs = append(errs, &Error{File: pb.File, Line: pb.lines["workflow"], Msg: "workflow has no steps: a run would do nothing"})
+		errs = append(errs, &interpreter.Error{File: pb.File, Line: pb.KeyLine("workflow"), Msg: "workflow has no steps: a run would do nothing"})
 	}
-	errs = errs.add(pb.File, pb.CheckSchedule())
-	if len(pb.Name) > maxSubmittedName {
-		errs = append(errs, &Error{File: pb.File, Line: pb.lines["name"], Msg: fmt.Sprintf("metadata.name is %d bytes long: at most %d (a run's ID, the name and a suffix, names its log directory)", len(pb.Name), maxSubmittedName)})
+	errs = errs.Add(pb.File, CheckSchedule(pb))
+	if len(pb.Name) > interpreter.MaxSubmittedName {
+		errs = append(errs, &interpreter.Error{File: pb.File, Line: pb.KeyLine("name"), Msg: fmt.Sprintf("metadata.name is %d bytes long: at most %d (a run's ID, the name and a suffix, names its log directory)", len(pb.Name), interpreter.MaxSubmittedName)})
 	}
 	c := &checker{pb: pb, workload: workloadType(pb.Workload)}
 	// Every expression is listed before any is checked, so that which steps
@@ -61,8 +58,8 @@ func check(pb *Playbook, dir string) Errors {
 	}
 	c.findUpstream(exprs)
 	for i, s := range pb.Steps {
-		if len(s.Name) > maxSubmittedName {
-			errs = append(errs, &Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), maxSubmittedName)})
+		if len(s.Name) > interpreter.MaxSubmittedName {
+			errs = append(errs, &interpreter.Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), interpreter.MaxSubmittedName)})
 		}
 		for _, x := range exprs[i] {
 			errs = append(errs, c.expr(x)...)
@@ -73,8 +70,8 @@ func check(pb *Playbook, dir string) Errors {
 		if event == "on_success" {
 			src = pb.Notify.OnSuccess
 		}
-		if IsTemplate(src) {
-			for _, x := range c.template(-1, nil, pb.lines["notify."+event], "notify."+event+".webhook", src, ScopeEnd, readsEvery, nil) {
+		if interpreter.IsTemplate(src) {
+			for _, x := range c.template(-1, nil, pb.KeyLine("notify."+event), "notify."+event+".webhook", src, interpreter.ScopeEnd, readsEvery, nil) {
 				errs = append(errs, c.expr(x)...)
 			}
 		}
@@ -86,7 +83,7 @@ func check(pb *Playbook, dir string) Errors {
 }
 
 type checker struct {
-	pb       *Playbook
+	pb       *interpreter.Playbook
 	workload types.Map
 	// upstream holds, for each step (by position), the steps its
 	// expressions read that are upstream of it (findUpstream).
@@ -108,12 +105,13 @@ const (
 // exprCheck is one expression to check, parsed once: where it is, what it
 // may read, and what it reads.
 type exprCheck struct {
-	s      *Step // nil outside any step (notify)
-	pos    int   // s's position in pb.Steps
+	s *interpreter. // nil outside any step (notify)
+		Step
+	pos    int // s's position in pb.Steps
 	line   int
 	what   string
 	src    string
-	scope  Scope
+	scope  interpreter.Scope
 	reads  reach
 	extra  []string
 	asBool bool
@@ -123,39 +121,39 @@ type exprCheck struct {
 }
 
 // step lists every expression and template of a step, to check.
-func (c *checker) step(pos int, s *Step) []*exprCheck {
+func (c *checker) step(pos int, s *interpreter.Step) []*exprCheck {
 	upstream, itself := readsUpstream, readsItself
-	if s.Name == EndStep {
+	if s.Name == interpreter.EndStep {
 		upstream, itself = readsEvery, readsEvery
 	}
 	var xs []*exprCheck
-	add := func(line int, what, src string, scope Scope, reads reach, asBool bool) {
+	add := func(line int, what, src string, scope interpreter.Scope, reads reach, asBool bool) {
 		xs = append(xs, newExprCheck(pos, s, line, what, src, scope, reads, nil, asBool))
 	}
 	for _, r := range s.Next {
 		if r.When != nil {
-			add(r.When.Line, "when", r.When.Source, ScopeStep, itself, true)
+			add(r.When.Line, "when", r.When.Source, interpreter.ScopeStep, itself, true)
 		}
 	}
 	if s.Retry != nil {
 		for _, e := range []struct {
 			what string
-			e    *Expr
+			e    *interpreter.Expr
 		}{{"retry.retry_when", s.Retry.RetryWhen}, {"retry.stop_when", s.Retry.StopWhen}} {
 			if e.e != nil {
-				add(e.e.Line, e.what, e.e.Source, ScopeRetry, itself, true)
+				add(e.e.Line, e.what, e.e.Source, interpreter.ScopeRetry, itself, true)
 			}
 		}
 	}
 	if s.SuccessWhen != nil {
-		add(s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, ScopeEnd, upstream, true)
+		add(s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, interpreter.ScopeEnd, upstream, true)
 	}
 	if s.Loop != nil && s.Loop.In != nil {
-		add(s.Loop.In.Line, "loop.in", s.Loop.In.Source, ScopeStep, upstream, false)
+		add(s.Loop.In.Line, "loop.in", s.Loop.In.Source, interpreter.ScopeStep, upstream, false)
 	}
 	if s.Tool != nil {
-		scope, extra := toolScope(s)
-		_ = templatesIn(s.Tool.Spec, func(src string) error {
+		scope, extra := interpreter.ToolScope(s)
+		_ = interpreter.TemplatesIn(s.Tool.Spec, func(src string) error {
 			xs = append(xs, c.template(pos, s, s.Tool.Line, "tool", src, scope, upstream, extra)...)
 			return nil
 		})
@@ -165,21 +163,19 @@ func (c *checker) step(pos int, s *Step) []*exprCheck {
 
 // template lists the expressions of a template; one whose text does not
 // compile at all was reported by validate already.
-func (c *checker) template(pos int, s *Step, line int, what, src string, scope Scope, reads reach, extra []string) []*exprCheck {
-	t, err := CompileTemplate(src, scope, extra...)
+func (c *checker) template(pos int, s *interpreter.Step, line int, what, src string, scope interpreter.Scope, reads reach, extra []string) []*exprCheck {
+	t, err := interpreter.CompileTemplate(src, scope, extra...)
 	if err != nil {
 		return nil
 	}
 	var xs []*exprCheck
-	for _, p := range append(t.parts, templatePart{expr: t.whole}) {
-		if p.expr != nil {
-			xs = append(xs, newExprCheck(pos, s, line, what, p.expr.Source, scope, reads, extra, false))
-		}
+	for _, e := range t.Exprs() {
+		xs = append(xs, newExprCheck(pos, s, line, what, e.Source, scope, reads, extra, false))
 	}
 	return xs
 }
 
-func newExprCheck(pos int, s *Step, line int, what, src string, scope Scope, reads reach, extra []string, asBool bool) *exprCheck {
+func newExprCheck(pos int, s *interpreter.Step, line int, what, src string, scope interpreter.Scope, reads reach, extra []string, asBool bool) *exprCheck {
 	x := &exprCheck{s: s, pos: pos, line: line, what: what, src: src, scope: scope, reads: reads, extra: extra, asBool: asBool}
 	if tree, err := parser.Parse(src); err == nil {
 		x.parsed = true
@@ -190,9 +186,9 @@ func newExprCheck(pos int, s *Step, line int, what, src string, scope Scope, rea
 
 // expr checks one expression: the steps it reads are upstream, the
 // workload keys it reads are declared, and it type-checks.
-func (c *checker) expr(x *exprCheck) Errors {
-	at := func(format string, args ...any) *Error {
-		e := &Error{File: c.pb.File, Line: x.line, Msg: fmt.Sprintf("%s: %q: ", x.what, x.src) + fmt.Sprintf(format, args...)}
+func (c *checker) expr(x *exprCheck) interpreter.Errors {
+	at := func(format string, args ...any) *interpreter.Error {
+		e := &interpreter.Error{File: c.pb.File, Line: x.line, Msg: fmt.Sprintf("%s: %q: ", x.what, x.src) + fmt.Sprintf(format, args...)}
 		if x.s != nil {
 			e.Step = x.s.Name
 		}
@@ -201,9 +197,9 @@ func (c *checker) expr(x *exprCheck) Errors {
 	if !x.parsed {
 		return nil // validate reported it
 	}
-	var errs Errors
+	var errs interpreter.Errors
 	for _, name := range x.refs.steps {
-		if c.pb.byName[name] == nil || c.canRead(x, name) {
+		if c.pb.Step(name) == nil || c.canRead(x, name) {
 			continue // an unknown step was reported by validate
 		}
 		if x.s != nil && name == x.s.Name {
@@ -229,7 +225,7 @@ func (c *checker) expr(x *exprCheck) Errors {
 		opts = append(opts, expr.AsBool())
 	}
 	if _, err := expr.Compile(x.src, opts...); err != nil {
-		return Errors{at("%s", FirstLine(err.Error()))}
+		return interpreter.Errors{at("%s", interpreter.FirstLine(err.Error()))}
 	}
 	return nil
 }
@@ -345,7 +341,7 @@ func (c *checker) findUpstream(exprs [][]*exprCheck) {
 	}
 	preds := make([][]int, len(steps))
 	for i, s := range steps {
-		for _, a := range c.pb.incoming[s.Name] {
+		for _, a := range c.pb.Incoming(s.Name) {
 			preds[i] = append(preds[i], pos[a.From])
 		}
 	}
@@ -475,13 +471,13 @@ func components(preds [][]int) (comp []int, count int) {
 }
 
 // upstreamOf is the set of a step's ancestors: every step with a path to it.
-func (c *checker) upstreamOf(s *Step) map[string]bool {
+func (c *checker) upstreamOf(s *interpreter.Step) map[string]bool {
 	seen := map[string]bool{}
 	queue := []string{s.Name}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		for _, a := range c.pb.incoming[n] {
+		for _, a := range c.pb.Incoming(n) {
 			if !seen[a.From] && a.From != s.Name {
 				seen[a.From] = true
 				queue = append(queue, a.From)
@@ -501,7 +497,7 @@ func (c *checker) readableSteps(x *exprCheck) []string {
 	switch {
 	case x.refs.readsStepsByName():
 		for _, name := range x.refs.steps {
-			if c.pb.byName[name] != nil {
+			if c.pb.Step(name) != nil {
 				out = append(out, name)
 			}
 		}
@@ -527,16 +523,16 @@ func (c *checker) env(x *exprCheck) types.Map {
 	for _, name := range c.readableSteps(x) {
 		steps[name] = types.Map{
 			"status":   types.String,
-			"result":   resultType(c.pb.byName[name], true),
+			"result":   resultType(c.pb.Step(name), true),
 			"error":    types.Map{"type": types.String, "message": types.String, "details": types.Any},
 			"attempts": types.Int,
 		}
 	}
-	env := scopeNames(x.scope)
+	env := interpreter.ScopeNames(x.scope)
 	env["workload"] = c.workload
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
-	if x.scope == ScopeRetry {
+	if x.scope == interpreter.ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)
 		env["error"] = types.Map{"type": types.String, "message": types.String}
@@ -550,11 +546,11 @@ func (c *checker) env(x *exprCheck) types.Map {
 
 // resultType is a step's result type; a loop's is the list of its
 // elements' results when whole is set.
-func resultType(s *Step, whole bool) types.Type {
+func resultType(s *interpreter.Step, whole bool) types.Type {
 	var t types.Type = types.Any
 	if s.Tool != nil {
-		if shaped, ok := toolKinds[s.Tool.Kind].spec.(resultShaper); ok {
-			t = shaped.resultShape()
+		if shape := interpreter.ResultShape(s.Tool.Kind); shape != nil {
+			t = shape
 		}
 	}
 	if whole && s.Loop != nil {
@@ -605,9 +601,9 @@ func workloadType(w map[string]any) types.Map {
 
 // checkRecoveryScripts checks that every recovery_script that names a file
 // (its first word holds a /) exists, relative to the playbook's directory.
-func checkRecoveryScripts(pb *Playbook, dir string) Errors {
-	var errs Errors
-	for _, name := range sortedKeys(pb.Handlers) {
+func checkRecoveryScripts(pb *interpreter.Playbook, dir string) interpreter.Errors {
+	var errs interpreter.Errors
+	for _, name := range interpreter.SortedKeys(pb.Handlers) {
 		h := pb.Handlers[name]
 		for _, r := range h.Rules {
 			fields := strings.Fields(r.RecoveryScript)
@@ -619,23 +615,10 @@ func checkRecoveryScripts(pb *Playbook, dir string) Errors {
 				path = filepath.Join(dir, path)
 			}
 			if _, err := os.Stat(path); err != nil {
-				errs = append(errs, &Error{File: pb.File, Line: h.Line, Msg: fmt.Sprintf("failure handler %q: recovery_script %s does not exist (looked for %s)", name, fields[0], path)})
+				errs = append(errs, &interpreter.Error{File: pb.File, Line: h.Line, Msg: fmt.Sprintf("failure handler %q: recovery_script %s does not exist (looked for %s)", name, fields[0], path)})
 			}
 		}
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 	return errs
-}
-
-// toolScope is the scope of a step's tool templates, with the names a loop
-// adds (its iterator and `loop`).
-func toolScope(s *Step) (Scope, []string) {
-	scope := ScopeStep
-	if s.Name == EndStep {
-		scope = ScopeEnd
-	}
-	if s.Loop != nil {
-		return scope, []string{s.Loop.Iterator, "loop"}
-	}
-	return scope, nil
 }

@@ -1,8 +1,10 @@
-package interpreter
+package submit
 
 import (
 	"encoding/json"
 	"testing"
+
+	"playbook/interpreter"
 
 	"github.com/stretchr/testify/require"
 )
@@ -10,7 +12,7 @@ import (
 // --set gives text and --input keeps a number's digits: what they mean
 // depends on the declared default, so a string key gets them as written.
 func TestOverridesAsWritten(t *testing.T) {
-	pb := &Playbook{File: "x.yaml", Workload: map[string]any{
+	pb := &interpreter.Playbook{File: "x.yaml", Workload: map[string]any{
 		"version": "1.0", "n": 1, "ratio": 0.5, "on": false, "tags": []any{}, "any": nil,
 		"db": map[string]any{"host": "h", "port": 5432},
 	}}

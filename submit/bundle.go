@@ -1,16 +1,20 @@
-package interpreter
+package submit
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"playbook/interpreter"
 )
 
 // Bundle is a playbook with every sub-playbook it includes, read once at
 // submission and frozen into the run: editing a file later changes no run.
 type Bundle struct {
-	Root *Playbook
-	// RootPath is the root file's absolute path, a key of Files.
+	Root *interpreter.
+		// RootPath is the root file's absolute path, a key of Files.
+		Playbook
+
 	RootPath string
 	// Files maps each file's absolute path to its text.
 	Files map[string]string
@@ -20,15 +24,6 @@ type Bundle struct {
 // the run's input, which must fit in Temporal's payload limit (2 MB).
 const MaxPlaybookSize = 1 << 20
 
-// SubPlaybookPath resolves a playbook step's path the way the run does:
-// relative to the directory of the file that names it.
-func SubPlaybookPath(baseDir, path string) string {
-	if filepath.IsAbs(path) {
-		return filepath.Clean(path)
-	}
-	return filepath.Join(baseDir, path)
-}
-
 // LoadBundle reads, parses and validates a playbook and, recursively, the
 // sub-playbooks its steps run, with the checks of a submission
 // (ParseStrict; a step's workload against the sub-playbook's declarations). A file that includes itself, directly or
@@ -37,19 +32,19 @@ func SubPlaybookPath(baseDir, path string) string {
 func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
 	abs, err := filepath.Abs(display)
 	if err != nil {
-		return nil, &Error{File: display, Msg: err.Error()}
+		return nil, &interpreter.Error{File: display, Msg: err.Error()}
 	}
 	b := &Bundle{RootPath: abs, Files: map[string]string{}}
 	shown := map[string]string{abs: display}
-	parsed := map[string]*Playbook{}
-	var load func(abs string, stack []string) (*Playbook, error)
-	load = func(abs string, stack []string) (*Playbook, error) {
+	parsed := map[string]*interpreter.Playbook{}
+	var load func(abs string, stack []string) (*interpreter.Playbook, error)
+	load = func(abs string, stack []string) (*interpreter.Playbook, error) {
 		src, err := read(abs)
 		if err != nil {
-			return nil, &Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
+			return nil, &interpreter.Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
 		}
 		if len(src) > MaxPlaybookSize {
-			return nil, &Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
+			return nil, &interpreter.Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
 		}
 		pb, err := ParseStrict(shown[abs], src, filepath.Dir(abs))
 		if err != nil {
@@ -57,14 +52,14 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 		}
 		parsed[abs] = pb
 		b.Files[abs] = string(src)
-		var errs Errors
+		var errs interpreter.Errors
 		stack = append(stack, abs)
 		for _, s := range pb.Steps {
 			if s.Tool == nil || s.Tool.Kind != "playbook" {
 				continue
 			}
 			rel := s.Tool.Spec["path"].(string)
-			child := SubPlaybookPath(filepath.Dir(abs), rel)
+			child := interpreter.SubPlaybookPath(filepath.Dir(abs), rel)
 			if _, ok := shown[child]; !ok {
 				shown[child] = filepath.Join(filepath.Dir(shown[abs]), rel)
 			}
@@ -74,21 +69,21 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 					for _, g := range append(stack[i:], child) {
 						names = append(names, shown[g])
 					}
-					return nil, &Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
+					return nil, &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
 						Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")}
 				}
 			}
 			if _, done := b.Files[child]; !done {
 				if _, err := load(child, stack); err != nil {
-					if e, ok := err.(*Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
-						return nil, &Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)}
+					if e, ok := err.(*interpreter.Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
+						return nil, &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)}
 					}
 					return nil, err
 				}
 			}
-			errs = errs.add(shown[abs], checkChildWorkload(pb, s, parsed[child]))
+			errs = errs.Add(shown[abs], checkChildWorkload(pb, s, parsed[child]))
 		}
-		if err := errs.err(); err != nil {
+		if err := errs.Err(); err != nil {
 			return nil, err
 		}
 		return pb, nil
@@ -103,11 +98,11 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 
 // checkChildWorkload checks a playbook step's workload against the keys
 // the sub-playbook declares; templated values are checked as templates.
-func checkChildWorkload(parent *Playbook, s *Step, child *Playbook) error {
+func checkChildWorkload(parent *interpreter.Playbook, s *interpreter.Step, child *interpreter.Playbook) error {
 	w, _ := s.Tool.Spec["workload"].(map[string]any)
 	literal := map[string]any{}
 	for k, v := range w {
-		if str, ok := v.(string); ok && IsTemplate(str) {
+		if str, ok := v.(string); ok && interpreter.IsTemplate(str) {
 			if _, declared := child.Workload[k]; !declared {
 				literal[k] = v // reported as undeclared below
 			}
@@ -116,7 +111,7 @@ func checkChildWorkload(parent *Playbook, s *Step, child *Playbook) error {
 		literal[k] = v
 	}
 	if _, err := CheckOverrides(child, literal); err != nil {
-		return &Error{File: parent.File, Line: s.Tool.Line, Step: s.Name, Msg: "workload: " + err.Error()}
+		return &interpreter.Error{File: parent.File, Line: s.Tool.Line, Step: s.Name, Msg: "workload: " + err.Error()}
 	}
 	return nil
 }

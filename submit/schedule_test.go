@@ -1,14 +1,16 @@
-package interpreter
+package submit
 
 import (
 	"testing"
 	"time"
 
+	"playbook/interpreter"
+
 	"github.com/stretchr/testify/require"
 )
 
 func TestScheduleKey(t *testing.T) {
-	pb, err := Parse("x.yaml", []byte(`metadata: {name: nightly}
+	pb, err := interpreter.Parse("x.yaml", []byte(`metadata: {name: nightly}
 schedule:
   cron: "0 2 * * *"
   timezone: Europe/Berlin
@@ -22,7 +24,7 @@ workflow:
   - step: a
 `))
 	require.NoError(t, err)
-	require.NoError(t, pb.CheckSchedule())
+	require.NoError(t, CheckSchedule(pb))
 	s := pb.Schedule
 	require.Equal(t, "0 2 * * *", s.Cron)
 	require.Equal(t, "Europe/Berlin", s.Timezone)
@@ -51,13 +53,13 @@ func TestScheduleErrors(t *testing.T) {
 		{`{cron: "@daily", id: "a b"}`, `x.yaml:2: schedule.id "a b" must match [A-Za-z0-9][A-Za-z0-9._-]*`},
 	}
 	for _, c := range cases {
-		pb, err := Parse("x.yaml", []byte("metadata: {name: x}\nschedule: "+c.schedule+"\nworkflow:\n  - step: a\n"))
+		pb, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: "+c.schedule+"\nworkflow:\n  - step: a\n"))
 		require.NoError(t, err, c.schedule)
-		err = pb.CheckSchedule()
+		err = CheckSchedule(pb)
 		require.Error(t, err, c.schedule)
 		require.Equal(t, c.want, err.Error())
 	}
-	_, err := Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", cronn: x}\nworkflow:\n  - step: a\n"))
+	_, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", cronn: x}\nworkflow:\n  - step: a\n"))
 	require.EqualError(t, err, `x.yaml:2: unknown key "cronn" in schedule (known: catchup_window, cron, every, id, jitter, overlap, pause_on_failure, timezone, workload)`)
 
 	_, err = LoadBundle("/p/x.yaml", readFrom(map[string]string{"/p/x.yaml": "metadata: {name: x}\nschedule: {cron: \"61 * * * *\"}\nworkflow:\n  - step: a\n"}))
@@ -74,15 +76,15 @@ func TestScheduleWorkloadChecked(t *testing.T) {
 			"x.yaml:6: schedule.workload.on must be true or false (its default is true), not 3\n" + `x.yaml:7: schedule.workload key "zz" is not declared (declared: on, rows)`},
 	}
 	for _, c := range cases {
-		pb, err := Parse("x.yaml", []byte("metadata: {name: x}\n"+c.source+"workflow:\n  - step: a\n"))
+		pb, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\n"+c.source+"workflow:\n  - step: a\n"))
 		require.NoError(t, err, c.source)
-		err = pb.CheckSchedule()
+		err = CheckSchedule(pb)
 		require.Error(t, err, c.source)
 		require.Equal(t, c.want, err.Error())
 	}
-	pb, err := Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", workload: {db: {host: h}}}\nworkload: {db: {host: a, port: 5432}}\nworkflow:\n  - step: a\n"))
+	pb, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", workload: {db: {host: h}}}\nworkload: {db: {host: a, port: 5432}}\nworkflow:\n  - step: a\n"))
 	require.NoError(t, err)
-	require.NoError(t, pb.CheckSchedule(), "a key nested under a declared mapping is accepted")
+	require.NoError(t, CheckSchedule(pb), "a key nested under a declared mapping is accepted")
 }
 
 func TestCheckCronAccepts(t *testing.T) {

@@ -25,6 +25,13 @@ func (p *Playbook) CheckSubmit() error {
 	return nil
 }
 
+// SubmitErrors are every problem CheckSubmit reports, in file order.
+func (p *Playbook) SubmitErrors() []error { return p.submitErrs }
+
+// KeyLine is the line of a key checked after decoding ("workflow",
+// "name", "notify.on_failure"), 0 when the file has none.
+func (p *Playbook) KeyLine(key string) int { return p.lines[key] }
+
 // refuse records a problem CheckSubmit reports, at a node.
 func (d *decoder) refuse(n *yaml.Node, format string, args ...any) {
 	d.submitErrs = append(d.submitErrs, d.errf(n, format, args...))
@@ -98,4 +105,22 @@ func sortedAnyKeys(m map[any]any) []any {
 		return fmt.Sprintf("%T", keys[i]) < fmt.Sprintf("%T", keys[j])
 	})
 	return keys
+}
+
+// maxSubmittedName is the longest playbook or step name: each becomes a
+// directory name of at most maxPathName bytes once a run's suffix or a loop
+// element's index is added.
+const MaxSubmittedName = maxPathName - 20
+
+// toolScope is the scope of a step's tool templates, with the names a loop
+// adds (its iterator and `loop`).
+func ToolScope(s *Step) (Scope, []string) {
+	scope := ScopeStep
+	if s.Name == EndStep {
+		scope = ScopeEnd
+	}
+	if s.Loop != nil {
+		return scope, []string{s.Loop.Iterator, "loop"}
+	}
+	return scope, nil
 }

@@ -1,9 +1,11 @@
-package interpreter
+package submit
 
 import (
 	"errors"
 	"io/fs"
 	"testing"
+
+	"playbook/interpreter"
 
 	"github.com/stretchr/testify/require"
 )
@@ -29,7 +31,7 @@ func TestLoadBundle(t *testing.T) {
 	require.Equal(t, "main", b.Root.Name)
 	require.Equal(t, "/p/main.yaml", b.RootPath)
 	require.Equal(t, files, b.Files, "every file of the tree is frozen, each once")
-	require.Equal(t, "/p/sub/load.yaml", SubPlaybookPath("/p", "sub/load.yaml"))
+	require.Equal(t, "/p/sub/load.yaml", interpreter.SubPlaybookPath("/p", "sub/load.yaml"))
 }
 
 func TestLoadBundleErrors(t *testing.T) {
@@ -56,7 +58,7 @@ func TestLoadBundleErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadBundle("/p/a.yaml", readFrom(tc.files))
-			var perr *Error
+			var perr *interpreter.Error
 			require.True(t, errors.As(err, &perr), "%v", err)
 			require.Equal(t, tc.want, err.Error())
 		})

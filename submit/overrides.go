@@ -1,4 +1,4 @@
-package interpreter
+package submit
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"playbook/interpreter"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -42,7 +44,7 @@ func (t SetText) value() any {
 // for when no declared default says otherwise: SetText read as YAML, a
 // json.Number as an int when it is one, else a float.
 func plain(v any) any {
-	return mapLeaves(v, func(leaf any) any {
+	return interpreter.MapLeaves(v, func(leaf any) any {
 		switch t := leaf.(type) {
 		case SetText:
 			return t.value()
@@ -72,7 +74,7 @@ func PlainOverrides(overrides map[string]any) map[string]any {
 // set a declared key, with a value of the type its default has (a whole
 // number read from JSON as 3.0 is an int); null, [] and {} defaults take
 // any value, and keys nested under a declared mapping merge freely.
-func CheckOverrides(pb *Playbook, overrides map[string]any) (map[string]any, error) {
+func CheckOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[string]any, error) {
 	out, problems := convertOverrides(pb, overrides)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s: %s", pb.File, strings.Join(problems, "; "))
@@ -82,10 +84,10 @@ func CheckOverrides(pb *Playbook, overrides map[string]any) (map[string]any, err
 
 // convertOverrides converts overrides to the declared types and says what
 // is wrong with those it cannot take.
-func convertOverrides(pb *Playbook, overrides map[string]any) (map[string]any, []string) {
+func convertOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[string]any, []string) {
 	out := make(map[string]any, len(overrides))
 	var problems []string
-	for _, key := range sortedKeys(overrides) {
+	for _, key := range interpreter.SortedKeys(overrides) {
 		def, ok := pb.Workload[key]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("workload key %q is not declared (%s)", key, declaredKeys(pb.Workload)))
@@ -109,7 +111,7 @@ func declaredKeys(w map[string]any) string {
 	if len(w) == 0 {
 		return "the playbook's workload section declares no keys"
 	}
-	keys := sortedKeys(w)
+	keys := interpreter.SortedKeys(w)
 	sort.Strings(keys)
 	return "declared: " + strings.Join(keys, ", ")
 }
@@ -136,7 +138,7 @@ func convertOverride(path string, def, v any) (any, error) {
 		v = plain(v) // a mapping's declared keys are converted one by one, below
 	}
 	bad := func(want string) error {
-		return fmt.Errorf("workload.%s must be %s (its default is %s), not %s", path, want, Text(def), describe(written))
+		return fmt.Errorf("workload.%s must be %s (its default is %s), not %s", path, want, interpreter.Text(def), describe(written))
 	}
 	switch d := def.(type) {
 	case nil:
@@ -174,7 +176,7 @@ func convertOverride(path string, def, v any) (any, error) {
 			return v, nil
 		case bool, int, int64, float64:
 			// `--set tag=2024` reads a number; the key wants its text.
-			return Text(v), nil
+			return interpreter.Text(v), nil
 		}
 		return nil, bad("a string")
 	case []any:
@@ -191,7 +193,7 @@ func convertOverride(path string, def, v any) (any, error) {
 			return nil, bad("a mapping")
 		}
 		out := make(map[string]any, len(m))
-		for _, k := range sortedKeys(m) {
+		for _, k := range interpreter.SortedKeys(m) {
 			sub, declared := d[k]
 			if !declared {
 				out[k] = plain(m[k])
@@ -219,7 +221,7 @@ func describe(v any) string {
 	case string:
 		return fmt.Sprintf("%q", v)
 	}
-	return Text(v)
+	return interpreter.Text(v)
 }
 
 // nonFiniteOverride finds, in an override as converted, a number JSON
@@ -232,7 +234,7 @@ func nonFiniteOverride(path string, written, converted any) (at, shown string, f
 	switch w := written.(type) {
 	case map[string]any:
 		c, _ := converted.(map[string]any)
-		for _, k := range sortedKeys(w) {
+		for _, k := range interpreter.SortedKeys(w) {
 			if at, shown, found = nonFiniteOverride(path+"."+k, w[k], c[k]); found {
 				return at, shown, true
 			}
@@ -267,7 +269,7 @@ func firstNonFinite(path string, v any) (string, float64, bool) {
 	case float64:
 		return path, t, math.IsNaN(t) || math.IsInf(t, 0)
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range interpreter.SortedKeys(t) {
 			if at, f, ok := firstNonFinite(path+"."+k, t[k]); ok {
 				return at, f, true
 			}

@@ -1,9 +1,11 @@
-package interpreter
+package submit
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"playbook/interpreter"
 
 	"github.com/stretchr/testify/require"
 )
@@ -248,16 +250,16 @@ workflow:
   - step: b
     tool: {kind: noop, result: "{{ steps.a.result }}"}
 `)
-	_, err := Parse("x.yaml", src)
+	_, err := interpreter.Parse("x.yaml", src)
 	require.NoError(t, err)
 	_, err = ParseStrict("x.yaml", src, "")
 	require.Error(t, err)
-	_, err = Parse("x.yaml", []byte("metadata: {name: x}\nworkflow: []\n"))
+	_, err = interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nworkflow: []\n"))
 	require.NoError(t, err)
 }
 
 func TestCheckOverrides(t *testing.T) {
-	pb, err := Parse("x.yaml", []byte(`
+	pb, err := interpreter.Parse("x.yaml", []byte(`
 metadata: {name: x}
 workload: {rows: 3, ratio: 0.5, name: a, on: false, list: [1], cfg: {depth: 1}, free: null}
 workflow:

@@ -1,4 +1,4 @@
-package interpreter
+package submit
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"playbook/interpreter"
 
 	"github.com/stretchr/testify/require"
 )
@@ -69,7 +71,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		// Nor do the submission's own checks panic.
 		_, _ = ParseStrict("fuzz.yaml", src, "")
-		pb, err := Parse("fuzz.yaml", src)
+		pb, err := interpreter.Parse("fuzz.yaml", src)
 		if err != nil {
 			// One line per error, each naming the file.
 			for _, line := range strings.Split(err.Error(), "\n") {
@@ -80,6 +82,6 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_ = pb.Mermaid(nil)
-		_ = NewRun(pb, nil, "fuzz-1", time.Now).Ready()
+		_ = interpreter.NewRun(pb, nil, "fuzz-1", time.Now).Ready()
 	})
 }
