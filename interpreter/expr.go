@@ -23,7 +23,7 @@ const (
 	ScopeEnd
 )
 
-// scopeNames declares, per scope, each name and its type; any other name
+// ScopeNames declares, per scope, each name and its type; any other name
 // is a compile error. Values read from runs (results, workload) are Any:
 // their shape is known only when the expression runs.
 func ScopeNames(s Scope, extra ...string) types.Map {
@@ -194,10 +194,11 @@ func (e *Expr) EvalBool(env map[string]any) (bool, error) {
 type Template struct {
 	Source string
 	whole  *Expr
-	parts  []TemplatePart
+	parts  []templatePart
 }
 
-type TemplatePart struct {
+// templatePart is a template's literal text or one of its expressions.
+type templatePart struct {
 	text string
 	expr *Expr
 }
@@ -222,7 +223,7 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 	for {
 		i := strings.Index(rest, "{{")
 		if i < 0 {
-			t.parts = append(t.parts, TemplatePart{text: rest})
+			t.parts = append(t.parts, templatePart{text: rest})
 			return t, nil
 		}
 		j := strings.Index(rest[i:], "}}")
@@ -233,7 +234,7 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 		if err != nil {
 			return nil, err
 		}
-		t.parts = append(t.parts, TemplatePart{text: rest[:i]}, TemplatePart{expr: e})
+		t.parts = append(t.parts, templatePart{text: rest[:i]}, templatePart{expr: e})
 		rest = rest[i+j+2:]
 	}
 }
@@ -289,7 +290,7 @@ func Text(v any) string {
 	return string(b)
 }
 
-// templatesIn calls fn for every template string inside a tool spec value.
+// TemplatesIn calls fn for every template string inside a tool spec value.
 func TemplatesIn(v any, fn func(s string) error) error {
 	switch t := v.(type) {
 	case string:

@@ -119,6 +119,8 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 	return errs.Err()
 }
 
+// SortedKeys are a map's keys in order, for messages and for iterating
+// maps the same way every time.
 func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

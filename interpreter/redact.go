@@ -98,7 +98,7 @@ func redactValue(v any) any {
 	})
 }
 
-// mapLeaves is a copy of v, a tree of mappings and lists, with every other
+// MapLeaves is a copy of v, a tree of mappings and lists, with every other
 // value in it (a leaf) replaced by f's result for it.
 func MapLeaves(v any, f func(leaf any) any) any {
 	switch t := v.(type) {

@@ -107,12 +107,12 @@ func sortedAnyKeys(m map[any]any) []any {
 	return keys
 }
 
-// maxSubmittedName is the longest playbook or step name: each becomes a
+// MaxSubmittedName is the longest playbook or step name: each becomes a
 // directory name of at most maxPathName bytes once a run's suffix or a loop
 // element's index is added.
 const MaxSubmittedName = maxPathName - 20
 
-// toolScope is the scope of a step's tool templates, with the names a loop
+// ToolScope is the scope of a step's tool templates, with the names a loop
 // adds (its iterator and `loop`).
 func ToolScope(s *Step) (Scope, []string) {
 	scope := ScopeStep

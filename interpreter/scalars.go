@@ -125,7 +125,7 @@ func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
 	return nil, "", ""
 }
 
-// normalize turns YAML's map[string]interface{} trees into map[string]any
+// Normalize turns YAML's map[string]interface{} trees into map[string]any
 // with string keys, as JSON would have them.
 func Normalize(v any) any {
 	switch t := v.(type) {

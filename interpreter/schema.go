@@ -116,7 +116,7 @@ func Schema() jsonSchema {
 	}
 	defs["exit_code_rule"] = rule
 	for _, name := range ToolKinds() {
-		kind := Kinds[name]
+		kind := toolKinds[name]
 		def := "tool_" + name
 		defs[def] = kind.schema()
 		tools = append(tools, jsonSchema{"$ref": "#/$defs/" + def})

@@ -27,7 +27,7 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	if t.Kind == "" {
 		return nil, d.errf(n, "tool has no kind (one of: %s)", strings.Join(ToolKinds(), ", "))
 	}
-	kind, ok := Kinds[t.Kind]
+	kind, ok := toolKinds[t.Kind]
 	if !ok {
 		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(ToolKinds(), ", "))
 	}

@@ -35,10 +35,10 @@ type processTool interface{ runsProcess() }
 // resultShaper is a tool kind whose result has a known shape, which
 // expressions reading it are checked against; other kinds' results are
 // whatever the tool returned.
-type ResultShaper interface{ resultShape() types.Map }
+type resultShaper interface{ resultShape() types.Map }
 
 // toolKinds are the tool kinds, by name.
-var Kinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{})
+var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{})
 
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {
@@ -286,12 +286,12 @@ func DecodeTool(fields map[string]any, spec ToolSpec) error {
 }
 
 // ToolKinds are the names of the tool kinds, sorted.
-func ToolKinds() []string { return SortedKeys(Kinds) }
+func ToolKinds() []string { return SortedKeys(toolKinds) }
 
 // ResultShape is the shape of a tool kind's result, nil when the kind does
 // not know it.
 func ResultShape(kind string) types.Map {
-	if shaped, ok := Kinds[kind].spec.(ResultShaper); ok {
+	if shaped, ok := toolKinds[kind].spec.(resultShaper); ok {
 		return shaped.resultShape()
 	}
 	return nil
@@ -299,6 +299,6 @@ func ResultShape(kind string) types.Map {
 
 // RunsProcess tells whether a tool kind runs a process, which has an exit code.
 func RunsProcess(kind string) bool {
-	_, ok := Kinds[kind].spec.(processTool)
+	_, ok := toolKinds[kind].spec.(processTool)
 	return ok
 }

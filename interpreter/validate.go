@@ -105,7 +105,7 @@ func validate(pb *Playbook) error {
 				errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: %v", err))
 				return nil
 			}
-			for _, part := range append(t.parts, TemplatePart{expr: t.whole}) {
+			for _, part := range append(t.parts, templatePart{expr: t.whole}) {
 				if part.expr == nil {
 					continue
 				}
