@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/devserver"
 	"playbook/internal/quietlog"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
@@ -396,7 +397,7 @@ func BenchmarkSpeed(b *testing.B) {
 		tmpfs = tmpfsQueue
 	}
 
-	stock, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", StockSettings: true})
+	stock, err := devserver.Start(devserver.Options{IP: "127.0.0.1", StockSettings: true})
 	require.NoError(b, err)
 	defer stock.Stop()
 	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietlog.New()})

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/cmd/playbook/commands"
+	"playbook/internal/devserver"
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
 	"playbook/interpreter"
@@ -44,7 +45,7 @@ var update = flag.Bool("update", false, "record the named runs' histories into a
 
 // The package shares one server and worker, as a user's dev server would.
 var (
-	server *worker.DevServer
+	server *devserver.Server
 	tc     client.Client
 	logDir string
 )
@@ -56,7 +57,7 @@ func TestMain(m *testing.M) {
 
 func runMain(m *testing.M) int {
 	var err error
-	server, err = worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1"})
+	server, err = devserver.Start(devserver.Options{IP: "127.0.0.1"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded server:", err)
 		return 1

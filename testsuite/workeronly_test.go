@@ -18,10 +18,10 @@ import (
 // serverPackages are the modules the worker-only build must not link.
 var serverPackages = []string{"go.temporal.io/server", "github.com/temporalio/ui-server"}
 
-// linked lists the packages of serverPackages a build of the CLI links.
-func linked(t *testing.T, tags string) []string {
+// linked lists the packages of serverPackages a build of pkg links.
+func linked(t *testing.T, pkg, tags string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-tags", tags, "playbook/cmd/playbook").CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "-tags", tags, pkg).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	var found []string
 	for _, pkg := range strings.Fields(string(out)) {
@@ -37,10 +37,16 @@ func linked(t *testing.T, tags string) []string {
 // The worker-only build (-tags noserver, the container image's) links
 // neither the Temporal server nor the Web UI; the default build links both.
 func TestWorkerOnlyBuildLinksNoServer(t *testing.T) {
-	require.Empty(t, linked(t, "noserver"))
-	full := strings.Join(linked(t, ""), " ")
+	require.Empty(t, linked(t, "playbook/cmd/playbook", "noserver"))
+	full := strings.Join(linked(t, "playbook/cmd/playbook", ""), " ")
 	require.Contains(t, full, "go.temporal.io/server/temporal")
 	require.Contains(t, full, "github.com/temporalio/ui-server/v2/server")
+}
+
+// The worker package links no server in any build: the embedded one is
+// playbook/internal/devserver's, imported only by the commands that start it.
+func TestWorkerLinksNoServer(t *testing.T) {
+	require.Empty(t, linked(t, "playbook/worker", ""))
 }
 
 // A worker-only binary's `playbook worker` runs a playbook's steps (shell and

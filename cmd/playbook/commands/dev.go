@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"playbook/internal/devserver"
 	"playbook/worker"
 )
 
@@ -60,7 +61,7 @@ func devCommand() *cli.Command {
 				return cli.Exit("dev: "+err.Error(), exitInvalid)
 			}
 			defer stopCodec()
-			dev, err := worker.StartDevServer(worker.DevServerOptions{
+			dev, err := devserver.Start(devserver.Options{
 				IP: "127.0.0.1", Port: c.Int("port"), UIPort: c.Int("ui-port"), DBFile: db,
 				Namespace: c.String("namespace"), LogLevel: c.String("log-level"), CodecEndpoint: codecEndpoint,
 			})
@@ -119,7 +120,7 @@ func defaultDevDB() string {
 
 // startEmbedded starts the in-memory server `run` uses when none is configured.
 func startEmbedded(namespace string) (embeddedServer, string, error) {
-	dev, err := worker.StartDevServer(worker.DevServerOptions{IP: "127.0.0.1", Namespace: namespace})
+	dev, err := devserver.Start(devserver.Options{IP: "127.0.0.1", Namespace: namespace})
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,6 +1,9 @@
-//go:build !noserver
-
-package worker
+// Package devserver is the embedded Temporal server: the one `playbook dev`
+// runs, the in-memory one `run` starts when no server is configured, and the
+// test suite's. It links the whole Temporal server and Web UI, so only the
+// commands that start it import it, and the worker-only build (-tags
+// noserver) leaves those out.
+package devserver
 
 import (
 	"errors"
@@ -29,9 +32,9 @@ import (
 	"playbook/interpreter/playbookwf"
 )
 
-// DevServerOptions configure an embedded Temporal server: frontend, history,
+// Options configure an embedded Temporal server: frontend, history,
 // matching and worker services in this process over SQLite, plus the Web UI.
-type DevServerOptions struct {
+type Options struct {
 	// Required: the IP every service binds to (loopback for the dev server).
 	IP string
 
@@ -59,8 +62,8 @@ type DevServerOptions struct {
 	StockSettings bool
 }
 
-// DevServer is a running embedded Temporal server.
-type DevServer struct {
+// Server is a running embedded Temporal server.
+type Server struct {
 	server temporal.Server
 	ui     *uiserver.Server
 	// Address is the frontend's host:port, ready for a client.
@@ -70,9 +73,9 @@ type DevServer struct {
 	Namespace string
 }
 
-// StartDevServer validates the options, starts the server and returns once
+// Start validates the options, starts the server and returns once
 // its frontend accepts connections.
-func StartDevServer(o DevServerOptions) (*DevServer, error) {
+func Start(o Options) (*Server, error) {
 	if o.IP == "" {
 		return nil, errors.New("dev server: missing IP")
 	}
@@ -106,7 +109,7 @@ func StartDevServer(o DevServerOptions) (*DevServer, error) {
 	if err := server.Start(); err != nil {
 		return nil, fmt.Errorf("dev server: %w", err)
 	}
-	d := &DevServer{server: server, Address: hostPort(o.IP, o.Port), Namespace: o.Namespace}
+	d := &Server{server: server, Address: hostPort(o.IP, o.Port), Namespace: o.Namespace}
 	if o.UIPort != 0 {
 		d.ui = o.buildUIServer()
 		d.UIAddress = hostPort(o.IP, o.UIPort)
@@ -121,14 +124,14 @@ func StartDevServer(o DevServerOptions) (*DevServer, error) {
 }
 
 // Stop stops the UI and the server; an in-memory database is gone after it.
-func (d *DevServer) Stop() {
+func (d *Server) Stop() {
 	if d.ui != nil {
 		d.ui.Stop()
 	}
 	d.server.Stop()
 }
 
-func (o DevServerOptions) buildUIServer() *uiserver.Server {
+func (o Options) buildUIServer() *uiserver.Server {
 	return uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                o.IP,
 		Port:                o.UIPort,
@@ -141,7 +144,7 @@ func (o DevServerOptions) buildUIServer() *uiserver.Server {
 	}))
 }
 
-func (o DevServerOptions) buildServerOptions(conf *config.Config, onePartition bool) []temporal.ServerOption {
+func (o Options) buildServerOptions(conf *config.Config, onePartition bool) []temporal.ServerOption {
 	hosts := map[primitives.ServiceName]static.Hosts{}
 	for _, svc := range []primitives.ServiceName{primitives.FrontendService, primitives.MatchingService, primitives.HistoryService, primitives.WorkerService} {
 		hosts[svc] = static.SingleLocalHost(hostPort(o.IP, conf.Services[string(svc)].RPC.GRPCPort))
@@ -174,7 +177,7 @@ func (o DevServerOptions) buildServerOptions(conf *config.Config, onePartition b
 	}
 }
 
-func (o DevServerOptions) buildConfig() (*config.Config, error) {
+func (o Options) buildConfig() (*config.Config, error) {
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = o.IP
@@ -223,7 +226,7 @@ func (o DevServerOptions) buildConfig() (*config.Config, error) {
 	return &conf, nil
 }
 
-func (o DevServerOptions) buildSQLConfig() (*config.SQL, error) {
+func (o Options) buildSQLConfig() (*config.SQL, error) {
 	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
 	if o.DBFile == "" {
 		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}

@@ -1,6 +1,4 @@
-//go:build !noserver
-
-package worker
+package devserver
 
 import (
 	"database/sql"
@@ -49,7 +47,7 @@ func tunedSettings(onePartition bool) map[dynamicconfig.Key]any {
 // earlier playbook, or by Temporal's own dev server, with four partitions)
 // are found only by pollers reading four partitions: the file keeps four
 // until they have been delivered.
-func (o DevServerOptions) singleReadPartition() (bool, error) {
+func (o Options) singleReadPartition() (bool, error) {
 	if o.DBFile == "" {
 		return true, nil
 	}
