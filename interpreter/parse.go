@@ -42,6 +42,9 @@ func Decode(file string, src []byte) (*Playbook, error) {
 	if len(doc.Content) == 0 {
 		return nil, &Error{File: file, Line: 1, Msg: "empty playbook"}
 	}
+	if err := d.expandAliases(&doc); err != nil {
+		return nil, err
+	}
 	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}, LostAttempts: DefaultLostAttempts}
 	if err := d.playbook(doc.Content[0], pb); err != nil {
 		return nil, err
@@ -107,6 +110,8 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 		k, v := n.Content[i], n.Content[i+1]
 		h, ok := handlers[k.Value]
 		switch {
+		case isExtension(k):
+			// x-...: the place for anchors; ignored.
 		case !ok:
 			errs = errs.Add(d.file, d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(SortedKeys(handlers), ", ")))
 		case seen[k.Value]:

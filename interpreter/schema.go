@@ -25,13 +25,17 @@ type keys map[string]key
 // jsonSchema is a fragment of JSON Schema.
 type jsonSchema = map[string]any
 
-// object is the schema of a mapping with exactly these keys.
+// extensionKeys are the x-... keys every mapping the language defines
+// accepts and ignores: the place for anchors.
+var extensionKeys = jsonSchema{"^x-": jsonSchema{"description": "An extension key: ignored; the place for YAML anchors."}}
+
+// object is the schema of a mapping with exactly these keys, and x- keys.
 func (k keys) object(desc string, required ...string) jsonSchema {
 	props := jsonSchema{}
 	for name, key := range k {
 		props[name] = key.schema
 	}
-	s := jsonSchema{"type": "object", "properties": props, "additionalProperties": false}
+	s := jsonSchema{"type": "object", "properties": props, "patternProperties": extensionKeys, "additionalProperties": false}
 	if desc != "" {
 		s["description"] = desc
 	}
@@ -154,7 +158,7 @@ func (k toolKind) schema() jsonSchema {
 			required = append(required, name)
 		}
 	}
-	return jsonSchema{"type": "object", "description": "A " + k.spec.Kind() + " tool.", "properties": props, "required": required, "additionalProperties": false}
+	return jsonSchema{"type": "object", "description": "A " + k.spec.Kind() + " tool.", "properties": props, "patternProperties": extensionKeys, "required": required, "additionalProperties": false}
 }
 
 // schemer is a field type that gives its own schema.

@@ -23,6 +23,15 @@ func TestSetKeepsTheTextForAStringKey(t *testing.T) {
 	require.Equal(t, "HELLO 1.10", r.agg.Steps["shout"].Result)
 }
 
+// Anchors, aliases, merge keys and x- keys: the file runs as written, each
+// step with the values its aliases and merges stand for.
+func TestAnchorsAliasesAndMergeKeys(t *testing.T) {
+	r := runExample(t, "anchors.yaml")
+	require.Equal(t, "completed", r.agg.Status)
+	require.Equal(t, "default\n", r.agg.Steps["plain"].Result.(map[string]any)["stdout"])
+	require.Equal(t, "replica:5432\n", r.agg.Steps["extended"].Result.(map[string]any)["stdout"], "the merged workload keeps the port, the merged tool its command")
+}
+
 func TestSequential(t *testing.T) {
 	r := runExample(t, "hello.yaml", "--set", "who=temporal")
 	require.Equal(t, "completed", r.agg.Status)
