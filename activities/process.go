@@ -107,7 +107,7 @@ func (a *Activities) maxLogBytes() int64 {
 // ctx ends the group gets SIGTERM, then SIGKILL; when the process exits,
 // whatever it left behind in its group is killed, so no step's process
 // outlives the step; and the worker's keeper kills the group if the worker
-// dies first (orphans.go).
+// dies first (keeper.go).
 func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
 	base := resolveBase(in.BaseDir)
 	dir := base

@@ -1,9 +1,13 @@
 package activities
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"sync"
 	"syscall"
@@ -14,11 +18,12 @@ import (
 
 // No step process outlives its worker, whatever kills the worker (SIGKILL
 // included). Each step runs in a process group of its own, led by its
-// process. One keeper per worker process holds the list of those groups: an
-// awk reading group IDs from a pipe whose write end only the worker holds
-// (it is close-on-exec, so no child inherits it). When the worker dies the
-// kernel closes that end, the keeper's read returns end-of-file, and the
-// keeper kills every group still on its list.
+// process. One keeper per worker process holds the list of those groups:
+// the worker's own binary started again in keeper mode (keep), reading
+// group IDs from a pipe whose write end only the worker holds (it is
+// close-on-exec, so no child inherits it). When the worker dies the kernel
+// closes that end, the keeper's read returns end-of-file, and the keeper
+// kills every group still on its list.
 //
 // A group is on the list from just after its leader started (one pipe
 // write: the keeper is started before the step) until it was killed at the
@@ -32,18 +37,100 @@ import (
 //
 // One keeper for all steps, not a watcher process per step: starting a
 // second process for every step cost about 3 ms of every step's wall time.
-// The keeper is awk (POSIX; mawk on Debian), which reads its pipe in blocks
-// and keeps the list in a hash: a shell reading line by line took about
-// 70 us of CPU for each line with hundreds of steps running. The shell
-// before it only sets the signals the keeper ignores; awk inherits them.
-const keeperScript = `trap '' TERM INT HUP
-exec awk '$1 == "+" { live[$2] = 1; next }
-$1 == "-" { delete live[$2]; next }
-END {
-  ids = ""
-  for (id in live) ids = ids " -" id
-  if (ids != "") system("kill -KILL" ids " 2>/dev/null")
-}'`
+// The keeper is this binary, so the worker itself needs no other program
+// (a step needs its own: /bin/sh, python3). It reads its pipe in blocks and
+// keeps the list in a map (a shell reading line by line took about 70 us
+// of CPU for each line with hundreds of steps running).
+
+// keeperEnv in a process's environment makes it the keeper. Steps never
+// inherit it: the worker never has it (it would be a keeper), and a step's
+// environment holds no PLAYBOOK_* variable but the engine's own.
+const keeperEnv = "PLAYBOOK_KEEPER"
+
+// keeperName is the keeper's argv[0], what ps shows for it.
+const keeperName = "playbook-keeper"
+
+// keeperPath is the binary the keeper runs: the worker's own, through the
+// kernel's link to it, which still runs the same file after an upgrade
+// replaced or removed the one at the worker's path.
+const keeperPath = "/proc/self/exe"
+
+// A process started as the keeper becomes it here, before main or a test
+// binary's TestMain: every binary that runs steps links this package, so
+// none can forget the check and run itself again as a worker or a test
+// suite. Go first initializes the packages this one does not depend on
+// whose import paths sort before it: in the full binary, the embedded
+// Temporal server's. There a keeper reaches keep 45-75 ms after it starts
+// and holds about 12 MB of its own besides the binary's shared pages; in
+// the worker-only build, about 12 ms and 4 MB (2-core VM). It starts once
+// per worker, not per step, and no step waits for it: the worker's lines
+// wait in the pipe.
+func init() {
+	if os.Getenv(keeperEnv) != "" {
+		keep()
+	}
+}
+
+// keep is the keeper process: it kills every group still on its list when
+// its input ends, and exits. It ignores SIGTERM, SIGINT and SIGHUP, which
+// a stop may send to every process of the worker (systemd does): the
+// worker drains its steps meanwhile, and its keeper must outlive it. (One
+// that such a signal reaches before keep dies, and is replaced.)
+func keep() {
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	for pgid := range keptGroups(os.Stdin) {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	os.Exit(0)
+}
+
+// keptGroups reads the keeper's input to its end and returns the groups
+// still on the list: "+ PGID" puts a group on it, "- PGID" takes one off,
+// any other line is ignored. It reads in blocks and allocates nothing per
+// line but the list's growth.
+func keptGroups(r io.Reader) map[int]bool {
+	in := bufio.NewReaderSize(r, 64<<10)
+	live := map[int]bool{}
+	for {
+		line, err := in.ReadSlice('\n')
+		if err == bufio.ErrBufferFull { // longer than any line the worker writes
+			for err == bufio.ErrBufferFull {
+				_, err = in.ReadSlice('\n')
+			}
+			line = nil
+		}
+		if add, pgid, ok := keeperLine(line); ok {
+			if add {
+				live[pgid] = true
+			} else {
+				delete(live, pgid)
+			}
+		}
+		if err != nil { // end of input: the worker is gone
+			return live
+		}
+	}
+}
+
+// keeperLine reads one line of the keeper's input, its newline optional.
+// ok is false for a line that is not "+ PGID" or "- PGID" with a group ID
+// above 1: to kill(2), group 0 is the keeper's own and group 1 (-1) every
+// process the keeper may signal.
+func keeperLine(line []byte) (add bool, pgid int, ok bool) {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if len(line) < 3 || line[1] != ' ' || (line[0] != '+' && line[0] != '-') {
+		return false, 0, false
+	}
+	for _, c := range line[2:] {
+		if c < '0' || c > '9' || pgid > math.MaxInt32 {
+			return false, 0, false
+		}
+		pgid = pgid*10 + int(c-'0')
+	}
+	return line[0] == '+', pgid, pgid > 1 && pgid <= math.MaxInt32
+}
 
 // keeperWriteLimit is how long a line to the keeper may wait for room in
 // its pipe; a keeper that stopped reading for that long is replaced.
@@ -112,16 +199,15 @@ func (k *keeper) drop() {
 	k.to, k.cmd = nil, nil
 }
 
-// start starts a keeper in a process group of its own and tells it every
-// live group. When it exits, killed or not, the next one starts at once.
+// start starts a keeper (keeperCommand) and tells it every live group.
+// When it exits, killed or not, the next one starts at once.
 func (k *keeper) start() error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("/bin/sh", "-c", keeperScript)
-	cmd.Stdin, cmd.Dir, cmd.Env = r, "/", []string{}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := keeperCommand()
+	cmd.Stdin = r
 	err = cmd.Start()
 	_ = r.Close()
 	if err != nil {
@@ -138,6 +224,16 @@ func (k *keeper) start() error {
 		}
 	}
 	return nil
+}
+
+// keeperCommand is a keeper, in a process group of its own (a signal to
+// the worker's group is not for it), its input still to be given.
+func keeperCommand() *exec.Cmd {
+	cmd := exec.Command(keeperPath)
+	cmd.Args = []string{keeperName}
+	cmd.Dir, cmd.Env = "/", []string{keeperEnv + "=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
 }
 
 // replaceWhenGone waits for a keeper to exit and, if it was still the

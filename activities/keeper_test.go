@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,7 +83,7 @@ func keeperOf(t *testing.T, worker int) int {
 	for _, d := range dirs {
 		pid, _ := strconv.Atoi(filepath.Base(d))
 		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), "live[$2]") {
+		if err != nil || string(cmdline) != keeperName+"\x00" {
 			continue
 		}
 		if ppid, ok := running(pid); ok && ppid == worker {
@@ -127,36 +128,175 @@ func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
 	}
 }
 
-// The keeper kills, at end of input, exactly the groups still on its list:
-// added and not removed, a group already gone not stopping it. Removing a
-// group it never had changes nothing.
-func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
-	group := func() *exec.Cmd {
-		c := exec.Command("sleep", "60")
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		require.NoError(t, c.Start())
-		t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() })
-		return c
+// The keeper's list: what "+" puts on it and "-" takes off, any other line
+// changing nothing, however long.
+func TestKeptGroups(t *testing.T) {
+	for _, c := range []struct {
+		name, input string
+		want        []int
+	}{
+		{"added", "+ 100\n+ 200\n", []int{100, 200}},
+		{"removed", "+ 100\n+ 200\n- 100\n", []int{200}},
+		{"added again", "+ 100\n- 100\n+ 100\n", []int{100}},
+		{"removed twice, or never added", "+ 100\n- 100\n- 100\n- 300\n", nil},
+		{"a last line without its newline", "+ 100\n+ 200", []int{100, 200}},
+		{"no input", "", nil},
+		// To kill(2), group 0 is the keeper's own and group 1 every process.
+		{"no group 0 or 1", "+ 0\n+ 1\n+ 00\n", nil},
+		{"malformed", "+100\n* 100\n+  100\n+ -100\n+ 100x\n+ \n+\n\n+ 1e3\n", nil},
+		{"beyond a process ID", "+ 2147483648\n+ 99999999999999999999999\n+ 2147483647\n", []int{2147483647}},
+		{"a line longer than the buffer", "+ 100\n- " + strings.Repeat("1", 200<<10) + "\n+ 200\n", []int{100, 200}},
+		{"a long line at the end", "+ 100\n+ 2" + strings.Repeat("0", 200<<10), []int{100}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []int
+			for pgid := range keptGroups(strings.NewReader(c.input)) {
+				got = append(got, pgid)
+			}
+			sort.Ints(got)
+			require.Equal(t, c.want, got)
+		})
 	}
-	kept, kept2, removed, never, gone := group(), group(), group(), group(), group()
+}
+
+// The keeper process kills, at end of input, exactly the groups still on
+// its list, a group already gone not stopping it, and exits.
+func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
+	kept, kept2, removed, never, gone := group(t), group(t), group(t), group(t), group(t)
 	require.NoError(t, syscall.Kill(-gone.Process.Pid, syscall.SIGKILL))
 	_ = gone.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	keeper := exec.CommandContext(ctx, "/bin/sh", "-c", keeperScript)
-	// Removing an unknown group many times must not grow the list (a list
-	// that grew would double with each line: the keeper would not finish).
-	unknown := strings.Repeat(fmt.Sprintf("- %d\n", never.Process.Pid), 64)
-	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n+ %d\n+ %d\n%s- %d\n- %d\n",
-		gone.Process.Pid, removed.Process.Pid, kept.Process.Pid, kept2.Process.Pid, unknown, removed.Process.Pid, removed.Process.Pid))
-	require.NoError(t, keeper.Run(), "the keeper reads its list quickly")
-	alive := func(c *exec.Cmd) bool {
-		_, ok := running(c.Process.Pid)
-		return ok
-	}
+	keeper := keeperCommand()
+	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n+ %d\n+ %d\n- %d\n- %d\n- %d\n",
+		gone.Process.Pid, removed.Process.Pid, kept.Process.Pid, kept2.Process.Pid, never.Process.Pid, removed.Process.Pid, removed.Process.Pid))
+	require.NoError(t, keeper.Start())
+	defer time.AfterFunc(10*time.Second, func() { _ = keeper.Process.Kill() }).Stop()
+	require.NoError(t, keeper.Wait(), "the keeper exits when its input ends")
 	proctest.WaitFor(t, "the kept groups' death", 5*time.Second, func() bool { return !alive(kept) && !alive(kept2) })
 	require.True(t, alive(removed), "a removed group is left alone")
 	require.True(t, alive(never), "a group never added is left alone")
+}
+
+// A worker's keeper kills the groups on its list when the worker's end of
+// the pipe closes, and not before.
+func TestKeeperKillsItsGroupsWhenTheWorkerGoes(t *testing.T) {
+	k := newKeeper()
+	listed, removed := group(t), group(t)
+	require.NoError(t, k.add(listed.Process.Pid))
+	require.NoError(t, k.add(removed.Process.Pid))
+	k.remove(removed.Process.Pid)
+	k.mu.Lock()
+	pid := k.cmd.Process.Pid
+	k.mu.Unlock()
+	keeping(t, pid)
+	time.Sleep(200 * time.Millisecond)
+	require.True(t, alive(listed), "the keeper kills nothing while the worker lives")
+	loseWorker(t, k)
+	proctest.WaitFor(t, "the listed group's death", 5*time.Second, func() bool { return !alive(listed) })
+	require.True(t, alive(removed), "a group taken off the list is left alone")
+}
+
+// The keeper ignores SIGTERM, SIGINT and SIGHUP (a stop may send them to
+// every process of the worker) and still kills its groups after them.
+func TestKeeperIgnoresStopSignals(t *testing.T) {
+	k := newKeeper()
+	listed := group(t)
+	require.NoError(t, k.add(listed.Process.Pid))
+	k.mu.Lock()
+	pid := k.cmd.Process.Pid
+	k.mu.Unlock()
+	keeping(t, pid)
+	for _, s := range keeperIgnores {
+		require.NoError(t, syscall.Kill(pid, s))
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, ok := running(pid)
+	require.True(t, ok, "the keeper outlives the stop signals")
+	k.mu.Lock()
+	require.Equal(t, pid, k.cmd.Process.Pid, "and is still the worker's keeper")
+	k.mu.Unlock()
+	loseWorker(t, k)
+	proctest.WaitFor(t, "the listed group's death", 5*time.Second, func() bool { return !alive(listed) })
+}
+
+// A keeper that died is replaced at once, and the new one is told every
+// group on the list: it kills them when the worker goes.
+func TestReplacedKeeperIsToldTheWholeList(t *testing.T) {
+	k := newKeeper()
+	first, second := group(t), group(t)
+	require.NoError(t, k.add(first.Process.Pid))
+	require.NoError(t, k.add(second.Process.Pid))
+	k.mu.Lock()
+	dead := k.cmd.Process.Pid
+	k.mu.Unlock()
+	require.NoError(t, syscall.Kill(dead, syscall.SIGKILL))
+	proctest.WaitFor(t, "a new keeper", 5*time.Second, func() bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.cmd != nil && k.cmd.Process.Pid != dead
+	})
+	require.True(t, alive(first) && alive(second), "a keeper killed kills nothing")
+	loseWorker(t, k)
+	proctest.WaitFor(t, "the groups' death", 5*time.Second, func() bool { return !alive(first) && !alive(second) })
+}
+
+// group is a process leading a group of its own, killed at the test's end.
+func group(t *testing.T) *exec.Cmd {
+	c := exec.Command("sleep", "60")
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, c.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() })
+	return c
+}
+
+// alive says whether c's process has not exited.
+func alive(c *exec.Cmd) bool {
+	_, ok := running(c.Process.Pid)
+	return ok
+}
+
+// loseWorker does to k's keeper what the worker's death does: the write
+// end of its pipe closes. Nothing replaces it; loseWorker waits for its end.
+func loseWorker(t *testing.T, k *keeper) {
+	k.mu.Lock()
+	pid := k.cmd.Process.Pid
+	k.live = map[int]bool{}
+	_ = k.to.Close()
+	k.mu.Unlock()
+	proctest.WaitFor(t, "the keeper's end", 5*time.Second, func() bool {
+		_, ok := running(pid)
+		return !ok
+	})
+}
+
+// keeperIgnores are the signals a keeper ignores.
+var keeperIgnores = []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP}
+
+// keeping waits until the keeper pid has started and ignores
+// keeperIgnores: it has reached keep. Until then, one of those signals
+// would kill it.
+func keeping(t *testing.T, pid int) {
+	proctest.WaitFor(t, "the keeper to ignore "+fmt.Sprint(keeperIgnores), 10*time.Second, func() bool {
+		ignored := ignoredSignals(pid)
+		for _, s := range keeperIgnores {
+			if ignored&(1<<(s-1)) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// ignoredSignals is the mask of the signals process pid ignores (bit
+// signal-1), as /proc shows it; 0 when it cannot be read.
+func ignoredSignals(pid int) uint64 {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(status), "\n") {
+		if hex, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, _ := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			return mask
+		}
+	}
+	return 0
 }
 
 // A keeper that stops reading is replaced once a line has waited
