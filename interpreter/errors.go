@@ -65,5 +65,17 @@ func (es Errors) Err() error {
 		return es[0]
 	}
 	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
-	return es
+	// One mistake found twice is one line.
+	seen := map[string]bool{}
+	out := es[:0]
+	for _, e := range es {
+		if text := e.Error(); !seen[text] {
+			seen[text] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return out
 }

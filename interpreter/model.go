@@ -52,6 +52,10 @@ type Playbook struct {
 	templates map[string]*Template
 	// submitErrs are what CheckSubmit reports (SubmitErrors).
 	submitErrs []error
+	// broken are the steps whose keys did not all decode: they stay in
+	// the graph, and the checks after decoding say nothing more of them
+	// (one mistake, one line).
+	broken []string
 	// lines holds the lines of keys checked after decoding ("workflow",
 	// "notify.on_failure"), for ParseStrict's errors.
 	lines map[string]int

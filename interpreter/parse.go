@@ -46,8 +46,9 @@ func Decode(file string, src []byte) (*Playbook, error) {
 		return nil, err
 	}
 	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}, LostAttempts: DefaultLostAttempts}
-	if err := d.playbook(doc.Content[0], pb); err != nil {
-		return nil, err
+	decodeErr := d.playbook(doc.Content[0], pb)
+	if decodeErr != nil && (pb.byName == nil || len(pb.Steps) == 0) {
+		return nil, decodeErr
 	}
 	// A second document would be dropped: a playbook is the first one.
 	var second yaml.Node
@@ -57,7 +58,11 @@ func Decode(file string, src []byte) (*Playbook, error) {
 	}
 	pb.submitErrs = d.submitErrs
 	pb.lines = d.lines
-	return pb, validate(pb)
+	// Every step that decoded, even with errors, is validated, so that one
+	// pass tells every mistake of the file.
+	errs := Errors{}.Add(file, decodeErr)
+	errs = append(errs, pb.WithoutBroken(Errors{}.Add(file, validate(pb)))...)
+	return pb, errs.Err()
 }
 
 // decoder walks YAML nodes; step is the step being decoded, for errors.

@@ -26,9 +26,12 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 	pb.byName = map[string]*Step{}
 	for _, sn := range steps.Content {
 		s, err := d.stepNode(sn)
-		if err != nil {
-			errs = errs.Add(d.file, err)
+		errs = errs.Add(d.file, err)
+		if s == nil {
 			continue
+		}
+		if err != nil {
+			pb.broken = append(pb.broken, s.Name)
 		}
 		if prev := pb.byName[s.Name]; prev != nil {
 			errs = errs.Add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})

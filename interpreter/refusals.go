@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -23,6 +24,21 @@ func (p *Playbook) CheckSubmit() error {
 		return p.submitErrs[0]
 	}
 	return nil
+}
+
+// WithoutBroken are errs but those of steps whose keys did not all decode:
+// their decoding errors said what is wrong with them.
+func (p *Playbook) WithoutBroken(errs Errors) Errors {
+	if len(p.broken) == 0 {
+		return errs
+	}
+	out := errs[:0:0]
+	for _, e := range errs {
+		if !slices.Contains(p.broken, e.Step) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // SubmitErrors are every problem CheckSubmit reports, in file order.

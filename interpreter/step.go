@@ -66,7 +66,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	retries, retryDelay, retryNode, onFailureNode := x.retries, x.retryDelay, x.retryNode, x.onFailureNode
 	lostNode, onLostNode := x.lostNode, x.onLostNode
 	if err != nil {
-		return nil, err
+		// The step as far as it decoded: the graph keeps it, so that the
+		// later checks of the file see every step (Playbook.broken).
+		return s, err
 	}
 	if retries != nil || retryDelay != nil {
 		if retryNode != nil {

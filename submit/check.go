@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/types"
+	"github.com/expr-lang/expr/vm"
 )
 
 // ParseStrict parses a playbook being submitted (validate, run, retry) and
@@ -29,7 +31,7 @@ func ParseStrict(file string, src []byte, dir string) (*interpreter.Playbook, er
 		return nil, err
 	}
 	errs := interpreter.Errors{}.Add(file, err)
-	errs = append(errs, check(pb, dir)...)
+	errs = append(errs, pb.WithoutBroken(check(pb, dir))...)
 	for _, e := range pb.SubmitErrors() {
 		errs = errs.Add(file, e)
 	}
@@ -105,9 +107,8 @@ const (
 // exprCheck is one expression to check, parsed once: where it is, what it
 // may read, and what it reads.
 type exprCheck struct {
-	s *interpreter. // nil outside any step (notify)
-		Step
-	pos    int // s's position in pb.Steps
+	s      *interpreter.Step // nil outside any step (notify)
+	pos    int               // s's position in pb.Steps
 	line   int
 	what   string
 	src    string
@@ -115,8 +116,11 @@ type exprCheck struct {
 	reads  reach
 	extra  []string
 	asBool bool
+	// asList: the expression gives a loop's elements.
+	asList bool
 	// parsed is false when the text does not parse: validate reported it.
 	parsed bool
+	root   ast.Node
 	refs   refCollector
 }
 
@@ -149,7 +153,9 @@ func (c *checker) step(pos int, s *interpreter.Step) []*exprCheck {
 		add(s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, interpreter.ScopeEnd, upstream, true)
 	}
 	if s.Loop != nil && s.Loop.In != nil {
-		add(s.Loop.In.Line, "loop.in", s.Loop.In.Source, interpreter.ScopeStep, upstream, false)
+		x := newExprCheck(pos, s, s.Loop.In.Line, "loop.in", s.Loop.In.Source, interpreter.ScopeStep, upstream, nil, false)
+		x.asList = true
+		xs = append(xs, x)
 	}
 	if s.Tool != nil {
 		scope, extra := interpreter.ToolScope(s)
@@ -178,7 +184,7 @@ func (c *checker) template(pos int, s *interpreter.Step, line int, what, src str
 func newExprCheck(pos int, s *interpreter.Step, line int, what, src string, scope interpreter.Scope, reads reach, extra []string, asBool bool) *exprCheck {
 	x := &exprCheck{s: s, pos: pos, line: line, what: what, src: src, scope: scope, reads: reads, extra: extra, asBool: asBool}
 	if tree, err := parser.Parse(src); err == nil {
-		x.parsed = true
+		x.parsed, x.root = true, tree.Node
 		ast.Walk(&tree.Node, &x.refs)
 	}
 	return x
@@ -224,10 +230,53 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 	if x.asBool {
 		opts = append(opts, expr.AsBool())
 	}
-	if _, err := expr.Compile(x.src, opts...); err != nil {
+	program, err := expr.Compile(x.src, opts...)
+	if err != nil {
 		return interpreter.Errors{at("%s", interpreter.FirstLine(err.Error()))}
 	}
+	if x.asList {
+		return c.loopList(x, program, at)
+	}
 	return nil
+}
+
+// loopList checks that a loop's expression gives a list: its type, when
+// the checker knows it, is one; and when it reads nothing (a constant such
+// as "1..200000") the list it gives is within the bound on a loop's length.
+func (c *checker) loopList(x *exprCheck, program *vm.Program, at func(string, ...any) *interpreter.Error) interpreter.Errors {
+	switch t := program.Node().Type(); {
+	case t == nil || t.Kind() == reflect.Interface || t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+	default:
+		return interpreter.Errors{at("gives %s, not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)", typeName(t))}
+	}
+	// A range of two numbers: its length is known without making it.
+	if r, ok := x.root.(*ast.BinaryNode); ok && r.Operator == ".." {
+		from, okFrom := r.Left.(*ast.IntegerNode)
+		to, okTo := r.Right.(*ast.IntegerNode)
+		if okFrom && okTo {
+			if err := interpreter.CheckLoopSize(max(to.Value-from.Value+1, 0)); err != nil {
+				return interpreter.Errors{at("%v", err)}
+			}
+		}
+	}
+	return nil
+}
+
+// typeName is a Go type as a playbook's author knows it.
+func typeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a number (int)"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	}
+	return t.String()
 }
 
 // canRead tells whether an expression may read a step.

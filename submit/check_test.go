@@ -181,6 +181,8 @@ workflow:
 `
 	_, err := ParseStrict("x.yaml", []byte(src), "")
 	require.EqualError(t, err, `x.yaml:4: failure_mode must be continue, stop or cancel, not "abort"
+x.yaml:7: step "a": tool: "workload.nosuch": reads workload.nosuch, which the workload section does not declare (declared: rows)
+x.yaml:9: step "a": when: "workload.rows": expected bool, but got int
 x.yaml:12: step "b": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)
 x.yaml:14: step "c": unknown tool kind "bash" (one of: http, noop, playbook, python, shell)`)
 
@@ -309,4 +311,58 @@ workflow:
 	write("parent.yaml", "metadata: {name: parent}\nworkflow:\n  - step: call\n    tool: {kind: playbook, path: child.yaml, workload: {rows: 2.0}}\n")
 	_, err = LoadBundle(filepath.Join(dir, "parent.yaml"), read)
 	require.NoError(t, err)
+}
+
+// One pass tells every mistake of a file, whatever phase finds it: an
+// unknown key (decoding), an unknown next target (the graph), a condition
+// that is not a boolean and a loop over a number (the types); a step whose
+// keys did not decode is not reported again by the later phases.
+func TestEveryMistakeInOnePass(t *testing.T) {
+	_, err := ParseStrict("four.yaml", []byte(`metadata: {name: four}
+workload: {n: 3}
+workflow:
+  - step: a
+    tool: {kind: shell, comand: "true"}
+    next: [b]
+  - step: b
+    tool: {kind: noop}
+    next: nowhere
+  - step: c
+    tool: {kind: noop}
+    next:
+      - when: "workload.n + 1"
+        then: [d]
+  - step: d
+    loop: {in: "workload.n"}
+    tool: {kind: noop}
+`), "")
+	require.EqualError(t, err, `four.yaml:5: step "a": unknown key "comand" in shell tool (known: command, env, kind, workdir)
+four.yaml:9: step "b": next names unknown step "nowhere"
+four.yaml:13: step "c": when: "workload.n + 1": expected bool, but got int
+four.yaml:16: step "d": loop.in: "workload.n": gives a number (int), not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)`)
+}
+
+// A loop's list: an expression must give one, and a range of two numbers
+// is held to the bound on a loop's length before any run starts.
+func TestLoopSourcesAreLists(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`"1..200000"`, `l.yaml:5: step "a": loop.in: "1..200000": loop gives 200000 elements, over the limit of 100000 elements per loop`},
+		{`"'abc'"`, `l.yaml:5: step "a": loop.in: "'abc'": gives a string, not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)`},
+		{`"workload.names"`, ``},
+		{`"1..100000"`, ``},
+		{`"filter(workload.names, # != 'x')"`, ``},
+	} {
+		_, err := ParseStrict("l.yaml", []byte(`metadata: {name: l}
+workload: {names: [a, b]}
+workflow:
+  - step: a
+    loop: {in: `+tc.in+`}
+    tool: {kind: noop}
+`), "")
+		if tc.want == "" {
+			require.NoError(t, err, tc.in)
+		} else {
+			require.EqualError(t, err, tc.want, tc.in)
+		}
+	}
 }
