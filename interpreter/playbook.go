@@ -74,7 +74,7 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 		"metadata": {sRef("metadata", "The playbook's name and description."), func(v *yaml.Node) error {
 			return d.fields(v, "metadata", d.metadataKeys(pb))
 		}},
-		"workload": {sMapping("The run's inputs and their defaults, which `--set` and `--workload` override."), func(v *yaml.Node) error {
+		"workload": {sMapping("The run's inputs and their defaults, which `--set` and `--input` override."), func(v *yaml.Node) error {
 			if v.Kind != yaml.MappingNode {
 				return d.errf(v, "workload must be a mapping")
 			}
@@ -93,7 +93,7 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 			}
 			return d.errf(v, "failure_mode must be continue, stop or cancel, not %q", v.Value)
 		}},
-		"use_pending_failed": {sBool("Hold failed steps as pending_failed, waiting for `playbook retry`."), func(v *yaml.Node) error {
+		"use_pending_failed": {sBool("Hold failed steps as pending_failed, waiting for `playbook classify` (retry, fail or skip)."), func(v *yaml.Node) error {
 			return d.boolean(v, "use_pending_failed", &pb.UsePendingFailed)
 		}},
 		"pending_timeout": {sDuration("How long a pending_failed step waits before it fails."), func(v *yaml.Node) error {

@@ -123,6 +123,33 @@ func sortedAnyKeys(m map[any]any) []any {
 	return keys
 }
 
+// refuseIgnored refuses, at submission, the keys of a step that nothing
+// would read: they were accepted and ignored before (so the workflow's
+// re-parse still accepts them), and a playbook's author believes them.
+func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
+	kind := ""
+	if s.Tool != nil {
+		kind = s.Tool.Kind
+	}
+	for _, k := range []struct {
+		node *yaml.Node
+		key  string
+	}{{x.timeoutNode, "timeout"}, {x.heartbeatNode, "heartbeat_timeout"}, {x.retryNode, "retry"}} {
+		switch {
+		case k.node == nil:
+		case s.Tool == nil && s.Name != EndStep:
+			d.refuse(k.node, "%s applies to a step's tool, and this step has none", k.key)
+		case kind == "noop" && k.key == "timeout":
+			d.refuse(k.node, "timeout does not apply to a noop step: it is decided at once, without an attempt to bound")
+		case kind == "playbook" && k.key == "heartbeat_timeout":
+			d.refuse(k.node, "heartbeat_timeout does not apply to a playbook step: the sub-playbook's own steps heartbeat")
+		}
+	}
+	if x.heartbeatNode != nil && s.HeartbeatTimeout == 0 {
+		d.refuse(x.heartbeatNode, "heartbeat_timeout must be more than 0 (leave it out for the default, 30s)")
+	}
+}
+
 // MaxSubmittedName is the longest playbook or step name: each becomes a
 // directory name of at most maxPathName bytes once a run's suffix or a loop
 // element's index is added.

@@ -37,7 +37,12 @@ func (d *decoder) expression(n *yaml.Node, what string, scope Scope, asBool bool
 
 func (d *decoder) boolean(n *yaml.Node, what string, out *bool) error {
 	if n.Kind != yaml.ScalarNode || n.Decode(out) != nil {
-		return d.errf(n, "%s must be true or false, not %q", what, n.Value)
+		return d.errf(n, "%s must be true or false, not %s", what, asWritten(n))
+	}
+	if n.Tag != "!!bool" {
+		// yes, no, on, off, y, n, or quoted: read as YAML 1.1 read them,
+		// and accepted before; a submission writes true or false.
+		d.refuse(n, "%s must be true or false, not %s: write true or false, unquoted", what, asWritten(n))
 	}
 	return nil
 }

@@ -88,6 +88,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	if err := d.onLost(s, lostNode, onLostNode); err != nil {
 		return nil, err
 	}
+	d.refuseIgnored(s, x)
 	if s.Loop != nil && s.Tool == nil {
 		return nil, d.errf(n, "loop needs a tool to run for each element")
 	}
@@ -119,6 +120,8 @@ type stepKeysState struct {
 	retryDelay               *time.Duration
 	retryNode, onFailureNode *yaml.Node
 	lostNode, onLostNode     *yaml.Node
+	timeoutNode              *yaml.Node
+	heartbeatNode            *yaml.Node
 }
 
 // stepTarget is where the step table's decoders write: the step being
@@ -137,9 +140,11 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 		"desc": {sString("What the step does."), func(v *yaml.Node) error { return d.str(v, "desc", &t.s.Desc) }},
 		"tool": {sRef("tool", "What the step runs; none: a routing or join point."), func(v *yaml.Node) (err error) { t.s.Tool, err = d.tool(v); return err }},
 		"timeout": {sDuration("How long one attempt may run."), func(v *yaml.Node) error {
+			t.x.timeoutNode = v
 			return d.duration(v, "timeout", &t.s.Timeout)
 		}},
 		"heartbeat_timeout": {sDuration("How long an attempt may go without a heartbeat."), func(v *yaml.Node) error {
+			t.x.heartbeatNode = v
 			return d.duration(v, "heartbeat_timeout", &t.s.HeartbeatTimeout)
 		}},
 		"retry": {jsonSchema{"description": "true (3 attempts), a number of attempts, or a retry policy.", "anyOf": []jsonSchema{

@@ -140,7 +140,7 @@ func TestSchemaAcceptsShortForms(t *testing.T) {
 metadata: {name: short}
 pending_timeout: 90
 workflow:
-  - {step: a, tool: {kind: noop}, retry: true, timeout: 1.5, next: b}
+  - {step: a, tool: {kind: shell, command: "true"}, retry: true, timeout: 1.5, next: b}
   - {step: b, tool: {kind: shell, command: "true"}, retry: 3, next: [c, {step: d}]}
   - {step: c, tool: {kind: http, url: "http://x", expect_status: 204}, retries: 2, retry_delay: 1m30s, next: {step: d}}
   - step: d
@@ -173,21 +173,31 @@ workflow:
 // schemaCannotExpress are the malformed cases that are valid JSON Schema
 // instances: what makes them wrong is beyond a schema of one file's shape.
 var schemaCannotExpress = map[string]string{
-	"bad_indent.yaml":              "not YAML at all: there is no instance to validate",
-	"bad_yaml.yaml":                "not YAML at all: there is no instance to validate",
-	"bad_template.yaml":            "a template's expression does not compile",
-	"bad_when_expression.yaml":     "an expression does not compile",
-	"cycle.yaml":                   "the step graph has a cycle",
-	"duplicate_key.yaml":           "a key given twice is lost when YAML becomes the instance",
-	"duplicate_step.yaml":          "step names are values, and unique values of a property are beyond JSON Schema",
-	"include_cycle.yaml":           "the error is in the sub-playbooks the file includes",
-	"sub_missing.yaml":             "the sub-playbook file does not exist",
-	"sub_not_playbook.yaml":        "the error is in the sub-playbook the file includes",
-	"template_in_command.yaml":     "a template inside a string the schema allows",
-	"two_documents.yaml":           "a schema validates one document; the second is another instance",
-	"unknown_depends_on.yaml":      "a step name that no step has",
-	"unknown_failure_handler.yaml": "a failure handler name that no handler has",
-	"unknown_next.yaml":            "a step name that no step has",
+	"bad_indent.yaml":                 "not YAML at all: there is no instance to validate",
+	"bad_yaml.yaml":                   "not YAML at all: there is no instance to validate",
+	"bad_template.yaml":               "a template's expression does not compile",
+	"bad_when_expression.yaml":        "an expression does not compile",
+	"cycle.yaml":                      "the step graph has a cycle",
+	"duplicate_key.yaml":              "a key given twice is lost when YAML becomes the instance",
+	"duplicate_step.yaml":             "step names are values, and unique values of a property are beyond JSON Schema",
+	"include_cycle.yaml":              "the error is in the sub-playbooks the file includes",
+	"sub_missing.yaml":                "the sub-playbook file does not exist",
+	"sub_not_playbook.yaml":           "the error is in the sub-playbook the file includes",
+	"template_in_command.yaml":        "a template inside a string the schema allows",
+	"two_documents.yaml":              "a schema validates one document; the second is another instance",
+	"unknown_depends_on.yaml":         "a step name that no step has",
+	"unknown_failure_handler.yaml":    "a failure handler name that no handler has",
+	"unknown_next.yaml":               "a step name that no step has",
+	"timeout_without_tool.yaml":       "a key that applies only when another key (tool) is there",
+	"heartbeat_without_tool.yaml":     "a key that applies only when another key (tool) is there",
+	"retry_without_tool.yaml":         "a key that applies only when another key (tool) is there",
+	"timeout_on_noop.yaml":            "a key that applies only to some tool kinds",
+	"heartbeat_on_playbook_step.yaml": "a key that applies only to some tool kinds",
+	"heartbeat_zero.yaml":             "a duration's value, written as a number or a string",
+	"loop_over_int.yaml":              "the type an expression gives",
+	"loop_over_string.yaml":           "the type an expression gives",
+	"loop_range_over_limit.yaml":      "the length of the list an expression gives",
+	"merge_not_mapping.yaml":          "a merge key of numbers does not become an instance: YAML refuses it",
 }
 
 // TestSchemaRejectsMalformedCases: every held-in malformed playbook that
