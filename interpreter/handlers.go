@@ -74,15 +74,21 @@ func (d *decoder) handlerKeys(h *FailureHandler, rulesNode **yaml.Node) keys {
 // exitCodeRuleKeys are the keys of an exit-code rule.
 func (d *decoder) exitCodeRuleKeys(r *ExitCodeRule, codesNode **yaml.Node) keys {
 	return keys{
-		"exit_codes": {jsonSchema{"type": "array", "items": jsonSchema{"type": "integer"}, "description": "The exit codes the rule matches."}, func(v *yaml.Node) error {
+		"exit_codes": {jsonSchema{"type": "array", "items": jsonSchema{"type": "integer", "minimum": 1, "maximum": 255}, "minItems": 1, "description": "The exit codes the rule matches (1 to 255)."}, func(v *yaml.Node) error {
 			*codesNode = v
 			if v.Kind != yaml.SequenceNode {
 				return d.errf(v, "exit_codes must be a list of numbers")
+			}
+			if len(v.Content) == 0 {
+				d.refuse(v, "exit_codes is empty: the rule could never match; list exit codes, or write match_all_exit_codes: true")
 			}
 			for _, c := range v.Content {
 				var code int
 				if err := d.integer(c, "exit_codes", &code); err != nil {
 					return err
+				}
+				if code < 1 || code > 255 {
+					d.refuse(c, "exit code %d could never match: a failed process exits with 1 to 255", code)
 				}
 				r.ExitCodes = append(r.ExitCodes, code)
 			}

@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"net/url"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -45,6 +46,9 @@ func (d *decoder) webhookKeys(event string, dst *string) keys {
 			}
 			if !strings.HasPrefix(*dst, "http://") && !strings.HasPrefix(*dst, "https://") {
 				return d.errf(v, "notify.%s.webhook must be an http:// or https:// URL, not %q", event, *dst)
+			}
+			if u, err := url.Parse(*dst); err != nil || u.Host == "" {
+				d.refuse(v, "notify.%s.webhook %q names no host", event, *dst)
 			}
 			return nil
 		}},

@@ -63,12 +63,20 @@ func (d *decoder) scheduleKeys(s *Schedule) keys {
 		return func(v *yaml.Node) error { s.lines[key] = v.Line; return f(v) }
 	}
 	return keys{
-		"id":               {sString("The schedule's ID (default: metadata.name)."), at("id", func(v *yaml.Node) error { return d.str(v, "schedule.id", &s.ID) })},
-		"cron":             {sString("A cron expression (5 to 7 fields) or a shorthand such as @daily."), at("cron", func(v *yaml.Node) error { return d.str(v, "schedule.cron", &s.Cron) })},
-		"every":            {sDuration("A fixed interval, instead of cron."), at("every", func(v *yaml.Node) error { return d.duration(v, "schedule.every", &s.Every) })},
-		"timezone":         {sString("The IANA time zone the cron is read in (default UTC)."), at("timezone", func(v *yaml.Node) error { return d.str(v, "schedule.timezone", &s.Timezone) })},
-		"overlap":          {sEnum("What happens when a run is due while another still runs (default skip).", OverlapPolicies...), at("overlap", func(v *yaml.Node) error { return d.str(v, "schedule.overlap", &s.Overlap) })},
-		"catchup_window":   {sDuration("How late a missed run may still start."), at("catchup_window", func(v *yaml.Node) error { return d.duration(v, "schedule.catchup_window", &s.CatchupWindow) })},
+		"id":       {sString("The schedule's ID (default: metadata.name)."), at("id", func(v *yaml.Node) error { return d.str(v, "schedule.id", &s.ID) })},
+		"cron":     {sString("A cron expression (5 to 7 fields) or a shorthand such as @daily."), at("cron", func(v *yaml.Node) error { return d.str(v, "schedule.cron", &s.Cron) })},
+		"every":    {sDuration("A fixed interval, instead of cron."), at("every", func(v *yaml.Node) error { return d.duration(v, "schedule.every", &s.Every) })},
+		"timezone": {sString("The IANA time zone the cron is read in (default UTC)."), at("timezone", func(v *yaml.Node) error { return d.str(v, "schedule.timezone", &s.Timezone) })},
+		"overlap":  {sEnum("What happens when a run is due while another still runs (default skip).", OverlapPolicies...), at("overlap", func(v *yaml.Node) error { return d.str(v, "schedule.overlap", &s.Overlap) })},
+		"catchup_window": {sDuration("How late a missed run may still start."), at("catchup_window", func(v *yaml.Node) error {
+			if err := d.duration(v, "schedule.catchup_window", &s.CatchupWindow); err != nil {
+				return err
+			}
+			if s.CatchupWindow == 0 {
+				d.refuse(v, "schedule.catchup_window must be more than 0: leave it out for the default")
+			}
+			return nil
+		})},
 		"jitter":           {sDuration("Delays each run by a random amount up to it."), at("jitter", func(v *yaml.Node) error { return d.duration(v, "schedule.jitter", &s.Jitter) })},
 		"pause_on_failure": {sBool("Pause the schedule when a run fails."), at("pause_on_failure", func(v *yaml.Node) error { return d.boolean(v, "schedule.pause_on_failure", &s.PauseOnFailure) })},
 		"workload": {sMapping("Overrides of the playbook's workload for scheduled runs."), at("workload", func(v *yaml.Node) error {

@@ -32,8 +32,10 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(ToolKinds(), ", "))
 	}
 	handlers := keys{"kind": {decode: func(*yaml.Node) error { return nil }}}
+	nodes := map[string]*yaml.Node{}
 	for _, f := range kind.fields {
 		handlers[f.key] = key{decode: func(v *yaml.Node) error {
+			nodes[f.key] = v
 			val, err := d.value(v, f.key)
 			if err != nil {
 				return err
@@ -48,8 +50,20 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
 		return nil, err
 	}
-	if msg := kind.spec.check(t.Spec); msg != "" {
-		return nil, d.errf(n, "%s", msg)
+	// A problem of one field is reported at its line.
+	at := func(field string) *yaml.Node {
+		if v := nodes[field]; v != nil {
+			return v
+		}
+		return n
+	}
+	if field, problem := kind.spec.check(t.Spec); problem != "" {
+		return nil, d.errf(at(field), "%s", problem)
+	}
+	if strict, ok := kind.spec.(strictTool); ok {
+		if field, problem := strict.strictCheck(t.Spec); problem != "" {
+			d.refuse(at(field), "%s", problem)
+		}
 	}
 	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/expr-lang/expr/types"
@@ -24,8 +25,15 @@ type ToolSpec interface {
 	Kind() string
 	// check says what a tool as written lacks, or holds where a template
 	// must not be: fields are as the file gave them, each of its type's
-	// shape, templates unrendered. "" when fine.
-	check(fields map[string]any) string
+	// shape, templates unrendered; field names the field at fault, if one
+	// is (its line is the problem's). "" when fine.
+	check(fields map[string]any) (field, problem string)
+}
+
+// strictTool is a tool kind with problems refused at submission only:
+// accepted before, the workflow's re-parse still accepts them.
+type strictTool interface {
+	strictCheck(fields map[string]any) (field, problem string)
 }
 
 // processTool is a tool kind that runs a process: it has an exit code,
@@ -52,16 +60,16 @@ func (*ShellTool) runsProcess() {}
 func (*ShellTool) resultShape() types.Map {
 	return types.Map{"exit_code": types.Int, "stdout": types.String, "stderr": types.String, "json": types.Any}
 }
-func (*ShellTool) check(fields map[string]any) string {
+func (*ShellTool) check(fields map[string]any) (string, string) {
 	switch {
 	case fields["command"] == nil:
-		return "shell tool needs a command"
+		return "", "shell tool needs a command"
 	case IsTemplate(fields["command"].(string)):
 		// The contract: templated values reach processes as environment
 		// variables, never spliced into shell text (that is an injection).
-		return `shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`
+		return "command", `shell tool: command holds a template; pass the value through env (env: {X: "{{ ... }}"}) and use "$X" in the command`
 	}
-	return ""
+	return "", ""
 }
 
 // HTTPTool sends one request; a body that is not a string goes as JSON.
@@ -78,12 +86,22 @@ func (*HTTPTool) Kind() string { return "http" }
 func (*HTTPTool) resultShape() types.Map {
 	return types.Map{"status_code": types.Int, "headers": types.Map{types.Extra: types.Any}, "body": types.String, "json": types.Any}
 }
-func (*HTTPTool) check(fields map[string]any) string {
+func (*HTTPTool) check(fields map[string]any) (string, string) {
 	if fields["url"] == nil {
-		return "http tool needs a url"
+		return "", "http tool needs a url"
 	}
-	return ""
+	return "", ""
 }
+
+func (*HTTPTool) strictCheck(fields map[string]any) (string, string) {
+	if m, _ := fields["method"].(string); m != "" && !IsTemplate(m) && !httpToken.MatchString(m) {
+		return "method", fmt.Sprintf("http tool: method %q is not an HTTP method (one word, such as GET, POST or PUT)", m)
+	}
+	return "", ""
+}
+
+// httpToken is what an HTTP method may be: a token of RFC 9110.
+var httpToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // PythonTool calls main(**args) of its code with the machine's python3.
 type PythonTool struct {
@@ -93,14 +111,14 @@ type PythonTool struct {
 
 func (*PythonTool) Kind() string { return "python" }
 func (*PythonTool) runsProcess() {}
-func (*PythonTool) check(fields map[string]any) string {
+func (*PythonTool) check(fields map[string]any) (string, string) {
 	switch {
 	case fields["code"] == nil:
-		return "python tool needs code defining main(**args)"
+		return "", "python tool needs code defining main(**args)"
 	case IsTemplate(fields["code"].(string)):
-		return `python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`
+		return "code", `python tool: code holds a template; pass the value through args (args: {x: "{{ ... }}"}) and read it in main`
 	}
-	return ""
+	return "", ""
 }
 
 // NoopTool returns its rendered result.
@@ -108,8 +126,8 @@ type NoopTool struct {
 	Result any `json:"result" doc:"The step's result, rendered."`
 }
 
-func (*NoopTool) Kind() string                { return "noop" }
-func (*NoopTool) check(map[string]any) string { return "" }
+func (*NoopTool) Kind() string                          { return "noop" }
+func (*NoopTool) check(map[string]any) (string, string) { return "", "" }
 
 // PlaybookTool runs a sub-playbook as a child workflow.
 type PlaybookTool struct {
@@ -118,14 +136,14 @@ type PlaybookTool struct {
 }
 
 func (*PlaybookTool) Kind() string { return "playbook" }
-func (*PlaybookTool) check(fields map[string]any) string {
+func (*PlaybookTool) check(fields map[string]any) (string, string) {
 	switch {
 	case fields["path"] == nil:
-		return "playbook tool needs the path of the sub-playbook"
+		return "", "playbook tool needs the path of the sub-playbook"
 	case IsTemplate(fields["path"].(string)):
-		return "playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted"
+		return "path", "playbook tool: path must be a plain file name: sub-playbooks are frozen into the run when it is submitted"
 	}
-	return ""
+	return "", ""
 }
 
 // Values is a mapping of names to any values.
