@@ -9,10 +9,20 @@ type NextRule struct {
 	Else bool
 	Then []string
 	Line int
+	// thenLines are the lines of Then's names, for errors about them.
+	thenLines []int
+}
+
+// thenLine is the line of the rule's i-th target.
+func (r NextRule) thenLine(i int) int {
+	if i < len(r.thenLines) && r.thenLines[i] > 0 {
+		return r.thenLines[i]
+	}
+	return r.Line
 }
 
 // names reads a step name, a list of names, or NoETL's {step: NAME} forms.
-func (d *decoder) names(n *yaml.Node, what string) ([]string, error) {
+func (d *decoder) names(n *yaml.Node, what string, lines *[]int) ([]string, error) {
 	items := []*yaml.Node{n}
 	if n.Kind == yaml.SequenceNode {
 		items = n.Content
@@ -24,6 +34,7 @@ func (d *decoder) names(n *yaml.Node, what string) ([]string, error) {
 			return nil, err
 		}
 		out = append(out, name)
+		*lines = append(*lines, it.Line)
 	}
 	return out, nil
 }
@@ -92,7 +103,7 @@ func (d *decoder) nextItemKeys(r *NextRule, thenNode **yaml.Node) keys {
 		"when": {sString("The expression that takes this branch."), func(v *yaml.Node) error {
 			return d.expression(v, "when", ScopeStep, true, &r.When)
 		}},
-		"then": {sStepRefs("The steps the branch starts."), func(v *yaml.Node) (err error) { *thenNode = v; r.Then, err = d.names(v, "then"); return err }},
-		"else": {sStepRefs("The steps started when no when holds."), func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else"); return err }},
+		"then": {sStepRefs("The steps the branch starts."), func(v *yaml.Node) (err error) { *thenNode = v; r.Then, err = d.names(v, "then", &r.thenLines); return err }},
+		"else": {sStepRefs("The steps started when no when holds."), func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else", &r.thenLines); return err }},
 	}
 }

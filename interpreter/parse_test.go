@@ -23,7 +23,7 @@ workflow:
   - step: a
   - step: b
     depends_on: [a, zzz]
-`, `flows/x.yaml:5: step "b": depends_on names unknown step "zzz"`},
+`, `flows/x.yaml:6: step "b": depends_on names unknown step "zzz"`},
 		{"unknown step key", `
 metadata: {name: x}
 workflow:

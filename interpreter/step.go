@@ -17,6 +17,8 @@ type Step struct {
 	Retry            *Retry // nil: the step runs once
 	Next             []NextRule
 	DependsOn        []string
+	// dependsOnLines are the lines of DependsOn's names, for errors.
+	dependsOnLines []int
 	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
 	SuccessWhen      *Expr // `end` only
 	FailureHandler   *FailureHandler
@@ -169,7 +171,7 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			sStepRef(), {"$ref": "#/$defs/next_item"},
 			{"type": "array", "items": jsonSchema{"anyOf": []jsonSchema{sStepRef(), {"$ref": "#/$defs/next_item"}}}},
 		}}, func(v *yaml.Node) (err error) { t.s.Next, err = d.next(v); return err }},
-		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) { t.s.DependsOn, err = d.names(v, "depends_on"); return err }},
+		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) { t.s.DependsOn, err = d.names(v, "depends_on", &t.s.dependsOnLines); return err }},
 		"on_failure": {sEnum("run: the step runs even when a step it waits for failed (default skip).", "run", "skip"), func(v *yaml.Node) error {
 			t.x.onFailureNode = v
 			if v.Value != "run" && v.Value != "skip" {

@@ -41,21 +41,25 @@ func validate(pb *Playbook) error {
 	}
 	for _, s := range pb.Steps {
 		for _, r := range s.Next {
-			for _, to := range r.Then {
-				if err := checkTarget(pb, s, to, r.Line, "next"); err != nil {
+			for i, to := range r.Then {
+				if err := checkTarget(pb, s, to, r.thenLine(i), "next"); err != nil {
 					errs = errs.Add(pb.File, err)
 					continue
 				}
 				addArc(Arc{From: s.Name, To: to, Kind: ArcNext})
 			}
 		}
-		for _, from := range s.DependsOn {
-			if err := checkTarget(pb, s, from, s.Line, "depends_on"); err != nil {
+		for i, from := range s.DependsOn {
+			line := s.Line
+			if i < len(s.dependsOnLines) {
+				line = s.dependsOnLines[i]
+			}
+			if err := checkTarget(pb, s, from, line, "depends_on"); err != nil {
 				errs = errs.Add(pb.File, err)
 				continue
 			}
 			if from == EndStep {
-				errs = errs.Add(pb.File, errAt(s, s.Line, "depends_on names end, which runs last of all"))
+				errs = errs.Add(pb.File, errAt(s, line, "depends_on names end, which runs last of all"))
 				continue
 			}
 			addArc(Arc{From: from, To: s.Name, Kind: ArcDependsOn})

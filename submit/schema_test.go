@@ -187,6 +187,8 @@ var schemaCannotExpress = map[string]string{
 	"two_documents.yaml":              "a schema validates one document; the second is another instance",
 	"unknown_depends_on.yaml":         "a step name that no step has",
 	"unknown_failure_handler.yaml":    "a failure handler name that no handler has",
+	"unknown_then_target.yaml":        "a step name that no step has",
+	"unknown_depends_on_block.yaml":   "a step name that no step has",
 	"unknown_next.yaml":               "a step name that no step has",
 	"timeout_without_tool.yaml":       "a key that applies only when another key (tool) is there",
 	"heartbeat_without_tool.yaml":     "a key that applies only when another key (tool) is there",
