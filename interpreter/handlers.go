@@ -107,6 +107,9 @@ func (d *decoder) exitCodeRuleKeys(r *ExitCodeRule, codesNode **yaml.Node) keys 
 			d.checkAttempts(v, "max_retries", r.MaxRetries+1)
 			return nil
 		}},
-		"recovery_script": {sString("A shell script run before the retry."), func(v *yaml.Node) error { return d.str(v, "recovery_script", &r.RecoveryScript) }},
+		"recovery_script": {sString("A shell script run before the retry."), func(v *yaml.Node) error {
+			d.refuseTemplates(v, "recovery_script", "the script reads PLAYBOOK_RUN_ID, PLAYBOOK_STEP, PLAYBOOK_ATTEMPT, PLAYBOOK_RETURN_CODE and PLAYBOOK_LOG_DIR")
+			return d.str(v, "recovery_script", &r.RecoveryScript)
+		}},
 	}
 }

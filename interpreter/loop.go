@@ -168,6 +168,7 @@ func (d *decoder) loopKeys(l *Loop, mode *string) keys {
 	return keys{
 		"in": {jsonSchema{"description": "The list: an expression, or a YAML list.", "anyOf": []jsonSchema{{"type": "array"}, {"type": []string{"string", "number", "boolean"}}}}, func(v *yaml.Node) error {
 			if v.Kind == yaml.SequenceNode {
+				d.refuseTemplates(v, "a loop.in list", `write the list as an expression, e.g. in: "[workload.a, workload.b]"`)
 				items, err := d.value(v, "loop.in")
 				if err != nil {
 					return err

@@ -78,6 +78,7 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 			if v.Kind != yaml.MappingNode {
 				return d.errf(v, "workload must be a mapping")
 			}
+			d.refuseTemplates(v, "a workload default", "make the value in a step (a noop's result) and read steps.NAME.result")
 			w, err := d.value(v, "workload")
 			if err != nil {
 				return err

@@ -123,6 +123,22 @@ func sortedAnyKeys(m map[any]any) []any {
 	return keys
 }
 
+// refuseTemplates refuses, at submission, a template anywhere in a value
+// that is used as written (keys included): its {{ }} would never be
+// rendered. Accepted before, so the workflow's re-parse still accepts it.
+func (d *decoder) refuseTemplates(n *yaml.Node, what, instead string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if IsTemplate(n.Value) {
+			d.refuse(n, "%s is used as written: a template there is never rendered; %s", what, instead)
+		}
+	case yaml.MappingNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			d.refuseTemplates(c, what, instead)
+		}
+	}
+}
+
 // refuseIgnored refuses, at submission, the keys of a step that nothing
 // would read: they were accepted and ignored before (so the workflow's
 // re-parse still accepts them), and a playbook's author believes them.

@@ -86,6 +86,7 @@ func (d *decoder) scheduleKeys(s *Schedule) keys {
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				s.workloadLines[v.Content[i].Value] = v.Content[i].Line
 			}
+			d.refuseTemplates(v, "schedule.workload", "every scheduled run gets it as written")
 			w, err := d.value(v, "schedule.workload")
 			if err == nil {
 				s.Workload = w.(map[string]any)

@@ -139,7 +139,10 @@ type stepTarget struct {
 func (d *decoder) stepKeys(t *stepTarget) keys {
 	return keys{
 		"step": {sName("The step's name: [a-z0-9][a-z0-9_-]*, at most 180 bytes; `end` is the terminal step."), func(*yaml.Node) error { return nil }},
-		"desc": {sString("What the step does."), func(v *yaml.Node) error { return d.str(v, "desc", &t.s.Desc) }},
+		"desc": {sString("What the step does."), func(v *yaml.Node) error {
+			d.refuseTemplates(v, "desc", "it says what the step does, as shown in the Web UI")
+			return d.str(v, "desc", &t.s.Desc)
+		}},
 		"tool": {sRef("tool", "What the step runs; none: a routing or join point."), func(v *yaml.Node) (err error) { t.s.Tool, err = d.tool(v); return err }},
 		"timeout": {sDuration("How long one attempt may run."), func(v *yaml.Node) error {
 			t.x.timeoutNode = v

@@ -60,6 +60,14 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	if field, problem := kind.spec.check(t.Spec); problem != "" {
 		return nil, d.errf(at(field), "%s", problem)
 	}
+	// Names of variables and headers are used as written.
+	for _, field := range []string{"env", "headers"} {
+		if v := nodes[field]; v != nil && v.Kind == yaml.MappingNode {
+			for i := 0; i < len(v.Content); i += 2 {
+				d.refuseTemplates(v.Content[i], "a name in "+field, "put the template in the value")
+			}
+		}
+	}
 	if strict, ok := kind.spec.(strictTool); ok {
 		if field, problem := strict.strictCheck(t.Spec); problem != "" {
 			d.refuse(at(field), "%s", problem)
