@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -92,10 +93,18 @@ func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string
 	opts = append(opts, expr.Patch(refs))
 	program, err := expr.Compile(body, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %s", body, FirstLine(err.Error()))
+		msg := FirstLine(err.Error())
+		if m := dashedStep.FindStringSubmatch(body); m != nil {
+			msg += fmt.Sprintf(": steps.%s reads steps.%s minus %s; write steps['%s']", m[1], m[2], m[3], m[1])
+		}
+		return nil, fmt.Errorf("%q: %s", body, msg)
 	}
 	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), program: program}, nil
 }
+
+// dashedStep finds steps.NAME where NAME holds a dash, which an
+// expression reads as a subtraction.
+var dashedStep = regexp.MustCompile(`steps\.(([a-z0-9_]+)-([a-z0-9_-]+))`)
 
 // unwrap strips one `{{ }}` around a whole expression.
 func unwrap(src string) string {

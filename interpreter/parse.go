@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -97,7 +98,30 @@ func (d *decoder) yamlError(err error, src []byte) error {
 		}
 		return &Error{File: d.file, Line: line, Msg: m[2]}
 	}
+	if line, what := unreadableByte(src); line > 0 {
+		return &Error{File: d.file, Line: line, Msg: what}
+	}
 	return &Error{File: d.file, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// unreadableByte finds the first line YAML cannot read as text: bytes
+// that are not UTF-8, or a control character other than tab, line feed and
+// carriage return (a NUL, say); 0 when there is none.
+func unreadableByte(src []byte) (line int, what string) {
+	line = 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return line, fmt.Sprintf("byte 0x%02x is not UTF-8 text: save the file as UTF-8", src[i])
+		case r == '\n':
+			line++
+		case r < 0x20 && r != '\t' && r != '\r', r == 0x7f:
+			return line, fmt.Sprintf("control character %U: a playbook is text; write it as an escape in a double-quoted string (\"\\x%02x\")", r, r)
+		}
+		i += size
+	}
+	return 0, ""
 }
 
 // fields calls the decoder of each key of a mapping node from the

@@ -213,6 +213,9 @@ func (StatusCodes) checkValue(v any) error {
 		codes = []any{v}
 	}
 	for _, c := range codes {
+		if s, ok := c.(string); ok {
+			return fmt.Errorf("must be an HTTP status code or a list of them, not the string %q: write the number, unquoted", s)
+		}
 		if n, ok := c.(int); !ok || n < 100 || n > 599 {
 			return fmt.Errorf("must be an HTTP status code or a list of them, not %v", c)
 		}
