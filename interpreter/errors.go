@@ -64,7 +64,20 @@ func (es Errors) Err() error {
 	case 1:
 		return es[0]
 	}
-	sort.SliceStable(es, func(i, j int) bool { return es[i].Line < es[j].Line })
+	// In file order: by file, as they first appear (a playbook, then the
+	// sub-playbooks it names), then by line.
+	files := map[string]int{}
+	for _, e := range es {
+		if _, ok := files[e.File]; !ok {
+			files[e.File] = len(files)
+		}
+	}
+	sort.SliceStable(es, func(i, j int) bool {
+		if fi, fj := files[es[i].File], files[es[j].File]; fi != fj {
+			return fi < fj
+		}
+		return es[i].Line < es[j].Line
+	})
 	// One mistake found twice is one line.
 	seen := map[string]bool{}
 	out := es[:0]

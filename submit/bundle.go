@@ -46,13 +46,15 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 		if len(src) > MaxPlaybookSize {
 			return nil, &interpreter.Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
 		}
-		pb, err := ParseStrict(shown[abs], src, filepath.Dir(abs))
-		if err != nil {
+		// A file's own errors do not stop the sub-playbooks it names from
+		// being read: one pass tells every mistake of the tree.
+		pb, err := parseStrict(shown[abs], src, filepath.Dir(abs))
+		if pb == nil {
 			return nil, err
 		}
 		parsed[abs] = pb
 		b.Files[abs] = string(src)
-		var errs interpreter.Errors
+		errs := interpreter.Errors{}.Add(shown[abs], err)
 		stack = append(stack, abs)
 		for _, s := range pb.Steps {
 			if s.Tool == nil || s.Tool.Kind != "playbook" {
@@ -69,19 +71,26 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 					for _, g := range append(stack[i:], child) {
 						names = append(names, shown[g])
 					}
-					return nil, &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
-						Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")}
+					errs = errs.Add(shown[abs], &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
+						Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")})
+					child = ""
 				}
+			}
+			if child == "" {
+				continue
 			}
 			if _, done := b.Files[child]; !done {
 				if _, err := load(child, stack); err != nil {
 					if e, ok := err.(*interpreter.Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
-						return nil, &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)}
+						errs = errs.Add(shown[abs], &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)})
+						continue
 					}
-					return nil, err
+					errs = errs.Add(shown[abs], err)
 				}
 			}
-			errs = errs.Add(shown[abs], checkChildWorkload(pb, s, parsed[child]))
+			if parsed[child] != nil {
+				errs = errs.Add(shown[abs], checkChildWorkload(pb, s, parsed[child]))
+			}
 		}
 		if err := errs.Err(); err != nil {
 			return nil, err

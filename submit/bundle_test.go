@@ -3,6 +3,7 @@ package submit
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"testing"
 
 	"playbook/interpreter"
@@ -63,4 +64,42 @@ func TestLoadBundleErrors(t *testing.T) {
 			require.Equal(t, tc.want, err.Error())
 		})
 	}
+}
+
+// A file's own mistakes do not hide its sub-playbooks': a missing recovery
+// script, a missing sub-playbook and an error inside another sub-playbook
+// are told together, each file's in its order.
+func TestLoadBundleTellsEveryFilesMistakes(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		dir + "/main.yaml": `metadata: {name: main}
+failure_handlers:
+  - name: h
+    rules:
+      - {exit_codes: [3], recovery_script: ./missing.sh}
+workflow:
+  - {step: a, tool: {kind: shell, command: "exit 3"}, failure_handler: h}
+  - {step: gone, tool: {kind: playbook, path: gone.yaml}}
+  - {step: sub, tool: {kind: playbook, path: sub.yaml}}
+`,
+		dir + "/sub.yaml": "metadata: {name: sub}\nworkflow:\n  - {step: x, tool: {kind: noop}, next: nowhere}\n",
+	}
+	_, err := LoadBundle(dir+"/main.yaml", readFrom(files))
+	require.EqualError(t, err, dir+`/main.yaml:3: failure handler "h": recovery_script ./missing.sh does not exist (looked for `+dir+`/missing.sh)
+`+dir+`/main.yaml:8: step "gone": sub-playbook gone.yaml: cannot read: file does not exist
+`+dir+`/sub.yaml:3: step "x": next names unknown step "nowhere"`)
+}
+
+// Every problem of a schedule is told at once.
+func TestCheckScheduleTellsEveryProblem(t *testing.T) {
+	_, err := ParseStrict("s.yaml", []byte(`metadata: {name: s}
+schedule:
+  cron: "0 2 * *"
+  timezone: Mars/Olympus
+  overlap: sometimes
+workflow:
+  - {step: a, tool: {kind: noop}}
+`), "")
+	require.Error(t, err)
+	require.Len(t, strings.Split(err.Error(), "\n"), 3, err.Error())
 }

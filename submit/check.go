@@ -26,6 +26,17 @@ import (
 // given, every recovery_script that names a file must exist. Errors are
 // every problem of the file, in file order.
 func ParseStrict(file string, src []byte, dir string) (*interpreter.Playbook, error) {
+	pb, err := parseStrict(file, src, dir)
+	if err != nil {
+		return nil, err
+	}
+	return pb, nil
+}
+
+// parseStrict is ParseStrict, and the playbook as far as it decoded even
+// when it has errors (nil when it did not decode), so that LoadBundle can
+// go on to the sub-playbooks it names.
+func parseStrict(file string, src []byte, dir string) (*interpreter.Playbook, error) {
 	pb, err := interpreter.Decode(file, src)
 	if pb == nil {
 		return nil, err
@@ -35,10 +46,7 @@ func ParseStrict(file string, src []byte, dir string) (*interpreter.Playbook, er
 	for _, e := range pb.SubmitErrors() {
 		errs = errs.Add(file, e)
 	}
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return pb, nil
+	return pb, errs.Err()
 }
 
 // check makes ParseStrict's own checks.

@@ -19,37 +19,39 @@ func CheckSchedule(p *interpreter.Playbook) error {
 	if s == nil {
 		return nil
 	}
-	errAt := func(key, format string, args ...any) error {
+	// Every problem of the schedule is reported, one line each.
+	var errs interpreter.Errors
+	errAt := func(key, format string, args ...any) {
 		line := s.KeyLine(key)
 		if line == 0 {
 			line = s.Line
 		}
-		return &interpreter.Error{File: p.File, Line: line, Msg: fmt.Sprintf(format, args...)}
+		errs = append(errs, &interpreter.Error{File: p.File, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
 	if s.ID != "" && !interpreter.ScheduleIDPattern.MatchString(s.ID) {
-		return errAt("id", "schedule.id %q must match [A-Za-z0-9][A-Za-z0-9._-]*", s.ID)
+		errAt("id", "schedule.id %q must match [A-Za-z0-9][A-Za-z0-9._-]*", s.ID)
 	}
 	switch {
 	case s.Cron == "" && s.Every == 0:
-		return errAt("", "schedule needs cron or every")
+		errAt("", "schedule needs cron or every")
 	case s.Cron != "" && s.Every != 0:
-		return errAt("every", "schedule has both cron and every; keep one")
+		errAt("every", "schedule has both cron and every; keep one")
 	}
 	if s.Cron != "" {
 		if err := CheckCron(s.Cron); err != nil {
-			return errAt("cron", "schedule.cron %q: %v", s.Cron, err)
+			errAt("cron", "schedule.cron %q: %v", s.Cron, err)
 		}
 	}
 	if s.Every != 0 && s.Every < time.Second {
-		return errAt("every", "schedule.every %s is under Temporal's minimum of 1s", s.Every)
+		errAt("every", "schedule.every %s is under Temporal's minimum of 1s", s.Every)
 	}
 	if err := CheckTimezone(s.Timezone); err != nil {
-		return errAt("timezone", "schedule.timezone: %v", err)
+		errAt("timezone", "schedule.timezone: %v", err)
 	}
 	if s.Overlap != "" && !isOverlapPolicy(s.Overlap) {
-		return errAt("overlap", "schedule.overlap %q is not one of %s", s.Overlap, strings.Join(interpreter.OverlapPolicies, ", "))
+		errAt("overlap", "schedule.overlap %q is not one of %s", s.Overlap, strings.Join(interpreter.OverlapPolicies, ", "))
 	}
-	return checkScheduleWorkload(p)
+	return errs.Add(p.File, checkScheduleWorkload(p)).Err()
 }
 
 // checkScheduleWorkload checks the overrides every scheduled run would
