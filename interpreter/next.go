@@ -103,7 +103,15 @@ func (d *decoder) nextItemKeys(r *NextRule, thenNode **yaml.Node) keys {
 		"when": {sString("The expression that takes this branch."), func(v *yaml.Node) error {
 			return d.expression(v, "when", ScopeStep, true, &r.When)
 		}},
-		"then": {sStepRefs("The steps the branch starts."), func(v *yaml.Node) (err error) { *thenNode = v; r.Then, err = d.names(v, "then", &r.thenLines); return err }},
-		"else": {sStepRefs("The steps started when no when holds."), func(v *yaml.Node) (err error) { r.Else = true; r.Then, err = d.names(v, "else", &r.thenLines); return err }},
+		"then": {sStepRefs("The steps the branch starts."), func(v *yaml.Node) (err error) {
+			*thenNode = v
+			r.Then, err = d.names(v, "then", &r.thenLines)
+			return err
+		}},
+		"else": {sStepRefs("The steps started when no when holds."), func(v *yaml.Node) (err error) {
+			r.Else = true
+			r.Then, err = d.names(v, "else", &r.thenLines)
+			return err
+		}},
 	}
 }

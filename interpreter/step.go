@@ -19,10 +19,10 @@ type Step struct {
 	DependsOn        []string
 	// dependsOnLines are the lines of DependsOn's names, for errors.
 	dependsOnLines []int
-	OnFailureRun     bool  // `on_failure: run`: runs even when an upstream failed
-	SuccessWhen      *Expr // `end` only
-	FailureHandler   *FailureHandler
-	Loop             *Loop
+	OnFailureRun   bool  // `on_failure: run`: runs even when an upstream failed
+	SuccessWhen    *Expr // `end` only
+	FailureHandler *FailureHandler
+	Loop           *Loop
 	// failureHandlerRef is the name given in the file, resolved at validation.
 	failureHandlerRef     string
 	failureHandlerRefLine int
@@ -174,7 +174,10 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			sStepRef(), {"$ref": "#/$defs/next_item"},
 			{"type": "array", "items": jsonSchema{"anyOf": []jsonSchema{sStepRef(), {"$ref": "#/$defs/next_item"}}}},
 		}}, func(v *yaml.Node) (err error) { t.s.Next, err = d.next(v); return err }},
-		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) { t.s.DependsOn, err = d.names(v, "depends_on", &t.s.dependsOnLines); return err }},
+		"depends_on": {sStepRefs("Steps that must end before this one starts."), func(v *yaml.Node) (err error) {
+			t.s.DependsOn, err = d.names(v, "depends_on", &t.s.dependsOnLines)
+			return err
+		}},
 		"on_failure": {sEnum("run: the step runs even when a step it waits for failed (default skip).", "run", "skip"), func(v *yaml.Node) error {
 			t.x.onFailureNode = v
 			if v.Value != "run" && v.Value != "skip" {
