@@ -16,14 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// placeholders fill the README's placeholders, where a fenced line uses one.
+// placeholders fill the guides' placeholders, where a fenced line uses one.
 var placeholders = map[string]string{
 	"FILE": "playbooks/hello.yaml",
 	"RUN":  "hello-1",
 	"STEP": "greet",
 }
 
-// readmeLine is one fenced `playbook` line of the README.
+// readmeLine is one fenced `playbook` line of a Markdown guide.
 type readmeLine struct {
 	text       string
 	args       []string
@@ -34,10 +34,11 @@ type readmeLine struct {
 
 var exitsComment = regexp.MustCompile(`#\s*exits (\d+)\s*$`)
 
-// readmeLines reads every line starting with `playbook` in the README's
-// fenced blocks, but those in a block marked <!-- no-test -->.
-func readmeLines(t *testing.T) []readmeLine {
-	b, err := os.ReadFile("../README.md")
+// readmeLines reads every line starting with `playbook` in the fenced
+// blocks of a Markdown file (path relative to testsuite/), but those in a
+// block marked <!-- no-test -->.
+func readmeLines(t *testing.T, path string) []readmeLine {
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var lines []readmeLine
 	inBlock, skip, prev := false, false, ""
@@ -79,7 +80,7 @@ func readmeLines(t *testing.T) []readmeLine {
 	return lines
 }
 
-// shellWords splits a command line as sh would, for the quoting the README uses.
+// shellWords splits a command line as sh would, for the quoting the guides use.
 func shellWords(t *testing.T, s string) []string {
 	var words []string
 	var cur strings.Builder
@@ -112,20 +113,15 @@ func shellWords(t *testing.T, s string) []string {
 }
 
 // Every command line in the README runs as written, against the shared
-// test server (TEMPORAL_ADDRESS), with the exit code it says; every form of
-// the CLI table has a line that runs.
+// test server (TEMPORAL_ADDRESS), with the exit code it says.
 func TestReadmeCommands(t *testing.T) {
-	lines := readmeLines(t)
-	run := map[string]bool{}
-	for _, l := range lines {
-		run[l.args[0]] = true
-	}
-	b, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	for _, m := range regexp.MustCompile("(?m)^\\| `playbook ([a-z-]+)").FindAllStringSubmatch(string(b), -1) {
-		require.True(t, run[m[1]], "the CLI table's `playbook %s` has no example line the test runs", m[1])
-	}
+	runGuideLines(t, readmeLines(t, "../README.md"))
+}
 
+// runGuideLines runs one file's lines in order, as a person following it
+// from the repository's root would: in a directory of their own that holds
+// playbooks/ and codec.key, against the shared test server.
+func runGuideLines(t *testing.T, lines []readmeLine) {
 	bin := playbookBinary(t) // built before the test leaves the module's directory
 	dir := t.TempDir()
 	abs, err := filepath.Abs("../playbooks")
@@ -135,7 +131,7 @@ func TestReadmeCommands(t *testing.T) {
 	t.Setenv("TEMPORAL_ADDRESS", server.Address)
 	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(dir, "none.toml"))
 	t.Setenv("PLAYBOOK_LOG_DIR", logDir)
-	// The walkthrough makes codec.key with openssl, a line that is not
+	// The guides make codec.key with openssl, a line that is not
 	// playbook's: the test makes one the same way.
 	key := make([]byte, 32)
 	_, err = rand.Read(key)

@@ -413,12 +413,12 @@ func TestScheduleUpdate(t *testing.T) {
 	require.Equal(t, map[string]any{"n": float64(3), "who": "x"}, describeSchedule(t, "sched-update").Workload)
 }
 
-// The README's Scheduling block runs as printed (with --address added),
+// The Scheduling guide's block runs as printed (with --address added),
 // from the repository's root.
 func TestReadmeSchedulingBlock(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/SCHEDULING.md")
 	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "## Scheduling\n")
+	_, section, ok := strings.Cut(string(readme), "# Scheduling\n")
 	require.True(t, ok)
 	_, block, ok := strings.Cut(section, "```sh\n")
 	require.True(t, ok)
