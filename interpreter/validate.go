@@ -95,7 +95,7 @@ func validate(pb *Playbook) error {
 		for _, e := range exprsOf(s) {
 			for _, ref := range e.StepRefs {
 				if pb.byName[ref] == nil {
-					errs = errs.Add(pb.File, errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q", e.Source, ref, ref))
+					errs = errs.Add(pb.File, errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q%s", e.Source, ref, ref, didYouMean(pb, ref, s.Name)))
 				}
 			}
 		}
@@ -115,7 +115,7 @@ func validate(pb *Playbook) error {
 				}
 				for _, ref := range part.expr.StepRefs {
 					if pb.byName[ref] == nil {
-						errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q", src, ref, ref))
+						errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q%s", src, ref, ref, didYouMean(pb, ref, s.Name)))
 						return nil
 					}
 				}
@@ -134,11 +134,16 @@ func checkTarget(pb *Playbook, s *Step, name string, line int, field string) err
 		}
 		return nil
 	}
-	msg := fmt.Sprintf("%s names unknown step %q", field, name)
-	if near := nearestName(pb, name, s.Name); near != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", near)
-	}
+	msg := fmt.Sprintf("%s names unknown step %q%s", field, name, didYouMean(pb, name, s.Name))
 	return &Error{File: pb.File, Line: line, Step: s.Name, Msg: msg}
+}
+
+// didYouMean suggests the step a misspelt name stands for, if one is near.
+func didYouMean(pb *Playbook, name, from string) string {
+	if near := nearestName(pb, name, from); near != "" {
+		return fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return ""
 }
 
 // nearestName suggests a step name at edit distance 1 or 2, other than the

@@ -212,9 +212,14 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 		return nil // validate reported it
 	}
 	var errs interpreter.Errors
+	unknown := false
 	for _, name := range x.refs.steps {
-		if c.pb.Step(name) == nil || c.canRead(x, name) {
-			continue // an unknown step was reported by validate
+		if c.pb.Step(name) == nil {
+			unknown = true // validate reported it; its type would be told again
+			continue
+		}
+		if c.canRead(x, name) {
+			continue
 		}
 		if x.s != nil && name == x.s.Name {
 			errs = append(errs, at("reads steps.%s, the step itself, which has not run yet (its own next, retry_when and stop_when may read it)", name))
@@ -231,7 +236,7 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 			errs = append(errs, at("reads workload.%s, which the workload section does not declare (%s)", key, c.declared()))
 		}
 	}
-	if len(errs) > 0 {
+	if len(errs) > 0 || unknown {
 		return errs
 	}
 	opts := []expr.Option{expr.Env(c.env(x)), expr.DisableBuiltin("now")}
