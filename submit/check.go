@@ -598,6 +598,10 @@ func (c *checker) env(x *exprCheck) types.Map {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)
 		env["error"] = types.Map{"type": types.String, "message": types.String}
+		if x.s.Tool != nil && interpreter.RunsProcess(x.s.Tool.Kind) {
+			// A process's attempt has an exit code: a number.
+			env["exit_code"] = types.Int
+		}
 	}
 	if len(x.extra) == 2 {
 		env[x.extra[0]] = types.Any

@@ -199,6 +199,7 @@ var schemaCannotExpress = map[string]string{
 	"not_utf8.yaml":                   "not YAML at all: there is no instance to validate",
 	"nul_byte.yaml":                   "not YAML at all: there is no instance to validate",
 	"misspelt_step_read.yaml":         "a step name that no step has",
+	"retry_when_not_bool.yaml":        "the type an expression gives",
 	"unknown_next.yaml":               "a step name that no step has",
 	"timeout_without_tool.yaml":       "a key that applies only when another key (tool) is there",
 	"heartbeat_without_tool.yaml":     "a key that applies only when another key (tool) is there",
