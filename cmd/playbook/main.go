@@ -3,11 +3,36 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
 
 	"playbook/cmd/playbook/commands"
+	"playbook/internal/hideenv"
 )
 
+// runsSteps are the commands whose process may run steps (a worker, or
+// the embedded one `run` and `retry` bring up): their secrets are kept out
+// of what a step can read (hideenv).
+var runsSteps = []string{"worker", "dev", "run", "retry"}
+
 func main() {
+	if slices.Contains(runsSteps, command(os.Args[1:])) {
+		if err := hideenv.Hide(); err != nil {
+			fmt.Fprintln(os.Stderr, "playbook: steps could read this process's environment:", err)
+		}
+	}
 	os.Exit(commands.Main(context.Background(), os.Args, os.Stdout, os.Stderr))
+}
+
+// command is the command a command line names: its first word that is not
+// a flag (a flag's value may come before it; that only makes the guess
+// miss, and the process runs as it is).
+func command(args []string) string {
+	for _, a := range args {
+		if len(a) > 0 && a[0] != '-' {
+			return a
+		}
+	}
+	return ""
 }
