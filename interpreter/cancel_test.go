@@ -47,6 +47,8 @@ workflow:
 	require.True(t, agg.Steps["sleeper1"].RoutedToEnd)
 	require.Equal(t, "fails", *agg.Steps["sleeper1"].OriginalFailedStep)
 	require.Equal(t, StatusSkipped, agg.Steps["after"].Status)
+	require.Equal(t, "upstream sleeper2 cancelled after fails failed", agg.Steps["after"].SkipReason,
+		"the skip names the failure behind the cancel, not only the cancelled step")
 }
 
 func TestCancelRunAndDrain(t *testing.T) {

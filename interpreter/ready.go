@@ -193,6 +193,10 @@ func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
 			if origin == "" {
 				origin = a.From
 				reason = fmt.Sprintf("upstream %s %s", a.From, p.Status)
+				if p.Status == StatusCancelled && p.OriginalFailedStep != nil {
+					// Cancelled because another step failed: say which.
+					reason = fmt.Sprintf("upstream %s cancelled after %s failed", a.From, *p.OriginalFailedStep)
+				}
 			}
 		case p.Status == StatusSkipped && p.OriginalFailedStep != nil:
 			if origin == "" {
