@@ -32,8 +32,12 @@ try:
 except SystemExit:
     raise
 except BaseException as e:
+    tb = traceback.format_exc()
+    # In the attempt's stderr log too, as python itself would print it.
+    sys.stderr.write(tb)
+    sys.stderr.flush()
     with open(env["PLAYBOOK_PY_EXCEPTION"], "w") as f:
-        json.dump({"exception": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}, f)
+        json.dump({"exception": type(e).__name__, "message": str(e), "traceback": tb}, f)
     sys.exit(1)
 `
 

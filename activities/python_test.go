@@ -36,6 +36,7 @@ func TestPythonException(t *testing.T) {
 	require.Equal(t, "ValueError", details["exception"])
 	require.Contains(t, details["traceback"], "Traceback (most recent call last)")
 	require.Contains(t, details["traceback"], "raise ValueError('bad input')")
+	require.Contains(t, details["stderr"], "raise ValueError('bad input')", "the traceback is in the attempt's stderr (and its log), as python prints it")
 }
 
 func TestPythonExitCodeAndMissingMain(t *testing.T) {
