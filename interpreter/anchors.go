@@ -7,7 +7,7 @@ import (
 // maxExpandedNodes bounds what a file's aliases may expand to: a 1 MiB
 // file of aliases of aliases could otherwise expand to more nodes than a
 // machine holds (the "billion laughs").
-const maxExpandedNodes = 200_000
+const maxExpandedNodes = 50_000
 
 // expandAliases resolves a document's YAML anchors, aliases and merge keys
 // (`<<: *defaults`) before it is decoded, so that every key sees the value

@@ -94,5 +94,5 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 	}
 	b.WriteString("workflow:\n  - step: a\n    tool: {kind: noop}\n")
 	_, err := Parse("a.yaml", []byte(b.String()))
-	require.ErrorContains(t, err, "the file's aliases expand to more than 200000 values: use fewer aliases of aliases")
+	require.ErrorContains(t, err, "the file's aliases expand to more than 50000 values: use fewer aliases of aliases")
 }
