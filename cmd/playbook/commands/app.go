@@ -4,96 +4,138 @@ package commands
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// Exit codes of the CLI (the README's table).
-const (
-	exitOK          = 0   // the run completed; the command did what it was asked
-	exitFailed      = 1   // the run failed, or the command could not do its work
-	exitInvalid     = 2   // usage or invalid input: nothing was started
-	exitCancelled   = 3   // the run ended cancelled
-	exitUnreachable = 4   // Temporal cannot be reached
-	exitEnded       = 5   // the run already ended (cancel: nothing to cancel)
-	exitDetached    = 130 // Ctrl-C: the CLI stopped following; the run goes on
-)
+// Help lists the commands in the order they are added: by what they are
+// for, as the README's table does, not alphabetically.
+func init() { cobra.EnableCommandSorting = false }
 
 // Main runs the CLI with these arguments and returns its exit code. When
 // ctx ends, long-running commands (dev, worker) stop.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := &cli.App{
-		Name:      "playbook",
-		Usage:     "run YAML playbooks as durable workflows on Temporal",
-		Writer:    stdout,
-		ErrWriter: stderr,
-		// Exit codes are ours to return, not urfave's to os.Exit with.
-		ExitErrHandler: func(*cli.Context, error) {},
-		Commands: []*cli.Command{
-			runCommand(),
-			validateCommand(),
-			schemaCommand(),
-			devCommand(),
-			workerCommand(),
-			pendingCommand(),
-			classifyCommand(),
-			logsCommand(),
-			cancelCommand(),
-			terminateCommand(),
-			statusCommand(),
-			eventsCommand(),
-			listCommand(),
-			setupCommand(),
-			retryCommand(),
-			historyCommand(),
-			replayCommand(),
-			upgradeCheckCommand(),
-			deploymentCommand(),
-			graphCommand(),
-			mcpCommand(),
-			scheduleCommand(),
-			versionCommand(),
-			codecServerCommand(),
-		},
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Temporal versions"}},
-		Action: func(c *cli.Context) error {
-			if c.Bool("version") {
-				printVersion(c.App.Writer)
-				return nil
-			}
-			if c.NArg() > 0 {
-				return cli.Exit(fmt.Sprintf("playbook: no command %q (see `playbook --help`)", c.Args().First()), exitInvalid)
-			}
-			return cli.ShowAppHelp(c)
-		},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return cli.Exit(err.Error(), exitInvalid)
-		},
-	}
-	err := app.RunContext(ctx, flagsFirst(app.Commands, args))
-	if err == nil {
-		return exitOK
-	}
-	var coder cli.ExitCoder
-	if errors.As(err, &coder) {
-		if msg := coder.Error(); msg != "" {
-			fmt.Fprintln(stderr, msg)
-		}
-		return coder.ExitCode()
-	}
-	fmt.Fprintln(stderr, "playbook:", err)
-	return exitInvalid
+	root := (&app{}).root()
+	root.SetArgs(append([]string{}, args[min(1, len(args)):]...))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	return report(cmd, err, stderr)
 }
 
-// connectionFlags are shared by every command that talks to Temporal.
-func connectionFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "address", Usage: "Temporal frontend host:port (default: TEMPORAL_ADDRESS, the envconfig profile, or an embedded server)"},
-		&cli.StringFlag{Name: "namespace", Usage: "Temporal namespace (default: TEMPORAL_NAMESPACE or default)"},
-		&cli.StringFlag{Name: "profile", Usage: "envconfig profile in the Temporal config file (default: TEMPORAL_PROFILE or default)"},
-		&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of playbook workers"},
+// app is the command tree and what its commands share: the flags of the
+// ones that talk to Temporal.
+type app struct {
+	conn connectionFlags
+}
+
+func (a *app) root() *cobra.Command {
+	var version bool
+	root := &cobra.Command{
+		Use:   "playbook",
+		Short: "run YAML playbooks as durable workflows on Temporal",
+		Args:  noCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if version {
+				printVersion(cmd.OutOrStdout())
+				return nil
+			}
+			return cmd.Help()
+		},
+		// The commands that do not talk to Temporal take no connection flags.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.conn.refuseOffline(cmd) },
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
+	root.Flags().BoolVarP(&version, "version", "v", false, "print the version, commit and Temporal versions")
+	a.conn.register(root.PersistentFlags())
+	root.SetHelpFunc(help)
+	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return invalidf("%v (see `%s --help`)", err, cmd.CommandPath())
+	})
+	root.AddCommand(
+		a.runCommand(),
+		validateCommand(),
+		schemaCommand(),
+		devCommand(),
+		a.workerCommand(),
+		a.pendingCommand(),
+		a.classifyCommand(),
+		a.logsCommand(),
+		a.cancelCommand(),
+		a.terminateCommand(),
+		a.statusCommand(),
+		a.eventsCommand(),
+		a.listCommand(),
+		a.setupCommand(),
+		a.retryCommand(),
+		a.historyCommand(),
+		replayCommand(),
+		a.upgradeCheckCommand(),
+		a.deploymentCommand(),
+		a.graphCommand(),
+		a.mcpCommand(),
+		a.scheduleCommand(),
+		versionCommand(),
+		codecServerCommand(),
+	)
+	return root
+}
+
+// group is a command whose subcommands do the work: alone it prints its
+// help.
+func group(cmd *cobra.Command, subcommands ...*cobra.Command) *cobra.Command {
+	cmd.Args = noCommand
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	cmd.AddCommand(subcommands...)
+	return cmd
+}
+
+// connectionFlags say how to reach Temporal. They are the root's
+// persistent flags; the commands marked offline refuse them.
+type connectionFlags struct {
+	address, namespace, profile, taskQueue string
+	set                                    *pflag.FlagSet
+}
+
+func (f *connectionFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.address, "address", "", "Temporal frontend host:port (default: TEMPORAL_ADDRESS, the envconfig profile, or an embedded server)")
+	fs.StringVar(&f.namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE or default)")
+	fs.StringVar(&f.profile, "profile", "", "envconfig profile in the Temporal config file (default: TEMPORAL_PROFILE or default)")
+	fs.StringVar(&f.taskQueue, "task-queue", "playbook", "task queue of playbook workers")
+	f.set = fs
+}
+
+// given says whether the flag name was on the command line.
+func (f *connectionFlags) given(name string) bool { return f.set.Changed(name) }
+
+// offlineAnnotation marks a command that does not talk to Temporal.
+const offlineAnnotation = "offline"
+
+// offline marks cmd as one that does not talk to Temporal: it neither
+// takes nor lists the connection flags.
+func offline(cmd *cobra.Command) *cobra.Command {
+	cmd.Annotations = map[string]string{offlineAnnotation: "true"}
+	return cmd
+}
+
+func isOffline(cmd *cobra.Command) bool { return cmd.Annotations[offlineAnnotation] != "" }
+
+// refuseOffline refuses a connection flag given to an offline command, as
+// an unknown flag.
+func (f *connectionFlags) refuseOffline(cmd *cobra.Command) error {
+	if !isOffline(cmd) {
+		return nil
+	}
+	var given error
+	cmd.InheritedFlags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed && given == nil && f.set.Lookup(fl.Name) == fl {
+			given = invalidf("unknown flag: --%s (see `%s --help`)", fl.Name, cmd.CommandPath())
+		}
+	})
+	return given
 }

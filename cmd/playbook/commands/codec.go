@@ -9,7 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 
 	"playbook/internal/codec"
@@ -26,8 +27,9 @@ func useCodec(opts *client.Options, keyFile string) error {
 	return nil
 }
 
-func codecKeyFileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "codec-key-file", Usage: "encrypt payloads with the AES-256 key in `FILE` (base64 or hex; default $PLAYBOOK_CODEC_KEY, $PLAYBOOK_CODEC_KEY_FILE)"}
+// codecKeyFileFlag is the key file that encrypts payloads.
+func codecKeyFileFlag(fs *pflag.FlagSet, file *string) {
+	fs.StringVar(file, "codec-key-file", "", "encrypt payloads with the AES-256 key in `FILE` (base64 or hex; default $PLAYBOOK_CODEC_KEY, $PLAYBOOK_CODEC_KEY_FILE)")
 }
 
 // serveCodec serves the remote codec protocol on addr until the returned
@@ -42,47 +44,52 @@ func serveCodec(c *codec.AESGCM, addr string, origins []string) (*http.Server, s
 	return srv, ln.Addr().String(), nil
 }
 
-func codecServerCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "codec-server",
-		Usage: "serve Temporal's remote codec protocol (/encode, /decode) so the Web UI shows decrypted payloads",
-		Description: "Set the Web UI's Codec Endpoint to this server's URL. Anyone who can reach it can decrypt\n" +
+func codecServerCommand() *cobra.Command {
+	var (
+		keyFile, listen string
+		origins         []string
+	)
+	cmd := &cobra.Command{
+		Use:   "codec-server",
+		Short: "serve Temporal's remote codec protocol (/encode, /decode) so the Web UI shows decrypted payloads",
+		Long: "Set the Web UI's Codec Endpoint to this server's URL. Anyone who can reach it can decrypt\n" +
 			"payloads: bind it to loopback or put it behind your authentication.",
-		Flags: []cli.Flag{
-			codecKeyFileFlag(),
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8081", Usage: "`HOST:PORT` to listen on"},
-			&cli.StringSliceFlag{Name: "origin", Value: cli.NewStringSlice("http://127.0.0.1:8233", "http://localhost:8233"), Usage: "Web UI `URL`s allowed to call it from a browser"},
-		},
-		Action: func(c *cli.Context) error {
-			keys, err := codec.Load(c.String("codec-key-file"))
+		Args: noArgs,
+		RunE: action(func(c *call) error {
+			keys, err := codec.Load(keyFile)
 			if err != nil {
-				return cli.Exit("codec-server: "+err.Error(), exitInvalid)
+				return invalid(err)
 			}
 			if keys == nil {
-				return cli.Exit("codec-server: no key: give --codec-key-file or set "+codec.KeyEnv, exitInvalid)
+				return invalidf("no key: give --codec-key-file or set %s", codec.KeyEnv)
 			}
-			srv, addr, err := serveCodec(keys, c.String("listen"), c.StringSlice("origin"))
+			srv, addr, err := serveCodec(keys, listen, origins)
 			if err != nil {
-				return cli.Exit("codec-server: "+err.Error(), exitFailed)
+				return err
 			}
 			defer srv.Close()
-			fmt.Fprintf(c.App.Writer, "Codec server on http://%s (Web UI: Codec Endpoint). Stop with Ctrl-C.\n", addr)
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			fmt.Fprintf(c.stdout, "Codec server on http://%s (Web UI: Codec Endpoint). Stop with Ctrl-C.\n", addr)
+			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			<-ctx.Done()
 			return nil
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	codecKeyFileFlag(fs, &keyFile)
+	fs.StringVar(&listen, "listen", "127.0.0.1:8081", "`HOST:PORT` to listen on")
+	fs.StringSliceVar(&origins, "origin", []string{"http://127.0.0.1:8233", "http://localhost:8233"}, "Web UI `URL`s allowed to call it from a browser")
+	return offline(cmd)
 }
 
 // devCodec starts a codec server on loopback for `playbook dev` when it has
 // a key, and returns its URL for the Web UI's Codec Endpoint.
-func devCodec(c *cli.Context) (endpoint string, stop func(), err error) {
-	keys, err := codec.Load(c.String("codec-key-file"))
+func devCodec(keyFile string, uiPort int) (endpoint string, stop func(), err error) {
+	keys, err := codec.Load(keyFile)
 	if err != nil || keys == nil {
 		return "", func() {}, err
 	}
-	ui := fmt.Sprintf("%d", c.Int("ui-port"))
+	ui := fmt.Sprintf("%d", uiPort)
 	srv, addr, err := serveCodec(keys, "127.0.0.1:0", []string{"http://127.0.0.1:" + ui, "http://localhost:" + ui})
 	if err != nil {
 		return "", nil, err

@@ -8,7 +8,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
@@ -53,28 +53,28 @@ func (c *connection) Close() {
 // TLS and API key settings, profiles), with --address/--namespace on top.
 // With embedOK and no server configured, it uses one listening on
 // 127.0.0.1:7233, or else starts an embedded in-memory server and a worker,
-// saying so on notes.
-func connect(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level) (*connection, error) {
-	return connectWith(c, embedOK, notes, logLevel, nil)
+// saying so on stderr.
+func (a *app) connect(c *call, embedOK bool, logLevel slog.Level) (*connection, error) {
+	return a.connectWith(c, embedOK, logLevel, nil)
 }
 
 // connectWith is connect with tune, when not nil, changing the client's
 // options (its logger, its metrics) before it dials.
-func connectWith(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Level, tune func(*client.Options)) (*connection, error) {
-	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: c.String("profile")})
+func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(*client.Options)) (*connection, error) {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: a.conn.profile})
 	if err != nil {
 		return nil, fmt.Errorf("client settings: %w", err)
 	}
-	if c.IsSet("address") {
-		opts.HostPort = c.String("address")
+	if a.conn.given("address") {
+		opts.HostPort = a.conn.address
 	}
-	if c.IsSet("namespace") {
-		opts.Namespace = c.String("namespace")
+	if a.conn.given("namespace") {
+		opts.Namespace = a.conn.namespace
 	}
 	if err := useCodec(&opts, ""); err != nil {
 		return nil, err
 	}
-	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(notes, &slog.HandlerOptions{Level: logLevel})))
+	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: logLevel})))
 	if tune != nil {
 		tune(&opts)
 	}
@@ -89,7 +89,7 @@ func connectWith(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Le
 			}
 			conn.embedded = dev
 			opts.HostPort = address
-			fmt.Fprintf(notes, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
+			fmt.Fprintf(c.stderr, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
 		}
 	}
 	conn.namespace = opts.Namespace
@@ -100,10 +100,10 @@ func connectWith(c *cli.Context, embedOK bool, notes io.Writer, logLevel slog.Le
 		if conn.embedded != nil {
 			conn.embedded.Stop()
 		}
-		return nil, unreachable(c.Context, opts.HostPort, err)
+		return nil, unreachable(c.ctx, opts.HostPort, err)
 	}
 	if conn.embedded != nil {
-		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: c.String("task-queue")})
+		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue})
 		if err := conn.worker.Start(); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("embedded worker: %w", err)
@@ -173,25 +173,19 @@ func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io
 	}
 }
 
-// withConnection is the scaffold of a command that talks to Temporal: it
-// connects (a failure to is the command's error, exit 1, or 4 when the
-// server is unreachable), runs do and closes the connection.
-func withConnection(c *cli.Context, command string, do func(conn *connection) error) error {
-	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-	if err != nil {
-		return connectFailed(command, err)
-	}
-	defer conn.Close()
-	return do(conn)
+// connected is the action of a command that talks to Temporal: it
+// connects (a failure to is the command's error: exit 4 when the server is
+// unreachable, else 1), runs do and closes the connection.
+func (a *app) connected(do func(c *call, conn *connection) error) func(*cobra.Command, []string) error {
+	return action(func(c *call) error { return a.withConnection(c, do) })
 }
 
-// onArgs is the action of a command that takes exactly nargs arguments,
-// which usage names, and talks to Temporal (see withConnection).
-func onArgs(command string, nargs int, usage string, do func(c *cli.Context, conn *connection) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		if c.NArg() != nargs {
-			return cli.Exit(command+": give "+usage, exitInvalid)
-		}
-		return withConnection(c, command, func(conn *connection) error { return do(c, conn) })
+// withConnection connects, runs do and closes the connection.
+func (a *app) withConnection(c *call, do func(c *call, conn *connection) error) error {
+	conn, err := a.connect(c, false, quietLogs)
+	if err != nil {
+		return err
 	}
+	defer conn.Close()
+	return do(c, conn)
 }

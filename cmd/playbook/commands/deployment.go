@@ -1,57 +1,73 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 )
 
-func deploymentCommand() *cli.Command {
-	name := &cli.StringFlag{Name: "deployment-name", Required: true, Usage: "the Worker Deployment `NAME` (`playbook worker --deployment-name`)"}
-	return &cli.Command{
-		Name:  "deployment",
-		Usage: "show a Worker Deployment's versions, or make one current: new runs start on the current version, running ones stay on theirs",
-		Subcommands: []*cli.Command{
-			{
-				Name:  "set-current",
-				Usage: "make the version --build-id current: new runs (and auto-upgrade ones) go to its workers; it needs a worker of that version polling",
-				Flags: append([]cli.Flag{name, &cli.StringFlag{Name: "build-id", Required: true, Usage: "the version's `ID` (`playbook worker --build-id`)"}}, connectionFlags()...),
-				Action: func(c *cli.Context) error {
-					return withConnection(c, "deployment set-current", func(conn *connection) error {
-						h := conn.client.WorkerDeploymentClient().GetHandle(c.String("deployment-name"))
-						resp, err := h.SetCurrentVersion(c.Context, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: c.String("build-id")})
-						if err != nil {
-							return cli.Exit("deployment set-current: "+err.Error(), exitFailed)
-						}
-						was := "none"
-						if v := resp.PreviousVersion; v != nil {
-							was = v.BuildID
-						}
-						fmt.Fprintf(c.App.Writer, "Deployment %s: current version %s (was %s). New runs start on it; pinned runs stay on the version that started them.\n",
-							c.String("deployment-name"), c.String("build-id"), was)
-						return nil
-					})
-				},
-			},
-			{
-				Name:  "describe",
-				Usage: "list a Worker Deployment's versions and which is current",
-				Flags: append([]cli.Flag{name, &cli.BoolFlag{Name: "json", Usage: "print the deployment as JSON"}}, connectionFlags()...),
-				Action: func(c *cli.Context) error {
-					return withConnection(c, "deployment describe", func(conn *connection) error {
-						h := conn.client.WorkerDeploymentClient().GetHandle(c.String("deployment-name"))
-						resp, err := h.Describe(c.Context, client.WorkerDeploymentDescribeOptions{})
-						if err != nil {
-							return cli.Exit("deployment describe: "+err.Error(), exitFailed)
-						}
-						return printDeployment(c, resp.Info)
-					})
-				},
-			},
-		},
+func (a *app) deploymentCommand() *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "deployment",
+		Short: "show a Worker Deployment's versions, or make one current: new runs start on the current version, running ones stay on theirs",
+	}, a.deploymentSetCurrentCommand(), a.deploymentDescribeCommand())
+}
+
+// deploymentNameFlag is the deployment a deployment command is about.
+func deploymentNameFlag(cmd *cobra.Command, name *string) {
+	cmd.Flags().StringVar(name, "deployment-name", "", "the Worker Deployment `NAME` (`playbook worker --deployment-name`)")
+	_ = cmd.MarkFlagRequired("deployment-name")
+}
+
+func (a *app) deploymentSetCurrentCommand() *cobra.Command {
+	var name, buildID string
+	cmd := &cobra.Command{
+		Use:   "set-current",
+		Short: "make the version --build-id current: new runs (and auto-upgrade ones) go to its workers; it needs a worker of that version polling",
+		Args:  noArgs,
+		RunE: a.connected(func(c *call, conn *connection) error {
+			h := conn.client.WorkerDeploymentClient().GetHandle(name)
+			resp, err := h.SetCurrentVersion(c.ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID})
+			if err != nil {
+				return err
+			}
+			was := "none"
+			if v := resp.PreviousVersion; v != nil {
+				was = v.BuildID
+			}
+			fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s). New runs start on it; pinned runs stay on the version that started them.\n", name, buildID, was)
+			return nil
+		}),
 	}
+	deploymentNameFlag(cmd, &name)
+	cmd.Flags().StringVar(&buildID, "build-id", "", "the version's `ID` (`playbook worker --build-id`)")
+	_ = cmd.MarkFlagRequired("build-id")
+	return cmd
+}
+
+func (a *app) deploymentDescribeCommand() *cobra.Command {
+	var (
+		name string
+		out  printer
+	)
+	cmd := &cobra.Command{
+		Use:   "describe",
+		Short: "list a Worker Deployment's versions and which is current",
+		Args:  noArgs,
+		RunE: a.connected(func(c *call, conn *connection) error {
+			resp, err := conn.client.WorkerDeploymentClient().GetHandle(name).Describe(c.ctx, client.WorkerDeploymentDescribeOptions{})
+			if err != nil {
+				return err
+			}
+			v := viewDeployment(resp.Info)
+			return out.print(c.stdout, v, func(w io.Writer) { printDeployment(w, v) })
+		}),
+	}
+	deploymentNameFlag(cmd, &name)
+	out.flag(cmd.Flags(), "print the deployment as JSON")
+	return cmd
 }
 
 // deploymentView is a Worker Deployment as `deployment describe` shows it.
@@ -63,7 +79,7 @@ type deploymentView struct {
 	Versions []string `json:"versions"`
 }
 
-func printDeployment(c *cli.Context, info client.WorkerDeploymentInfo) error {
+func viewDeployment(info client.WorkerDeploymentInfo) deploymentView {
 	v := deploymentView{Name: info.Name, Versions: []string{}}
 	if cur := info.RoutingConfig.CurrentVersion; cur != nil {
 		v.Current = cur.BuildID
@@ -74,21 +90,19 @@ func printDeployment(c *cli.Context, info client.WorkerDeploymentInfo) error {
 	for _, s := range info.VersionSummaries {
 		v.Versions = append(v.Versions, s.Version.BuildID)
 	}
-	if c.Bool("json") {
-		b, _ := json.MarshalIndent(v, "", "  ")
-		fmt.Fprintln(c.App.Writer, string(b))
-		return nil
-	}
+	return v
+}
+
+func printDeployment(w io.Writer, v deploymentView) {
 	current := v.Current
 	if current == "" {
 		current = "none (runs go to unversioned workers)"
 	}
-	fmt.Fprintf(c.App.Writer, "deployment %s\ncurrent    %s\n", v.Name, current)
+	fmt.Fprintf(w, "deployment %s\ncurrent    %s\n", v.Name, current)
 	if v.Ramping != "" {
-		fmt.Fprintf(c.App.Writer, "ramping    %s (%.0f%% of new runs)\n", v.Ramping, v.Percent)
+		fmt.Fprintf(w, "ramping    %s (%.0f%% of new runs)\n", v.Ramping, v.Percent)
 	}
 	for _, b := range v.Versions {
-		fmt.Fprintf(c.App.Writer, "version    %s\n", b)
+		fmt.Fprintf(w, "version    %s\n", b)
 	}
-	return nil
 }

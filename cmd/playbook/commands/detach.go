@@ -4,26 +4,26 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/urfave/cli/v2"
 	"go.temporal.io/api/serviceerror"
 )
 
 // detached is how `run` and `retry` end on Ctrl-C: the CLI stops following
 // and the run goes on on the server (exit 130). On the embedded in-memory
 // server, which ends with this command, the run ends too, and it says so.
-func detached(c *cli.Context, conn *connection, id string) error {
+func detached(conn *connection, id string) error {
+	msg := fmt.Sprintf("\nDetached from %s: the run continues. Follow it with `playbook events %s --follow`, cancel it with `playbook cancel %s`.", id, id, id)
 	if conn.embedded != nil {
-		return cli.Exit(fmt.Sprintf("\nStopped following %s; the embedded in-memory server ends with this command, and the run with it (use `playbook dev` for runs that outlive the command).", id), exitDetached)
+		msg = fmt.Sprintf("\nStopped following %s; the embedded in-memory server ends with this command, and the run with it (use `playbook dev` for runs that outlive the command).", id)
 	}
-	return cli.Exit(fmt.Sprintf("\nDetached from %s: the run continues. Follow it with `playbook events %s --follow`, cancel it with `playbook cancel %s`.", id, id, id), exitDetached)
+	return &exitError{code: exitDetached, err: errors.New(msg), whole: true}
 }
 
 // startFailed explains a run that could not start: an ID in use by an open
 // run is the user's input (exit 2), naming that run.
-func startFailed(command, id string, err error) error {
+func startFailed(id string, err error) error {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return cli.Exit(fmt.Sprintf("%s: a run with ID %s is still open (run %s): give another --id, or follow it with `playbook events %s --follow`", command, id, started.RunId, id), exitInvalid)
+		return invalidf("a run with ID %s is still open (run %s): give another --id, or follow it with `playbook events %s --follow`", id, started.RunId, id)
 	}
-	return connectFailed(command, fmt.Errorf("cannot start %s: %w", id, err))
+	return fmt.Errorf("cannot start %s: %w", id, err)
 }

@@ -3,12 +3,13 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -16,99 +17,105 @@ import (
 	"playbook/worker"
 )
 
-func devCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "dev",
-		Usage: "run an embedded Temporal server (SQLite), the Web UI and a playbook worker on 127.0.0.1",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "db", Value: defaultDevDB(), Usage: "SQLite `FILE` holding all state (\":memory:\" keeps nothing)"},
-			&cli.IntFlag{Name: "port", Value: 7233, Usage: "gRPC frontend port"},
-			&cli.IntFlag{Name: "ui-port", Value: 8233, Usage: "Web UI port (0: no UI)"},
-			&cli.StringFlag{Name: "namespace", Value: "default", Usage: "namespace to create and serve"},
-			&cli.StringFlag{Name: "task-queue", Value: "playbook", Usage: "task queue of the worker"},
-			&cli.StringFlag{Name: "log-level", Usage: "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)"},
-			drainFlag(),
-			stepEnvFlag(),
-			logSizeFlag(),
-			codecKeyFileFlag(),
-		}, observeFlags()...),
-		Action: func(c *cli.Context) error {
+func devCommand() *cobra.Command {
+	var (
+		flags                                       workerFlags
+		db, namespace, taskQueue, logLevel, keyFile string
+		port, uiPort                                int
+	)
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "run an embedded Temporal server (SQLite), the Web UI and a playbook worker on 127.0.0.1",
+		Args:  noArgs,
+		RunE: action(func(c *call) error {
 			// The worker's own log says "Activity error." for every step that
 			// fails or is cancelled, as expected: shown only when asked for.
 			level := quietLogs
-			if c.IsSet("log-level") {
-				if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-					return cli.Exit("dev: --log-level: "+err.Error(), exitInvalid)
+			if logLevel != "" {
+				if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+					return invalidf("--log-level: %v", err)
 				}
 			}
-			logSize, err := maxLogSize(c)
+			logSize, err := flags.maxLogBytes()
 			if err != nil {
-				return cli.Exit("dev: "+err.Error(), exitInvalid)
+				return invalid(err)
 			}
-			obs, err := newObserver(c)
+			obs, err := newObserver(flags.observe)
 			if err != nil {
-				return cli.Exit("dev: "+err.Error(), exitInvalid)
+				return invalid(err)
 			}
 			defer obs.Close()
-			db := c.String("db")
 			if db == ":memory:" {
 				db = ""
 			} else if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
-				return cli.Exit("dev: "+err.Error(), exitFailed)
+				return err
 			}
-			codecEndpoint, stopCodec, err := devCodec(c)
+			codecEndpoint, stopCodec, err := devCodec(keyFile, uiPort)
 			if err != nil {
-				return cli.Exit("dev: "+err.Error(), exitInvalid)
+				return invalid(err)
 			}
 			defer stopCodec()
 			dev, err := devserver.Start(devserver.Options{
-				IP: "127.0.0.1", Port: c.Int("port"), UIPort: c.Int("ui-port"), DBFile: db,
-				Namespace: c.String("namespace"), LogLevel: c.String("log-level"), CodecEndpoint: codecEndpoint,
+				IP: "127.0.0.1", Port: port, UIPort: uiPort, DBFile: db,
+				Namespace: namespace, LogLevel: logLevel, CodecEndpoint: codecEndpoint,
 			})
 			if err != nil {
-				return cli.Exit(err.Error(), exitFailed)
+				// Its errors say "dev server: ...".
+				return &exitError{code: exitFailed, err: err, whole: true}
 			}
 			defer dev.Stop()
 			opts := client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
-				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level})))}
-			obs.tune(c.App.ErrWriter, level)(&opts)
-			if err := useCodec(&opts, c.String("codec-key-file")); err != nil {
-				return cli.Exit("dev: "+err.Error(), exitInvalid)
+				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level})))}
+			obs.tune(c.stderr, level)(&opts)
+			if err := useCodec(&opts, keyFile); err != nil {
+				return invalid(err)
 			}
 			cl, err := client.Dial(opts)
 			if err != nil {
-				return cli.Exit("dev: "+err.Error(), exitFailed)
+				return err
 			}
 			defer cl.Close()
-			logsAt, err := obs.start(c, cl, worker.DefaultLogDir())
+			logsAt, err := obs.start(cl, worker.DefaultLogDir())
 			if err != nil {
-				return cli.Exit("dev: "+err.Error(), exitFailed)
+				return err
 			}
-			w := worker.New(cl, worker.Options{TaskQueue: c.String("task-queue"), DrainTimeout: drainTimeout(c), StepEnv: c.StringSlice("step-env"), LogsAt: logsAt, MaxLogBytes: logSize})
+			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, LogsAt: logsAt, MaxLogBytes: logSize})
 			if err := w.Start(); err != nil {
-				return cli.Exit("dev: worker: "+err.Error(), exitFailed)
+				return fmt.Errorf("worker: %w", err)
 			}
 			where := "in memory"
 			if db != "" {
 				where = db
 			}
-			fmt.Fprintf(c.App.Writer, "Temporal gRPC on %s, namespace %s, state %s\n", dev.Address, dev.Namespace, where)
+			fmt.Fprintf(c.stdout, "Temporal gRPC on %s, namespace %s, state %s\n", dev.Address, dev.Namespace, where)
 			if dev.UIAddress != "" {
-				fmt.Fprintf(c.App.Writer, "Web UI on http://%s\n", dev.UIAddress)
+				fmt.Fprintf(c.stdout, "Web UI on http://%s\n", dev.UIAddress)
 			}
 			if codecEndpoint != "" {
-				fmt.Fprintf(c.App.Writer, "Payloads encrypted; codec server for the Web UI on %s\n", codecEndpoint)
+				fmt.Fprintf(c.stdout, "Payloads encrypted; codec server for the Web UI on %s\n", codecEndpoint)
 			}
 			if logsAt != "" {
-				fmt.Fprintf(c.App.Writer, "Metrics, health and logs on %s\n", logsAt)
+				fmt.Fprintf(c.stdout, "Metrics, health and logs on %s\n", logsAt)
 			}
-			fmt.Fprintf(c.App.Writer, "Worker on task queue %s. Stop with Ctrl-C.\n", c.String("task-queue"))
-			if stopOnSignal(c, obs.watch(w)) {
-				return cli.Exit("dev: stopped at once", exitFailed)
+			fmt.Fprintf(c.stdout, "Worker on task queue %s. Stop with Ctrl-C.\n", taskQueue)
+			if stopOnSignal(c, obs.watch(w), flags.drain()) {
+				return errors.New("stopped at once")
 			}
 			return nil
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&db, "db", defaultDevDB(), "SQLite `FILE` holding all state (\":memory:\" keeps nothing)")
+	fs.IntVar(&port, "port", 7233, "gRPC frontend port")
+	fs.IntVar(&uiPort, "ui-port", 8233, "Web UI port (0: no UI)")
+	// dev serves these, rather than reaching them: its own flags, over the
+	// connection flags of the same names.
+	fs.StringVar(&namespace, "namespace", "default", "namespace to create and serve")
+	fs.StringVar(&taskQueue, "task-queue", "playbook", "task queue of the worker")
+	fs.StringVar(&logLevel, "log-level", "", "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)")
+	flags.register(fs)
+	codecKeyFileFlag(fs, &keyFile)
+	return offline(cmd)
 }
 
 func defaultDevDB() string {

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
@@ -41,26 +41,22 @@ type Status struct {
 	Live map[string]Live `json:"live,omitempty"`
 }
 
-func statusCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "status",
-		Usage:     "show where a run stands: each step's status, attempts, times and error, and live retry state",
-		ArgsUsage: "RUN",
-		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the aggregate so far (the shape of `run --json`), with live retry state under \"live\""}}, connectionFlags()...),
-		Action: onArgs("status", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
-			st, err := runStatus(c.Context, conn.client, c.Args().First())
+func (a *app) statusCommand() *cobra.Command {
+	var out printer
+	cmd := &cobra.Command{
+		Use:   "status RUN",
+		Short: "show where a run stands: each step's status, attempts, times and error, and live retry state",
+		Args:  exactArgs(1, "the RUN (workflow ID)"),
+		RunE: a.connected(func(c *call, conn *connection) error {
+			st, err := runStatus(c.ctx, conn.client, c.args[0])
 			if err != nil {
-				return cli.Exit("status: "+err.Error(), exitFailed)
+				return err
 			}
-			if c.Bool("json") {
-				b, _ := json.MarshalIndent(st, "", "  ")
-				fmt.Fprintln(c.App.Writer, string(b))
-				return nil
-			}
-			printStatus(c.App.Writer, c.Args().First(), st)
-			return nil
+			return out.print(c.stdout, st, func(w io.Writer) { printStatus(w, c.args[0], st) })
 		}),
 	}
+	out.flag(cmd.Flags(), "print the aggregate so far (the shape of run --json), with live retry state under \"live\"")
+	return cmd
 }
 
 // runStatus reads the run's step table (a query) and the server's view of
@@ -183,53 +179,55 @@ func clock(t *time.Time) string {
 	return t.Local().Format("15:04:05")
 }
 
-func eventsCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "events",
-		Usage:     "print a run's event log (step_started, step_retry, step_failed, end_evaluated, ...)",
-		ArgsUsage: "RUN",
-		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until the run ends"},
-			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event"},
-		}, connectionFlags()...),
-		Action: onArgs("events", 1, "the RUN (workflow ID)", func(c *cli.Context, conn *connection) error {
-			run := c.Args().First()
+func (a *app) eventsCommand() *cobra.Command {
+	var follow, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "events RUN",
+		Short: "print a run's event log (step_started, step_retry, step_failed, end_evaluated, ...)",
+		Args:  exactArgs(1, "the RUN (workflow ID)"),
+		RunE: a.connected(func(c *call, conn *connection) error {
+			run := c.args[0]
 			seen, width := 0, 0
-			if !c.Bool("json") {
-				width = eventsWidth(c.Context, conn, run)
+			if !asJSON {
+				width = eventsWidth(c.ctx, conn, run)
 			}
 			for {
 				closed := false
-				if c.Bool("follow") {
-					ctx, cancel := context.WithTimeout(c.Context, pollTimeout)
+				if follow {
+					ctx, cancel := context.WithTimeout(c.ctx, pollTimeout)
 					d, err := conn.client.DescribeWorkflowExecution(ctx, run, "")
 					timedOut := ctx.Err() != nil
 					cancel()
 					if err != nil && !timedOut {
-						return cli.Exit("events: "+err.Error(), exitFailed)
+						return err
 					}
 					// A slow answer is asked again on the next tick.
 					closed = err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 				}
-				evs, err := queryEvents(c.Context, conn.client, run, "", seen, c.Bool("follow") && !closed)
+				evs, err := queryEvents(c.ctx, conn.client, run, "", seen, follow && !closed)
 				if err != nil {
-					return cli.Exit("events: "+err.Error(), exitFailed)
+					return err
 				}
 				for _, e := range evs {
 					seen = e.Seq
-					printEvent(c.App.Writer, e, c.Bool("json"), width)
+					printEvent(c.stdout, e, asJSON, width)
 				}
-				if !c.Bool("follow") || closed {
+				if !follow || closed {
 					return nil
 				}
 				select {
-				case <-c.Context.Done():
+				case <-c.ctx.Done():
 					return nil
 				case <-time.After(pollEvery):
 				}
 			}
 		}),
 	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until the run ends")
+	// One JSON object per line, as the events come: not the one document
+	// of the other commands' --json.
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per event")
+	return cmd
 }
 
 // queryEvents asks a run for its events after seq. While following a live
@@ -313,56 +311,60 @@ type Run struct {
 	Schedule string `json:"schedule,omitempty"`
 }
 
-func listCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "list",
-		Usage: "list runs, newest first, through the PlaybookName / PlaybookStatus / FailedSteps search attributes",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "status", Usage: "only runs in this `STATUS` (running, completed, failed, cancelled)"},
-			&cli.StringFlag{Name: "playbook", Usage: "only runs of the playbook named `NAME`"},
-			&cli.StringFlag{Name: "schedule", Usage: "only runs started by the schedule `ID`"},
-			&cli.IntFlag{Name: "limit", Value: 100, Usage: "at most this many runs"},
-			&cli.BoolFlag{Name: "json", Usage: "print the runs as JSON"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			switch s := c.String("status"); s {
+func (a *app) listCommand() *cobra.Command {
+	var (
+		status, playbook, schedule string
+		limit                      int
+		out                        printer
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list runs, newest first, through the PlaybookName / PlaybookStatus / FailedSteps search attributes",
+		Args:  noArgs,
+		RunE: action(func(c *call) error {
+			switch status {
 			case "", interpreter.RunRunning, interpreter.RunCompleted, interpreter.RunFailed, interpreter.RunCancelled:
 			default:
-				return cli.Exit(fmt.Sprintf("list: --status %q is not a run status (running, completed, failed, cancelled)", s), exitInvalid)
+				return invalidf("--status %q is not a run status (running, completed, failed, cancelled)", status)
 			}
-			return withConnection(c, "list", func(conn *connection) error {
+			return a.withConnection(c, func(c *call, conn *connection) error {
 				query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
-				if s := c.String("status"); s != "" {
-					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(s))
+				if status != "" {
+					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(status))
 				}
-				if p := c.String("playbook"); p != "" {
-					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(p))
+				if playbook != "" {
+					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(playbook))
 				}
-				if s := c.String("schedule"); s != "" {
-					query += fmt.Sprintf(" AND %s = '%s'", scheduledByID, quoteQuery(s))
+				if schedule != "" {
+					query += fmt.Sprintf(" AND %s = '%s'", scheduledByID, quoteQuery(schedule))
 				}
-				runs, err := listRuns(c.Context, conn, query, c.Int("limit"))
+				runs, err := listRuns(c.ctx, conn, query, limit)
 				if err != nil {
-					if !conn.indexed(c.Context) {
-						return cli.Exit("list: this namespace lacks playbook's search attributes; run `playbook setup` once", exitFailed)
+					if !conn.indexed(c.ctx) {
+						return errors.New("this namespace lacks playbook's search attributes; run `playbook setup` once")
 					}
-					return cli.Exit("list: "+err.Error(), exitFailed)
+					return err
 				}
-				if c.Bool("json") {
-					b, _ := json.MarshalIndent(runs, "", "  ")
-					fmt.Fprintln(c.App.Writer, string(b))
-					return nil
-				}
-				tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
-				for _, r := range runs {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
-				}
-				tw.Flush()
-				return nil
+				return out.print(c.stdout, runs, func(w io.Writer) { printRuns(w, runs) })
 			})
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&status, "status", "", "only runs in this `STATUS` (running, completed, failed, cancelled)")
+	fs.StringVar(&playbook, "playbook", "", "only runs of the playbook named `NAME`")
+	fs.StringVar(&schedule, "schedule", "", "only runs started by the schedule `ID`")
+	fs.IntVar(&limit, "limit", 100, "at most this many runs")
+	out.flag(fs, "print the runs as JSON")
+	return cmd
+}
+
+func printRuns(w io.Writer, runs []Run) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
+	}
+	tw.Flush()
 }
 
 // scheduledByID is the search attribute Temporal sets on a run a schedule started.
@@ -411,41 +413,39 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 	return r
 }
 
-func setupCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "setup",
-		Usage: "create the namespace when it does not exist, and register playbook's search attributes (PlaybookName, PlaybookStatus, FailedSteps) on it; `playbook dev` has both already",
-		Flags: connectionFlags(),
-		Action: func(c *cli.Context) error {
-			return withConnection(c, "setup", func(conn *connection) error {
-				created, err := ensureNamespace(c.Context, conn)
-				if err != nil {
-					return cli.Exit("setup: "+err.Error(), exitFailed)
+func (a *app) setupCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "setup",
+		Short: "create the namespace when it does not exist, and register playbook's search attributes (PlaybookName, PlaybookStatus, FailedSteps) on it; `playbook dev` has both already",
+		Args:  noArgs,
+		RunE: a.connected(func(c *call, conn *connection) error {
+			created, err := ensureNamespace(c.ctx, conn)
+			if err != nil {
+				return err
+			}
+			if created {
+				fmt.Fprintf(c.stdout, "Namespace %s created (retention %s).\n", conn.namespace, namespaceRetention)
+			}
+			ops := conn.client.OperatorService()
+			have, err := ops.ListSearchAttributes(c.ctx, &operatorservice.ListSearchAttributesRequest{Namespace: conn.namespace})
+			if err != nil {
+				return err
+			}
+			missing := map[string]enumspb.IndexedValueType{}
+			for name, typ := range playbookwf.SearchAttributes {
+				if _, ok := have.GetCustomAttributes()[name]; !ok {
+					missing[name] = typ
 				}
-				if created {
-					fmt.Fprintf(c.App.Writer, "Namespace %s created (retention %s).\n", conn.namespace, namespaceRetention)
+			}
+			if len(missing) > 0 {
+				_, err := ops.AddSearchAttributes(c.ctx, &operatorservice.AddSearchAttributesRequest{Namespace: conn.namespace, SearchAttributes: missing})
+				var exists *serviceerror.AlreadyExists
+				if err != nil && !errors.As(err, &exists) {
+					return err
 				}
-				ops := conn.client.OperatorService()
-				have, err := ops.ListSearchAttributes(c.Context, &operatorservice.ListSearchAttributesRequest{Namespace: conn.namespace})
-				if err != nil {
-					return cli.Exit("setup: "+err.Error(), exitFailed)
-				}
-				missing := map[string]enumspb.IndexedValueType{}
-				for name, typ := range playbookwf.SearchAttributes {
-					if _, ok := have.GetCustomAttributes()[name]; !ok {
-						missing[name] = typ
-					}
-				}
-				if len(missing) > 0 {
-					_, err := ops.AddSearchAttributes(c.Context, &operatorservice.AddSearchAttributesRequest{Namespace: conn.namespace, SearchAttributes: missing})
-					var exists *serviceerror.AlreadyExists
-					if err != nil && !errors.As(err, &exists) {
-						return cli.Exit("setup: "+err.Error(), exitFailed)
-					}
-				}
-				fmt.Fprintf(c.App.Writer, "Namespace %s has playbook's search attributes (%d added).\n", conn.namespace, len(missing))
-				return nil
-			})
-		},
+			}
+			fmt.Fprintf(c.stdout, "Namespace %s has playbook's search attributes (%d added).\n", conn.namespace, len(missing))
+			return nil
+		}),
 	}
 }

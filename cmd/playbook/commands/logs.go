@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 
 	"playbook/interpreter"
 	"playbook/worker"
@@ -19,56 +19,57 @@ import (
 
 var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
 
-func logsCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "logs",
-		Usage:     "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory, else from the worker that ran it",
-		ArgsUsage: "RUN STEP",
-		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "attempt", Usage: "which attempt (1-based); default the last"},
-			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "the worker's log directory"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return cli.Exit("logs: give RUN and STEP", exitInvalid)
-			}
-			for what, name := range map[string]string{"RUN": c.Args().Get(0), "STEP": c.Args().Get(1)} {
+func (a *app) logsCommand() *cobra.Command {
+	var (
+		attempt int
+		logDir  string
+	)
+	cmd := &cobra.Command{
+		Use:   "logs RUN STEP",
+		Short: "print the stdout and stderr of a step's attempt (default: its last), from the worker's log directory, else from the worker that ran it",
+		Args:  exactArgs(2, "RUN and STEP"),
+		RunE: action(func(c *call) error {
+			run, step := c.args[0], c.args[1]
+			for what, name := range map[string]string{"RUN": run, "STEP": step} {
 				if err := interpreter.CheckPathName(what, name); err != nil {
-					return cli.Exit("logs: "+err.Error(), exitInvalid)
+					return invalid(err)
 				}
 			}
-			dir := filepath.Join(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1))
+			dir := filepath.Join(logDir, run, step)
 			attempts := loggedAttempts(dir)
-			if !c.IsSet("attempt") || !slices.Contains(attempts, c.Int("attempt")) {
-				if done, err := remoteLogs(c, c.Args().Get(0), c.Args().Get(1), attempts); done {
+			if attempt == 0 || !slices.Contains(attempts, attempt) {
+				if done, err := a.remoteLogs(c, run, step, attempt, attempts); done {
 					return err
 				}
 			}
 			if len(attempts) == 0 {
-				if n := loopElementsLogged(c.String("log-dir"), c.Args().Get(0), c.Args().Get(1)); n > 0 {
-					return cli.Exit(fmt.Sprintf("logs: %s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
-						c.Args().Get(1), c.Args().Get(0), c.Args().Get(1), n, n-1), exitInvalid)
+				if n := loopElementsLogged(logDir, run, step); n > 0 {
+					return invalidf("%s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
+						step, run, step, n, n-1)
 				}
-				return cli.Exit(fmt.Sprintf("logs: no logs in %s (logs stay on the machine of the worker that ran the step; a worker started with --metrics-address serves them, and the run records where)", dir), exitFailed)
+				return fmt.Errorf("no logs in %s (logs stay on the machine of the worker that ran the step; a worker started with --metrics-address serves them, and the run records where)", dir)
 			}
 			n := attempts[len(attempts)-1]
-			if c.IsSet("attempt") {
-				n = c.Int("attempt")
+			if attempt != 0 {
+				n = attempt
 			}
 			for _, stream := range []string{"stdout", "stderr"} {
 				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", n, stream))
 				b, err := os.ReadFile(path)
 				if err != nil {
-					return cli.Exit(fmt.Sprintf("logs: attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts), exitFailed)
+					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts)
 				}
-				fmt.Fprintf(c.App.Writer, "== attempt %d %s (%s) ==\n%s", n, stream, path, b)
+				fmt.Fprintf(c.stdout, "== attempt %d %s (%s) ==\n%s", n, stream, path, b)
 				if len(b) > 0 && b[len(b)-1] != '\n' {
-					fmt.Fprintln(c.App.Writer)
+					fmt.Fprintln(c.stdout)
 				}
 			}
 			return nil
-		},
+		}),
 	}
+	cmd.Flags().IntVar(&attempt, "attempt", 0, "which attempt (1-based); default (0) the last")
+	cmd.Flags().StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory")
+	return cmd
 }
 
 // loggedAttempts lists the attempts that have logs in dir, in order.
@@ -98,26 +99,26 @@ func loopElementsLogged(logDir, run, step string) int {
 	return n
 }
 
-// remoteLogs prints an attempt's logs (the one asked for, else the last)
-// from the worker that ran it, as the run's history records it, when a
-// server is there to ask; done is false when the attempt is not known to
-// have logged elsewhere, or its last attempt logged here (local).
-func remoteLogs(c *cli.Context, run, step string, local []int) (done bool, err error) {
-	if !serverKnown(c) {
+// remoteLogs prints an attempt's logs (attempt, else the last) from the
+// worker that ran it, as the run's history records it, when a server is
+// there to ask; done is false when the attempt is not known to have logged
+// elsewhere, or its last attempt logged here (local).
+func (a *app) remoteLogs(c *call, run, step string, attempt int, local []int) (done bool, err error) {
+	if !a.serverKnown() {
 		return false, nil
 	}
-	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
+	conn, err := a.connect(c, false, quietLogs)
 	if err != nil {
 		return false, nil
 	}
 	defer conn.Close()
-	where, err := attemptLocations(c.Context, conn.client, run, step)
+	where, err := attemptLocations(c.ctx, conn.client, run, step)
 	if err != nil || len(where) == 0 {
 		return false, nil
 	}
 	n := slices.Max(slices.Collect(maps.Keys(where)))
-	if c.IsSet("attempt") {
-		n = c.Int("attempt")
+	if attempt != 0 {
+		n = attempt
 	} else if len(local) > 0 && local[len(local)-1] >= n {
 		return false, nil
 	}
@@ -126,7 +127,7 @@ func remoteLogs(c *cli.Context, run, step string, local []int) (done bool, err e
 		return false, nil
 	}
 	if err := printRemoteLogs(c, logsAt, run, step, n); err != nil {
-		return true, cli.Exit("logs: attempt "+strconv.Itoa(n)+": "+err.Error(), exitFailed)
+		return true, fmt.Errorf("attempt %d: %w", n, err)
 	}
 	return true, nil
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -144,17 +143,17 @@ func isLoopChild(workflowType string) bool {
 
 // serverKnown says whether `playbook logs` has a server to ask: one is
 // configured, or `playbook dev` listens on its usual address.
-func serverKnown(c *cli.Context) bool {
-	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: c.String("profile")})
-	return c.IsSet("address") || (err == nil && opts.HostPort != "") || listening(localDevAddress)
+func (a *app) serverKnown() bool {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: a.conn.profile})
+	return a.conn.given("address") || (err == nil && opts.HostPort != "") || listening(localDevAddress)
 }
 
 // printRemoteLogs prints attempt n's stdout and stderr, fetched from the
 // worker that ran it, as the local logs are printed.
-func printRemoteLogs(c *cli.Context, logsAt, run, step string, n int) error {
+func printRemoteLogs(c *call, logsAt, run, step string, n int) error {
 	for _, stream := range []string{"stdout", "stderr"} {
 		u := fmt.Sprintf("%s/logs/%s/%s/%d/%s", logsAt, url.PathEscape(run), url.PathEscape(step), n, stream)
-		if err := copyLog(c.Context, c.App.Writer, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, u), u); err != nil {
+		if err := copyLog(c.ctx, c.stdout, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, u), u); err != nil {
 			return err
 		}
 	}

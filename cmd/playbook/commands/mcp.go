@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 
 	"playbook/worker"
 )
@@ -23,42 +23,43 @@ import (
 // mcpVersion is the version the MCP server reports.
 const mcpVersion = "0.1.0"
 
-func mcpCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "mcp",
-		Usage: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs and resolve pending_failed steps",
-		Description: "Tools: list_runs, run_status, list_pending_failed, step_logs, validate_playbook, and,\n" +
+func (a *app) mcpCommand() *cobra.Command {
+	var (
+		httpAddr, logDir string
+		allowWrite       bool
+		allowOrigins     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs and resolve pending_failed steps",
+		Long: "Tools: list_runs, run_status, list_pending_failed, step_logs, validate_playbook, and,\n" +
 			"with --allow-write only, classify_step, retry_run, cancel_run (each recorded in the run\n" +
 			"with who (mcp) and the reason). Connects to Temporal like every command; it needs a\n" +
 			"running server (no embedded one). With --http it listens on 127.0.0.1 by default and\n" +
 			"refuses browser requests from other origins.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "http", Usage: "serve streamable HTTP on `HOST:PORT` (e.g. 127.0.0.1:8765) instead of stdio; a bare :PORT means 127.0.0.1:PORT"},
-			&cli.BoolFlag{Name: "allow-write", Usage: "enable classify_step, retry_run and cancel_run"},
-			&cli.StringSliceFlag{Name: "allow-origin", Usage: "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable"},
-			&cli.StringFlag{Name: "log-dir", Value: worker.DefaultLogDir(), Usage: "the worker's log directory, for step logs"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-			if err != nil {
-				return cli.Exit("mcp: "+err.Error(), exitFailed)
+		Args: noArgs,
+		RunE: a.connected(func(c *call, conn *connection) error {
+			if _, err := conn.client.CheckHealth(c.ctx, nil); err != nil {
+				return fmt.Errorf("no Temporal server reachable (start one with `playbook dev`, or give --address): %w", err)
 			}
-			defer conn.Close()
-			if _, err := conn.client.CheckHealth(c.Context, nil); err != nil {
-				return cli.Exit("mcp: no Temporal server reachable (start one with `playbook dev`, or give --address): "+err.Error(), exitFailed)
-			}
-			srv := newMCPServer(&mcpTools{conn: conn, allowWrite: c.Bool("allow-write"), logDir: c.String("log-dir"), taskQueue: c.String("task-queue")})
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			srv := newMCPServer(&mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue})
+			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if addr := c.String("http"); addr != "" {
-				return serveMCPHTTP(ctx, srv, addr, c.StringSlice("allow-origin"), c.App.ErrWriter)
+			if httpAddr != "" {
+				return serveMCPHTTP(ctx, srv, httpAddr, allowOrigins, c.stderr)
 			}
 			if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-				return cli.Exit("mcp: "+err.Error(), exitFailed)
+				return err
 			}
 			return nil
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&httpAddr, "http", "", "serve streamable HTTP on `HOST:PORT` (e.g. 127.0.0.1:8765) instead of stdio; a bare :PORT means 127.0.0.1:PORT")
+	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, retry_run and cancel_run")
+	fs.StringSliceVar(&allowOrigins, "allow-origin", nil, "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable")
+	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory, for step logs")
+	return cmd
 }
 
 // serveMCPHTTP serves streamable HTTP until ctx ends.
@@ -68,7 +69,7 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, origins []s
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return cli.Exit("mcp: "+err.Error(), exitFailed)
+		return err
 	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	hs := &http.Server{Handler: checkOrigin(handler, origins), ReadHeaderTimeout: 10 * time.Second}
@@ -80,7 +81,7 @@ func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, origins []s
 		_ = hs.Shutdown(shutdown)
 	}()
 	if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return cli.Exit("mcp: "+err.Error(), exitFailed)
+		return err
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ package commands
 import (
 	"errors"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 )
 
 // A worker-only build (`go build -tags noserver`, the container image's)
@@ -13,16 +13,16 @@ import (
 // server `run` starts when none is configured are not in it.
 const noServerBuild = "this playbook build has no embedded Temporal server (built with -tags noserver)"
 
-func devCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "dev",
-		Usage: "not in this build: " + noServerBuild,
+func devCommand() *cobra.Command {
+	return offline(&cobra.Command{
+		Use:   "dev",
+		Short: "not in this build: " + noServerBuild,
 		// Any of the full build's flags gets the same answer.
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			return cli.Exit("dev: "+noServerBuild+"; use the full playbook binary, or `temporal server start-dev`", exitFailed)
-		},
-	}
+		DisableFlagParsing: true,
+		RunE: action(func(*call) error {
+			return errors.New(noServerBuild + "; use the full playbook binary, or `temporal server start-dev`")
+		}),
+	})
 }
 
 func startEmbedded(string) (embeddedServer, string, error) {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -16,14 +18,17 @@ import (
 // observeFlags are a worker's flags for operators: metrics, health, its
 // log format, and its attempts' logs (served to other machines, kept for
 // a while).
-func observeFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "metrics-address", Usage: "serve /metrics (Prometheus), /healthz, /readyz and the attempts' logs over HTTP on `HOST:PORT` (default: none)"},
-		&cli.StringFlag{Name: "advertise-address", Usage: "`HOST:PORT` where other machines reach --metrics-address, recorded with each attempt for `playbook logs` (default: the bound address; this host's name when it binds every interface)"},
-		&cli.StringFlag{Name: "logs-token", EnvVars: []string{logsTokenEnv}, Usage: "require this bearer token to read logs over HTTP (set $" + logsTokenEnv + " rather than the flag: a command line is visible to every user)"},
-		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "the worker's own log lines: text or json (a line per step transition)"},
-		&cli.DurationFlag{Name: "log-retention", Value: worker.DefaultLogRetention, Usage: "remove attempts' logs older than this (0: keep them all)"},
-	}
+type observeFlags struct {
+	metricsAddress, advertiseAddress, logsToken, logFormat string
+	logRetention                                           time.Duration
+}
+
+func (f *observeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.metricsAddress, "metrics-address", "", "serve /metrics (Prometheus), /healthz, /readyz and the attempts' logs over HTTP on `HOST:PORT` (default: none)")
+	fs.StringVar(&f.advertiseAddress, "advertise-address", "", "`HOST:PORT` where other machines reach --metrics-address, recorded with each attempt for `playbook logs` (default: the bound address; this host's name when it binds every interface)")
+	fs.StringVar(&f.logsToken, "logs-token", "", "require this bearer token to read logs over HTTP (default $"+logsTokenEnv+"; set it rather than the flag: a command line is visible to every user)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "the worker's own log lines: text or json (a line per step transition)")
+	fs.DurationVar(&f.logRetention, "log-retention", worker.DefaultLogRetention, "remove attempts' logs older than this (0: keep them all)")
 }
 
 // logsTokenEnv holds the token a worker requires to serve its logs, and
@@ -36,18 +41,22 @@ type observer struct {
 	endpoint   *worker.Endpoint
 	json       bool
 	stopKeeper func()
+	flags      observeFlags
 }
 
-func newObserver(c *cli.Context) (*observer, error) {
-	o := &observer{stopKeeper: func() {}}
-	switch f := c.String("log-format"); f {
+func newObserver(flags observeFlags) (*observer, error) {
+	if flags.logsToken == "" {
+		flags.logsToken = os.Getenv(logsTokenEnv)
+	}
+	o := &observer{stopKeeper: func() {}, flags: flags}
+	switch f := flags.logFormat; f {
 	case "text":
 	case "json":
 		o.json = true
 	default:
 		return nil, fmt.Errorf("--log-format %q: give text or json", f)
 	}
-	if c.String("metrics-address") != "" {
+	if flags.metricsAddress != "" {
 		o.metrics = worker.NewMetrics()
 	}
 	return o, nil
@@ -67,14 +76,14 @@ func (o *observer) tune(notes io.Writer, level slog.Level) func(*client.Options)
 
 // start keeps logDir within its retention and serves the endpoint when
 // asked for; logsAt is where the attempts' logs are served, if they are.
-func (o *observer) start(c *cli.Context, cl client.Client, logDir string) (logsAt string, err error) {
-	o.stopKeeper = worker.KeepLogs(logDir, c.Duration("log-retention"))
-	if c.String("metrics-address") == "" {
+func (o *observer) start(cl client.Client, logDir string) (logsAt string, err error) {
+	o.stopKeeper = worker.KeepLogs(logDir, o.flags.logRetention)
+	if o.flags.metricsAddress == "" {
 		return "", nil
 	}
 	o.endpoint, err = worker.StartEndpoint(worker.EndpointOptions{
-		Address: c.String("metrics-address"), Advertise: c.String("advertise-address"),
-		Metrics: o.metrics, LogDir: logDir, LogsToken: c.String("logs-token"), Client: cl,
+		Address: o.flags.metricsAddress, Advertise: o.flags.advertiseAddress,
+		Metrics: o.metrics, LogDir: logDir, LogsToken: o.flags.logsToken, Client: cl,
 	})
 	if err != nil {
 		return "", fmt.Errorf("--metrics-address: %w", err)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -15,52 +15,52 @@ import (
 	"playbook/interpreter/playbookwf"
 )
 
-func retryCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "retry",
-		Usage:     "start a new run of a finished run's frozen playbook, reusing the steps that completed",
-		ArgsUsage: "RUN",
-		Description: "The new run has the same playbook text, sub-playbooks and workload as RUN. Steps that\n" +
+func (a *app) retryCommand() *cobra.Command {
+	var (
+		step, id, reason string
+		out              printer
+	)
+	cmd := &cobra.Command{
+		Use:   "retry RUN",
+		Short: "start a new run of a finished run's frozen playbook, reusing the steps that completed",
+		Long: "The new run has the same playbook text, sub-playbooks and workload as RUN. Steps that\n" +
 			"completed are `reused` (their results carried over, not run again); failed, skipped and\n" +
 			"cancelled steps run. With --step S, S and everything downstream of it run again too.\n" +
 			"Followed like `run`: same output, --json and exit codes.",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "step", Usage: "run this `STEP` and everything downstream of it again"},
-			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
-			&cli.StringFlag{Name: "id", Usage: "workflow ID of the new run (default NAME-RANDOM)"},
-			&cli.StringFlag{Name: "reason", Usage: "why: recorded in the new run's events, status and Web UI details"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("retry: give the RUN (workflow ID) to retry", exitInvalid)
+		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
+		RunE: action(func(c *call) error {
+			earlierID := c.args[0]
+			if err := checkRunID(id); err != nil {
+				return invalid(err)
 			}
-			earlierID := c.Args().First()
-			if err := checkRunID(c); err != nil {
-				return cli.Exit("retry: "+err.Error(), exitInvalid)
-			}
-			return withConnection(c, "retry", func(conn *connection) error {
-				r, err := startRetry(c.Context, conn, earlierID, c.String("step"), c.String("id"), c.String("task-queue"), "cli", c.String("reason"))
-				if err != nil {
-					var mistake *retryError
-					var notStarted *submitError
-					switch {
-					case errors.As(err, &mistake):
-						return cli.Exit("retry: "+err.Error(), exitInvalid)
-					case errors.As(err, &notStarted):
-						return startFailed("retry", notStarted.id, notStarted.err)
-					}
-					return cli.Exit("retry: "+err.Error(), exitFailed)
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				r, err := startRetry(c.ctx, conn, earlierID, step, id, a.conn.taskQueue, "cli", reason)
+				var mistake *retryError
+				var notStarted *submitError
+				switch {
+				case errors.As(err, &mistake):
+					return invalid(err)
+				case errors.As(err, &notStarted):
+					return startFailed(notStarted.id, notStarted.err)
+				case err != nil:
+					return err
 				}
-				conn.warnWithoutWorker(c.Context, c.String("task-queue"), c.App.ErrWriter)
+				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, c.stderr)
 				if len(r.reused) == 0 {
-					fmt.Fprintf(progressWriter(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
+					fmt.Fprintf(out.progress(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
 				} else {
-					fmt.Fprintf(progressWriter(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
+					fmt.Fprintf(out.progress(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
 				}
-				return followAndReport(c, conn, r.pb, r.run)
+				return followAndReport(c, conn, r.pb, r.run, &out)
 			})
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&step, "step", "", "run this `STEP` and everything downstream of it again")
+	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
+	fs.StringVar(&id, "id", "", "workflow ID of the new run (default NAME-RANDOM)")
+	fs.StringVar(&reason, "reason", "", "why: recorded in the new run's events, status and Web UI details")
+	return cmd
 }
 
 // frozenInput reads the input a run was started with: its playbook text,

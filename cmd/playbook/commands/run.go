@@ -13,104 +13,98 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 
 	"playbook/interpreter"
 	"playbook/submit"
 )
 
-func runCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "run",
-		Usage:     "submit a playbook and follow it to its end",
-		ArgsUsage: "FILE",
-		Description: "Exit codes: 0 completed, 1 failed, 2 invalid input (nothing started), 3 cancelled,\n" +
+func (a *app) runCommand() *cobra.Command {
+	var (
+		out    printer
+		sets   []string
+		input  string
+		id     string
+		detach bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "submit a playbook and follow it to its end",
+		Long: "Exit codes: 0 completed, 1 failed, 2 invalid input (nothing started), 3 cancelled,\n" +
 			"4 Temporal unreachable, 130 detached by Ctrl-C (the run goes on).\n" +
 			"With no server configured (no --address, TEMPORAL_ADDRESS or profile) and none listening\n" +
 			"on 127.0.0.1:7233, an embedded in-memory server and worker run for this run only.",
-		Flags: append([]cli.Flag{
-			&cli.GenericFlag{Name: "set", Value: &wholeValues{}, Usage: "override a workload value: `KEY=VALUE` (VALUE as written for a string key, else read as YAML; KEY may be dotted; repeatable)"},
-			&cli.StringFlag{Name: "input", Usage: "read workload overrides from a JSON object `FILE`"},
-			&cli.BoolFlag{Name: "json", Usage: "print only the aggregate on stdout; progress goes to stderr"},
-			&cli.StringFlag{Name: "id", Usage: "workflow ID of the run (default NAME-RANDOM)"},
-			&cli.BoolFlag{Name: "detach", Usage: "submit the run, print its ID and exit 0 without following it"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return cli.Exit("run: give exactly one playbook file", exitInvalid)
-			}
-			pb, in, err := load(c.Args().First())
+		Args: exactArgs(1, "exactly one playbook file"),
+		RunE: action(func(c *call) error {
+			pb, in, err := load(c.args[0])
 			if err != nil {
-				return cli.Exit(err.Error(), exitInvalid)
+				return invalidFile(err)
 			}
-			if err := checkRunID(c); err != nil {
-				return cli.Exit("run: "+err.Error(), exitInvalid)
+			if err := checkRunID(id); err != nil {
+				return invalid(err)
 			}
-			if in.Workload, err = workloadOverrides(c.String("input"), repeatable(c, "set")); err != nil {
-				return cli.Exit("run: "+err.Error(), exitInvalid)
+			if in.Workload, err = workloadOverrides(input, sets); err != nil {
+				return invalid(err)
 			}
 			if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
-				return cli.Exit("run: "+err.Error(), exitInvalid)
+				return invalid(err)
 			}
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			c.Context = ctx
+			c.ctx = ctx
 			// The SDK's own log lines would repeat, less clearly, what follow prints.
 			// A detached run outlives this command, so it needs a real server,
 			// never the embedded one that ends with the command.
-			conn, err := connect(c, !c.Bool("detach"), c.App.ErrWriter, quietLogs)
+			conn, err := a.connect(c, !detach, quietLogs)
 			if err != nil {
-				return connectFailed("run", err)
+				return err
 			}
 			defer conn.Close()
-			id := c.String("id")
 			if id == "" {
 				id = pb.Name + "-" + randomSuffix()
 			}
-			conn.warnWithoutWorker(ctx, c.String("task-queue"), c.App.ErrWriter)
-			wr, err := conn.submit(ctx, pb, in, id, c.String("task-queue"))
+			conn.warnWithoutWorker(ctx, a.conn.taskQueue, c.stderr)
+			wr, err := conn.submit(ctx, pb, in, id, a.conn.taskQueue)
 			if err != nil {
-				return startFailed("run", id, err)
+				return startFailed(id, err)
 			}
-			if c.Bool("detach") {
-				fmt.Fprintf(c.App.Writer, "Started %s (run %s); follow it with: playbook events %s --follow\n", wr.GetID(), wr.GetRunID(), wr.GetID())
+			if detach {
+				fmt.Fprintf(c.stdout, "Started %s (run %s); follow it with: playbook events %s --follow\n", wr.GetID(), wr.GetRunID(), wr.GetID())
 				return nil
 			}
-			return followAndReport(c, conn, pb, wr)
-		},
+			return followAndReport(c, conn, pb, wr, &out)
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&sets, "set", nil, "override a workload value: `KEY=VALUE` (VALUE as written for a string key, else read as YAML; KEY may be dotted; repeatable)")
+	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`")
+	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
+	fs.StringVar(&id, "id", "", "workflow ID of the run (default NAME-RANDOM)")
+	fs.BoolVar(&detach, "detach", false, "submit the run, print its ID and exit 0 without following it")
+	return cmd
 }
 
 // followAndReport follows a run to its end, prints its progress and summary
 // (or, with --json, only the aggregate on stdout) and returns the exit code
 // for its outcome.
-func followAndReport(c *cli.Context, conn *connection, pb *interpreter.Playbook, wr client.WorkflowRun) error {
-	progress := progressWriter(c)
+func followAndReport(c *call, conn *connection, pb *interpreter.Playbook, wr client.WorkflowRun, out *printer) error {
+	progress := out.progress(c)
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	agg, err := follow(ctx, conn.client, wr, pb, progress)
 	if err != nil && ctx.Err() != nil {
-		return detached(c, conn, wr.GetID())
+		return detached(conn, wr.GetID())
 	}
 	if err != nil {
-		return cli.Exit(c.Command.Name+": "+err.Error(), exitFailed)
+		return err
 	}
-	if c.Bool("json") {
-		b, _ := json.MarshalIndent(agg, "", "  ")
-		fmt.Fprintln(c.App.Writer, string(b))
+	// The summary is progress: with --json, only the aggregate is on stdout.
+	if err := out.print(c.stdout, agg, func(io.Writer) {}); err != nil {
+		return err
 	}
 	printSummary(progress, pb, agg)
-	return cli.Exit("", exitCodeOf(agg.Status))
-}
-
-// progressWriter is where progress goes: stdout, or stderr with --json so
-// that stdout carries only the aggregate.
-func progressWriter(c *cli.Context) io.Writer {
-	if c.Bool("json") {
-		return c.App.ErrWriter
-	}
-	return c.App.Writer
+	return exitWith(exitCodeOf(agg.Status))
 }
 
 func exitCodeOf(status string) int {
@@ -182,9 +176,9 @@ func randomSuffix() string {
 }
 
 // checkRunID checks --id: a run's ID names its log directory on workers.
-func checkRunID(c *cli.Context) error {
-	if !c.IsSet("id") {
+func checkRunID(id string) error {
+	if id == "" {
 		return nil
 	}
-	return interpreter.CheckPathName("--id", c.String("id"))
+	return interpreter.CheckPathName("--id", id)
 }

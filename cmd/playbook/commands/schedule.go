@@ -16,7 +16,7 @@ import (
 	// machine has installed.
 	_ "time/tzdata"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -29,96 +29,66 @@ const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run s
 	"means the next is skipped, never doubled) and --catchup-window 1h (after an outage, only\n" +
 	"runs at most an hour late still start)."
 
-func scheduleCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "schedule",
-		Usage: "run playbooks by themselves, on Temporal Schedules (create, list, describe, pause, unpause, trigger, backfill, update, delete, apply)",
-		Description: "A schedule's runs start the playbook as frozen when the schedule was created or last updated,\n" +
+func (a *app) scheduleCommand() *cobra.Command {
+	return group(&cobra.Command{
+		Use:   "schedule",
+		Short: "run playbooks by themselves, on Temporal Schedules (create, list, describe, pause, unpause, trigger, backfill, update, delete, apply)",
+		Long: "A schedule's runs start the playbook as frozen when the schedule was created or last updated,\n" +
 			"on the playbook task queue; their workflow IDs are the schedule ID followed by the scheduled time,\n" +
 			"and `playbook list --schedule ID` lists them. A worker must poll the task queue (`playbook dev`\n" +
 			"runs one). " + scheduleDefaults,
-		Subcommands: []*cli.Command{
-			scheduleCreateCommand(),
-			scheduleListCommand(),
-			scheduleDescribeCommand(),
-			schedulePauseCommand(true),
-			schedulePauseCommand(false),
-			scheduleTriggerCommand(),
-			scheduleBackfillCommand(),
-			scheduleUpdateCommand(),
-			scheduleDeleteCommand(),
-			scheduleApplyCommand(),
-		},
-	}
+	},
+		a.scheduleCreateCommand(),
+		a.scheduleListCommand(),
+		a.scheduleDescribeCommand(),
+		a.schedulePauseCommand(true),
+		a.schedulePauseCommand(false),
+		a.scheduleTriggerCommand(),
+		a.scheduleBackfillCommand(),
+		a.scheduleUpdateCommand(),
+		a.scheduleDeleteCommand(),
+		a.scheduleApplyCommand(),
+	)
 }
 
-// scheduleAction connects to Temporal and runs do; errors from do are
-// failures (exit 1) unless they are cli exit errors already.
-func scheduleAction(c *cli.Context, do func(conn *connection) error) error {
-	conn, err := connect(c, false, c.App.ErrWriter, quietLogs)
-	if err != nil {
-		return cli.Exit(scheduleCmdName(c)+": "+err.Error(), exitFailed)
-	}
-	defer conn.Close()
-	if err := do(conn); err != nil {
-		var coder cli.ExitCoder
-		if errors.As(err, &coder) {
-			return err
-		}
-		return cli.Exit(scheduleCmdName(c)+": "+err.Error(), exitFailed)
-	}
-	return nil
-}
-
-func scheduleCmdName(c *cli.Context) string { return "schedule " + c.Command.Name }
-
-func invalid(c *cli.Context, format string, args ...any) error {
-	return cli.Exit(scheduleCmdName(c)+": "+fmt.Sprintf(format, args...), exitInvalid)
-}
-
-// oneID is the ID argument of the commands that take one schedule.
-func oneID(c *cli.Context) (string, error) {
-	if c.NArg() != 1 {
-		return "", invalid(c, "give the schedule ID")
-	}
-	return c.Args().First(), nil
-}
-
-func scheduleCreateCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "create",
-		Usage:     "create a schedule that runs a playbook",
-		ArgsUsage: "FILE",
-		Description: "Validates the playbook (exit 2 on a bad one, nothing created) and freezes it, sub-playbooks\n" +
+func (a *app) scheduleCreateCommand() *cobra.Command {
+	var (
+		id, note string
+		paused   bool
+		flags    scheduleFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "create FILE",
+		Short: "create a schedule that runs a playbook",
+		Long: "Validates the playbook (exit 2 on a bad one, nothing created) and freezes it, sub-playbooks\n" +
 			"included, as `run` does. Flags override the playbook's schedule: key, if it has one.\n" + scheduleDefaults,
-		Flags: append(append([]cli.Flag{
-			&cli.StringFlag{Name: "id", Usage: "schedule `ID` (default: schedule.id, else the playbook's metadata.name)"},
-			&cli.StringFlag{Name: "note", Usage: "a note shown with the schedule (`TEXT`)"},
-			&cli.BoolFlag{Name: "paused", Usage: "create it paused"},
-		}, scheduleFlags()...), connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return invalid(c, "give exactly one playbook file")
-			}
-			w, err := wantedFromFile(c.Args().First(), c.String("task-queue"))
+		Args: exactArgs(1, "exactly one playbook file"),
+		RunE: action(func(c *call) error {
+			w, err := wantedFromFile(c.args[0], a.conn.taskQueue)
 			if err != nil {
-				return cli.Exit(err.Error(), exitInvalid)
+				return invalidFile(err)
 			}
-			if c.IsSet("id") {
-				w.ID = c.String("id")
+			if id != "" {
+				w.ID = id
 			}
-			if err := w.applyFlags(c); err != nil {
-				return invalid(c, "%v", err)
+			if err := w.applyFlags(&flags); err != nil {
+				return invalid(err)
 			}
-			return scheduleAction(c, func(conn *connection) error {
-				if err := createSchedule(c.Context, conn, w, c.String("note"), c.Bool("paused"), nil); err != nil {
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				if err := createSchedule(c.ctx, conn, w, note, paused, nil); err != nil {
 					return fmt.Errorf("cannot create %s: %w", w.ID, err)
 				}
-				fmt.Fprintf(c.App.Writer, "Created schedule %s: playbook %s, %s, overlap %s.\n", w.ID, w.pb.Name, w.when(), w.Overlap)
+				fmt.Fprintf(c.stdout, "Created schedule %s: playbook %s, %s, overlap %s.\n", w.ID, w.pb.Name, w.when(), w.Overlap)
 				return nil
 			})
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	fs.StringVar(&id, "id", "", "schedule `ID` (default: schedule.id, else the playbook's metadata.name)")
+	fs.StringVar(&note, "note", "", "a note shown with the schedule (`TEXT`)")
+	fs.BoolVar(&paused, "paused", false, "create it paused")
+	flags.register(fs)
+	return cmd
 }
 
 func createSchedule(ctx context.Context, conn *connection, w *scheduleWanted, note string, paused bool, memo map[string]any) error {
@@ -150,37 +120,38 @@ type ScheduleEntry struct {
 	AppliedFrom string      `json:"applied_from,omitempty"`
 }
 
-func scheduleListCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "list",
-		Usage: "list the schedules that run playbooks",
-		Flags: append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the schedules as JSON"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			return scheduleAction(c, func(conn *connection) error {
-				entries, err := listSchedules(c.Context, conn)
-				if err != nil {
-					return err
-				}
-				if c.Bool("json") {
-					return printJSON(c.App.Writer, entries)
-				}
-				tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "SCHEDULE\tPLAYBOOK\tWHEN\tSTATE\tNEXT RUN")
-				for _, e := range entries {
-					state, next := "active", "-"
-					if e.Paused {
-						state = "paused"
-					}
-					if len(e.NextRuns) > 0 && !e.Paused {
-						next = e.NextRuns[0].Local().Format(time.DateTime)
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Playbook, strings.Join(e.When, "; "), state, next)
-				}
-				tw.Flush()
-				return nil
-			})
-		},
+func (a *app) scheduleListCommand() *cobra.Command {
+	var out printer
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "list the schedules that run playbooks",
+		Args:  noArgs,
+		RunE: a.connected(func(c *call, conn *connection) error {
+			entries, err := listSchedules(c.ctx, conn)
+			if err != nil {
+				return err
+			}
+			return out.print(c.stdout, entries, func(w io.Writer) { printSchedules(w, entries) })
+		}),
 	}
+	out.flag(cmd.Flags(), "print the schedules as JSON")
+	return cmd
+}
+
+func printSchedules(w io.Writer, entries []ScheduleEntry) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCHEDULE\tPLAYBOOK\tWHEN\tSTATE\tNEXT RUN")
+	for _, e := range entries {
+		state, next := "active", "-"
+		if e.Paused {
+			state = "paused"
+		}
+		if len(e.NextRuns) > 0 && !e.Paused {
+			next = e.NextRuns[0].Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Playbook, strings.Join(e.When, "; "), state, next)
+	}
+	tw.Flush()
 }
 
 // listSchedules lists, through visibility (so a schedule created a moment
@@ -266,30 +237,22 @@ type ScheduledRun struct {
 	ScheduledAt time.Time `json:"scheduled_at"`
 }
 
-func scheduleDescribeCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "describe",
-		Usage:     "show a schedule: when it runs, its policies, paused or not and why, next run times, recent runs and their outcome",
-		ArgsUsage: "ID",
-		Flags:     append([]cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print it as JSON"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			id, err := oneID(c)
+func (a *app) scheduleDescribeCommand() *cobra.Command {
+	var out printer
+	cmd := &cobra.Command{
+		Use:   "describe ID",
+		Short: "show a schedule: when it runs, its policies, paused or not and why, next run times, recent runs and their outcome",
+		Args:  exactArgs(1, "the schedule ID"),
+		RunE: a.connected(func(c *call, conn *connection) error {
+			v, err := describeSchedule(c.ctx, conn, c.args[0])
 			if err != nil {
 				return err
 			}
-			return scheduleAction(c, func(conn *connection) error {
-				v, err := describeSchedule(c.Context, conn, id)
-				if err != nil {
-					return err
-				}
-				if c.Bool("json") {
-					return printJSON(c.App.Writer, v)
-				}
-				printSchedule(c.App.Writer, v)
-				return nil
-			})
-		},
+			return out.print(c.stdout, v, func(w io.Writer) { printSchedule(w, v) })
+		}),
 	}
+	out.flag(cmd.Flags(), "print it as JSON")
+	return cmd
 }
 
 func describeSchedule(ctx context.Context, conn *connection, id string) (*ScheduleView, error) {
@@ -394,14 +357,6 @@ func printSchedule(out io.Writer, v *ScheduleView) {
 	tw.Flush()
 }
 
-func printJSON(out io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err == nil {
-		fmt.Fprintln(out, string(b))
-	}
-	return err
-}
-
 // scheduleError says "no schedule X" for a schedule that does not exist.
 func scheduleError(id string, err error) error {
 	var notFound *serviceerror.NotFound
@@ -412,203 +367,230 @@ func scheduleError(id string, err error) error {
 }
 
 // schedulePauseCommand is `pause` (pause true) or `unpause`.
-func schedulePauseCommand(pause bool) *cli.Command {
+func (a *app) schedulePauseCommand(pause bool) *cobra.Command {
 	name, done, usage := "unpause", "Unpaused", "let a paused schedule start runs again (missed times within the catch-up window start)"
 	if pause {
 		name, done, usage = "pause", "Paused", "stop a schedule from starting runs (runs already going go on)"
 	}
-	return &cli.Command{
-		Name:      name,
-		Usage:     usage,
-		ArgsUsage: "ID",
-		Flags:     append([]cli.Flag{&cli.StringFlag{Name: "note", Value: name + "d with playbook schedule " + name, Usage: "why, shown by describe (`TEXT`)"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			return onSchedule(c, done, func(ctx context.Context, h client.ScheduleHandle) error {
+	var note string
+	cmd := &cobra.Command{
+		Use:   name + " ID",
+		Short: usage,
+		Args:  exactArgs(1, "the schedule ID"),
+		RunE: action(func(c *call) error {
+			return a.onSchedule(c, done, func(ctx context.Context, h client.ScheduleHandle) error {
 				if pause {
-					return h.Pause(ctx, client.SchedulePauseOptions{Note: c.String("note")})
+					return h.Pause(ctx, client.SchedulePauseOptions{Note: note})
 				}
-				return h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: c.String("note")})
+				return h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note})
 			})
-		},
+		}),
 	}
+	cmd.Flags().StringVar(&note, "note", name+"d with playbook schedule "+name, "why, shown by describe (`TEXT`)")
+	return cmd
 }
 
-func scheduleTriggerCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "trigger",
-		Usage:     "start one run of a schedule now, paused or not",
-		ArgsUsage: "ID",
-		Description: "The schedule's overlap policy applies: under skip, nothing starts while a run of the\n" +
+func (a *app) scheduleTriggerCommand() *cobra.Command {
+	var overlap string
+	cmd := &cobra.Command{
+		Use:   "trigger ID",
+		Short: "start one run of a schedule now, paused or not",
+		Long: "The schedule's overlap policy applies: under skip, nothing starts while a run of the\n" +
 			"schedule is still going; --overlap allow-all starts one anyway.",
-		Flags: append([]cli.Flag{&cli.StringFlag{Name: "overlap", Usage: "overlap `POLICY` for this run (default: the schedule's)"}}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			var overlap enumspb.ScheduleOverlapPolicy
-			if c.IsSet("overlap") {
+		Args: exactArgs(1, "the schedule ID"),
+		RunE: action(func(c *call) error {
+			var policy enumspb.ScheduleOverlapPolicy
+			if overlap != "" {
 				var err error
-				if overlap, err = overlapPolicy(c.String("overlap")); err != nil {
-					return invalid(c, "--overlap: %v", err)
+				if policy, err = overlapPolicy(overlap); err != nil {
+					return invalidf("--overlap: %v", err)
 				}
 			}
-			return onSchedule(c, "Triggered", func(ctx context.Context, h client.ScheduleHandle) error {
-				return h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: overlap})
+			return a.onSchedule(c, "Triggered", func(ctx context.Context, h client.ScheduleHandle) error {
+				return h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: policy})
 			})
-		},
+		}),
+	}
+	cmd.Flags().StringVar(&overlap, "overlap", "", "overlap `POLICY` for this run (default: the schedule's)")
+	return cmd
+}
+
+func (a *app) scheduleDeleteCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID",
+		Short: "delete a schedule (its runs, finished or going, stay)",
+		Args:  exactArgs(1, "the schedule ID"),
+		RunE: action(func(c *call) error {
+			return a.onSchedule(c, "Deleted", func(ctx context.Context, h client.ScheduleHandle) error { return h.Delete(ctx) })
+		}),
 	}
 }
 
-func scheduleDeleteCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "delete",
-		Usage:     "delete a schedule (its runs, finished or going, stay)",
-		ArgsUsage: "ID",
-		Flags:     connectionFlags(),
-		Action: func(c *cli.Context) error {
-			return onSchedule(c, "Deleted", func(ctx context.Context, h client.ScheduleHandle) error { return h.Delete(ctx) })
-		},
-	}
-}
-
-// onSchedule does one thing to the schedule named by the argument and says
+// onSchedule does one thing to the schedule the argument names and says
 // so: "<done> schedule ID."
-func onSchedule(c *cli.Context, done string, do func(context.Context, client.ScheduleHandle) error) error {
-	id, err := oneID(c)
-	if err != nil {
-		return err
-	}
-	return scheduleAction(c, func(conn *connection) error {
-		if err := do(c.Context, conn.client.ScheduleClient().GetHandle(c.Context, id)); err != nil {
+func (a *app) onSchedule(c *call, done string, do func(context.Context, client.ScheduleHandle) error) error {
+	return a.withConnection(c, func(c *call, conn *connection) error {
+		id := c.args[0]
+		if err := do(c.ctx, conn.client.ScheduleClient().GetHandle(c.ctx, id)); err != nil {
 			return scheduleError(id, err)
 		}
-		fmt.Fprintf(c.App.Writer, "%s schedule %s.\n", done, id)
+		fmt.Fprintf(c.stdout, "%s schedule %s.\n", done, id)
 		return nil
 	})
 }
 
-func scheduleBackfillCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "backfill",
-		Usage:     "start the runs a schedule would have started between two past times",
-		ArgsUsage: "ID",
-		Description: "Times are RFC 3339 (2026-11-20T02:00:00Z, 2026-11-20T02:00:00+01:00). The default overlap\n" +
+func (a *app) scheduleBackfillCommand() *cobra.Command {
+	var (
+		from, to rfc3339
+		overlap  string
+	)
+	cmd := &cobra.Command{
+		Use:   "backfill ID",
+		Short: "start the runs a schedule would have started between two past times",
+		Long: "Times are RFC 3339 (2026-11-20T02:00:00Z, 2026-11-20T02:00:00+01:00). The default overlap\n" +
 			"for a backfill is buffer-all, so its runs go one after another: under the schedule's skip, a\n" +
 			"backfill would start one run and drop the rest. Backfills start even while the schedule is paused.",
-		Flags: append([]cli.Flag{
-			&cli.TimestampFlag{Name: "from", Layout: time.RFC3339, Required: true, Usage: "start of the window (`TIME`)"},
-			&cli.TimestampFlag{Name: "to", Layout: time.RFC3339, Required: true, Usage: "end of the window (`TIME`)"},
-			&cli.StringFlag{Name: "overlap", Value: defaultBackfill, Usage: "overlap `POLICY` for the backfilled runs"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			from, to := *c.Timestamp("from"), *c.Timestamp("to")
-			if !from.Before(to) {
-				return invalid(c, "--from must be before --to")
+		Args: exactArgs(1, "the schedule ID"),
+		RunE: action(func(c *call) error {
+			start, end := time.Time(from), time.Time(to)
+			if !start.Before(end) {
+				return invalidf("--from must be before --to")
 			}
-			overlap, err := overlapPolicy(c.String("overlap"))
+			policy, err := overlapPolicy(overlap)
 			if err != nil {
-				return invalid(c, "--overlap: %v", err)
+				return invalidf("--overlap: %v", err)
 			}
-			return onSchedule(c, "Backfilling", func(ctx context.Context, h client.ScheduleHandle) error {
-				return h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: from, End: to, Overlap: overlap}}})
+			return a.onSchedule(c, "Backfilling", func(ctx context.Context, h client.ScheduleHandle) error {
+				return h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}})
 			})
-		},
+		}),
 	}
+	fs := cmd.Flags()
+	fs.Var(&from, "from", "start of the window (`TIME`)")
+	fs.Var(&to, "to", "end of the window (`TIME`)")
+	fs.StringVar(&overlap, "overlap", defaultBackfill, "overlap `POLICY` for the backfilled runs")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
 }
 
-func scheduleUpdateCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "update",
-		Usage:     "change a schedule: a new version of its playbook (FILE), and/or when and how it runs (flags)",
-		ArgsUsage: "ID [FILE]",
-		Description: "With FILE, the playbook is validated and frozen again, as at create. Changes take effect\n" +
+// rfc3339 is a time flag: 2026-11-20T02:00:00Z.
+type rfc3339 time.Time
+
+func (t *rfc3339) Set(s string) error {
+	parsed, err := time.Parse(time.RFC3339, s)
+	*t = rfc3339(parsed)
+	return err
+}
+
+func (t *rfc3339) String() string {
+	if time.Time(*t).IsZero() {
+		return ""
+	}
+	return time.Time(*t).Format(time.RFC3339)
+}
+
+func (t *rfc3339) Type() string { return "time" }
+
+func (a *app) scheduleUpdateCommand() *cobra.Command {
+	var flags scheduleFlags
+	cmd := &cobra.Command{
+		Use:   "update ID [FILE]",
+		Short: "change a schedule: a new version of its playbook (FILE), and/or when and how it runs (flags)",
+		Long: "With FILE, the playbook is validated and frozen again, as at create. Changes take effect\n" +
 			"from the next run; runs already started keep the playbook they started with. Flags not\n" +
 			"given keep their value; --set and --input go on top of the workload overrides the schedule has.",
-		Flags: append(scheduleFlags(), connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() < 1 || c.NArg() > 2 {
-				return invalid(c, "give the schedule ID and, to change its playbook, the playbook file")
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return invalidf("give the schedule ID and, to change its playbook, the playbook file")
 			}
-			id := c.Args().Get(0)
+			return nil
+		},
+		RunE: action(func(c *call) error {
+			id := c.args[0]
 			var fresh *scheduleWanted
-			if c.NArg() == 2 {
+			if len(c.args) == 2 {
 				var err error
-				if fresh, err = wantedFromFile(c.Args().Get(1), c.String("task-queue")); err != nil {
-					return cli.Exit(err.Error(), exitInvalid)
+				if fresh, err = wantedFromFile(c.args[1], a.conn.taskQueue); err != nil {
+					return invalidFile(err)
 				}
 			}
-			return scheduleAction(c, func(conn *connection) error {
-				h := conn.client.ScheduleClient().GetHandle(c.Context, id)
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				h := conn.client.ScheduleClient().GetHandle(c.ctx, id)
 				var flagErr error
-				err := h.Update(c.Context, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+				err := h.Update(c.ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 					w, err := wantedFromDescription(id, &u.Description)
-					if err != nil && !(errors.Is(err, errForeignCalendar) && (c.IsSet("cron") || c.IsSet("every"))) {
+					if err != nil && !(errors.Is(err, errForeignCalendar) && flags.setsWhen()) {
 						return nil, fmt.Errorf("schedule %s %v", id, err)
 					}
 					if fresh != nil {
 						w.pb, w.in.File, w.in.BaseDir, w.in.Source, w.in.Files = fresh.pb, fresh.in.File, fresh.in.BaseDir, fresh.in.Source, fresh.in.Files
 					}
-					if flagErr = w.applyFlags(c); flagErr != nil {
+					if flagErr = w.applyFlags(&flags); flagErr != nil {
 						return nil, flagErr
 					}
-					return w.schedule(conn.indexed(c.Context), u.Description.Schedule.State), nil
+					return w.schedule(conn.indexed(c.ctx), u.Description.Schedule.State), nil
 				}})
 				if flagErr != nil {
-					return invalid(c, "%v", flagErr)
+					return invalid(flagErr)
 				}
 				if err != nil {
 					return scheduleError(id, err)
 				}
-				fmt.Fprintf(c.App.Writer, "Updated schedule %s: the change takes effect from the next run; runs already started keep the playbook they started with.\n", id)
+				fmt.Fprintf(c.stdout, "Updated schedule %s: the change takes effect from the next run; runs already started keep the playbook they started with.\n", id)
 				return nil
 			})
-		},
+		}),
 	}
+	flags.register(cmd.Flags())
+	return cmd
 }
 
-func scheduleApplyCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "apply",
-		Usage:     "create or update the schedules playbooks carry in their schedule: key, idempotently",
-		ArgsUsage: "[FILE...]",
-		Description: "Each playbook's schedule: key says when it runs; the schedule ID is schedule.id, else\n" +
+func (a *app) scheduleApplyCommand() *cobra.Command {
+	var prune string
+	cmd := &cobra.Command{
+		Use:   "apply [FILE...]",
+		Short: "create or update the schedules playbooks carry in their schedule: key, idempotently",
+		Long: "Each playbook's schedule: key says when it runs; the schedule ID is schedule.id, else\n" +
 			"metadata.name. A schedule that matches its file is left alone; one that differs is updated\n" +
 			"(its paused state kept); a missing one is created and marked (a memo) as made by apply.\n" +
 			"With --prune DIR and no FILE, every playbook under DIR with a schedule: key is applied, and\n" +
 			"the schedules apply made from files under DIR that are gone, or no longer carry that\n" +
 			"schedule, are deleted. Every file is validated first: one bad file (exit 2) changes nothing.\n" +
 			scheduleDefaults,
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "prune", Usage: "delete the schedules apply made from files under `DIR` that are gone"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			files := c.Args().Slice()
+		RunE: action(func(c *call) error {
+			files := c.args
 			explicit := len(files) > 0
-			if !explicit && c.String("prune") == "" {
-				return invalid(c, "give playbook files, or --prune DIR")
+			if !explicit && prune == "" {
+				return invalidf("give playbook files, or --prune DIR")
 			}
 			if !explicit {
 				var err error
-				if files, err = playbookFiles(c.String("prune")); err != nil {
-					return invalid(c, "--prune: %v", err)
+				if files, err = playbookFiles(prune); err != nil {
+					return invalidf("--prune: %v", err)
 				}
 			}
-			wanted, err := loadApplied(files, explicit, c.String("task-queue"))
+			wanted, err := loadApplied(files, explicit, a.conn.taskQueue)
 			if err != nil {
-				return cli.Exit(err.Error(), exitInvalid)
+				return invalidFile(err)
 			}
-			return scheduleAction(c, func(conn *connection) error {
+			return a.withConnection(c, func(c *call, conn *connection) error {
 				for _, w := range wanted {
-					outcome, err := applySchedule(c.Context, conn, w)
+					outcome, err := applySchedule(c.ctx, conn, w)
 					if err != nil {
 						return fmt.Errorf("%s: %w", w.in.File, err)
 					}
-					fmt.Fprintf(c.App.Writer, "%s: schedule %s %s\n", w.in.File, w.ID, outcome)
+					fmt.Fprintf(c.stdout, "%s: schedule %s %s\n", w.in.File, w.ID, outcome)
 				}
-				if dir := c.String("prune"); dir != "" {
-					return pruneSchedules(c, conn, dir, wanted)
+				if prune != "" {
+					return pruneSchedules(c, conn, prune, a.conn.taskQueue, wanted)
 				}
 				return nil
 			})
-		},
+		}),
 	}
+	cmd.Flags().StringVar(&prune, "prune", "", "delete the schedules apply made from files under `DIR` that are gone")
+	return cmd
 }
 
 // playbookFiles lists the YAML files under dir.
@@ -695,7 +677,7 @@ func applySchedule(ctx context.Context, conn *connection, w *scheduleWanted) (st
 
 // pruneSchedules deletes the schedules apply made from files under dir
 // that are gone or no longer carry that schedule, except those just applied.
-func pruneSchedules(c *cli.Context, conn *connection, dir string, applied []*scheduleWanted) error {
+func pruneSchedules(c *call, conn *connection, dir, taskQueue string, applied []*scheduleWanted) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -704,7 +686,7 @@ func pruneSchedules(c *cli.Context, conn *connection, dir string, applied []*sch
 	for _, w := range applied {
 		keep[w.ID] = true
 	}
-	entries, err := listSchedules(c.Context, conn)
+	entries, err := listSchedules(c.ctx, conn)
 	if err != nil {
 		return err
 	}
@@ -715,16 +697,16 @@ func pruneSchedules(c *cli.Context, conn *connection, dir string, applied []*sch
 		}
 		why := "gone"
 		if _, err := os.Stat(e.AppliedFrom); err == nil {
-			w, err := wantedFromFile(e.AppliedFrom, c.String("task-queue"))
+			w, err := wantedFromFile(e.AppliedFrom, taskQueue)
 			if err != nil || (w.pb.Schedule != nil && w.ID == e.ID) {
 				continue // its file still carries it, or does not load: leave it be
 			}
 			why = "no longer carries it"
 		}
-		if err := conn.client.ScheduleClient().GetHandle(c.Context, e.ID).Delete(c.Context); err != nil {
+		if err := conn.client.ScheduleClient().GetHandle(c.ctx, e.ID).Delete(c.ctx); err != nil {
 			return scheduleError(e.ID, err)
 		}
-		fmt.Fprintf(c.App.Writer, "%s: %s; schedule %s deleted\n", e.AppliedFrom, why, e.ID)
+		fmt.Fprintf(c.stdout, "%s: %s; schedule %s deleted\n", e.AppliedFrom, why, e.ID)
 	}
 	return nil
 }

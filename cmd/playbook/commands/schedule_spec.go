@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/pflag"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -124,59 +124,72 @@ func wantedFromDescription(id string, d *client.ScheduleDescription) (*scheduleW
 }
 
 // scheduleFlags are the flags that say when and how runs start, shared by
-// create and update.
-func scheduleFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "cron", Usage: "start runs at the times of a cron `EXPR` (5 fields: minute hour day-of-month month day-of-week; or @daily, @hourly, ...)"},
-		&cli.DurationFlag{Name: "every", Usage: "start a run every `DURATION` (at least 1s), instead of --cron"},
-		&cli.StringFlag{Name: "timezone", Usage: "read --cron in this IANA time `ZONE` (default UTC)"},
-		&cli.StringFlag{Name: "overlap", Value: defaultOverlap, Usage: "`POLICY` when a run is due while one still runs: skip, buffer-one, buffer-all, cancel-other, terminate-other, allow-all"},
-		&cli.DurationFlag{Name: "catchup-window", Value: defaultCatchupWindow, Usage: "after an outage, start missed runs at most this `LATE`"},
-		&cli.BoolFlag{Name: "pause-on-failure", Usage: "pause the schedule when a run fails"},
-		&cli.DurationFlag{Name: "jitter", Usage: "delay each run by a random amount up to `DURATION`"},
-		&cli.StringSliceFlag{Name: "set", Usage: "override a workload value for every run: `KEY=VALUE` (as in run)"},
-		&cli.StringFlag{Name: "input", Usage: "read workload overrides for every run from a JSON object `FILE`"},
-	}
+// create and update. Only those given change a schedule.
+type scheduleFlags struct {
+	cron, timezone, overlap, input string
+	every, catchupWindow, jitter   time.Duration
+	pauseOnFailure                 bool
+	sets                           []string
+	set                            *pflag.FlagSet
 }
+
+func (f *scheduleFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.cron, "cron", "", "start runs at the times of a cron `EXPR` (5 fields: minute hour day-of-month month day-of-week; or @daily, @hourly, ...)")
+	fs.DurationVar(&f.every, "every", 0, "start a run every `DURATION` (at least 1s), instead of --cron")
+	fs.StringVar(&f.timezone, "timezone", "", "read --cron in this IANA time `ZONE` (default UTC)")
+	fs.StringVar(&f.overlap, "overlap", defaultOverlap, "`POLICY` when a run is due while one still runs: skip, buffer-one, buffer-all, cancel-other, terminate-other, allow-all")
+	fs.DurationVar(&f.catchupWindow, "catchup-window", defaultCatchupWindow, "after an outage, start missed runs at most this `LATE`")
+	fs.BoolVar(&f.pauseOnFailure, "pause-on-failure", false, "pause the schedule when a run fails")
+	fs.DurationVar(&f.jitter, "jitter", 0, "delay each run by a random amount up to `DURATION`")
+	fs.StringArrayVar(&f.sets, "set", nil, "override a workload value for every run: `KEY=VALUE` (as in run; repeatable)")
+	fs.StringVar(&f.input, "input", "", "read workload overrides for every run from a JSON object `FILE`")
+	f.set = fs
+}
+
+// given says whether the flag name was on the command line.
+func (f *scheduleFlags) given(name string) bool { return f.set.Changed(name) }
+
+// setsWhen says whether the flags say when runs start.
+func (f *scheduleFlags) setsWhen() bool { return f.given("cron") || f.given("every") }
 
 // applyFlags puts the flags the user gave over w and checks the result.
 // Its errors are invalid input (exit 2).
-func (w *scheduleWanted) applyFlags(c *cli.Context) error {
-	if c.IsSet("cron") && c.IsSet("every") {
+func (w *scheduleWanted) applyFlags(f *scheduleFlags) error {
+	if f.given("cron") && f.given("every") {
 		return errors.New("give --cron or --every, not both")
 	}
-	if c.IsSet("cron") {
-		w.Cron, w.Every = c.String("cron"), 0
+	if f.given("cron") {
+		w.Cron, w.Every = f.cron, 0
 		if err := submit.CheckCron(w.Cron); err != nil {
 			return fmt.Errorf("--cron %q: %v", w.Cron, err)
 		}
 	}
-	if c.IsSet("every") {
-		w.Every, w.Cron = c.Duration("every"), ""
+	if f.given("every") {
+		w.Every, w.Cron = f.every, ""
 	}
-	if c.IsSet("timezone") {
-		w.Timezone = c.String("timezone")
+	if f.given("timezone") {
+		w.Timezone = f.timezone
 		if err := submit.CheckTimezone(w.Timezone); err != nil {
 			return fmt.Errorf("--timezone: %v", err)
 		}
 	}
-	if c.IsSet("overlap") {
-		w.Overlap = c.String("overlap")
+	if f.given("overlap") {
+		w.Overlap = f.overlap
 		if _, err := overlapPolicy(w.Overlap); err != nil {
 			return fmt.Errorf("--overlap: %v", err)
 		}
 	}
-	if c.IsSet("catchup-window") {
-		w.CatchupWindow = c.Duration("catchup-window")
+	if f.given("catchup-window") {
+		w.CatchupWindow = f.catchupWindow
 	}
-	if c.IsSet("pause-on-failure") {
-		w.PauseOnFailure = c.Bool("pause-on-failure")
+	if f.given("pause-on-failure") {
+		w.PauseOnFailure = f.pauseOnFailure
 	}
-	if c.IsSet("jitter") {
-		w.Jitter = c.Duration("jitter")
+	if f.given("jitter") {
+		w.Jitter = f.jitter
 	}
-	if c.IsSet("set") || c.IsSet("input") {
-		overrides, err := workloadOverrides(c.String("input"), c.StringSlice("set"))
+	if f.given("set") || f.given("input") {
+		overrides, err := workloadOverrides(f.input, f.sets)
 		if err != nil {
 			return err
 		}

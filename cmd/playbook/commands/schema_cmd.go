@@ -1,18 +1,19 @@
 package commands
 
 import (
-	"playbook/interpreter"
+	"github.com/spf13/cobra"
 
-	"github.com/urfave/cli/v2"
+	"playbook/interpreter"
 )
 
-func schemaCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "schema",
-		Usage: "print the JSON Schema of playbook files (docs/playbook.schema.json), for editors and validators",
-		Action: func(c *cli.Context) error {
-			_, err := c.App.Writer.Write(interpreter.SchemaJSON())
+func schemaCommand() *cobra.Command {
+	return offline(&cobra.Command{
+		Use:   "schema",
+		Short: "print the JSON Schema of playbook files (docs/playbook.schema.json), for editors and validators",
+		Args:  noArgs,
+		RunE: action(func(c *call) error {
+			_, err := c.stdout.Write(interpreter.SchemaJSON())
 			return err
-		},
-	}
+		}),
+	})
 }

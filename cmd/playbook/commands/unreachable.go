@@ -7,7 +7,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/urfave/cli/v2"
 	"go.temporal.io/sdk/client"
 )
 
@@ -41,14 +40,4 @@ func unreachable(ctx context.Context, configured string, err error) error {
 			"start `playbook dev` in another terminal and run playbooks there to look at them afterwards.", addr)
 	}
 	return &unreachableError{msg}
-}
-
-// connectFailed is the exit for a command that could not connect: exit 4
-// when Temporal is unreachable, else 1.
-func connectFailed(command string, err error) error {
-	var u *unreachableError
-	if errors.As(err, &u) {
-		return cli.Exit(command+": "+err.Error(), exitUnreachable)
-	}
-	return cli.Exit(command+": "+err.Error(), exitFailed)
 }

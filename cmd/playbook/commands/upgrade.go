@@ -2,13 +2,12 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -45,51 +44,49 @@ type upgradeReport struct {
 	Diverging int          `json:"diverging"`
 }
 
-func upgradeCheckCommand() *cli.Command {
-	return &cli.Command{
-		Name: "upgrade-check",
-		Usage: "replay the namespace's open runs (and with --closed N the last N closed ones) against this binary before rolling it out; " +
+func (a *app) upgradeCheckCommand() *cobra.Command {
+	var (
+		closed int
+		out    printer
+	)
+	cmd := &cobra.Command{
+		Use: "upgrade-check",
+		Short: "replay the namespace's open runs (and with --closed N the last N closed ones) against this binary before rolling it out; " +
 			"exit 0 when every one replays, 1 naming each that diverges",
-		Flags: append([]cli.Flag{
-			&cli.IntFlag{Name: "closed", Usage: "also replay the last `N` closed runs"},
-			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-		}, connectionFlags()...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 0 {
-				return cli.Exit("upgrade-check: takes no arguments (flags only)", exitInvalid)
-			}
-			if c.Int("closed") < 0 {
-				return cli.Exit("upgrade-check: --closed must be 0 or more", exitInvalid)
+		Args: noArgs,
+		RunE: action(func(c *call) error {
+			if closed < 0 {
+				return invalidf("--closed must be 0 or more")
 			}
 			keys, err := codec.Load("")
 			if err != nil {
-				return cli.Exit("upgrade-check: "+err.Error(), exitInvalid)
+				return invalid(err)
 			}
-			return withConnection(c, "upgrade-check", func(conn *connection) error {
-				runs, err := runsToCheck(c.Context, conn, c.Int("closed"))
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				runs, err := runsToCheck(c.ctx, conn, closed)
 				if err != nil {
-					return cli.Exit("upgrade-check: listing runs: "+err.Error(), exitFailed)
+					return fmt.Errorf("listing runs: %w", err)
 				}
-				checkRuns(c.Context, conn, keys, runs)
+				checkRuns(c.ctx, conn, keys, runs)
 				report := upgradeReport{Namespace: conn.namespace, Runs: runs, Replayed: len(runs)}
 				for _, r := range runs {
 					if !r.OK {
 						report.Diverging++
 					}
 				}
-				if c.Bool("json") {
-					b, _ := json.MarshalIndent(report, "", "  ")
-					fmt.Fprintln(c.App.Writer, string(b))
-				} else {
-					printUpgradeReport(c.App.Writer, report)
+				if err := out.print(c.stdout, report, func(w io.Writer) { printUpgradeReport(w, report) }); err != nil {
+					return err
 				}
 				if report.Diverging > 0 {
-					return cli.Exit("", exitFailed)
+					return exitWith(exitFailed)
 				}
 				return nil
 			})
-		},
+		}),
 	}
+	cmd.Flags().IntVar(&closed, "closed", 0, "also replay the last `N` closed runs")
+	out.flag(cmd.Flags(), "print the report as JSON")
+	return cmd
 }
 
 // workflowTypes are the workflow types this binary registers: the only

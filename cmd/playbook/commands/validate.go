@@ -6,38 +6,35 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/submit"
 )
 
-func validateCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "validate",
-		Usage:     "check playbooks without running them",
-		ArgsUsage: "FILE...",
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return cli.Exit("validate: give one or more playbook files", exitInvalid)
-			}
+func validateCommand() *cobra.Command {
+	return offline(&cobra.Command{
+		Use:   "validate FILE...",
+		Short: "check playbooks without running them",
+		Args:  someArgs("one or more playbook files"),
+		RunE: action(func(c *call) error {
 			bad := 0
-			for _, path := range c.Args().Slice() {
+			for _, path := range c.args {
 				pb, _, err := load(path)
 				if err != nil {
-					fmt.Fprintln(c.App.ErrWriter, err)
+					fmt.Fprintln(c.stderr, err)
 					bad++
 					continue
 				}
-				fmt.Fprintf(c.App.Writer, "%s: ok (%s, %s)\n", path, pb.Name, countOf(len(pb.Steps)-1, "step"))
+				fmt.Fprintf(c.stdout, "%s: ok (%s, %s)\n", path, pb.Name, countOf(len(pb.Steps)-1, "step"))
 			}
 			if bad > 0 {
-				return cli.Exit("", exitInvalid)
+				return exitWith(exitInvalid)
 			}
 			return nil
-		},
-	}
+		}),
+	})
 }
 
 // load reads, parses and validates a playbook and its sub-playbooks, and

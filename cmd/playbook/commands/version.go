@@ -5,7 +5,7 @@ import (
 	"io"
 	"runtime/debug"
 
-	"github.com/urfave/cli/v2"
+	"github.com/spf13/cobra"
 
 	"playbook/interpreter/playbookwf"
 )
@@ -16,15 +16,16 @@ import (
 // version and the VCS information the Go toolchain recorded are used.
 var Version, Commit = "", ""
 
-func versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "version",
-		Usage: "print the version, the commit, the Temporal SDK and server versions built in, and the workflow's newest change (also --version)",
-		Action: func(c *cli.Context) error {
-			printVersion(c.App.Writer)
+func versionCommand() *cobra.Command {
+	return offline(&cobra.Command{
+		Use:   "version",
+		Short: "print the version, the commit, the Temporal SDK and server versions built in, and the workflow's newest change (also --version)",
+		Args:  noArgs,
+		RunE: action(func(c *call) error {
+			printVersion(c.stdout)
 			return nil
-		},
-	}
+		}),
+	})
 }
 
 // printVersion says what this binary is: version, commit, the Temporal

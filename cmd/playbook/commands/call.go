@@ -1,0 +1,29 @@
+package commands
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// call is one run of a command's action: its context, its arguments and
+// where it writes.
+type call struct {
+	ctx    context.Context
+	args   []string
+	stdout io.Writer // the command's output
+	stderr io.Writer // progress, warnings and logs
+}
+
+// action is a command's RunE: do's error leaves with its exit code (see
+// failure).
+func action(do func(c *call) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := do(&call{ctx: cmd.Context(), args: args, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
+		if err == nil {
+			return nil
+		}
+		return failure(err)
+	}
+}
