@@ -106,6 +106,8 @@ func TestRunIDStaysInTheLogDirectory(t *testing.T) {
 // Reads that input drives have bounds, named in the error: a loop's size,
 // a playbook file's size, a result over Temporal's payload limit.
 func TestInputBounds(t *testing.T) {
+	// A range of two numbers over the bound is refused at submission; one
+	// the workload gives fails the step when the run reaches it.
 	file := writePlaybook(t, t.TempDir(), "pb.yaml", `metadata: {name: huge-loop}
 workflow:
   - step: each
@@ -113,6 +115,17 @@ workflow:
     tool: {kind: noop, result: "{{ item }}"}
 `)
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
+	require.Equal(t, 2, code, errOut)
+	require.Empty(t, out)
+	require.Equal(t, file+`:4: step "each": loop.in: "1..100001": loop gives 100001 elements, over the limit of 100000 elements per loop`+"\n", errOut)
+	file = writePlaybook(t, t.TempDir(), "pb.yaml", `metadata: {name: huge-loop}
+workload: {n: 3}
+workflow:
+  - step: each
+    loop: {in: "1..workload.n"}
+    tool: {kind: noop, result: "{{ item }}"}
+`)
+	code, out, errOut = cli(t, "run", "--address", server.Address, "--json", "--set", "n=100001", file)
 	require.Equal(t, 1, code, errOut)
 	require.Contains(t, out, `"message": "loop gives 100001 elements, over the limit of 100000 elements per loop"`)
 

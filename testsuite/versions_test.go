@@ -59,11 +59,12 @@ workflow:
     tool: {kind: noop, result: 1}
 `},
 	{change: "loop-size-bound", source: `metadata: {name: loop-over-bound}
+workload: {n: 3}
 workflow:
   - step: each
-    loop: {in: "1..100001", mode: parallel}
+    loop: {in: "1..workload.n", mode: parallel}
     tool: {kind: noop, result: "{{ item }}"}
-`},
+`, args: []string{"--set", "n=100001"}},
 	{change: "wait-in-order", source: `metadata: {name: two-at-once}
 workflow:
   - step: a

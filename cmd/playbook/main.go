@@ -25,12 +25,19 @@ func main() {
 	os.Exit(commands.Main(context.Background(), os.Args, os.Stdout, os.Stderr))
 }
 
-// command is the command a command line names: its first word that is not
-// a flag (a flag's value may come before it; that only makes the guess
-// miss, and the process runs as it is).
+// valueFlags are the root's flags that take a value, which a command line
+// may give before the command (`playbook --address X worker`).
+var valueFlags = []string{"--address", "--namespace", "--profile", "--task-queue"}
+
+// command is the command a command line names: its first word that is
+// neither a flag nor the value of one of the root's flags. A guess that
+// misses only leaves the process as it is.
 func command(args []string) string {
-	for _, a := range args {
-		if len(a) > 0 && a[0] != '-' {
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case slices.Contains(valueFlags, a):
+			i++ // its value
+		case len(a) > 0 && a[0] != '-':
 			return a
 		}
 	}
