@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"playbook"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -128,6 +130,7 @@ func TestMCPNodeClient(t *testing.T) {
 		Note         string   `json:"note"`
 		Prompt       string   `json:"prompt"`
 		ReadmeStarts string   `json:"readme_starts"`
+		LangStarts   string   `json:"language_starts"`
 	}
 	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
 	require.Equal(t, []string{"cancel_run", "classify_step", "list_pending_failed", "list_runs", "retry_run", "run_status", "step_logs", "validate_playbook"}, got.Tools)
@@ -138,5 +141,6 @@ func TestMCPNodeClient(t *testing.T) {
 	require.Equal(t, "retry by mcp: "+reason, got.Note)
 	require.Contains(t, got.Prompt, run.GetID())
 	require.Equal(t, "# playbook\n\nA durabl", got.ReadmeStarts, "the README resource")
+	require.Equal(t, playbook.Language[:30], got.LangStarts, "the language reference resource")
 	require.Equal(t, "completed", finish(t, run).Status)
 }

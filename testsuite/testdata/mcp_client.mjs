@@ -28,6 +28,7 @@ for (let i = 0; i < 240; i++) {
 }
 const prompt = await client.getPrompt({ name: "triage_pending_failures", arguments: { run } });
 const readme = await client.readResource({ uri: "playbook://readme" });
+const language = await client.readResource({ uri: "playbook://language" });
 console.log(JSON.stringify({
   tools,
   step: step.step,
@@ -37,5 +38,6 @@ console.log(JSON.stringify({
   note: status.steps[step.step].classified,
   prompt: prompt.messages[0].content.text.split("\n")[0],
   readme_starts: readme.contents[0].text.slice(0, 20),
+  language_starts: language.contents[0].text.slice(0, 30),
 }));
 await client.close();

@@ -9,15 +9,23 @@ import (
 	"playbook"
 )
 
-const readmeURI = "playbook://readme"
+const (
+	readmeURI   = "playbook://readme"
+	languageURI = "playbook://language"
+)
 
-// addMCPGuides offers the README (the language reference) as a resource and
-// a prompt that walks an agent through a run's pending_failed steps.
+// addMCPGuides offers the README and the language reference as resources,
+// and a prompt that walks an agent through a run's pending_failed steps.
 func addMCPGuides(srv *mcp.Server) {
-	srv.AddResource(&mcp.Resource{URI: readmeURI, Name: "playbook README", Description: "The playbook language, CLI and recovery model (failure handlers, pending_failed, classify).", MIMEType: "text/markdown"},
-		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: readmeURI, MIMEType: "text/markdown", Text: playbook.README}}}, nil
-		})
+	for _, r := range []struct{ uri, name, desc, text string }{
+		{readmeURI, "playbook README", "What playbook is, a five-minute tour, and where each guide is.", playbook.README},
+		{languageURI, "playbook language reference", "The playbook language: every key, tools, retries, exit-code rules, failure modes, pending_failed and classify, the aggregate, the limits.", playbook.Language},
+	} {
+		srv.AddResource(&mcp.Resource{URI: r.uri, Name: r.name, Description: r.desc, MIMEType: "text/markdown"},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.uri, MIMEType: "text/markdown", Text: r.text}}}, nil
+			})
+	}
 	srv.AddPrompt(&mcp.Prompt{Name: "triage_pending_failures", Description: "Decide, step by step, what to do with a run's pending_failed steps.",
 		Arguments: []*mcp.PromptArgument{{Name: "run", Description: "the run's workflow ID", Required: true}}},
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
