@@ -11,7 +11,7 @@ import (
 )
 
 // Help lists the commands in the order they are added: by what they are
-// for, as the README's table does, not alphabetically.
+// for, as docs/CLI.md's table does, not alphabetically.
 func init() { cobra.EnableCommandSorting = false }
 
 // Main runs the CLI with these arguments and returns its exit code. When

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes of the CLI (the README's table).
+// Exit codes of the CLI (docs/CLI.md's table).
 const (
 	exitOK          = 0   // the run completed; the command did what it was asked
 	exitFailed      = 1   // the run failed, or the command could not do its work
