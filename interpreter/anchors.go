@@ -16,8 +16,12 @@ const maxExpandedNodes = 50_000
 // alias is used. In a mapping, its own keys win over merged ones, and of
 // several merged mappings the first wins (YAML's merge key type).
 //
-// Files with aliases were refused before (a key's decoder saw an alias,
-// not a mapping), so no run in flight can tell the difference.
+// Before, only free values (workload defaults, a tool's fields, loop.in
+// lists) resolved aliases, through YAML's own decoder, which this matches;
+// an alias where a key of the language was expected was refused. So a run
+// in flight decodes as it did. Past maxExpandedNodes copies the file is
+// refused at submission, and the aliases left are not expanded: free
+// values still resolve them as YAML's decoder did before.
 func (d *decoder) expandAliases(n *yaml.Node) error {
 	budget := maxExpandedNodes
 	_, err := d.expand(n, 0, &budget, nil)
@@ -30,9 +34,13 @@ func (d *decoder) expandAliases(n *yaml.Node) error {
 func (d *decoder) expand(n *yaml.Node, line int, budget *int, within []*yaml.Node) (*yaml.Node, error) {
 	if line != 0 {
 		*budget--
-		if *budget < 0 {
-			return nil, d.errf(n, "the file's aliases expand to more than %d values: use fewer aliases of aliases", maxExpandedNodes)
+	}
+	if n.Kind == yaml.AliasNode && *budget <= 0 {
+		if *budget > -1<<30 {
+			d.refuse(n, "the file's aliases expand to more than %d values: use fewer aliases of aliases", maxExpandedNodes)
+			*budget = -1 << 30 // refused once; no alias is expanded any more
 		}
+		return n, nil
 	}
 	if n.Kind == yaml.AliasNode {
 		for _, a := range within {

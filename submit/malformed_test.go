@@ -55,6 +55,34 @@ func TestMalformedPlaybooks(t *testing.T) {
 	}
 }
 
+// submitOnly are the malformed cases refused at submission only: runs may
+// have started with such files before the check existed, so the
+// workflow's re-parse (interpreter.Parse) must keep accepting them
+// (docs/VERSIONING.md).
+var submitOnly = []string{
+	"bool_quoted.yaml", "bool_yes.yaml", "catchup_zero.yaml", "desc_template.yaml", "env_key_template.yaml",
+	"exit_codes_empty.yaml", "exit_codes_out_of_range.yaml", "heartbeat_on_playbook_step.yaml", "heartbeat_without_tool.yaml",
+	"heartbeat_zero.yaml", "http_method_space.yaml", "loop_in_list_template.yaml", "loop_over_int.yaml",
+	"loop_over_string.yaml", "loop_range_over_limit.yaml", "recovery_script_template.yaml", "retry_when_not_bool.yaml",
+	"retry_without_tool.yaml", "schedule_workload_template.yaml", "timeout_on_noop.yaml", "timeout_without_tool.yaml",
+	"webhook_no_host.yaml", "workload_default_template.yaml",
+}
+
+// Every check made at submission only leaves the file acceptable to the
+// workflow's re-parse: a run started before the check still replays.
+func TestSubmitOnlyChecksLeaveReplayAlone(t *testing.T) {
+	cases := malformedCases(t)
+	for _, name := range submitOnly {
+		require.Contains(t, cases, name)
+		src, err := os.ReadFile(filepath.Join(malformedDir, name))
+		require.NoError(t, err)
+		_, err = interpreter.Parse(name, src)
+		require.NoError(t, err, "%s: the workflow's re-parse must still accept it", name)
+		_, err = ParseStrict(name, src, malformedDir)
+		require.Error(t, err, "%s is refused at submission", name)
+	}
+}
+
 // FuzzParse feeds the parser and validator arbitrary bytes: they may
 // reject, never panic. Plain `go test` runs the seeds (every example and
 // every malformed case); `make fuzz` searches further.

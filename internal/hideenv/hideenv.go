@@ -29,18 +29,40 @@ import (
 const fdVar = "PLAYBOOK_HIDDEN_ENV_FD"
 
 // kept are the variables left in the initial environment: what tools
-// showing a process (ps e, top) expect, and what the Go runtime reads
-// before any package can set it (GOMAXPROCS, GOGC...); none is a secret.
+// showing a process (ps e, top) expect, what the Go runtime reads before
+// any package can set it (GOMAXPROCS, GOGC...), and what packages read
+// while they initialize, before this one can give the environment back
+// (gRPC's GRPC_* settings); none is a secret.
 var kept = map[string]bool{
 	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true, "LC_ALL": true, "TZ": true, "TMPDIR": true, "TERM": true,
 	"GOMAXPROCS": true, "GOGC": true, "GOMEMLIMIT": true, "GODEBUG": true, "GOTRACEBACK": true,
 }
 
+// keptPrefixes are the prefixes of kept variables.
+var keptPrefixes = []string{"GRPC_"}
+
+// isKept tells whether a variable stays in the initial environment.
+func isKept(name string) bool {
+	if kept[name] {
+		return true
+	}
+	for _, p := range keptPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func init() {
-	// The re-executed image takes its environment back before any other
-	// package of the binary reads it (this package is imported by main
-	// only, and has no dependency that reads the environment).
+	// The re-executed image takes its environment back before main runs
+	// and before the packages that sort after this one initialize (Go
+	// initializes independent packages in import-path order: those under
+	// github.com/, go.temporal.io/, google.golang.org/ come first, and the
+	// variables they read then are kept, see kept). execve made it
+	// dumpable again: it is not, before it holds a secret.
 	if fd := os.Getenv(fdVar); fd != "" {
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 		if err := restore(fd); err != nil {
 			fmt.Fprintln(os.Stderr, "playbook: cannot read the environment back:", err)
 			os.Exit(1)
@@ -80,12 +102,12 @@ func Hide() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl: %w", err)
 	}
-	if Hidden() {
+	if hidden {
 		return nil
 	}
 	var initial, rest []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); kept[k] {
+		if k, _, _ := strings.Cut(kv, "="); isKept(k) {
 			initial = append(initial, kv)
 		} else {
 			rest = append(rest, kv)
@@ -123,11 +145,6 @@ func Hide() error {
 	return fmt.Errorf("exec: %w", err)
 }
 
-// Hidden tells whether this process is the re-executed image.
-func Hidden() bool {
-	return hidden
-}
-
-// hidden is set by init when the environment came back from the memory
-// file.
+// hidden tells whether this process is the re-executed image, whose
+// environment comes back from the memory file (init).
 var hidden = os.Getenv(fdVar) != ""
