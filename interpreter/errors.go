@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -41,7 +42,7 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// add appends err, flattening lists; any other error becomes an *Error of
+// Add appends err, flattening lists; any other error becomes an *Error of
 // the file without a line.
 func (es Errors) Add(file string, err error) Errors {
 	switch e := err.(type) {
@@ -55,33 +56,40 @@ func (es Errors) Add(file string, err error) Errors {
 	return append(es, &Error{File: file, Msg: err.Error()})
 }
 
-// err returns the list in file order as an error, nil when it is empty, and
-// the *Error itself when there is one (so callers that look at it still can).
-func (es Errors) Err() error {
-	switch len(es) {
-	case 0:
+// Err returns the list in file order as an error, nil when it is empty,
+// and the *Error itself when there is one (so callers that look at it
+// still can). Files come in the order they first appear in the list.
+func (es Errors) Err() error { return es.InFileOrder(nil) }
+
+// InFileOrder is Err with the files in the order given (a playbook, then
+// the sub-playbooks it names, as they were read); a file not given comes
+// after them, in the order it first appears. Within a file, errors are in
+// line order, and one mistake found twice is one line. es is left as it is.
+func (es Errors) InFileOrder(files []string) error {
+	if len(es) == 0 {
 		return nil
-	case 1:
-		return es[0]
 	}
-	// In file order: by file, as they first appear (a playbook, then the
-	// sub-playbooks it names), then by line.
-	files := map[string]int{}
-	for _, e := range es {
-		if _, ok := files[e.File]; !ok {
-			files[e.File] = len(files)
+	rank := map[string]int{}
+	for _, f := range files {
+		if _, ok := rank[f]; !ok {
+			rank[f] = len(rank)
 		}
 	}
-	sort.SliceStable(es, func(i, j int) bool {
-		if fi, fj := files[es[i].File], files[es[j].File]; fi != fj {
+	for _, e := range es {
+		if _, ok := rank[e.File]; !ok {
+			rank[e.File] = len(rank)
+		}
+	}
+	sorted := slices.Clone(es)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if fi, fj := rank[sorted[i].File], rank[sorted[j].File]; fi != fj {
 			return fi < fj
 		}
-		return es[i].Line < es[j].Line
+		return sorted[i].Line < sorted[j].Line
 	})
-	// One mistake found twice is one line.
 	seen := map[string]bool{}
-	out := es[:0]
-	for _, e := range es {
+	out := sorted[:0]
+	for _, e := range sorted {
 		if text := e.Error(); !seen[text] {
 			seen[text] = true
 			out = append(out, e)

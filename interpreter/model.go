@@ -56,6 +56,9 @@ type Playbook struct {
 	// the graph, and the checks after decoding say nothing more of them
 	// (one mistake, one line).
 	broken []string
+	// brokenHandlers, brokenWorkload: the section did not decode; the
+	// checks that read it say nothing of what it lacks.
+	brokenHandlers, brokenWorkload bool
 	// lines holds the lines of keys checked after decoding ("workflow",
 	// "notify.on_failure"), for ParseStrict's errors.
 	lines map[string]int

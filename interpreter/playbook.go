@@ -30,12 +30,14 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		if s == nil {
 			continue
 		}
-		if err != nil {
-			pb.broken = append(pb.broken, s.Name)
-		}
 		if prev := pb.byName[s.Name]; prev != nil {
 			errs = errs.Add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})
 			continue
+		}
+		if err != nil {
+			// In the graph, but its errors are told: the checks after
+			// decoding say nothing more of it.
+			pb.broken = append(pb.broken, s.Name)
 		}
 		pb.byName[s.Name] = s
 		pb.Steps = append(pb.Steps, s)
@@ -76,11 +78,13 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 		}},
 		"workload": {sMapping("The run's inputs and their defaults, which `--set` and `--input` override."), func(v *yaml.Node) error {
 			if v.Kind != yaml.MappingNode {
+				pb.brokenWorkload = true
 				return d.errf(v, "workload must be a mapping")
 			}
 			d.refuseTemplates(v, "a workload default", "make the value in a step (a noop's result) and read steps.NAME.result")
 			w, err := d.value(v, "workload")
 			if err != nil {
+				pb.brokenWorkload = true
 				return err
 			}
 			pb.Workload = w.(map[string]any)
@@ -101,7 +105,11 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 			return d.duration(v, "pending_timeout", &pb.PendingTimeout)
 		}},
 		"notify":           {sRef("notify", "Webhooks told of the run's outcome."), func(v *yaml.Node) error { return d.notify(v, &pb.Notify) }},
-		"failure_handlers": {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/failure_handler"}, "description": "Named sets of exit-code rules that steps refer to."}, func(v *yaml.Node) (err error) { pb.Handlers, err = d.handlers(v); return err }},
+		"failure_handlers": {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/failure_handler"}, "description": "Named sets of exit-code rules that steps refer to."}, func(v *yaml.Node) (err error) {
+			pb.Handlers, err = d.handlers(v)
+			pb.brokenHandlers = err != nil
+			return err
+		}},
 		"workflow":         {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/step"}, "minItems": 1, "description": "The steps."}, func(v *yaml.Node) error { *steps = v; return nil }},
 		"lost_attempts":    {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
 		"schedule":         {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},

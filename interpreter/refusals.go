@@ -41,6 +41,10 @@ func (p *Playbook) WithoutBroken(errs Errors) Errors {
 	return out
 }
 
+// WorkloadBroken tells whether the workload section did not decode: its
+// keys are unknown, and reads of them are not checked.
+func (p *Playbook) WorkloadBroken() bool { return p.brokenWorkload }
+
 // SubmitErrors are every problem CheckSubmit reports, in file order.
 func (p *Playbook) SubmitErrors() []error { return p.submitErrs }
 

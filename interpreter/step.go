@@ -74,7 +74,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	}
 	if retries != nil || retryDelay != nil {
 		if retryNode != nil {
-			return nil, d.errf(retryNode, "give either retry or retries/retry_delay, not both")
+			return s, d.errf(retryNode, "give either retry or retries/retry_delay, not both")
 		}
 		r := Retry{MaxAttempts: 1, Multiplier: 1}
 		if retries != nil {
@@ -88,18 +88,20 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 		s.Retry = &r
 	}
 	if err := d.onLost(s, lostNode, onLostNode); err != nil {
-		return nil, err
+		return s, err
 	}
 	d.refuseIgnored(s, x)
 	if s.Loop != nil && s.Tool == nil {
-		return nil, d.errf(n, "loop needs a tool to run for each element")
+		return s, d.errf(n, "loop needs a tool to run for each element")
 	}
 	if s.Loop != nil && s.Tool.Kind == "playbook" {
 		d.refuse(n, "a playbook tool cannot run in a loop: write the loop inside the sub-playbook, or list its runs as steps")
 	}
 	if s.Tool != nil && s.Tool.Kind == "playbook" && s.Retry != nil {
-		return nil, d.errf(n, "retry does not apply to a playbook step: the sub-playbook's own steps retry")
+		return s, d.errf(n, "retry does not apply to a playbook step: the sub-playbook's own steps retry")
 	}
+	// An end that is not one is left out of the graph (validate puts in
+	// the usual end), so that its arcs do not reach the other steps.
 	if s.Name == EndStep {
 		switch {
 		case len(s.Next) > 0:

@@ -76,6 +76,8 @@ func validate(pb *Playbook) error {
 		}
 		h := pb.Handlers[s.failureHandlerRef]
 		switch {
+		case h == nil && pb.brokenHandlers:
+			continue // the section's own errors are told
 		case h == nil:
 			if len(pb.Handlers) == 0 {
 				errs = errs.Add(pb.File, errAt(s, s.failureHandlerRefLine, "failure_handler names unknown handler %q (the playbook declares no failure_handlers)", s.failureHandlerRef))

@@ -1,8 +1,10 @@
 package submit
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"playbook/interpreter"
@@ -11,10 +13,8 @@ import (
 // Bundle is a playbook with every sub-playbook it includes, read once at
 // submission and frozen into the run: editing a file later changes no run.
 type Bundle struct {
-	Root *interpreter.
-		// RootPath is the root file's absolute path, a key of Files.
-		Playbook
-
+	Root *interpreter.Playbook
+	// RootPath is the root file's absolute path, a key of Files.
 	RootPath string
 	// Files maps each file's absolute path to its text.
 	Files map[string]string
@@ -26,9 +26,11 @@ const MaxPlaybookSize = 1 << 20
 
 // LoadBundle reads, parses and validates a playbook and, recursively, the
 // sub-playbooks its steps run, with the checks of a submission
-// (ParseStrict; a step's workload against the sub-playbook's declarations). A file that includes itself, directly or
-// through others, is an error naming the cycle. display is the root path
-// as the user wrote it, for messages; read reads a file by absolute path.
+// (ParseStrict; a step's workload against the sub-playbook's
+// declarations). A file that includes itself, directly or through others,
+// is an error naming the cycle. Every mistake of every file is told, file
+// by file in the order they are read. display is the root path as the
+// user wrote it, for messages; read reads a file by absolute path.
 func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
 	abs, err := filepath.Abs(display)
 	if err != nil {
@@ -37,11 +39,13 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 	b := &Bundle{RootPath: abs, Files: map[string]string{}}
 	shown := map[string]string{abs: display}
 	parsed := map[string]*interpreter.Playbook{}
+	var order []string // the files' names as they are read
 	var load func(abs string, stack []string) (*interpreter.Playbook, error)
 	load = func(abs string, stack []string) (*interpreter.Playbook, error) {
+		order = append(order, shown[abs])
 		src, err := read(abs)
 		if err != nil {
-			return nil, &interpreter.Error{File: shown[abs], Msg: "cannot read: " + err.Error()}
+			return nil, &unreadable{&interpreter.Error{File: shown[abs], Msg: "cannot read: " + err.Error()}}
 		}
 		if len(src) > MaxPlaybookSize {
 			return nil, &interpreter.Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
@@ -65,41 +69,40 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 			if _, ok := shown[child]; !ok {
 				shown[child] = filepath.Join(filepath.Dir(shown[abs]), rel)
 			}
-			for i, f := range stack {
-				if f == child {
-					var names []string
-					for _, g := range append(stack[i:], child) {
-						names = append(names, shown[g])
-					}
-					errs = errs.Add(shown[abs], &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
-						Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")})
-					child = ""
+			if i := slices.Index(stack, child); i >= 0 {
+				var names []string
+				for _, g := range append(stack[i:], child) {
+					names = append(names, shown[g])
 				}
-			}
-			if child == "" {
+				errs = errs.Add(shown[abs], &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
+					Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")})
 				continue
 			}
 			if _, done := b.Files[child]; !done {
-				if _, err := load(child, stack); err != nil {
-					if e, ok := err.(*interpreter.Error); ok && e.Msg != "" && strings.HasPrefix(e.Msg, "cannot read") && e.File == shown[child] {
-						errs = errs.Add(shown[abs], &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, e.Msg)})
-						continue
-					}
-					errs = errs.Add(shown[abs], err)
+				_, err := load(child, stack)
+				var cannot *unreadable
+				if errors.As(err, &cannot) {
+					// Said at the step that names the file.
+					err = &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, cannot.err.Msg)}
 				}
+				errs = errs.Add(shown[abs], err)
 			}
 			if parsed[child] != nil {
 				errs = errs.Add(shown[abs], checkChildWorkload(pb, s, parsed[child]))
 			}
 		}
-		if err := errs.Err(); err != nil {
-			return nil, err
+		if len(errs) > 0 {
+			return nil, errs
 		}
 		return pb, nil
 	}
 	root, err := load(abs, nil)
-	if err != nil {
-		return nil, err
+	var cannot *unreadable
+	switch {
+	case errors.As(err, &cannot):
+		return nil, cannot.err
+	case err != nil:
+		return nil, interpreter.Errors{}.Add(display, err).InFileOrder(order)
 	}
 	b.Root = root
 	return b, nil
@@ -124,3 +127,9 @@ func checkChildWorkload(parent *interpreter.Playbook, s *interpreter.Step, child
 	}
 	return nil
 }
+
+// unreadable is a file that could not be read: the step that names it
+// says so.
+type unreadable struct{ err *interpreter.Error }
+
+func (u *unreadable) Error() string { return u.err.Error() }

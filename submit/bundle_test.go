@@ -103,3 +103,19 @@ workflow:
 	require.Error(t, err)
 	require.Len(t, strings.Split(err.Error(), "\n"), 3, err.Error())
 }
+
+// The files' mistakes come in the order the files are read: the playbook's
+// own (here found only after its sub-playbook was read), then the
+// sub-playbook's.
+func TestLoadBundleTellsTheRootFirst(t *testing.T) {
+	files := map[string]string{
+		"/p/main.yaml": "metadata: {name: main}\nworkflow:\n  - {step: sub, tool: {kind: playbook, path: sub.yaml, workload: {nope: 1}}}\n",
+		"/p/sub.yaml":  "metadata: {name: sub}\nworkload: {n: 1}\nworkflow:\n  - {step: x, tool: {kind: noop}, next: nowhere}\n",
+	}
+	_, err := LoadBundle("/p/main.yaml", readFrom(files))
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 2, err.Error())
+	require.True(t, strings.HasPrefix(lines[0], "/p/main.yaml:3:"), err.Error())
+	require.True(t, strings.HasPrefix(lines[1], "/p/sub.yaml:4:"), err.Error())
+}

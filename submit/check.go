@@ -232,7 +232,7 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 		errs = append(errs, at("reads steps.%s, but step %q is not upstream of %s (it would read null): make it a predecessor through next or depends_on", name, name, reader))
 	}
 	for _, key := range x.refs.workload {
-		if _, ok := c.workload[key]; !ok {
+		if _, ok := c.workload[key]; !ok && !c.pb.WorkloadBroken() {
 			errs = append(errs, at("reads workload.%s, which the workload section does not declare (%s)", key, c.declared()))
 		}
 	}
@@ -592,6 +592,9 @@ func (c *checker) env(x *exprCheck) types.Map {
 	}
 	env := interpreter.ScopeNames(x.scope)
 	env["workload"] = c.workload
+	if c.pb.WorkloadBroken() {
+		env["workload"] = types.Any // its keys are unknown: its errors are told
+	}
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
 	if x.scope == interpreter.ScopeRetry {

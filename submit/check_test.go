@@ -366,3 +366,21 @@ workflow:
 		}
 	}
 }
+
+// A section that does not decode is told once: the steps that name its
+// handlers, or read its workload, are not told again that they are unknown.
+func TestABrokenSectionIsToldOnce(t *testing.T) {
+	_, err := ParseStrict("b.yaml", []byte(`metadata: {name: b}
+workload: [not, a, mapping]
+failure_handlers:
+  - name: h
+    rules:
+      - {exit_codes: [3], bogus: 1}
+workflow:
+  - step: a
+    tool: {kind: shell, command: 'echo "$X"', env: {X: "{{ workload.x }}"}}
+    failure_handler: h
+`), "")
+	require.EqualError(t, err, `b.yaml:2: workload must be a mapping
+b.yaml:6: unknown key "bogus" in an exit-code rule (known: exit_codes, match_all_exit_codes, max_retries, recovery_script)`)
+}
