@@ -104,15 +104,15 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 		"pending_timeout": {sDuration("How long a pending_failed step waits before it fails."), func(v *yaml.Node) error {
 			return d.duration(v, "pending_timeout", &pb.PendingTimeout)
 		}},
-		"notify":           {sRef("notify", "Webhooks told of the run's outcome."), func(v *yaml.Node) error { return d.notify(v, &pb.Notify) }},
+		"notify": {sRef("notify", "Webhooks told of the run's outcome."), func(v *yaml.Node) error { return d.notify(v, &pb.Notify) }},
 		"failure_handlers": {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/failure_handler"}, "description": "Named sets of exit-code rules that steps refer to."}, func(v *yaml.Node) (err error) {
 			pb.Handlers, err = d.handlers(v)
 			pb.brokenHandlers = err != nil
 			return err
 		}},
-		"workflow":         {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/step"}, "minItems": 1, "description": "The steps."}, func(v *yaml.Node) error { *steps = v; return nil }},
-		"lost_attempts":    {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
-		"schedule":         {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
+		"workflow":      {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/step"}, "minItems": 1, "description": "The steps."}, func(v *yaml.Node) error { *steps = v; return nil }},
+		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
+		"schedule":      {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
 	}
 }
 
