@@ -21,7 +21,7 @@ var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 //
 // Parse is what the workflow runs on a frozen playbook, so it never gets
 // stricter; the checks added since a playbook could be submitted run in
-// ParseStrict, at submission only (docs/VERSIONING.md).
+// submit.ParseStrict, at submission only (docs/VERSIONING.md).
 func Parse(file string, src []byte) (*Playbook, error) {
 	pb, err := Decode(file, src)
 	if err != nil {
@@ -70,7 +70,7 @@ func Decode(file string, src []byte) (*Playbook, error) {
 type decoder struct {
 	file string
 	step string
-	// submitErrs are problems CheckSubmit reports (see submit.go).
+	// submitErrs are problems CheckSubmit reports (see refusals.go).
 	submitErrs []error
 	// lines remembers where some keys are, for checks made after decoding.
 	lines map[string]int

@@ -157,10 +157,12 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 	}{{x.timeoutNode, "timeout"}, {x.heartbeatNode, "heartbeat_timeout"}, {x.retryNode, "retry"}} {
 		switch {
 		case k.node == nil:
-		case s.Tool == nil && s.Name != EndStep:
+		case s.Tool == nil && !(s.Name == EndStep && k.key == "retry"): // end's own error says so
 			d.refuse(k.node, "%s applies to a step's tool, and this step has none", k.key)
 		case kind == "noop" && k.key == "timeout":
 			d.refuse(k.node, "timeout does not apply to a noop step: it is decided at once, without an attempt to bound")
+		case kind == "noop" && k.key == "heartbeat_timeout" && (s.Retry == nil || s.Retry.RetryWhen == nil):
+			d.refuse(k.node, "heartbeat_timeout does not apply to a noop step: it is decided at once, in the workflow")
 		case kind == "playbook" && k.key == "heartbeat_timeout":
 			d.refuse(k.node, "heartbeat_timeout does not apply to a playbook step: the sub-playbook's own steps heartbeat")
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -37,7 +38,11 @@ func (d *decoder) expression(n *yaml.Node, what string, scope Scope, asBool bool
 
 func (d *decoder) boolean(n *yaml.Node, what string, out *bool) error {
 	if n.Kind != yaml.ScalarNode || n.Decode(out) != nil {
-		return d.errf(n, "%s must be true or false, not %s", what, asWritten(n))
+		hint := ""
+		if v := strings.ToLower(n.Value); n.Kind == yaml.ScalarNode && (v == "true" || v == "false") {
+			hint = ": write true or false, unquoted"
+		}
+		return d.errf(n, "%s must be true or false, not %s%s", what, asWritten(n), hint)
 	}
 	if n.Tag != "!!bool" {
 		// yes, no, on, off, y, n, or quoted: read as YAML 1.1 read them,

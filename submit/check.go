@@ -2,6 +2,7 @@ package submit
 
 import (
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -266,13 +267,20 @@ func (c *checker) loopList(x *exprCheck, program *vm.Program, at func(string, ..
 	if r, ok := x.root.(*ast.BinaryNode); ok && r.Operator == ".." {
 		from, okFrom := r.Left.(*ast.IntegerNode)
 		to, okTo := r.Right.(*ast.IntegerNode)
-		if okFrom && okTo {
-			if err := interpreter.CheckLoopSize(max(to.Value-from.Value+1, 0)); err != nil {
-				return interpreter.Errors{at("%v", err)}
+		if okFrom && okTo && to.Value >= from.Value {
+			if span := to.Value - from.Value; span < 0 || span >= interpreter.MaxLoopItems {
+				// span < 0: the subtraction overflowed, far over the bound.
+				return interpreter.Errors{at("loop gives %s elements, over the limit of %d elements per loop", rangeLength(from.Value, to.Value), interpreter.MaxLoopItems)}
 			}
 		}
 	}
 	return nil
+}
+
+// rangeLength is how many numbers from..to holds, exactly, even past int.
+func rangeLength(from, to int) string {
+	n := new(big.Int).Sub(big.NewInt(int64(to)), big.NewInt(int64(from)))
+	return n.Add(n, big.NewInt(1)).String()
 }
 
 // typeName is a Go type as a playbook's author knows it.

@@ -348,6 +348,7 @@ func TestLoopSourcesAreLists(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`"1..200000"`, `l.yaml:5: step "a": loop.in: "1..200000": loop gives 200000 elements, over the limit of 100000 elements per loop`},
 		{`"'abc'"`, `l.yaml:5: step "a": loop.in: "'abc'": gives a string, not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)`},
+		{`"0..9223372036854775807"`, `l.yaml:5: step "a": loop.in: "0..9223372036854775807": loop gives 9223372036854775808 elements, over the limit of 100000 elements per loop`},
 		{`"workload.names"`, ``},
 		{`"1..100000"`, ``},
 		{`"filter(workload.names, # != 'x')"`, ``},

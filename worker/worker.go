@@ -1,5 +1,6 @@
 // Package worker wires playbook's workflow and activities into a Temporal
-// worker, and embeds a Temporal dev server for machines that have none.
+// worker; it links no Temporal server (the embedded one is
+// internal/devserver's).
 package worker
 
 import (
@@ -60,7 +61,7 @@ type Deployment struct {
 	AutoUpgrade bool
 }
 
-// deploymentOptions are the SDK's options for d; none when d is empty.
+// options are the SDK's deployment options for d; none when d is empty.
 func (d Deployment) options() sdkworker.DeploymentOptions {
 	if d.Name == "" {
 		return sdkworker.DeploymentOptions{}

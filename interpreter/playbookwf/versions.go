@@ -1,7 +1,7 @@
 package playbookwf
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -24,7 +24,8 @@ type Change struct {
 	Max workflow.Version
 	// Where is where the version is asked.
 	Where string
-	// What is the new behaviour, and the old one runs from before keep.
+	// What is the new behaviour, and the old behaviour runs started
+	// before the change keep.
 	What string
 }
 
@@ -99,33 +100,22 @@ var (
 // before it. An observer (ObserveVersions) hears the answer.
 func version(ctx workflow.Context, c *Change) workflow.Version {
 	v := workflow.GetVersion(ctx, c.ID, workflow.DefaultVersion, c.Max)
-	observing.Lock()
-	observe := observer
-	observing.Unlock()
-	if observe != nil {
-		observe(workflow.GetInfo(ctx).WorkflowExecution, c.ID, v)
+	if observe := observer.Load(); observe != nil {
+		(*observe)(workflow.GetInfo(ctx).WorkflowExecution, c.ID, v)
 	}
 	return v
 }
 
-var (
-	observing sync.Mutex
-	observer  func(run workflow.Execution, change string, v workflow.Version)
-)
+// observer is what ObserveVersions was given, nil when nothing observes.
+var observer atomic.Pointer[func(run workflow.Execution, change string, v workflow.Version)]
 
 // ObserveVersions calls f with every change's version a workflow in this
 // process asks (replays included), with the run that asked, until stop is
 // called: the replay corpus's test tells from it which side of each change
 // a history takes. f must not block; it decides nothing in the workflow.
 func ObserveVersions(f func(run workflow.Execution, change string, v workflow.Version)) (stop func()) {
-	observing.Lock()
-	observer = f
-	observing.Unlock()
-	return func() {
-		observing.Lock()
-		observer = nil
-		observing.Unlock()
-	}
+	observer.Store(&f)
+	return func() { observer.Store(nil) }
 }
 
 // maxRunning is how many steps a run keeps running at once: Temporal fails

@@ -234,7 +234,7 @@ func (s *temporalServer) address() string { return fmt.Sprintf("127.0.0.1:%d", s
 func (s *temporalServer) configFile() string { return filepath.Join(s.dir, "temporal.yaml") }
 
 // writeConfig writes the server's config and dynamic config. The dynamic
-// config is what the README recommends for a cluster with few history
+// config is what docs/OPERATIONS.md recommends for a cluster with few history
 // shards: without it, the history service reads its task queues at most 20
 // times a second per shard, and each step waits ~45 ms for it.
 func (s *temporalServer) writeConfig(t *testing.T) {

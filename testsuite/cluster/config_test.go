@@ -79,8 +79,8 @@ dynamicConfigClient:
   pollInterval: 10s
 `
 
-// clusterDynamicConfig is what the README recommends for a cluster with
-// few history shards (docs: "Running on a cluster").
+// clusterDynamicConfig is what docs/OPERATIONS.md recommends for a cluster
+// with few history shards ("The server's settings on a small cluster").
 const clusterDynamicConfig = `
 history.transferProcessorMaxPollRPS:
   - value: 1000

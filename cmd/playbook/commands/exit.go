@@ -70,7 +70,7 @@ func failure(err error) *exitError {
 	var u *unreachableError
 	switch {
 	case errors.As(err, &e):
-		return &exitError{code: e.code, err: err}
+		return &exitError{code: e.code, err: err, whole: e.whole}
 	case errors.As(err, &u):
 		return &exitError{code: exitUnreachable, err: err}
 	}

@@ -30,6 +30,8 @@ type upgradeRun struct {
 	Status     string `json:"status"`
 	Events     int    `json:"events"`
 	OK         bool   `json:"ok"`
+	// Checked is false when the history could not be fetched.
+	Checked bool `json:"checked"`
 	// DivergesAt names the recorded event the replay parted from, when it
 	// can tell ("event 5 ActivityTaskScheduled (greet)").
 	DivergesAt string `json:"diverges_at,omitempty"`
@@ -42,6 +44,9 @@ type upgradeReport struct {
 	Runs      []upgradeRun `json:"runs"`
 	Replayed  int          `json:"replayed"`
 	Diverging int          `json:"diverging"`
+	// Unchecked are the runs whose history could not be fetched: neither
+	// proven to replay nor shown not to.
+	Unchecked int `json:"unchecked"`
 }
 
 func (a *app) upgradeCheckCommand() *cobra.Command {
@@ -68,16 +73,22 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 					return fmt.Errorf("listing runs: %w", err)
 				}
 				checkRuns(c.ctx, conn, keys, runs)
-				report := upgradeReport{Namespace: conn.namespace, Runs: runs, Replayed: len(runs)}
+				report := upgradeReport{Namespace: conn.namespace, Runs: runs}
 				for _, r := range runs {
-					if !r.OK {
+					switch {
+					case !r.Checked:
+						report.Unchecked++
+					case !r.OK:
+						report.Replayed++
 						report.Diverging++
+					default:
+						report.Replayed++
 					}
 				}
 				if err := out.print(c.stdout, report, func(w io.Writer) { printUpgradeReport(w, report) }); err != nil {
 					return err
 				}
-				if report.Diverging > 0 {
+				if report.Diverging > 0 || report.Unchecked > 0 {
 					return exitWith(exitFailed)
 				}
 				return nil
@@ -163,7 +174,7 @@ func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, r *upgr
 		}
 		h.Events = append(h.Events, e)
 	}
-	r.Events = len(h.Events)
+	r.Events, r.Checked = len(h.Events), true
 	if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
 		r.DivergesAt, r.Error = worker.DivergingEvent(h, err), err.Error()
 		return
@@ -180,16 +191,26 @@ func printUpgradeReport(out io.Writer, report upgradeReport) {
 			fmt.Fprintf(out, "%s: ok (%d events)\n", name, r.Events)
 		case r.DivergesAt != "":
 			fmt.Fprintf(out, "%s: diverges at %s: %s\n", name, r.DivergesAt, firstLine(r.Error))
+		case !r.Checked:
+			fmt.Fprintf(out, "%s: not checked: %s\n", name, firstLine(r.Error))
 		default:
 			fmt.Fprintf(out, "%s: %s\n", name, firstLine(r.Error))
 		}
 	}
-	if report.Diverging == 0 {
+	switch {
+	case report.Diverging == 0 && report.Unchecked == 0:
 		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; this binary can take them over.\n", report.Replayed, report.Namespace)
-		return
+	case report.Diverging == 0:
+		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; %d could not be checked (their histories could not be fetched): check again.\n",
+			report.Replayed, report.Namespace, report.Unchecked)
+	default:
+		fmt.Fprintf(out, "%d runs of namespace %s replayed: %d ok, %d do not replay: a worker of this binary would stop them with a nondeterminism error.",
+			report.Replayed, report.Namespace, report.Replayed-report.Diverging, report.Diverging)
+		if report.Unchecked > 0 {
+			fmt.Fprintf(out, " %d could not be checked.", report.Unchecked)
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintf(out, "%d runs of namespace %s replayed: %d ok, %d do not replay: a worker of this binary would stop them with a nondeterminism error.\n",
-		report.Replayed, report.Namespace, report.Replayed-report.Diverging, report.Diverging)
 }
 
 // firstLine is s up to its first line break.

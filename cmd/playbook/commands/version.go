@@ -29,9 +29,8 @@ func versionCommand() *cobra.Command {
 }
 
 // printVersion says what this binary is: version, commit, the Temporal
-// modules built in, and the workflow changes it knows (docs/VERSIONING.md):
-// two builds with the same newest change issue the same commands for the
-// same history.
+// modules built in, and the workflow changes it knows (docs/VERSIONING.md);
+// whether it replays a cluster's runs is what upgrade-check tells.
 func printVersion(out io.Writer) {
 	version, commit := Version, Commit
 	deps := map[string]string{}
