@@ -5,7 +5,10 @@
 // interpreter/playbookwf turns its decisions into activities and timers.
 package interpreter
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // EndStep is the name of the single terminal step that decides a run's outcome.
 const EndStep = "end"
@@ -85,3 +88,29 @@ func (p *Playbook) Incoming(name string) []Arc { return p.incoming[name] }
 
 // End returns the `end` step.
 func (p *Playbook) End() *Step { return p.byName[EndStep] }
+
+// WithoutBroken are errs but those of steps whose keys did not all decode:
+// their decoding errors said what is wrong with them.
+func (p *Playbook) WithoutBroken(errs Errors) Errors {
+	if len(p.broken) == 0 {
+		return errs
+	}
+	out := errs[:0:0]
+	for _, e := range errs {
+		if !slices.Contains(p.broken, e.Step) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WorkloadBroken tells whether the workload section did not decode: its
+// keys are unknown, and reads of them are not checked.
+func (p *Playbook) WorkloadBroken() bool { return p.brokenWorkload }
+
+// SubmitErrors are every problem CheckSubmit reports, in file order.
+func (p *Playbook) SubmitErrors() []error { return p.submitErrs }
+
+// KeyLine is the line of a key checked after decoding ("workflow",
+// "name", "notify.on_failure"), 0 when the file has none.
+func (p *Playbook) KeyLine(key string) int { return p.lines[key] }

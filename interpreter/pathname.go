@@ -35,3 +35,8 @@ func CheckPathName(what, name string) error {
 	}
 	return nil
 }
+
+// MaxSubmittedName is the longest playbook or step name: each becomes a
+// directory name of at most maxPathName bytes once a run's suffix or a loop
+// element's index is added.
+const MaxSubmittedName = maxPathName - 20

@@ -2,8 +2,6 @@ package interpreter
 
 import (
 	"fmt"
-	"slices"
-	"sort"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -25,32 +23,6 @@ func (p *Playbook) CheckSubmit() error {
 	}
 	return nil
 }
-
-// WithoutBroken are errs but those of steps whose keys did not all decode:
-// their decoding errors said what is wrong with them.
-func (p *Playbook) WithoutBroken(errs Errors) Errors {
-	if len(p.broken) == 0 {
-		return errs
-	}
-	out := errs[:0:0]
-	for _, e := range errs {
-		if !slices.Contains(p.broken, e.Step) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// WorkloadBroken tells whether the workload section did not decode: its
-// keys are unknown, and reads of them are not checked.
-func (p *Playbook) WorkloadBroken() bool { return p.brokenWorkload }
-
-// SubmitErrors are every problem CheckSubmit reports, in file order.
-func (p *Playbook) SubmitErrors() []error { return p.submitErrs }
-
-// KeyLine is the line of a key checked after decoding ("workflow",
-// "name", "notify.on_failure"), 0 when the file has none.
-func (p *Playbook) KeyLine(key string) int { return p.lines[key] }
 
 // refuse records a problem CheckSubmit reports, at a node.
 func (d *decoder) refuse(n *yaml.Node, format string, args ...any) {
@@ -110,23 +82,6 @@ func asWritten(n *yaml.Node) string {
 	return n.Value
 }
 
-// sortedAnyKeys orders a YAML map's keys by their text, then their type, so
-// normalizing a map is the same every time.
-func sortedAnyKeys(m map[any]any) []any {
-	keys := make([]any, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := fmt.Sprint(keys[i]), fmt.Sprint(keys[j])
-		if a != b {
-			return a < b
-		}
-		return fmt.Sprintf("%T", keys[i]) < fmt.Sprintf("%T", keys[j])
-	})
-	return keys
-}
-
 // refuseTemplates refuses, at submission, a template anywhere in a value
 // that is used as written (keys included): its {{ }} would never be
 // rendered. Accepted before, so the workflow's re-parse still accepts it.
@@ -170,22 +125,4 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 	if x.heartbeatNode != nil && s.HeartbeatTimeout == 0 {
 		d.refuse(x.heartbeatNode, "heartbeat_timeout must be more than 0 (leave it out for the default, 30s)")
 	}
-}
-
-// MaxSubmittedName is the longest playbook or step name: each becomes a
-// directory name of at most maxPathName bytes once a run's suffix or a loop
-// element's index is added.
-const MaxSubmittedName = maxPathName - 20
-
-// ToolScope is the scope of a step's tool templates, with the names a loop
-// adds (its iterator and `loop`).
-func ToolScope(s *Step) (Scope, []string) {
-	scope := ScopeStep
-	if s.Name == EndStep {
-		scope = ScopeEnd
-	}
-	if s.Loop != nil {
-		return scope, []string{s.Loop.Iterator, "loop"}
-	}
-	return scope, nil
 }

@@ -3,6 +3,7 @@ package interpreter
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -159,4 +160,21 @@ func Normalize(v any) any {
 		return t
 	}
 	return v
+}
+
+// sortedAnyKeys orders a YAML map's keys by their text, then their type, so
+// normalizing a map is the same every time.
+func sortedAnyKeys(m map[any]any) []any {
+	keys := make([]any, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := fmt.Sprint(keys[i]), fmt.Sprint(keys[j])
+		if a != b {
+			return a < b
+		}
+		return fmt.Sprintf("%T", keys[i]) < fmt.Sprintf("%T", keys[j])
+	})
+	return keys
 }
