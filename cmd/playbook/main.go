@@ -17,29 +17,10 @@ import (
 var runsSteps = []string{"worker", "dev", "run", "retry"}
 
 func main() {
-	if slices.Contains(runsSteps, command(os.Args[1:])) {
+	if slices.Contains(runsSteps, commands.CommandName(os.Args[1:])) {
 		if err := hideenv.Hide(); err != nil {
 			fmt.Fprintln(os.Stderr, "playbook: steps could read this process's environment:", err)
 		}
 	}
 	os.Exit(commands.Main(context.Background(), os.Args, os.Stdout, os.Stderr))
-}
-
-// valueFlags are the root's flags that take a value, which a command line
-// may give before the command (`playbook --address X worker`).
-var valueFlags = []string{"--address", "--namespace", "--profile", "--task-queue"}
-
-// command is the command a command line names: its first word that is
-// neither a flag nor the value of one of the root's flags. A guess that
-// misses only leaves the process as it is.
-func command(args []string) string {
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case slices.Contains(valueFlags, a):
-			i++ // its value
-		case len(a) > 0 && a[0] != '-':
-			return a
-		}
-	}
-	return ""
 }

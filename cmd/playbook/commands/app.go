@@ -31,6 +31,21 @@ type app struct {
 	conn connectionFlags
 }
 
+// CommandName is the name of the top-level command a command line runs
+// (args without the program's name), "" when it names none: the command
+// tree's own parse, flags and their values skipped.
+func CommandName(args []string) string {
+	root := (&app{}).root()
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == root {
+		return ""
+	}
+	for cmd.Parent() != root {
+		cmd = cmd.Parent()
+	}
+	return cmd.Name()
+}
+
 func (a *app) root() *cobra.Command {
 	var version bool
 	root := &cobra.Command{
