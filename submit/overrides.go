@@ -123,6 +123,11 @@ func convertOverride(path string, def, v any) (any, error) {
 		if _, ok := def.(string); ok {
 			return string(t), nil
 		}
+		// Any other key takes a value: text YAML cannot read would become
+		// a string without a word.
+		if err := yaml.Unmarshal([]byte(t), new(any)); err != nil {
+			return nil, fmt.Errorf("workload.%s: %q is not a value YAML can read (%s): quote it to give a string", path, string(t), strings.TrimPrefix(interpreter.FirstLine(err.Error()), "yaml: "))
+		}
 	case json.Number:
 		switch def.(type) {
 		case string:

@@ -61,3 +61,17 @@ func TestOverridesAsWritten(t *testing.T) {
 		require.EqualError(t, err, c.want)
 	}
 }
+
+// Text YAML cannot read is refused for a key that takes a value (a string
+// key takes it as written): before, it became a string without a word.
+func TestOverrideYAMLMustRead(t *testing.T) {
+	pb := &interpreter.Playbook{File: "x.yaml", Workload: map[string]any{"name": "", "tags": []any{}, "any": nil}}
+	_, err := CheckOverrides(pb, map[string]any{"tags": SetText("[a, b")})
+	require.ErrorContains(t, err, `x.yaml: workload.tags: "[a, b" is not a value YAML can read (`)
+	require.ErrorContains(t, err, `): quote it to give a string`)
+	_, err = CheckOverrides(pb, map[string]any{"any": SetText("{a: 1")})
+	require.ErrorContains(t, err, `workload.any: "{a: 1" is not a value YAML can read`)
+	got, err := CheckOverrides(pb, map[string]any{"name": SetText("[a, b")})
+	require.NoError(t, err)
+	require.Equal(t, "[a, b", got["name"], "a string key takes the text as written")
+}
