@@ -43,7 +43,7 @@ workflow:
 	require.NoError(t, os.WriteFile(null, []byte("null\n"), 0o600))
 	code, _, errOut = cli(t, "run", "--address", server.Address, "--input", null, "--set", "who=x", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
-	require.Equal(t, "run: --input "+null+": not a JSON object: null\n", errOut)
+	require.Equal(t, "run: --input "+null+": not a JSON object: it holds null\n", errOut)
 	code, _, errOut = cli(t, "run", "--address", server.Address, "--set", "who=1", "--set", "who.x=y", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Equal(t, "run: --set who.x=y: who is already set to a value that is not a mapping\n", errOut)
