@@ -96,12 +96,32 @@ func (d *decoder) yamlError(err error, src []byte) error {
 		if at, hint := unquotedTemplateError(src); at > 0 {
 			return &Error{File: d.file, Line: at, Msg: hint}
 		}
-		return &Error{File: d.file, Line: line, Msg: m[2]}
+		return &Error{File: d.file, Line: line, Msg: m[2] + yamlAdvice(m[2])}
 	}
 	if line, what := unreadableByte(src); line > 0 {
 		return &Error{File: d.file, Line: line, Msg: what}
 	}
 	return &Error{File: d.file, Msg: strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// yamlAdvice says what usually causes one of YAML's own errors, "" when
+// it knows nothing to add.
+func yamlAdvice(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "did not find expected key"), strings.HasPrefix(msg, "did not find expected '-' indicator"):
+		return ": check the indentation of this line and the next: the keys of one mapping line up"
+	case strings.HasPrefix(msg, "mapping values are not allowed in this context"):
+		return `: a value that holds ": " must be quoted ("a: b"), or a key is indented too far`
+	case strings.HasPrefix(msg, "found character that cannot start any token"):
+		return ": a value starting with @ or ` (or holding a tab) must be quoted"
+	case strings.HasPrefix(msg, "did not find expected ',' or '}'"), strings.HasPrefix(msg, "did not find expected ',' or ']'"):
+		return ": a {...} or [...] is not closed, or a value in it holds a comma or a colon and must be quoted"
+	case strings.HasPrefix(msg, "could not find expected ':'"):
+		return ": a key needs a colon and a space after it (key: value)"
+	case strings.HasPrefix(msg, "found unexpected end of stream"), strings.HasPrefix(msg, "found unexpected end"):
+		return ": a quote, bracket or brace opened above is not closed"
+	}
+	return ""
 }
 
 // unreadableByte finds the first line YAML cannot read as text: bytes

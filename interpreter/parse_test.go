@@ -235,7 +235,7 @@ workflow:
         then: [b]
   - step: b
 `, `flows/x.yaml:6: step "a": next: else must be the last item`},
-		{"yaml syntax", "metadata: {name: x\nworkflow: []\n", `flows/x.yaml:1: did not find expected ',' or '}'`},
+		{"yaml syntax", "metadata: {name: x\nworkflow: []\n", `flows/x.yaml:1: did not find expected ',' or '}': a {...} or [...] is not closed, or a value in it holds a comma or a colon and must be quoted`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
