@@ -48,6 +48,32 @@ workflow:
 	require.Equal(t, 2, code)
 	require.Equal(t, "run: --set who.x=y: who is already set to a value that is not a mapping\n", errOut)
 
+	// Overrides that would be read wrong are refused, one line each, exit
+	// 2, and nothing starts.
+	dir := t.TempDir()
+	twice := filepath.Join(dir, "twice.json")
+	require.NoError(t, os.WriteFile(twice, []byte(`{"who": "a", "who": "b"}`), 0o600))
+	list := filepath.Join(dir, "list.json")
+	require.NoError(t, os.WriteFile(list, []byte(`["a"]`), 0o600))
+	free := writePlaybook(t, dir, "free.yaml", "metadata: {name: free}\nworkload: {free: null, tags: []}\nworkflow:\n  - {step: a, tool: {kind: noop}}\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "db..host=x", "../playbooks/hello.yaml"}, `run: --set "db..host=x": the key "db..host" has an empty part: write KEY=VALUE or KEY.SUBKEY=VALUE`},
+		{[]string{"--input", twice, "../playbooks/hello.yaml"}, "run: --input " + twice + ": key who is given twice: give it once"},
+		{[]string{"--input", list, "../playbooks/hello.yaml"}, "run: --input " + list + ": not a JSON object: it holds an array"},
+		{[]string{"--set", "free=.nan", free}, "run: " + free + ": workload.free must be a finite number, not .nan"},
+	} {
+		code, out, errOut := cli(t, append([]string{"run", "--address", server.Address}, c.args...)...)
+		require.Equal(t, 2, code, c.args)
+		require.Empty(t, out, c.args)
+		require.Equal(t, c.want+"\n", errOut, c.args)
+	}
+	code, _, errOut = cli(t, "run", "--address", server.Address, "--set", "tags=[a, b", free)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `workload.tags: "[a, b" is not a value YAML can read (`)
+
 	code, _, errOut = cli(t, "run", "--address", server.Address, "missing.yaml")
 	require.Equal(t, 2, code)
 	require.Equal(t, "missing.yaml: cannot read: no such file or directory\n", errOut)
