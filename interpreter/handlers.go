@@ -16,6 +16,9 @@ type ExitCodeRule struct {
 	MatchAll       bool   `json:"match_all_exit_codes,omitempty"`
 	MaxRetries     int    `json:"max_retries"`
 	RecoveryScript string `json:"recovery_script,omitempty"`
+	// RecoveryScriptLine is recovery_script's line in the file, for the
+	// submission's errors; never sent.
+	RecoveryScriptLine int `json:"-"`
 }
 
 // DefaultMaxRetries is an exit-code rule's max_retries when it gives none.
@@ -109,6 +112,7 @@ func (d *decoder) exitCodeRuleKeys(r *ExitCodeRule, codesNode **yaml.Node) keys 
 		}},
 		"recovery_script": {sString("A shell script run before the retry."), func(v *yaml.Node) error {
 			d.refuseTemplates(v, "recovery_script", "the script reads PLAYBOOK_RUN_ID, PLAYBOOK_STEP, PLAYBOOK_ATTEMPT, PLAYBOOK_RETURN_CODE and PLAYBOOK_LOG_DIR")
+			r.RecoveryScriptLine = v.Line
 			return d.str(v, "recovery_script", &r.RecoveryScript)
 		}},
 	}

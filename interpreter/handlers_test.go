@@ -33,7 +33,7 @@ workflow:
 	h := pb.Step("a").FailureHandler
 	require.Equal(t, "flaky_io", h.Name)
 	require.Equal(t, []ExitCodeRule{
-		{ExitCodes: []int{10, 11}, MaxRetries: 2, RecoveryScript: "./remount.sh"},
+		{ExitCodes: []int{10, 11}, MaxRetries: 2, RecoveryScript: "./remount.sh", RecoveryScriptLine: 12},
 		{MatchAll: true, MaxRetries: DefaultMaxRetries},
 	}, h.Rules)
 }

@@ -85,7 +85,7 @@ workflow:
 		dir + "/sub.yaml": "metadata: {name: sub}\nworkflow:\n  - {step: x, tool: {kind: noop}, next: nowhere}\n",
 	}
 	_, err := LoadBundle(dir+"/main.yaml", readFrom(files))
-	require.EqualError(t, err, dir+`/main.yaml:3: failure handler "h": recovery_script ./missing.sh does not exist (looked for `+dir+`/missing.sh)
+	require.EqualError(t, err, dir+`/main.yaml:5: failure handler "h": recovery_script ./missing.sh does not exist (looked for `+dir+`/missing.sh)
 `+dir+`/main.yaml:8: step "gone": sub-playbook gone.yaml: cannot read: file does not exist
 `+dir+`/sub.yaml:3: step "x": next names unknown step "nowhere"`)
 }

@@ -692,7 +692,11 @@ func checkRecoveryScripts(pb *interpreter.Playbook, dir string) interpreter.Erro
 				path = filepath.Join(dir, path)
 			}
 			if _, err := os.Stat(path); err != nil {
-				errs = append(errs, &interpreter.Error{File: pb.File, Line: h.Line, Msg: fmt.Sprintf("failure handler %q: recovery_script %s does not exist (looked for %s)", name, fields[0], path)})
+				line := r.RecoveryScriptLine
+				if line == 0 {
+					line = h.Line
+				}
+				errs = append(errs, &interpreter.Error{File: pb.File, Line: line, Msg: fmt.Sprintf("failure handler %q: recovery_script %s does not exist (looked for %s)", name, fields[0], path)})
 			}
 		}
 	}

@@ -113,7 +113,7 @@ workflow:
   - step: a
     tool: {kind: shell, command: "true"}
     failure_handler: flaky_io
-`, `flows/x.yaml:4: failure handler "flaky_io": recovery_script ./scripts/remount.sh does not exist (looked for ` + filepath.Join(dir, "scripts/remount.sh") + `)`},
+`, `flows/x.yaml:5: failure handler "flaky_io": recovery_script ./scripts/remount.sh does not exist (looked for ` + filepath.Join(dir, "scripts/remount.sh") + `)`},
 		{"empty workflow", `
 metadata: {name: x}
 workflow: []
