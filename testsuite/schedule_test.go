@@ -319,6 +319,12 @@ func TestScheduleInvalidInputCreatesNothing(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Equal(t, "schedule create: say when runs start: --cron EXPR or --every DURATION (or a schedule: key in the playbook)\n", errOut)
 	requireNoSchedule(t, "flag-cron")
+	// A schedule's ID begins its runs' IDs, which name log directories: it
+	// follows the run ID rule (#29).
+	code, _, errOut = scheduleCLI(t, "create", "--id", "../..", "--every", "1h", "../playbooks/hello.yaml")
+	require.Equal(t, 2, code)
+	require.Equal(t, `schedule create: --id "../.." contains '/': it names a directory, so it cannot hold a path separator`+"\n", errOut)
+	requireNoSchedule(t, "../..")
 }
 
 // The Web UI's Schedules page lists a playbook's schedule, through the UI

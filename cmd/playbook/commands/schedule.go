@@ -69,6 +69,11 @@ func (a *app) scheduleCreateCommand() *cobra.Command {
 				return invalidFile(err)
 			}
 			if id != "" {
+				// Its runs' IDs are the schedule's and a time: they name log
+				// directories, as a run's --id does.
+				if err := checkRunID(id); err != nil {
+					return invalid(err)
+				}
 				w.ID = id
 			}
 			if err := w.applyFlags(&flags); err != nil {
