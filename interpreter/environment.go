@@ -90,7 +90,7 @@ func (r *Run) toolReads(s *Step) []*Expr {
 	var exprs []*Expr
 	_ = TemplatesIn(s.Tool.Spec, func(src string) error {
 		if t := r.pb.templates[src]; t != nil {
-			exprs = append(exprs, t.reads()...)
+			exprs = append(exprs, t.Exprs()...)
 		}
 		return nil
 	})

@@ -159,20 +159,6 @@ func (r *Run) LoopScope(s *Step) map[string]any {
 	return r.ScopeFor(exprs...)
 }
 
-// reads lists the expressions of a template.
-func (t *Template) reads() []*Expr {
-	if t.whole != nil {
-		return []*Expr{t.whole}
-	}
-	var out []*Expr
-	for _, p := range t.parts {
-		if p.expr != nil {
-			out = append(out, p.expr)
-		}
-	}
-	return out
-}
-
 // DriverScope is, in a loop's driver, the scope as the run saw it: a scope
 // that came through JSON (LoopScope, in the driver's input) has float
 // numbers where the run had whole ones, so the workload is merged again

@@ -111,11 +111,8 @@ func validate(pb *Playbook) error {
 				errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: %v", err))
 				return nil
 			}
-			for _, part := range append(t.parts, templatePart{expr: t.whole}) {
-				if part.expr == nil {
-					continue
-				}
-				for _, ref := range part.expr.StepRefs {
+			for _, e := range t.Exprs() {
+				for _, ref := range e.StepRefs {
 					if pb.byName[ref] == nil {
 						errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q%s", src, ref, ref, didYouMean(pb, ref, s.Name)))
 						return nil
