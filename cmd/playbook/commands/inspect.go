@@ -373,21 +373,43 @@ const scheduledByID = "TemporalScheduledById"
 func quoteQuery(s string) string { return strings.ReplaceAll(s, "'", "\\\\'") }
 
 func listRuns(ctx context.Context, conn *connection, query string, limit int) ([]Run, error) {
-	runs := []Run{}
+	infos, err := listExecutions(ctx, conn, query, limit)
+	runs := make([]Run, len(infos))
+	for i, e := range infos {
+		runs[i] = runOf(e)
+	}
+	return runs, err
+}
+
+// listExecutions lists the runs query matches, newest first, page by page:
+// at most limit of them, all of them when limit is negative.
+func listExecutions(ctx context.Context, conn *connection, query string, limit int) ([]*workflowpb.WorkflowExecutionInfo, error) {
+	var infos []*workflowpb.WorkflowExecutionInfo
 	var token []byte
-	for len(runs) < limit {
-		resp, err := conn.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: query, NextPageToken: token, PageSize: int32(min(limit, 1000))})
+	for limit < 0 || len(infos) < limit {
+		size := 1000
+		if limit >= 0 {
+			size = min(limit, size)
+		}
+		resp, err := conn.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: query, NextPageToken: token, PageSize: int32(size)})
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range resp.GetExecutions() {
-			runs = append(runs, runOf(e))
-		}
+		infos = append(infos, resp.GetExecutions()...)
 		if token = resp.GetNextPageToken(); len(token) == 0 {
 			break
 		}
 	}
-	return runs[:min(len(runs), limit)], nil
+	if limit >= 0 && len(infos) > limit {
+		infos = infos[:limit]
+	}
+	return infos, nil
+}
+
+// temporalStatus is a run's status as Temporal gives it, in lower case:
+// running, completed, terminated...
+func temporalStatus(e *workflowpb.WorkflowExecutionInfo) string {
+	return strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
@@ -408,7 +430,7 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 	}
 	if r.Status == interpreter.RunRunning && e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// Terminated, or ended without its end: say what Temporal says.
-		r.Status = strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+		r.Status = temporalStatus(e)
 	}
 	return r
 }

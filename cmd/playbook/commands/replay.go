@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,20 @@ import (
 	"playbook/worker"
 )
 
+// fetchHistory reads a run's whole history (runID "": its latest run).
+func fetchHistory(ctx context.Context, c client.Client, workflowID, runID string) (*historypb.History, error) {
+	h := &historypb.History{}
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		h.Events = append(h.Events, e)
+	}
+	return h, nil
+}
+
 func (a *app) historyCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
@@ -24,14 +39,9 @@ func (a *app) historyCommand() *cobra.Command {
 		Short: "save a run's full Temporal history as JSON (for `playbook replay` and `temporal workflow show`)",
 		Args:  exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
-			h := &historypb.History{}
-			it := conn.client.GetWorkflowHistory(c.ctx, c.args[0], "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				e, err := it.Next()
-				if err != nil {
-					return err
-				}
-				h.Events = append(h.Events, e)
+			h, err := fetchHistory(c.ctx, conn.client, c.args[0], "")
+			if err != nil {
+				return err
 			}
 			b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
 			if err != nil {

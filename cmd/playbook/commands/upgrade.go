@@ -8,12 +8,11 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/workflowservice/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )
@@ -108,36 +107,19 @@ var workflowTypes = []string{playbookwf.WorkflowName, playbookwf.LoopWorkflowNam
 // types, then the last closed ones, newest first.
 func runsToCheck(ctx context.Context, conn *connection, closed int) ([]upgradeRun, error) {
 	types := "WorkflowType IN ('" + strings.Join(workflowTypes, "', '") + "')"
-	runs, err := listExecutions(ctx, conn, types+" AND ExecutionStatus = 'Running'", -1)
-	if err != nil || closed == 0 {
-		return runs, err
+	open, err := listExecutions(ctx, conn, types+" AND ExecutionStatus = 'Running'", -1)
+	if err != nil {
+		return nil, err
 	}
-	ended, err := listExecutions(ctx, conn, types+" AND ExecutionStatus != 'Running'", closed)
-	return append(runs, ended...), err
-}
-
-// listExecutions lists the runs query matches, at most limit (all when
-// negative).
-func listExecutions(ctx context.Context, conn *connection, query string, limit int) ([]upgradeRun, error) {
-	var runs []upgradeRun
-	var token []byte
-	for limit < 0 || len(runs) < limit {
-		resp, err := conn.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: conn.namespace, Query: query, NextPageToken: token, PageSize: 1000})
-		if err != nil {
+	var ended []*workflowpb.WorkflowExecutionInfo
+	if closed > 0 {
+		if ended, err = listExecutions(ctx, conn, types+" AND ExecutionStatus != 'Running'", closed); err != nil {
 			return nil, err
 		}
-		for _, e := range resp.GetExecutions() {
-			runs = append(runs, upgradeRun{
-				WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(),
-				Status: strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")),
-			})
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			break
-		}
 	}
-	if limit >= 0 && len(runs) > limit {
-		runs = runs[:limit]
+	var runs []upgradeRun
+	for _, e := range append(open, ended...) {
+		runs = append(runs, upgradeRun{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(), Status: temporalStatus(e)})
 	}
 	return runs, nil
 }
@@ -164,15 +146,10 @@ func checkRuns(ctx context.Context, conn *connection, keys *codec.AESGCM, runs [
 }
 
 func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, r *upgradeRun) {
-	h := &historypb.History{}
-	it := conn.client.GetWorkflowHistory(ctx, r.WorkflowID, r.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			r.Error = "fetching its history: " + err.Error()
-			return
-		}
-		h.Events = append(h.Events, e)
+	h, err := fetchHistory(ctx, conn.client, r.WorkflowID, r.RunID)
+	if err != nil {
+		r.Error = "fetching its history: " + err.Error()
+		return
 	}
 	r.Events, r.Checked = len(h.Events), true
 	if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
@@ -190,11 +167,11 @@ func printUpgradeReport(out io.Writer, report upgradeReport) {
 		case r.OK:
 			fmt.Fprintf(out, "%s: ok (%d events)\n", name, r.Events)
 		case r.DivergesAt != "":
-			fmt.Fprintf(out, "%s: diverges at %s: %s\n", name, r.DivergesAt, firstLine(r.Error))
+			fmt.Fprintf(out, "%s: diverges at %s: %s\n", name, r.DivergesAt, interpreter.FirstLine(r.Error))
 		case !r.Checked:
-			fmt.Fprintf(out, "%s: not checked: %s\n", name, firstLine(r.Error))
+			fmt.Fprintf(out, "%s: not checked: %s\n", name, interpreter.FirstLine(r.Error))
 		default:
-			fmt.Fprintf(out, "%s: %s\n", name, firstLine(r.Error))
+			fmt.Fprintf(out, "%s: %s\n", name, interpreter.FirstLine(r.Error))
 		}
 	}
 	switch {
@@ -211,10 +188,4 @@ func printUpgradeReport(out io.Writer, report upgradeReport) {
 		}
 		fmt.Fprintln(out)
 	}
-}
-
-// firstLine is s up to its first line break.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
