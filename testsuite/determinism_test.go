@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"playbook/internal/quietlog"
 	"playbook/interpreter"
@@ -42,11 +41,7 @@ func TestMapOrderIsKeyOrder(t *testing.T) {
 	}
 	require.Equal(t, want, got, "the loop ran over the keys in order")
 
-	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "map_order.json"))
-	require.NoError(t, err)
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
+	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "map_order.json"))
 	for i := range 20 {
 		require.NoError(t, worker.Replay(h, quietlog.New()), "replay %d", i+1)
 	}

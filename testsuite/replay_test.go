@@ -134,20 +134,24 @@ func readHistory(t *testing.T, file string) *historypb.History {
 // recorded hello run, replayed with its frozen playbook changed so that the
 // first step has another name, no longer matches its history.
 func TestReplayCatchesADifferentGraph(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "hello.json"))
-	require.NoError(t, err)
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
+	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "hello.json"))
+	renameGreet(t, h)
+	err := worker.Replay(h, quietlog.New())
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "nondeterministic")
+}
+
+// renameGreet changes a recorded hello run's frozen playbook so that its
+// first step, greet, is named salute: a different graph.
+func renameGreet(t *testing.T, h *historypb.History) {
+	t.Helper()
 	payload := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
 	var in playbookwf.Input
 	require.NoError(t, json.Unmarshal(payload.Data, &in))
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
+	var err error
 	payload.Data, err = json.Marshal(in)
 	require.NoError(t, err)
-	err = worker.Replay(h, quietlog.New())
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "nondeterministic")
 }
 
 // `playbook history` records a run; `playbook replay` passes on it and on
@@ -173,17 +177,8 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 
 	other := filepath.Join(t.TempDir(), "other-graph.json")
 	// The same run, its frozen playbook's first step renamed: a different graph.
-	f, err := os.Open(file)
-	require.NoError(t, err)
-	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	f.Close()
-	require.NoError(t, err)
-	payload := hist.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
-	var in playbookwf.Input
-	require.NoError(t, json.Unmarshal(payload.Data, &in))
-	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
-	payload.Data, err = json.Marshal(in)
-	require.NoError(t, err)
+	hist := readHistory(t, file)
+	renameGreet(t, hist)
 	out2, err := protojson.Marshal(hist)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(other, out2, 0o644))
@@ -196,11 +191,7 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 // A change to the interpreter that alters the commands it issues (here: a
 // timer before anything else) fails the replay of recorded histories.
 func TestReplayCatchesAnInterpreterChange(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "failure_cleanup.json"))
-	require.NoError(t, err)
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
+	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "failure_cleanup.json"))
 	changed := func(ctx workflow.Context, in playbookwf.Input) (*interpreter.Aggregate, error) {
 		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
 			return nil, err
@@ -209,7 +200,7 @@ func TestReplayCatchesAnInterpreterChange(t *testing.T) {
 	}
 	r := sdkworker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
-	err = r.ReplayWorkflowHistory(quietlog.New(), h)
+	err := r.ReplayWorkflowHistory(quietlog.New(), h)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "TMPRL1100", "the SDK's nondeterminism error")
 }

@@ -106,11 +106,7 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	require.Equal(t, 2, code)
 	require.Equal(t, "retry: "+strictErr.Error()+"\n", errOut)
 
-	f, err := os.Open(filepath.Join("testdata", "histories", "v1", "undeclared_reads.json"))
-	require.NoError(t, err)
-	defer f.Close()
-	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
+	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "undeclared_reads.json"))
 	var recorded playbookwf.Input
 	require.NoError(t, json.Unmarshal(h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData(), &recorded))
 	_, err = submit.ParseStrict(recorded.File, []byte(recorded.Source), "")
