@@ -25,35 +25,6 @@ const (
 	AggregateBudget = 3 << 19
 )
 
-// Truncated is the stub that stands for a value over its budget: bytes is
-// the value's encoded size, fullIn says where the whole value is kept.
-func Truncated(bytes, budget int, fullIn string) map[string]any {
-	return map[string]any{"truncated": true, "bytes": bytes, "budget": budget, "full_in": fullIn}
-}
-
-// TruncatedSize tells whether v is a stub made by Truncated, and the size
-// of the value it stands for. A stub that travelled through JSON has float
-// numbers.
-func TruncatedSize(v any) (bytes int, ok bool) {
-	m, isMap := v.(map[string]any)
-	if !isMap || m["truncated"] != true || len(m) != 4 {
-		return 0, false
-	}
-	return wholeNumber(m["bytes"])
-}
-
-// wholeNumber reads a number a stub holds: an int as made, a float64 once
-// it came through JSON.
-func wholeNumber(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, true
-	case float64:
-		return int(n), true
-	}
-	return 0, false
-}
-
 // EncodedSize is the size of v as the workflow's payloads encode it (JSON),
 // or an error when JSON cannot carry it (NaN, an infinity, a channel).
 func EncodedSize(v any) (int, error) {
@@ -76,38 +47,10 @@ func CheckPayload(what string, v any) *StepError {
 	return nil
 }
 
-// FormatBytes writes a size as people read it: 900 B, 12.5 KiB, 2.3 MiB.
-func FormatBytes(n int) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return trimZero(float64(n)/(1<<10)) + " KiB"
-	}
-	return trimZero(float64(n)/(1<<20)) + " MiB"
-}
-
-func trimZero(f float64) string {
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
-}
-
 // aggregatePart is one value of a step's entry that may be stubbed.
 type aggregatePart struct {
 	step, field string
 	size        int
-}
-
-// Bounded returns the aggregate as the run writes it: agg itself when it
-// fits AggregateBudget, else a copy whose largest step results, error
-// details and attempt lists (largest first, then by step name) are stubs,
-// until it fits. A value JSON cannot carry is always stubbed. When even
-// that is not enough (tens of thousands of steps), the entries of steps
-// that completed, were reused or skipped keep only status and attempts
-// (StepsCompacted), and then are left out (counted in StepsOmitted); past
-// that, errors keep their type and first line, and at last only end and
-// the first hundred failed steps keep an entry.
-func (r *Run) Bounded(agg *Aggregate) *Aggregate {
-	return boundAggregate(agg, AggregateBudget, r.fullIn)
 }
 
 func boundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) string) *Aggregate {
@@ -252,70 +195,6 @@ func (st *StepState) setPart(field string, v any) {
 		st.AttemptErrors = []AttemptRecord{{Error: StepError{Type: "truncated",
 			Message: fmt.Sprintf("%d attempt records dropped from the aggregate", len(st.AttemptErrors)), Details: v}}}
 	}
-}
-
-// fullIn says where the whole value of a step's field is kept when the
-// aggregate carries a stub for it.
-func (r *Run) fullIn(step, field string) string {
-	s := r.pb.Step(step)
-	switch {
-	case field == "attempt_errors":
-		return "the run's events (playbook events RUN) and its history (playbook history RUN)"
-	case s == nil || s.Tool == nil:
-		return "the run's history"
-	case s.Tool.Kind == "playbook":
-		return "the sub-playbook's own run (its child workflow's result)"
-	case s.Tool.Kind == "noop" && field == "result":
-		return "nowhere: a noop step's result is computed in the workflow; read the step it copies"
-	case s.Loop != nil:
-		return "each element's activity completion: in the run's history (playbook history RUN) for a loop of up to 500 elements, else in its driver's (workflow RUN." + step + ".loop)"
-	}
-	return "the step's activity completion in the run's history (playbook history RUN) and its attempt logs (playbook logs RUN " + step + ")"
-}
-
-// truncatedNote says, after an expression's error, which of the steps it
-// reads has a result that is or holds a stub: reading past a stub is the
-// likely cause of the error.
-func truncatedNote(refs []string, env map[string]any) string {
-	steps, _ := env["steps"].(map[string]any)
-	for _, name := range refs {
-		entry, _ := steps[name].(map[string]any)
-		if entry == nil {
-			continue
-		}
-		if path, stub := findStub(entry["result"], "steps."+name+".result", 6); stub != nil {
-			n, _ := TruncatedSize(stub)
-			budget, _ := wholeNumber(stub["budget"])
-			return fmt.Sprintf(" (%s was truncated: %s, over the budget of %s; see its full_in)", path, FormatBytes(n), FormatBytes(budget))
-		}
-	}
-	return ""
-}
-
-// findStub finds the first stub in v, a few levels deep (a sub-playbook's
-// aggregate holds its steps' results), and its path from path.
-func findStub(v any, path string, depth int) (string, map[string]any) {
-	if _, ok := TruncatedSize(v); ok {
-		return path, v.(map[string]any)
-	}
-	if depth == 0 {
-		return "", nil
-	}
-	switch x := v.(type) {
-	case []any:
-		for i, e := range x {
-			if p, stub := findStub(e, fmt.Sprintf("%s[%d]", path, i), depth-1); stub != nil {
-				return p, stub
-			}
-		}
-	case map[string]any:
-		for _, k := range SortedKeys(x) {
-			if p, stub := findStub(x[k], path+"."+k, depth-1); stub != nil {
-				return p, stub
-			}
-		}
-	}
-	return "", nil
 }
 
 // Reusable is what `playbook retry` may reuse of an earlier run's

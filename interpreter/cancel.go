@@ -6,7 +6,7 @@ import "fmt"
 // to `end` like a failure, but does not count as one.
 func (r *Run) cancel(name string, err *StepError, attempts int) {
 	st := r.states[name]
-	st.Status, st.Result, st.Error, st.Attempts = StatusCancelled, nil, err, st.priorAttempts+attempts
+	st.Status, st.Result, st.Error, st.Attempts = StatusCancelled, nil, err, st.PriorAttempts+attempts
 	st.RoutedToEnd = true
 	r.ended(st)
 	if r.stoppedBy != "" {

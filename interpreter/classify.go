@@ -26,7 +26,7 @@ func (r *Run) Pending() []PendingStep {
 	out := []PendingStep{}
 	for _, s := range r.pb.Steps {
 		if st := r.states[s.Name]; st.Status == StatusPendingFailed {
-			out = append(out, PendingStep{Step: s.Name, Since: st.pendingSince, Attempts: st.Attempts, Recovery: st.Recovery, Error: st.Error})
+			out = append(out, PendingStep{Step: s.Name, Since: st.PendingSince, Attempts: st.Attempts, Recovery: st.Recovery, Error: st.Error})
 		}
 	}
 	return out
@@ -64,9 +64,9 @@ func (r *Run) Classify(name, action, by, reason string) error {
 	r.emit(ev)
 	switch action {
 	case ClassifyRetry:
-		st.priorAttempts, st.Status, st.Error = st.Attempts, StatusPending, nil
+		st.PriorAttempts, st.Status, st.Error = st.Attempts, StatusPending, nil
 	case ClassifyFail:
-		st.Attempts -= st.priorAttempts
+		st.Attempts -= st.PriorAttempts
 		r.Fail(name, st.Error, st.Attempts)
 	case ClassifySkip:
 		st.Status, st.SkipReason = StatusSkipped, "classified "+st.Classified

@@ -2,6 +2,8 @@ package interpreter
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,9 +216,9 @@ workflow:
 	earlier := first.Finish(nil, nil, 0).Steps
 
 	for _, from := range []string{"", "slow"} {
-		reuse, err := pb.ReusableSteps(earlier, from)
+		reuse, err := ReusableSteps(pb, earlier, from)
 		require.NoError(t, err)
-		require.Equal(t, []string{"a"}, SortedKeys(reuse))
+		require.Equal(t, []string{"a"}, slices.Sorted(maps.Keys(reuse)))
 		retry := NewRun(pb, nil, "t-2", time.Now)
 		retry.Reuse(reuse)
 		require.Equal(t, []string{"slow"}, names(retry.Ready()), "retry --step %q", from)
@@ -252,9 +254,9 @@ workflow:
 		"report":    {Status: StatusCompleted, TakenNext: []string{}},
 		"side":      {Status: StatusCompleted, TakenNext: []string{}},
 	}
-	reuse, err := pb.ReusableSteps(earlier, "")
+	reuse, err := ReusableSteps(pb, earlier, "")
 	require.NoError(t, err)
-	require.Equal(t, []string{"download", "side"}, SortedKeys(reuse))
+	require.Equal(t, []string{"download", "side"}, slices.Sorted(maps.Keys(reuse)))
 	run := NewRun(pb, nil, "t-2", time.Now)
 	run.Reuse(reuse)
 	require.Equal(t, []string{"transform"}, names(run.Ready()))

@@ -44,7 +44,7 @@ func (r *Run) RenderTool(s *Step) (map[string]any, error) {
 	} else {
 		env = r.envReading(r.toolReads(s))
 	}
-	out, err := renderValue(s.Tool.Spec, r.pb.templates, env)
+	out, err := renderValue(s.Tool.Spec, r.pb.Templates(), env)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (r *Run) envReading(exprs []*Expr) map[string]any {
 func (r *Run) toolReads(s *Step) []*Expr {
 	var exprs []*Expr
 	_ = TemplatesIn(s.Tool.Spec, func(src string) error {
-		if t := r.pb.templates[src]; t != nil {
+		if t := r.pb.Templates()[src]; t != nil {
 			exprs = append(exprs, t.Exprs()...)
 		}
 		return nil
@@ -114,17 +114,4 @@ func readPart(src map[string]any, name string, exprs []*Expr, keys func(*Expr) [
 		}
 	}
 	return part
-}
-
-// ToolScope is the scope of a step's tool templates, with the names a loop
-// adds (its iterator and `loop`).
-func ToolScope(s *Step) (Scope, []string) {
-	scope := ScopeStep
-	if s.Name == EndStep {
-		scope = ScopeEnd
-	}
-	if s.Loop != nil {
-		return scope, []string{s.Loop.Iterator, "loop"}
-	}
-	return scope, nil
 }

@@ -3,7 +3,9 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -73,13 +75,21 @@ type Expr struct {
 	broken error
 }
 
+// BrokenExpr is an expression received that does not compile here:
+// evaluating it returns err.
+func BrokenExpr(src string, scope Scope, err error) *Expr {
+	return &Expr{Source: src, Scope: scope, broken: err}
+}
+
 // CompileExpr compiles an expression of the given scope; a `{{ }}` wrapper
 // is accepted. `now` is disabled: expressions must be deterministic.
 func CompileExpr(src string, scope Scope, asBool bool) (*Expr, error) {
-	return compileExpr(src, 0, scope, asBool)
+	return CompileExprAt(src, 0, scope, asBool)
 }
 
-func compileExpr(src string, line int, scope Scope, asBool bool, extra ...string) (*Expr, error) {
+// CompileExprAt compiles an expression written at line, whose scope also
+// declares the names extra.
+func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...string) (*Expr, error) {
 	body := unwrap(src)
 	if strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("empty expression")
@@ -221,7 +231,7 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 	t := &Template{Source: src}
 	trimmed := strings.TrimSpace(src)
 	if strings.HasPrefix(trimmed, "{{") && strings.HasSuffix(trimmed, "}}") && strings.Count(trimmed, "{{") == 1 {
-		e, err := compileExpr(trimmed, 0, scope, false, extra...)
+		e, err := CompileExprAt(trimmed, 0, scope, false, extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +249,7 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 		if j < 0 {
 			return nil, fmt.Errorf("template %q: {{ without }}", src)
 		}
-		e, err := compileExpr(rest[i+2:i+j], 0, scope, false, extra...)
+		e, err := CompileExprAt(rest[i+2:i+j], 0, scope, false, extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +317,7 @@ func TemplatesIn(v any, fn func(s string) error) error {
 			return fn(t)
 		}
 	case map[string]any:
-		for _, k := range SortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if err := TemplatesIn(t[k], fn); err != nil {
 				return err
 			}
@@ -334,7 +344,7 @@ func renderValue(v any, templates map[string]*Template, env map[string]any) (any
 		// Sorted: which of several failing templates is reported must not
 		// depend on map order (the message reaches steps.X.error).
 		out := make(map[string]any, len(t))
-		for _, k := range SortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			e := t[k]
 			r, err := renderValue(e, templates, env)
 			if err != nil {

@@ -200,7 +200,7 @@ func (pb *Playbook) RenderElement(s *Step, scope map[string]any, items []any, i 
 	maps.Copy(env, scope)
 	env[s.Loop.Iterator] = items[i]
 	env["loop"] = map[string]any{"index": i, "length": len(items)}
-	out, err := renderValue(s.Tool.Spec, pb.templates, env)
+	out, err := renderValue(s.Tool.Spec, pb.Templates(), env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", elementLabel(i, len(items)), err)
 	}

@@ -21,7 +21,7 @@ var statusColours = map[Status]string{
 // Mermaid draws the step graph as a Mermaid flowchart: `next` arcs as
 // arrows (labelled with their condition), `depends_on` arcs dotted, and the
 // implicit routes to `end` dotted. With statuses, steps are coloured by them.
-func (p *Playbook) Mermaid(statuses map[string]Status) string {
+func Mermaid(p *Playbook, statuses map[string]Status) string {
 	id := map[string]string{}
 	for i, s := range p.Steps {
 		// Mermaid reserves words like `end`: nodes get plain IDs, names go in labels.
@@ -63,7 +63,7 @@ func (p *Playbook) Mermaid(statuses map[string]Status) string {
 		for _, from := range s.DependsOn {
 			fmt.Fprintf(&b, "    %s -.->|depends_on| %s\n", id[from], id[s.Name])
 		}
-		if s.Name != EndStep && len(p.outgoing[s.Name]) == 0 {
+		if s.Name != EndStep && len(p.Outgoing(s.Name)) == 0 {
 			fmt.Fprintf(&b, "    %s -.-> %s\n", id[s.Name], id[EndStep])
 		}
 	}

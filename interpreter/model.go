@@ -86,6 +86,12 @@ type Arc struct {
 // Incoming returns the arcs that lead into a step.
 func (p *Playbook) Incoming(name string) []Arc { return p.incoming[name] }
 
+// Templates are every compiled template of every tool, by source text.
+func (p *Playbook) Templates() map[string]*Template { return p.templates }
+
+// Outgoing are the arcs that leave the step name.
+func (p *Playbook) Outgoing(name string) []Arc { return p.outgoing[name] }
+
 // End returns the `end` step.
 func (p *Playbook) End() *Step { return p.byName[EndStep] }
 
@@ -114,3 +120,18 @@ func (p *Playbook) SubmitErrors() []error { return p.submitErrs }
 // KeyLine is the line of a key checked after decoding ("workflow",
 // "name", "notify.on_failure"), 0 when the file has none.
 func (p *Playbook) KeyLine(key string) int { return p.lines[key] }
+
+// HasArcsOfBothKinds tells whether two steps are joined both by a `next`
+// and by a `depends_on`, where WithFirstArcOnly decides differently.
+func (p *Playbook) HasArcsOfBothKinds() bool {
+	for _, arcs := range p.incoming {
+		from := map[string]bool{}
+		for _, a := range arcs {
+			if from[a.From] {
+				return true
+			}
+			from[a.From] = true
+		}
+	}
+	return false
+}

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -162,7 +163,7 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 		case isExtension(k):
 			// x-...: the place for anchors; ignored.
 		case !ok:
-			errs = errs.Add(d.file, d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(SortedKeys(handlers), ", ")))
+			errs = errs.Add(d.file, d.errf(k, "unknown key %q in %s (known: %s)", k.Value, what, strings.Join(slices.Sorted(maps.Keys(handlers)), ", ")))
 		case seen[k.Value]:
 			errs = errs.Add(d.file, d.errf(k, "key %q given twice in %s", k.Value, what))
 		default:
@@ -171,17 +172,6 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 		}
 	}
 	return errs.Err()
-}
-
-// SortedKeys are a map's keys in order, for messages and for iterating
-// maps the same way every time.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (d *decoder) notYet(key string) func(v *yaml.Node) error {

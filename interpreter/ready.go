@@ -90,7 +90,7 @@ func newReadiness(pb *Playbook) readiness {
 		rd.pos[s.Name] = i
 	}
 	for i, s := range pb.Steps {
-		for _, a := range pb.incoming[s.Name] {
+		for _, a := range pb.Incoming(s.Name) {
 			p := rd.pos[a.From]
 			if k := len(rd.succs[p]); k == 0 || rd.succs[p][k-1] != i {
 				// A predecessor by both next and depends_on counts once.
@@ -171,7 +171,7 @@ func (p *positions) Pop() any {
 // decide tells whether a pending step can be resolved now, and if so whether
 // it runs; a skip comes with its reason and the failed step behind it.
 func (r *Run) decide(s *Step) (run, resolved bool, reason, origin string) {
-	arcs := r.pb.incoming[s.Name]
+	arcs := r.pb.Incoming(s.Name)
 	taken := len(arcs) == 0
 	var counted map[string]bool // with firstArcOnly
 	if r.firstArcOnly {

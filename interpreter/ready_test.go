@@ -116,7 +116,7 @@ func TestReadyMatchesAScanOfEveryStep(t *testing.T) {
 					earlier[s.Name] = &StepState{Status: StatusCompleted, Result: 1}
 				}
 			}
-			reuse, err := pb.ReusableSteps(earlier, "")
+			reuse, err := ReusableSteps(pb, earlier, "")
 			require.NoError(t, err)
 			counted.Reuse(reuse)
 			scanned.Reuse(reuse)

@@ -55,7 +55,7 @@ func (r *Retry) UnmarshalJSON(b []byte) error {
 		}
 		e, err := CompileExpr(x.src, ScopeRetry, true)
 		if err != nil {
-			e = &Expr{Source: x.src, Scope: ScopeRetry, broken: fmt.Errorf("%q does not compile on this worker: %s", x.src, FirstLine(err.Error()))}
+			e = BrokenExpr(x.src, ScopeRetry, fmt.Errorf("%q does not compile on this worker: %s", x.src, FirstLine(err.Error())))
 		}
 		*x.out = e
 	}

@@ -113,7 +113,7 @@ func (r *Run) ended(st *StepState) {
 }
 
 // PriorAttempts counts a step's attempts before a classification retried it.
-func (r *Run) PriorAttempts(name string) int { return r.states[name].priorAttempts }
+func (r *Run) PriorAttempts(name string) int { return r.states[name].PriorAttempts }
 
 // Reuse marks steps an earlier run completed as `reused`, with that run's
 // results, before anything starts: they do not run again, and their arcs

@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,9 +31,9 @@ workflow:
 		"audit":     {Status: StatusCompleted, Result: "ok"},
 		"end":       {Status: StatusCompleted},
 	}
-	reuse, err := pb.ReusableSteps(earlier, "")
+	reuse, err := ReusableSteps(pb, earlier, "")
 	require.NoError(t, err)
-	require.Equal(t, []string{"audit", "extract"}, SortedKeys(reuse))
+	require.Equal(t, []string{"audit", "extract"}, slices.Sorted(maps.Keys(reuse)))
 
 	run := NewRun(pb, nil, "t-2", time.Now)
 	run.Reuse(reuse)
@@ -45,10 +47,10 @@ workflow:
 	run.StartEnd()
 	require.Equal(t, RunCompleted, run.Finish(nil, nil, 0).Status)
 
-	reuse, err = pb.ReusableSteps(earlier, "extract")
+	reuse, err = ReusableSteps(pb, earlier, "extract")
 	require.NoError(t, err)
-	require.Equal(t, []string{"audit"}, SortedKeys(reuse), "--step reruns the step and everything downstream")
-	_, err = pb.ReusableSteps(earlier, "nope")
+	require.Equal(t, []string{"audit"}, slices.Sorted(maps.Keys(reuse)), "--step reruns the step and everything downstream")
+	_, err = ReusableSteps(pb, earlier, "nope")
 	require.EqualError(t, err, `no step "nope" to retry from in playbook t`)
 	require.Equal(t, []string{"extract", "transform", "load", "end"}, pb.Downstream("extract"))
 }

@@ -29,7 +29,7 @@ func (d *decoder) expression(n *yaml.Node, what string, scope Scope, asBool bool
 	if err := d.str(n, what, &src); err != nil {
 		return err
 	}
-	e, err := compileExpr(src, n.Line, scope, asBool)
+	e, err := CompileExprAt(src, n.Line, scope, asBool)
 	if err != nil {
 		return d.errf(n, "%s: %v", what, err)
 	}

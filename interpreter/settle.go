@@ -12,7 +12,7 @@ func (r *Run) Settle(name string, o Outcome) {
 	st.Recovery = o.Recovery
 	// Attempts are retried inside Temporal's activity retry, out of the
 	// workflow's sight; their records arrive with the outcome.
-	last := st.priorAttempts + o.Attempts
+	last := st.PriorAttempts + o.Attempts
 	for _, a := range o.AttemptErrors {
 		if a.Attempt < last {
 			e := a.Error
@@ -31,8 +31,8 @@ func (r *Run) Settle(name string, o Outcome) {
 		r.cancel(name, o.Err, o.Attempts)
 	case r.pb.UsePendingFailed && (o.Recovery == RecoveryNoHandler || o.Recovery == RecoveryNoMatchingRule):
 		st.Status, st.Error, st.Result = StatusPendingFailed, o.Err, nil
-		st.Attempts = st.priorAttempts + o.Attempts
-		st.pendingSince = r.now()
+		st.Attempts = st.PriorAttempts + o.Attempts
+		st.PendingSince = r.now()
 		r.ended(st)
 		r.emit(Event{Type: "step_pending_failed", Step: name, Attempts: st.Attempts, Error: o.Err, Message: "waiting for a classification: retry, fail or skip"})
 	default:
@@ -45,7 +45,7 @@ func (r *Run) Settle(name string, o Outcome) {
 // A `when` that cannot be evaluated fails the step.
 func (r *Run) Complete(name string, result any, attempts int) {
 	st := r.states[name]
-	st.Status, st.Result, st.Attempts, st.Error = StatusCompleted, result, st.priorAttempts+attempts, nil
+	st.Status, st.Result, st.Attempts, st.Error = StatusCompleted, result, st.PriorAttempts+attempts, nil
 	attempts = st.Attempts
 	r.ended(st)
 	taken, err := r.nextTargets(name)
@@ -61,7 +61,7 @@ func (r *Run) Complete(name string, result any, attempts int) {
 // nextTargets evaluates a completed step's `next`: every plain target, and
 // of the when/else items the first that holds. It is never nil.
 func (r *Run) nextTargets(name string) ([]string, error) {
-	s := r.pb.byName[name]
+	s := r.pb.Step(name)
 	take := []string{}
 	var env map[string]any
 	for _, rule := range s.Next {
@@ -93,7 +93,7 @@ func (r *Run) takeArcs(name string, targets []string) {
 	for _, to := range targets {
 		r.taken[Arc{From: name, To: to, Kind: ArcNext}] = true
 	}
-	for _, a := range r.pb.outgoing[name] {
+	for _, a := range r.pb.Outgoing(name) {
 		if a.Kind == ArcDependsOn {
 			r.taken[a] = true
 		}
@@ -104,7 +104,7 @@ func (r *Run) takeArcs(name string, targets []string) {
 // failure_mode stop no new step starts after it.
 func (r *Run) Fail(name string, err *StepError, attempts int) {
 	st := r.states[name]
-	st.Status, st.Result, st.Error, st.Attempts = StatusFailed, nil, err, st.priorAttempts+attempts
+	st.Status, st.Result, st.Error, st.Attempts = StatusFailed, nil, err, st.PriorAttempts+attempts
 	attempts = st.Attempts
 	st.RoutedToEnd = true
 	st.OriginalFailedStep = &name

@@ -74,9 +74,11 @@ type StepState struct {
 	// the same arcs without evaluating its `when` again.
 	TakenNext []string `json:"taken_next,omitzero"`
 
-	// priorAttempts counts attempts made before a classification retried it.
-	priorAttempts int
-	pendingSince  time.Time
+	// PriorAttempts counts attempts made before a classification retried
+	// it; PendingSince is when it became pending_failed. The run keeps
+	// both; neither is part of the aggregate.
+	PriorAttempts int       `json:"-"`
+	PendingSince  time.Time `json:"-"`
 }
 
 // Note says in one line why a step is not simply completed: its error (with

@@ -212,3 +212,16 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 		}},
 	}
 }
+
+// ToolScope is the scope of a step's tool templates, with the names a loop
+// adds (its iterator and `loop`).
+func ToolScope(s *Step) (Scope, []string) {
+	scope := ScopeStep
+	if s.Name == EndStep {
+		scope = ScopeEnd
+	}
+	if s.Loop != nil {
+		return scope, []string{s.Loop.Iterator, "loop"}
+	}
+	return scope, nil
+}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr/types"
@@ -165,7 +167,7 @@ func (PlainValues) checkValue(v any) error {
 	if !ok {
 		return errors.New("must be a mapping of names to values")
 	}
-	for _, k := range SortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch m[k].(type) {
 		case map[string]any, []any:
 			return fmt.Errorf("%s must be a plain value", k)
@@ -191,7 +193,7 @@ func (EnvVars) checkValue(v any) error {
 	if err := (PlainValues{}).checkValue(v); err != nil {
 		return err
 	}
-	for _, k := range SortedKeys(v.(map[string]any)) {
+	for _, k := range slices.Sorted(maps.Keys(v.(map[string]any))) {
 		switch {
 		case k == "":
 			return errors.New("a variable needs a name")
@@ -307,7 +309,7 @@ func DecodeTool(fields map[string]any, spec ToolSpec) error {
 }
 
 // ToolKinds are the names of the tool kinds, sorted.
-func ToolKinds() []string { return SortedKeys(toolKinds) }
+func ToolKinds() []string { return slices.Sorted(maps.Keys(toolKinds)) }
 
 // ResultShape is the shape of a tool kind's result, nil when the kind does
 // not know it.

@@ -2,10 +2,12 @@ package submit
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -680,7 +682,7 @@ func workloadType(w map[string]any) types.Map {
 // (its first word holds a /) exists, relative to the playbook's directory.
 func checkRecoveryScripts(pb *interpreter.Playbook, dir string) interpreter.Errors {
 	var errs interpreter.Errors
-	for _, name := range interpreter.SortedKeys(pb.Handlers) {
+	for _, name := range slices.Sorted(maps.Keys(pb.Handlers)) {
 		h := pb.Handlers[name]
 		for _, r := range h.Rules {
 			fields := strings.Fields(r.RecoveryScript)

@@ -109,7 +109,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_ = pb.Mermaid(nil)
+		_ = interpreter.Mermaid(pb, nil)
 		_ = interpreter.NewRun(pb, nil, "fuzz-1", time.Now).Ready()
 	})
 }

@@ -3,7 +3,9 @@ package submit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,7 +89,7 @@ func CheckOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[str
 func convertOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[string]any, []string) {
 	out := make(map[string]any, len(overrides))
 	var problems []string
-	for _, key := range interpreter.SortedKeys(overrides) {
+	for _, key := range slices.Sorted(maps.Keys(overrides)) {
 		def, ok := pb.Workload[key]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("workload key %q is not declared (%s)", key, declaredKeys(pb.Workload)))
@@ -111,7 +113,7 @@ func declaredKeys(w map[string]any) string {
 	if len(w) == 0 {
 		return "the playbook's workload section declares no keys"
 	}
-	keys := interpreter.SortedKeys(w)
+	keys := slices.Sorted(maps.Keys(w))
 	sort.Strings(keys)
 	return "declared: " + strings.Join(keys, ", ")
 }
@@ -198,7 +200,7 @@ func convertOverride(path string, def, v any) (any, error) {
 			return nil, bad("a mapping")
 		}
 		out := make(map[string]any, len(m))
-		for _, k := range interpreter.SortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			sub, declared := d[k]
 			if !declared {
 				out[k] = plain(m[k])
@@ -239,7 +241,7 @@ func nonFiniteOverride(path string, written, converted any) (at, shown string, f
 	switch w := written.(type) {
 	case map[string]any:
 		c, _ := converted.(map[string]any)
-		for _, k := range interpreter.SortedKeys(w) {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
 			if at, shown, found = nonFiniteOverride(path+"."+k, w[k], c[k]); found {
 				return at, shown, true
 			}
@@ -274,7 +276,7 @@ func firstNonFinite(path string, v any) (string, float64, bool) {
 	case float64:
 		return path, t, math.IsNaN(t) || math.IsInf(t, 0)
 	case map[string]any:
-		for _, k := range interpreter.SortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			if at, f, ok := firstNonFinite(path+"."+k, t[k]); ok {
 				return at, f, true
 			}

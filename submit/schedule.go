@@ -2,6 +2,8 @@ package submit
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +64,7 @@ func checkScheduleWorkload(p *interpreter.Playbook) error {
 	s := p.Schedule
 	var errs interpreter.Errors
 	converted := map[string]any{}
-	for _, key := range interpreter.SortedKeys(s.Workload) {
+	for _, key := range slices.Sorted(maps.Keys(s.Workload)) {
 		v, problems := convertOverrides(p, map[string]any{key: s.Workload[key]})
 		line := s.WorkloadLine(key)
 		if line == 0 {

@@ -127,7 +127,7 @@ func (a *app) graphCommand() *cobra.Command {
 					return err
 				}
 			}
-			fmt.Fprint(c.stdout, pb.Mermaid(statuses))
+			fmt.Fprint(c.stdout, interpreter.Mermaid(pb, statuses))
 			return nil
 		}),
 	}

@@ -66,7 +66,7 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	if in.Reuse, err = pb.ReusableSteps(interpreter.Reusable(earlier), step); err != nil {
+	if in.Reuse, err = interpreter.ReusableSteps(pb, interpreter.Reusable(earlier), step); err != nil {
 		return nil, &retryError{err.Error()}
 	}
 	if id == "" {
