@@ -387,14 +387,14 @@ var runners = map[string]runner{}
 func runs[T any, S interface {
 	*T
 	interpreter.ToolSpec
-}](run func(a *Activities, ctx context.Context, in interpreter.StepInput, spec S, attempt int) ToolResult) bool {
+}](run func(a *Activities, ctx context.Context, in interpreter.StepInput, toolSpec S, attempt int) ToolResult) bool {
 	kind := S(new(T)).Kind()
 	runners[kind] = func(a *Activities, ctx context.Context, in interpreter.StepInput, attempt int) ToolResult {
-		spec := S(new(T))
-		if err := interpreter.DecodeTool(in.Spec, spec); err != nil {
+		toolSpec := S(new(T))
+		if err := interpreter.DecodeTool(in.Spec, toolSpec); err != nil {
 			return failure(interpreter.ErrTool, kind+" spec: "+err.Error(), nil)
 		}
-		return run(a, ctx, in, spec, attempt)
+		return run(a, ctx, in, toolSpec, attempt)
 	}
 	return true
 }

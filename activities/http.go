@@ -27,17 +27,17 @@ var errNoAnswer = errors.New("no answer in time")
 
 // runHTTP sends one request. A body that is not a string is sent as JSON.
 // The attempt fails when the status is not expected (default: any 2xx).
-func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, spec *interpreter.HTTPTool, _ int) ToolResult {
-	method := strings.ToUpper(spec.Method)
+func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, toolSpec *interpreter.HTTPTool, _ int) ToolResult {
+	method := strings.ToUpper(toolSpec.Method)
 	if method == "" {
 		method = http.MethodGet
-		if spec.Body != nil {
+		if toolSpec.Body != nil {
 			method = http.MethodPost
 		}
 	}
 	var body io.Reader
 	isJSON := false
-	switch b := spec.Body.(type) {
+	switch b := toolSpec.Body.(type) {
 	case nil:
 	case string:
 		body = strings.NewReader(b)
@@ -53,19 +53,19 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, spec
 		ctx, cancel = context.WithTimeoutCause(ctx, httpTimeout, errNoAnswer)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, spec.URL, body)
+	req, err := http.NewRequestWithContext(ctx, method, toolSpec.URL, body)
 	if err != nil {
 		return failure(interpreter.ErrTool, "http request: "+err.Error(), nil)
 	}
 	// noAnswer is the error of a request stopped by httpTimeout.
 	noAnswer := func(what string) ToolResult {
 		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %s within %s, as long as an http step without a timeout waits (give the step a timeout to wait longer)",
-			method, spec.URL, what, durationText(httpTimeout)), nil)
+			method, toolSpec.URL, what, durationText(httpTimeout)), nil)
 	}
 	if isJSON {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	for k, v := range spec.Headers {
+	for k, v := range toolSpec.Headers {
 		req.Header.Set(k, interpreter.Text(v))
 	}
 	client := a.HTTP
@@ -77,7 +77,7 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, spec
 		if errors.Is(context.Cause(ctx), errNoAnswer) {
 			return noAnswer("no answer")
 		}
-		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %v", method, spec.URL, err), nil)
+		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %v", method, toolSpec.URL, err), nil)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit+1))
@@ -85,11 +85,11 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, spec
 		if errors.Is(context.Cause(ctx), errNoAnswer) {
 			return noAnswer("the body of the answer did not end")
 		}
-		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: reading the response: %v", method, spec.URL, err), nil)
+		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: reading the response: %v", method, toolSpec.URL, err), nil)
 	}
 	if len(raw) > bodyLimit {
 		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: the response body is larger than its limit of %s (a step's result must fit in Temporal's %s payload limit)",
-			method, spec.URL, size(bodyLimit), size(PayloadLimit)), map[string]any{"status_code": resp.StatusCode})
+			method, toolSpec.URL, size(bodyLimit), size(PayloadLimit)), map[string]any{"status_code": resp.StatusCode})
 	}
 	headers := map[string]any{}
 	for k := range resp.Header {
@@ -101,8 +101,8 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, spec
 	}
 	code := resp.StatusCode
 	result := map[string]any{"status_code": code, "headers": headers, "body": string(raw), "json": parsed}
-	if !spec.ExpectStatus.Has(code) {
-		o := failure(interpreter.ErrHTTPStatus, fmt.Sprintf("%s %s answered %d", method, spec.URL, code),
+	if !toolSpec.ExpectStatus.Has(code) {
+		o := failure(interpreter.ErrHTTPStatus, fmt.Sprintf("%s %s answered %d", method, toolSpec.URL, code),
 			map[string]any{"status_code": code, "body": truncate(string(raw), tailBytes)})
 		o.StatusCode = &code
 		return o

@@ -44,13 +44,13 @@ except BaseException as e:
 // runPython runs the step's code with the machine's python3. The result is
 // what main returns; a raised exception is a `python_exception` error with
 // the traceback in its details; sys.exit(N) is an exit code like a shell's.
-func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, spec *interpreter.PythonTool, attempt int) ToolResult {
+func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, toolSpec *interpreter.PythonTool, attempt int) ToolResult {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		return failure(interpreter.ErrTool, "python3 is not on this worker's PATH: install Python 3 where the worker runs", nil)
 	}
-	if spec.Args == nil {
-		spec.Args = interpreter.Values{}
+	if toolSpec.Args == nil {
+		toolSpec.Args = interpreter.Values{}
 	}
 	dir, dirErr := a.attemptLogDir(in)
 	if dirErr != nil {
@@ -58,11 +58,11 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, sp
 	}
 	file := func(suffix string) string { return filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", attempt, suffix)) }
 	codeFile, argsFile, resultFile, excFile := file("py"), file("args.json"), file("result.json"), file("exception.json")
-	argsJSON, err := json.Marshal(spec.Args)
+	argsJSON, err := json.Marshal(toolSpec.Args)
 	if err != nil {
 		return failure(interpreter.ErrTool, "python args: "+err.Error(), nil)
 	}
-	for path, content := range map[string][]byte{codeFile: []byte(spec.Code), argsFile: argsJSON} {
+	for path, content := range map[string][]byte{codeFile: []byte(toolSpec.Code), argsFile: argsJSON} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {
 			return failure(interpreter.ErrTool, err.Error(), nil)
 		}

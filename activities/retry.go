@@ -52,7 +52,7 @@ func MatchRule(rules []interpreter.ExitCodeRule, code int) *interpreter.ExitCode
 // holds, or when retry_when is given and does not hold. On a success, retry
 // only while retry_when holds (polling). random returns a number in [0, 1)
 // for jitter.
-func DecideRetry(spec interpreter.Retry, handler *interpreter.FailureHandler, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
+func DecideRetry(block interpreter.Retry, handler *interpreter.FailureHandler, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
 	if o.Err != nil {
 		if interpreter.IsEngineError(o.Err.Type) {
 			return Decision{Recovery: interpreter.RecoveryError}, nil
@@ -60,7 +60,7 @@ func DecideRetry(spec interpreter.Retry, handler *interpreter.FailureHandler, at
 		if handler != nil && o.ExitCode != nil {
 			if rule := MatchRule(handler.Rules, *o.ExitCode); rule != nil {
 				if attempt <= rule.MaxRetries {
-					return Decision{Retry: true, Delay: backoff(spec, attempt, random), Recovery: interpreter.RecoveryRetried, Rule: rule}, nil
+					return Decision{Retry: true, Delay: backoff(block, attempt, random), Recovery: interpreter.RecoveryRetried, Rule: rule}, nil
 				}
 				why := fmt.Sprintf("exit code %d: %s gave up after %d retries", *o.ExitCode, handler.Name, rule.MaxRetries)
 				if rule.MaxRetries == 0 {
@@ -70,7 +70,7 @@ func DecideRetry(spec interpreter.Retry, handler *interpreter.FailureHandler, at
 			}
 		}
 	}
-	d, err := decideByRetryBlock(spec, attempt, o, scope, random)
+	d, err := decideByRetryBlock(block, attempt, o, scope, random)
 	if o.Err != nil && !d.Retry {
 		d.Recovery = interpreter.RecoveryNoHandler
 		if handler != nil {
@@ -80,7 +80,7 @@ func DecideRetry(spec interpreter.Retry, handler *interpreter.FailureHandler, at
 	return d, err
 }
 
-func decideByRetryBlock(spec interpreter.Retry, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
+func decideByRetryBlock(block interpreter.Retry, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
 	env := retryEnv(scope, attempt, o)
 	eval := func(e *interpreter.Expr) (bool, error) {
 		if e == nil {
@@ -88,11 +88,11 @@ func decideByRetryBlock(spec interpreter.Retry, attempt int, o ToolResult, scope
 		}
 		return e.EvalBool(env)
 	}
-	retryWhen, err := eval(spec.RetryWhen)
+	retryWhen, err := eval(block.RetryWhen)
 	if err != nil {
 		return Decision{}, fmt.Errorf("retry_when %w", err)
 	}
-	spent := attempt >= max(spec.MaxAttempts, 1)
+	spent := attempt >= max(block.MaxAttempts, 1)
 	if o.Err == nil {
 		switch {
 		case !retryWhen:
@@ -100,35 +100,35 @@ func decideByRetryBlock(spec interpreter.Retry, attempt int, o ToolResult, scope
 		case spent:
 			return Decision{Why: fmt.Sprintf("retry_when still true after %d attempts", attempt)}, nil
 		}
-		return Decision{Retry: true, Delay: backoff(spec, attempt, random)}, nil
+		return Decision{Retry: true, Delay: backoff(block, attempt, random)}, nil
 	}
 	if spent {
-		if spec.MaxAttempts > 1 {
+		if block.MaxAttempts > 1 {
 			return Decision{Why: fmt.Sprintf("gave up after %d attempts", attempt)}, nil
 		}
 		return Decision{}, nil
 	}
-	stop, err := eval(spec.StopWhen)
+	stop, err := eval(block.StopWhen)
 	if err != nil {
 		return Decision{}, fmt.Errorf("stop_when %w", err)
 	}
 	switch {
 	case stop:
-		return Decision{Why: "stop_when " + spec.StopWhen.Source + " is true"}, nil
-	case spec.RetryWhen != nil && !retryWhen:
-		return Decision{Why: "retry_when " + spec.RetryWhen.Source + " is false"}, nil
+		return Decision{Why: "stop_when " + block.StopWhen.Source + " is true"}, nil
+	case block.RetryWhen != nil && !retryWhen:
+		return Decision{Why: "retry_when " + block.RetryWhen.Source + " is false"}, nil
 	}
-	return Decision{Retry: true, Delay: backoff(spec, attempt, random)}, nil
+	return Decision{Retry: true, Delay: backoff(block, attempt, random)}, nil
 }
 
 // backoff is min(initial * multiplier^(attempt-1), max), times a factor in
 // [0.5, 1.5) with jitter. Without a retry block it is immediate.
-func backoff(spec interpreter.Retry, attempt int, random func() float64) time.Duration {
-	d := float64(spec.InitialDelay) * math.Pow(max(spec.Multiplier, 1), float64(attempt-1))
-	if spec.MaxDelay > 0 {
-		d = math.Min(d, float64(spec.MaxDelay))
+func backoff(block interpreter.Retry, attempt int, random func() float64) time.Duration {
+	d := float64(block.InitialDelay) * math.Pow(max(block.Multiplier, 1), float64(attempt-1))
+	if block.MaxDelay > 0 {
+		d = math.Min(d, float64(block.MaxDelay))
 	}
-	if spec.Jitter {
+	if block.Jitter {
 		d *= 0.5 + random()
 	}
 	// Temporal reads a zero delay as "use the policy's"; keep ours.

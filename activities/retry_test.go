@@ -56,20 +56,20 @@ func TestDecideRetry(t *testing.T) {
 }
 
 func TestDecideRetryJitter(t *testing.T) {
-	spec := interpreter.Retry{MaxAttempts: 3, InitialDelay: 2 * time.Second, Multiplier: 2, MaxDelay: time.Minute, Jitter: true}
+	block := interpreter.Retry{MaxAttempts: 3, InitialDelay: 2 * time.Second, Multiplier: 2, MaxDelay: time.Minute, Jitter: true}
 	fail := ToolResult{Err: &interpreter.StepError{Type: "x"}}
-	low, err := DecideRetry(spec, nil, 1, fail, nil, func() float64 { return 0 })
+	low, err := DecideRetry(block, nil, 1, fail, nil, func() float64 { return 0 })
 	require.NoError(t, err)
-	high, err := DecideRetry(spec, nil, 1, fail, nil, func() float64 { return 0.999 })
+	high, err := DecideRetry(block, nil, 1, fail, nil, func() float64 { return 0.999 })
 	require.NoError(t, err)
 	require.Equal(t, time.Second, low.Delay, "jitter factor 0.5")
 	require.InDelta(t, float64(3*time.Second), float64(high.Delay), float64(10*time.Millisecond), "jitter factor just under 1.5")
 }
 
 func TestDecideRetryScopeReadsRun(t *testing.T) {
-	spec := interpreter.Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 1, StopWhen: retryExpr(t, "workload.strict && steps.prev.status == 'failed'")}
+	block := interpreter.Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 1, StopWhen: retryExpr(t, "workload.strict && steps.prev.status == 'failed'")}
 	scope := map[string]any{"workload": map[string]any{"strict": true}, "steps": map[string]any{"prev": map[string]any{"status": "failed"}}}
-	got, err := DecideRetry(spec, nil, 1, ToolResult{Err: &interpreter.StepError{Type: "x"}}, scope, func() float64 { return 0 })
+	got, err := DecideRetry(block, nil, 1, ToolResult{Err: &interpreter.StepError{Type: "x"}}, scope, func() float64 { return 0 })
 	require.NoError(t, err)
 	require.False(t, got.Retry)
 }

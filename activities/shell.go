@@ -10,8 +10,8 @@ var _ = runs((*Activities).runShell)
 
 // runShell runs `/bin/sh -c command`. Its result is {exit_code, stdout,
 // stderr, json}: tails of the output, and stdout parsed when it is JSON.
-func (a *Activities) runShell(ctx context.Context, in interpreter.StepInput, spec *interpreter.ShellTool, attempt int) ToolResult {
-	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", spec.Command}, workdir: spec.Workdir, env: spec.Env})
+func (a *Activities) runShell(ctx context.Context, in interpreter.StepInput, toolSpec *interpreter.ShellTool, attempt int) ToolResult {
+	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", toolSpec.Command}, workdir: toolSpec.Workdir, env: toolSpec.Env})
 	if err != nil {
 		return ToolResult{Err: err}
 	}

@@ -15,8 +15,8 @@ import (
 	"playbook/interpreter"
 )
 
-func shellInput(t *testing.T, spec map[string]any) interpreter.StepInput {
-	return interpreter.StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: spec, BaseDir: t.TempDir()}
+func shellInput(t *testing.T, toolSpec map[string]any) interpreter.StepInput {
+	return interpreter.StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: toolSpec, BaseDir: t.TempDir()}
 }
 
 func TestShellResult(t *testing.T) {

@@ -33,15 +33,15 @@ workflow:
 	}
 	ready := run.Ready()
 	require.Len(t, ready, 3)
-	spec, err := run.RenderTool(pb.Step("e"))
+	toolSpec, err := run.RenderTool(pb.Step("e"))
 	require.NoError(t, err)
-	require.Equal(t, 1, spec["result"], "$env reads every step")
-	spec, err = run.RenderTool(pb.Step("c"))
+	require.Equal(t, 1, toolSpec["result"], "$env reads every step")
+	toolSpec, err = run.RenderTool(pb.Step("c"))
 	require.NoError(t, err)
-	require.Equal(t, "1+2", spec["result"])
-	spec, err = run.RenderTool(pb.Step("d"))
+	require.Equal(t, "1+2", toolSpec["result"])
+	toolSpec, err = run.RenderTool(pb.Step("d"))
 	require.NoError(t, err)
-	require.Equal(t, 1, spec["result"])
+	require.Equal(t, 1, toolSpec["result"])
 	require.Equal(t, []string{"a"}, keysOf(run.envReading(run.toolReads(pb.Step("d")))["steps"]))
 }
 

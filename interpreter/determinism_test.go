@@ -151,20 +151,20 @@ workflow:
 	require.NoError(t, err)
 	over := map[string]any{"db": map[string]any{"host": "x", "opts": map[string]any{"timeout": 9}}, "tags": []any{"c"}}
 	run := NewRun(pb, over, "t-1", time.Now)
-	spec, err := run.RenderTool(run.Ready()[0])
+	toolSpec, err := run.RenderTool(run.Ready()[0])
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{
 		"db":   map[string]any{"host": "x", "port": 5432, "opts": map[string]any{"ssl": true, "timeout": 9}},
 		"tags": []any{"c"},
-	}, spec["result"])
+	}, toolSpec["result"])
 	require.Equal(t, "localhost", pb.Workload["db"].(map[string]any)["host"], "the defaults are not changed")
 	require.True(t, MergesDeep(pb.Workload, over))
 	require.False(t, MergesDeep(pb.Workload, map[string]any{"tags": []any{}}))
 
 	old := NewRun(pb, over, "t-1", time.Now, WithShallowWorkload())
-	spec, err = old.RenderTool(old.Ready()[0])
+	toolSpec, err = old.RenderTool(old.Ready()[0])
 	require.NoError(t, err)
-	require.Equal(t, map[string]any{"host": "x", "opts": map[string]any{"timeout": 9}}, spec["result"].(map[string]any)["db"], "runs from before replace key by key")
+	require.Equal(t, map[string]any{"host": "x", "opts": map[string]any{"timeout": 9}}, toolSpec["result"].(map[string]any)["db"], "runs from before replace key by key")
 }
 
 // Runs started before arcs were kept per kind count only the arc declared

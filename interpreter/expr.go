@@ -366,3 +366,7 @@ func renderValue(v any, templates map[string]*Template, env map[string]any) (any
 	}
 	return v, nil
 }
+
+// MarshalJSON writes an expression as its source: compiled programs do not
+// travel; the side that reads one compiles it again (see spec.Retry).
+func (e *Expr) MarshalJSON() ([]byte, error) { return json.Marshal(e.Source) }

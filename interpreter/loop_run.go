@@ -13,11 +13,11 @@ func (r *Run) RenderLoop(s *Step, items []any) ([]map[string]any, error) {
 	base := r.Env()
 	specs := make([]map[string]any, len(items))
 	for i := range items {
-		spec, err := r.pb.RenderElement(s, base, items, i)
+		toolSpec, err := RenderElement(r.pb, s, base, items, i)
 		if err != nil {
 			return nil, err
 		}
-		specs[i] = spec
+		specs[i] = toolSpec
 	}
 	return specs, nil
 }

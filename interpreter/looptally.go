@@ -164,7 +164,7 @@ func (r *Run) LoopScope(s *Step) map[string]any {
 // numbers where the run had whole ones, so the workload is merged again
 // from the playbook's defaults and the run's overrides (as NewRun does),
 // and each step's attempts is a whole number again.
-func (pb *Playbook) DriverScope(scope, overrides map[string]any) map[string]any {
+func DriverScope(pb *Playbook, scope, overrides map[string]any) map[string]any {
 	out := maps.Clone(scope)
 	out["workload"] = MergeWorkload(pb.Workload, overrides)
 	steps := map[string]any{}
@@ -189,13 +189,13 @@ func stepsOf(scope map[string]any) map[string]any {
 
 // ElementItems evaluates a loop step's list against a scope (LoopScope),
 // as Run.LoopItems does against the whole run.
-func (pb *Playbook) ElementItems(s *Step, scope map[string]any) ([]any, error) {
+func ElementItems(s *Step, scope map[string]any) ([]any, error) {
 	return loopItems(s, scope)
 }
 
 // RenderElement renders a loop step's tool for element i of items against
 // a scope (LoopScope), as Run.RenderLoop does for every element.
-func (pb *Playbook) RenderElement(s *Step, scope map[string]any, items []any, i int) (map[string]any, error) {
+func RenderElement(pb *Playbook, s *Step, scope map[string]any, items []any, i int) (map[string]any, error) {
 	env := make(map[string]any, len(scope)+2)
 	maps.Copy(env, scope)
 	env[s.Loop.Iterator] = items[i]

@@ -68,7 +68,7 @@ func TestDriverScopeIsTheRunsScope(t *testing.T) {
 	require.NoError(t, err)
 	var scope map[string]any
 	require.NoError(t, json.Unmarshal([]byte(`{"workload": {"shards": 4}, "steps": {"a": {"status": "completed", "attempts": 2, "result": 1}}, "execution_id": "d-1"}`), &scope))
-	got := pb.DriverScope(scope, map[string]any{"name": "y"})
+	got := DriverScope(pb, scope, map[string]any{"name": "y"})
 	require.Equal(t, map[string]any{"shards": 4, "name": "y"}, got["workload"])
 	require.Equal(t, 2, got["steps"].(map[string]any)["a"].(map[string]any)["attempts"])
 	require.Equal(t, 2.0, scope["steps"].(map[string]any)["a"].(map[string]any)["attempts"], "the input is not changed")

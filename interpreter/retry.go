@@ -26,10 +26,6 @@ func DefaultRetry() Retry {
 	return Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 60 * time.Second, Jitter: true}
 }
 
-// MarshalJSON writes an expression as its source: compiled programs do not
-// travel; the side that reads one compiles it again (see Retry).
-func (e *Expr) MarshalJSON() ([]byte, error) { return json.Marshal(e.Source) }
-
 // UnmarshalJSON reads a retry block sent to an activity and compiles its
 // expressions, as validation did, where the attempt runs. One that does not
 // compile here (a worker older than the submitter) does not fail the
@@ -106,7 +102,7 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 
 // retryKeys are the keys of a `retry` mapping.
 func (d *decoder) retryKeys(r *Retry) keys {
-	expr := func(name, desc string, out **Expr) key {
+	exprKey := func(name, desc string, out **Expr) key {
 		return key{sString(desc), func(v *yaml.Node) error {
 			return d.expression(v, "retry."+name, ScopeRetry, true, out)
 		}}
@@ -135,7 +131,7 @@ func (d *decoder) retryKeys(r *Retry) keys {
 			return nil
 		}},
 		"jitter":     {sBool("Spread the delays at random (default true)."), func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) }},
-		"retry_when": expr("retry_when", "Retry only when this expression holds.", &r.RetryWhen),
-		"stop_when":  expr("stop_when", "Stop retrying when this expression holds.", &r.StopWhen),
+		"retry_when": exprKey("retry_when", "Retry only when this expression holds.", &r.RetryWhen),
+		"stop_when":  exprKey("stop_when", "Stop retrying when this expression holds.", &r.StopWhen),
 	}
 }

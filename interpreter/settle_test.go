@@ -40,9 +40,9 @@ workflow:
 	run.Fail("a", &StepError{Type: "exit_code", Message: "x"}, 2)
 	ready := run.Ready()
 	require.Len(t, ready, 1)
-	spec, err := run.RenderTool(ready[0])
+	toolSpec, err := run.RenderTool(ready[0])
 	require.NoError(t, err)
-	require.Equal(t, "null exit_code", spec["result"])
+	require.Equal(t, "null exit_code", toolSpec["result"])
 }
 
 func TestEventsAreStampedAndOrdered(t *testing.T) {

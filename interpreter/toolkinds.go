@@ -269,14 +269,14 @@ type toolKind struct {
 
 func kindsByName(specs ...ToolSpec) map[string]toolKind {
 	kinds := map[string]toolKind{}
-	for _, spec := range specs {
-		k := toolKind{spec: spec}
-		t := reflect.TypeOf(spec).Elem()
+	for _, toolSpec := range specs {
+		k := toolKind{spec: toolSpec}
+		t := reflect.TypeOf(toolSpec).Elem()
 		for i := range t.NumField() {
 			f := t.Field(i)
 			k.fields = append(k.fields, toolField{key: strings.Split(f.Tag.Get("json"), ",")[0], check: fieldCheck(f.Type)})
 		}
-		kinds[spec.Kind()] = k
+		kinds[toolSpec.Kind()] = k
 	}
 	return kinds
 }
@@ -300,12 +300,12 @@ func fieldCheck(t reflect.Type) func(v any) error {
 
 // DecodeTool decodes a tool's fields, as rendered for an activity, into
 // its kind's type.
-func DecodeTool(fields map[string]any, spec ToolSpec) error {
+func DecodeTool(fields map[string]any, toolSpec ToolSpec) error {
 	b, err := json.Marshal(fields)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(b, spec)
+	return json.Unmarshal(b, toolSpec)
 }
 
 // ToolKinds are the names of the tool kinds, sorted.

@@ -13,7 +13,7 @@ import (
 
 	"playbook/interpreter"
 
-	"github.com/expr-lang/expr"
+	exprlang "github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/types"
@@ -242,11 +242,11 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 	if len(errs) > 0 || unknown {
 		return errs
 	}
-	opts := []expr.Option{expr.Env(c.env(x)), expr.DisableBuiltin("now")}
+	opts := []exprlang.Option{exprlang.Env(c.env(x)), exprlang.DisableBuiltin("now")}
 	if x.asBool {
-		opts = append(opts, expr.AsBool())
+		opts = append(opts, exprlang.AsBool())
 	}
-	program, err := expr.Compile(x.src, opts...)
+	program, err := exprlang.Compile(x.src, opts...)
 	if err != nil {
 		return interpreter.Errors{at("%s", interpreter.FirstLine(err.Error()))}
 	}

@@ -133,22 +133,22 @@ var (
 // or 7 (second first, year last), or a shorthand such as @daily. Time zones
 // and intervals have keys of their own (timezone, every), so CRON_TZ=,
 // @every and # comments are refused here.
-func CheckCron(expr string) error {
-	expr = strings.TrimSpace(expr)
+func CheckCron(x string) error {
+	x = strings.TrimSpace(x)
 	switch {
-	case strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ="):
+	case strings.HasPrefix(x, "TZ=") || strings.HasPrefix(x, "CRON_TZ="):
 		return fmt.Errorf("give the time zone as timezone, not in the expression")
-	case strings.HasPrefix(expr, "@every"):
+	case strings.HasPrefix(x, "@every"):
 		return fmt.Errorf("give an interval as every, not @every")
-	case strings.Contains(expr, "#"):
+	case strings.Contains(x, "#"):
 		return fmt.Errorf("comments (#) are not accepted")
-	case strings.HasPrefix(expr, "@"):
-		if !cronShorthands[expr] {
+	case strings.HasPrefix(x, "@"):
+		if !cronShorthands[x] {
 			return fmt.Errorf("unknown shorthand (use @yearly, @monthly, @weekly, @daily or @hourly)")
 		}
 		return nil
 	}
-	fields := strings.Fields(expr)
+	fields := strings.Fields(x)
 	var layout []cronField
 	switch len(fields) {
 	case 5:

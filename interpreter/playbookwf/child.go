@@ -14,14 +14,14 @@ import (
 // workflow. Its ID extends the parent's with the step name, so the Web UI
 // shows the tree; cancelling the step (or the parent) cancels the child,
 // and the step waits for the child's own `end`.
-func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, spec map[string]any) (workflow.Future, *interpreter.StepError) {
-	rel := spec["path"].(string)
+func (x *executor) startChild(ctx workflow.Context, s *interpreter.Step, toolSpec map[string]any) (workflow.Future, *interpreter.StepError) {
+	rel := toolSpec["path"].(string)
 	path := interpreter.SubPlaybookPath(x.in.BaseDir, rel)
 	src, ok := x.in.Files[path]
 	if !ok {
 		return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
 	}
-	workload, _ := spec["workload"].(map[string]any)
+	workload, _ := toolSpec["workload"].(map[string]any)
 	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:          x.childID(ctx, s.Name, s.Name),

@@ -102,14 +102,14 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 		// A loop renders its tool once per element.
 		return x.startLoop(ctx, s)
 	}
-	spec, err := x.run.RenderTool(s)
+	toolSpec, err := x.run.RenderTool(s)
 	if err != nil {
 		return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 	}
 	if s.Tool.Kind == "playbook" {
-		return x.startChild(ctx, s, spec)
+		return x.startChild(ctx, s, toolSpec)
 	}
-	in := x.stepInput(s, s.Name, spec)
+	in := x.stepInput(s, s.Name, toolSpec)
 	if err := x.tooLarge("the input of step "+s.Name, in); err != nil {
 		return nil, err
 	}
@@ -118,13 +118,13 @@ func (x *executor) start(s *interpreter.Step) (workflow.Future, *interpreter.Ste
 }
 
 // stepInput is what one attempt of a step (or of a loop's element) gets.
-func (x *executor) stepInput(s *interpreter.Step, name string, spec map[string]any) interpreter.StepInput {
+func (x *executor) stepInput(s *interpreter.Step, name string, toolSpec map[string]any) interpreter.StepInput {
 	in := interpreter.StepInput{
 		WorkflowID: x.info.WorkflowExecution.ID,
 		RunID:      x.info.WorkflowExecution.RunID,
 		Step:       name,
 		Kind:       s.Tool.Kind,
-		Spec:       spec,
+		Spec:       toolSpec,
 		BaseDir:    x.in.BaseDir,
 		Timeout:    s.Timeout,
 		Retry:      s.RetryBlock(),

@@ -36,11 +36,11 @@ func (x *executor) decidesInWorkflow(s *interpreter.Step) bool {
 func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (workflow.Future, *interpreter.StepError) {
 	f, settle := workflow.NewFuture(ctx)
 	if s.Loop == nil {
-		spec, err := x.run.RenderTool(s)
+		toolSpec, err := x.run.RenderTool(s)
 		if err != nil {
 			return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 		}
-		result, err := asActivityResult(spec["result"])
+		result, err := asActivityResult(toolSpec["result"])
 		if err != nil {
 			return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 		}
@@ -57,11 +57,11 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *interpreter.Step) (
 	outcomes := make([]interpreter.Outcome, len(items))
 	for i := range items {
 		x.pace()
-		spec, err := x.run.Playbook().RenderElement(s, scope, items, i)
+		toolSpec, err := interpreter.RenderElement(x.run.Playbook(), s, scope, items, i)
 		if err != nil {
 			return nil, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 		}
-		result, err := asActivityResult(spec["result"])
+		result, err := asActivityResult(toolSpec["result"])
 		if err != nil {
 			return nil, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 		}

@@ -41,9 +41,9 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]interpreter.O
 		return nil, temporal.NewNonRetryableApplicationError("no loop step "+in.Step, "InvalidPlaybook", nil)
 	}
 	elems := make([]interpreter.StepInput, len(in.Specs))
-	for i, spec := range in.Specs {
+	for i, toolSpec := range in.Specs {
 		elems[i] = in.Common
-		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), spec
+		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), toolSpec
 	}
 	return interpreter.BoundOutcomes(runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil)), nil
 }
@@ -66,8 +66,8 @@ func (x *executor) startLoop(ctx workflow.Context, s *interpreter.Step) (workflo
 	}
 	common := x.stepInput(s, s.Name, nil)
 	elems := make([]interpreter.StepInput, len(specs))
-	for i, spec := range specs {
-		elems[i] = elementInput(common, s, i, spec)
+	for i, toolSpec := range specs {
+		elems[i] = elementInput(common, s, i, toolSpec)
 		if err := x.tooLarge("the input of "+elems[i].Step, elems[i]); err != nil {
 			return nil, err
 		}
@@ -204,8 +204,8 @@ func elementName(s *interpreter.Step, i int) string { return fmt.Sprintf("%s[%d]
 
 // elementInput is element i's activity input: what every element of the
 // loop shares (the step's own input), with the element's name and tool.
-func elementInput(common interpreter.StepInput, s *interpreter.Step, i int, spec map[string]any) interpreter.StepInput {
-	common.Step, common.Spec = elementName(s, i), spec
+func elementInput(common interpreter.StepInput, s *interpreter.Step, i int, toolSpec map[string]any) interpreter.StepInput {
+	common.Step, common.Spec = elementName(s, i), toolSpec
 	return common
 }
 

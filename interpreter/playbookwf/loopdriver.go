@@ -57,8 +57,8 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*interpreter.Outcome, err
 		o := interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrLoop, Message: "the playbook has no loop step " + in.Step}}
 		return &o, nil
 	}
-	scope := pb.DriverScope(in.Scope, in.Workload)
-	items, err := pb.ElementItems(s, scope)
+	scope := interpreter.DriverScope(pb, in.Scope, in.Workload)
+	items, err := interpreter.ElementItems(s, scope)
 	if err != nil {
 		o := interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}}
 		return &o, nil
@@ -71,7 +71,7 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*interpreter.Outcome, err
 			if i%loopYieldEvery == loopYieldEvery-1 {
 				yield(ctx)
 			}
-			if _, err := pb.RenderElement(s, scope, items, i); err != nil {
+			if _, err := interpreter.RenderElement(pb, s, scope, items, i); err != nil {
 				o := interpreter.Outcome{Err: &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}}
 				return &o, nil
 			}
@@ -189,11 +189,11 @@ func (d *loopDriver) report(p interpreter.LoopProgress) {
 // element is element i's activity input: the shared one with its name and
 // its rendered tool; an error when its input cannot be written.
 func (d *loopDriver) element(i int) (interpreter.StepInput, *interpreter.StepError) {
-	spec, err := d.pb.RenderElement(d.s, d.scope, d.items, i)
+	toolSpec, err := interpreter.RenderElement(d.pb, d.s, d.scope, d.items, i)
 	if err != nil {
 		return interpreter.StepInput{}, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: err.Error()}
 	}
-	elem := elementInput(d.in.Common, d.s, i, spec)
+	elem := elementInput(d.in.Common, d.s, i, toolSpec)
 	if err := interpreter.CheckPayload("the input of "+elem.Step, elem); err != nil {
 		return elem, err
 	}

@@ -37,8 +37,8 @@ const timeoutGrace = 30 * time.Second
 // the policy governs timeouts the server enforces). The policy has room for
 // the step's lost attempts on top of its own (in.Lost).
 func activityOptions(s *interpreter.Step, in interpreter.StepInput) workflow.ActivityOptions {
-	spec := s.RetryBlock()
-	attempts := spec.MaxAttempts
+	toolSpec := s.RetryBlock()
+	attempts := toolSpec.MaxAttempts
 	if s.FailureHandler != nil {
 		for _, r := range s.FailureHandler.Rules {
 			attempts = max(attempts, r.MaxRetries+1)
@@ -51,9 +51,9 @@ func activityOptions(s *interpreter.Step, in interpreter.StepInput) workflow.Act
 	}
 	policy := &temporal.RetryPolicy{
 		MaximumAttempts:    int32(attempts),
-		InitialInterval:    max(spec.InitialDelay, time.Millisecond),
-		BackoffCoefficient: max(spec.Multiplier, 1),
-		MaximumInterval:    max(spec.MaxDelay, spec.InitialDelay, time.Millisecond),
+		InitialInterval:    max(toolSpec.InitialDelay, time.Millisecond),
+		BackoffCoefficient: max(toolSpec.Multiplier, 1),
+		MaximumInterval:    max(toolSpec.MaxDelay, toolSpec.InitialDelay, time.Millisecond),
 	}
 	startToClose := noTimeout
 	if s.Timeout > 0 {

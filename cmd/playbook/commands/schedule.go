@@ -191,23 +191,23 @@ func listSchedules(ctx context.Context, conn *connection) ([]ScheduleEntry, erro
 
 // specWhen says when a spec starts runs: the cron expressions playbook
 // kept in the calendars' comments, and the intervals.
-func specWhen(spec *client.ScheduleSpec) []string {
+func specWhen(schedSpec *client.ScheduleSpec) []string {
 	when := []string{}
-	if spec == nil {
+	if schedSpec == nil {
 		return when
 	}
 	tz := ""
-	if spec.TimeZoneName != "" {
-		tz = " (" + spec.TimeZoneName + ")"
+	if schedSpec.TimeZoneName != "" {
+		tz = " (" + schedSpec.TimeZoneName + ")"
 	}
-	for _, cal := range spec.Calendars {
+	for _, cal := range schedSpec.Calendars {
 		if cal.Comment != "" {
 			when = append(when, "cron "+cal.Comment+tz)
 		} else {
 			when = append(when, "a calendar"+tz)
 		}
 	}
-	for _, iv := range spec.Intervals {
+	for _, iv := range schedSpec.Intervals {
 		when = append(when, "every "+iv.Every.String())
 	}
 	return when

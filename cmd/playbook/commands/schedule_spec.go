@@ -100,21 +100,21 @@ func wantedFromDescription(id string, d *client.ScheduleDescription) (*scheduleW
 	if pol := d.Schedule.Policy; pol != nil {
 		w.Overlap, w.CatchupWindow, w.PauseOnFailure = overlapName(pol.Overlap), pol.CatchupWindow, pol.PauseOnFailure
 	}
-	spec := d.Schedule.Spec
-	if spec == nil {
+	schedSpec := d.Schedule.Spec
+	if schedSpec == nil {
 		return w, nil
 	}
-	w.Timezone, w.Jitter = spec.TimeZoneName, spec.Jitter
-	if len(spec.Calendars)+len(spec.Intervals) > 1 {
+	w.Timezone, w.Jitter = schedSpec.TimeZoneName, schedSpec.Jitter
+	if len(schedSpec.Calendars)+len(schedSpec.Intervals) > 1 {
 		return w, errForeignCalendar
 	}
-	for _, cal := range spec.Calendars {
+	for _, cal := range schedSpec.Calendars {
 		if cal.Comment == "" {
 			return w, errForeignCalendar
 		}
 		w.Cron = cal.Comment
 	}
-	for _, iv := range spec.Intervals {
+	for _, iv := range schedSpec.Intervals {
 		if iv.Offset != 0 {
 			return w, errForeignCalendar
 		}
@@ -223,16 +223,16 @@ func (w *scheduleWanted) applyFlags(f *scheduleFlags) error {
 }
 
 func (w *scheduleWanted) spec() client.ScheduleSpec {
-	spec := client.ScheduleSpec{TimeZoneName: w.Timezone, Jitter: w.Jitter}
+	schedSpec := client.ScheduleSpec{TimeZoneName: w.Timezone, Jitter: w.Jitter}
 	if w.Cron != "" {
 		// The server keeps a cron only in parsed form, and its comment as
 		// given: the comment keeps the expression for describe and apply.
-		spec.CronExpressions = []string{w.Cron + " # " + w.Cron}
+		schedSpec.CronExpressions = []string{w.Cron + " # " + w.Cron}
 	}
 	if w.Every != 0 {
-		spec.Intervals = []client.ScheduleIntervalSpec{{Every: w.Every}}
+		schedSpec.Intervals = []client.ScheduleIntervalSpec{{Every: w.Every}}
 	}
-	return spec
+	return schedSpec
 }
 
 func (w *scheduleWanted) policies() *client.SchedulePolicies {
@@ -268,10 +268,10 @@ func (w *scheduleWanted) attributes(indexed bool) temporal.SearchAttributes {
 // schedule is the whole schedule for an update, keeping state (paused or
 // not, and why) as it is.
 func (w *scheduleWanted) schedule(indexed bool, state *client.ScheduleState) *client.ScheduleUpdate {
-	spec := w.spec()
+	schedSpec := w.spec()
 	sa := w.attributes(indexed)
 	return &client.ScheduleUpdate{
-		Schedule:              &client.Schedule{Action: w.action(indexed), Spec: &spec, Policy: w.policies(), State: state},
+		Schedule:              &client.Schedule{Action: w.action(indexed), Spec: &schedSpec, Policy: w.policies(), State: state},
 		TypedSearchAttributes: &sa,
 	}
 }
