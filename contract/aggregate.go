@@ -1,0 +1,36 @@
+package contract
+
+// Aggregate is a run's outcome as `end` decided it: the workflow's result.
+type Aggregate struct {
+	Playbook           string                `json:"playbook"`
+	WorkflowID         string                `json:"workflow_id"`
+	RunID              string                `json:"run_id"`
+	Status             string                `json:"status"`
+	EvaluatedByEndStep bool                  `json:"evaluated_by_end_step"`
+	TotalSteps         int                   `json:"total_steps"`
+	FailedStepsCount   int                   `json:"failed_steps_count"`
+	FailedSteps        []string              `json:"failed_steps"`
+	Steps              map[string]*StepState `json:"steps"`
+	// StepsOmitted counts the completed, reused and skipped steps left out
+	// of Steps because the aggregate would not fit its budget otherwise
+	// (AggregateBudget): only a playbook of tens of thousands of steps.
+	StepsOmitted int `json:"steps_omitted,omitempty"`
+	// StepsCompacted says that the completed, reused and skipped steps'
+	// entries keep only their status and attempts, for the same reason.
+	StepsCompacted bool `json:"steps_compacted,omitempty"`
+	// CancelReason says why a cancelled run was cancelled, when the client
+	// that cancelled it said (playbook cancel --reason).
+	CancelReason string `json:"cancel_reason,omitempty"`
+	// Origin says which run this one retried, who asked and why.
+	Origin *Origin `json:"origin,omitempty"`
+	// Notifications record the webhooks told of the outcome.
+	Notifications []Notification `json:"notifications,omitempty"`
+}
+
+// Notification is one webhook call made after `end` decided.
+type Notification struct {
+	Event     string `json:"event"`
+	Webhook   string `json:"webhook"`
+	Delivered bool   `json:"delivered"`
+	Error     string `json:"error,omitempty"`
+}

@@ -1,0 +1,111 @@
+package interpreter
+
+import (
+	"fmt"
+
+	"playbook/contract"
+	"playbook/spec"
+	"playbook/spec/expr"
+)
+
+// Webhook returns the event name and the rendered webhook URL for the
+// run's outcome; the URL is empty when the playbook names none.
+func (r *Run) Webhook(status string) (event, url string, err error) {
+	switch status {
+	case contract.RunCompleted:
+		event, url = "on_success", r.pb.Notify.OnSuccess
+	case contract.RunFailed:
+		event, url = "on_failure", r.pb.Notify.OnFailure
+	}
+	if !expr.IsTemplate(url) {
+		return event, url, nil
+	}
+	t, err := expr.CompileTemplate(url, expr.ScopeEnd)
+	if err != nil {
+		return event, "", err
+	}
+	v, err := t.Render(r.EndEnv())
+	return event, expr.Text(v), err
+}
+
+// Finish lets `end` decide the run once every other step has resolved.
+// endResult/endErr are the outcome of end's own tool (both nil without one);
+// a failed end tool fails the run. Otherwise success_when decides, or, when
+// there is none, the run succeeds iff no step failed.
+func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int) *contract.Aggregate {
+	end := r.pb.End()
+	env := r.EndEnv()
+	failed := env["failed_steps"].([]string)
+	success := len(failed) == 0
+	if endErr == nil && end.SuccessWhen != nil {
+		ok, err := end.SuccessWhen.EvalBool(env)
+		if err != nil {
+			endErr = &contract.StepError{Type: contract.ErrExpression, Message: "success_when " + err.Error()}
+		}
+		success = ok
+	}
+	st := r.states[spec.EndStep]
+	st.Attempts = endAttempts
+	r.ended(st)
+	if endErr != nil {
+		st.Status, st.Error, success = contract.StatusFailed, endErr, false
+	} else {
+		st.Status, st.Result = contract.StatusCompleted, endResult
+	}
+	status := contract.RunFailed
+	switch {
+	case r.Cancelled():
+		// A cancelled run ends cancelled whatever success_when would say.
+		status = contract.RunCancelled
+	case success:
+		status = contract.RunCompleted
+	}
+	r.emit(Event{Type: "end_evaluated", Step: spec.EndStep, Error: endErr,
+		Message: fmt.Sprintf("%d of %d %s failed; run %s", len(failed), len(r.pb.Steps)-1, plural(len(r.pb.Steps)-1, "step"), status),
+		Data:    map[string]any{"evaluated_by_end_step": true, "total_steps": len(r.pb.Steps) - 1, "failed_steps_count": len(failed), "status": status}})
+	// playbook_* is end's verdict; workflow_* is the engine's workflow ending
+	// with it. A cancelled run has no verdict, only the workflow's end.
+	if status != contract.RunCancelled {
+		r.emit(Event{Type: "playbook_" + status})
+	}
+	r.emit(Event{Type: "workflow_" + status})
+	r.final = &contract.Aggregate{
+		Playbook:           r.pb.Name,
+		Status:             status,
+		EvaluatedByEndStep: true,
+		TotalSteps:         len(r.pb.Steps) - 1,
+		FailedStepsCount:   len(failed),
+		FailedSteps:        failed,
+		Steps:              r.states,
+		CancelReason:       r.CancelReason(),
+		Origin:             r.origin,
+	}
+	return r.final
+}
+
+// Snapshot is the run's aggregate so far: status running until `end` has
+// decided, then the final aggregate.
+func (r *Run) Snapshot() *contract.Aggregate {
+	if r.final != nil {
+		return r.final
+	}
+	failed := r.failedSteps()
+	return &contract.Aggregate{
+		Playbook:         r.pb.Name,
+		Status:           contract.RunRunning,
+		TotalSteps:       len(r.pb.Steps) - 1,
+		FailedStepsCount: len(failed),
+		FailedSteps:      failed,
+		Steps:            r.states,
+		CancelReason:     r.CancelReason(),
+		Origin:           r.origin,
+	}
+}
+
+// plural is noun for one, nouns for any other count.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}

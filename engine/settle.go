@@ -1,0 +1,120 @@
+package interpreter
+
+import (
+	"fmt"
+
+	"playbook/contract"
+	"playbook/spec"
+)
+
+// Settle records how a step's activity ended: completed, failed, or, with
+// use_pending_failed and a failure no exit-code rule matched, pending_failed.
+func (r *Run) Settle(name string, o contract.Outcome) {
+	st := r.states[name]
+	st.AttemptErrors = append(st.AttemptErrors, o.AttemptErrors...)
+	st.Recovery = o.Recovery
+	// Attempts are retried inside Temporal's activity retry, out of the
+	// workflow's sight; their records arrive with the outcome.
+	last := st.PriorAttempts + o.Attempts
+	for _, a := range o.AttemptErrors {
+		if a.Attempt < last {
+			e := a.Error
+			r.emit(Event{Type: "step_retry", Step: name, Attempts: a.Attempt, Error: &e,
+				Message: fmt.Sprintf("attempt %d failed; attempt %d followed", a.Attempt, a.Attempt+1),
+				Data:    map[string]any{"attempt": a.Attempt, "recovery": a.Recovery}})
+		}
+	}
+	if o.Err != nil && o.Err.Type != contract.ErrCancelled && o.Attempts > 1 {
+		r.emit(Event{Type: "step_retry_exhausted", Step: name, Attempts: last, Error: o.Err, Message: fmt.Sprintf("no attempt left after %d", last)})
+	}
+	switch {
+	case o.Err == nil:
+		r.Complete(name, o.Result, o.Attempts)
+	case o.Err.Type == contract.ErrCancelled:
+		r.cancel(name, o.Err, o.Attempts)
+	case r.pb.UsePendingFailed && (o.Recovery == contract.RecoveryNoHandler || o.Recovery == contract.RecoveryNoMatchingRule):
+		st.Status, st.Error, st.Result = contract.StatusPendingFailed, o.Err, nil
+		st.Attempts = st.PriorAttempts + o.Attempts
+		st.PendingSince = r.now()
+		r.ended(st)
+		r.emit(Event{Type: "step_pending_failed", Step: name, Attempts: st.Attempts, Error: o.Err, Message: "waiting for a classification: retry, fail or skip"})
+	default:
+		r.Fail(name, o.Err, o.Attempts)
+	}
+}
+
+// Complete records a step's result and takes its outgoing arcs: every plain
+// `next` and `depends_on` arc, and of the when/else items the first that holds.
+// A `when` that cannot be evaluated fails the step.
+func (r *Run) Complete(name string, result any, attempts int) {
+	st := r.states[name]
+	st.Status, st.Result, st.Attempts, st.Error = contract.StatusCompleted, result, st.PriorAttempts+attempts, nil
+	attempts = st.Attempts
+	r.ended(st)
+	taken, err := r.nextTargets(name)
+	if err != nil {
+		r.Fail(name, &contract.StepError{Type: contract.ErrExpression, Message: "next: when " + err.Error()}, attempts)
+		return
+	}
+	st.TakenNext = taken
+	r.takeArcs(name, taken)
+	r.emit(Event{Type: "step_completed", Step: name, Attempts: attempts})
+}
+
+// nextTargets evaluates a completed step's `next`: every plain target, and
+// of the when/else items the first that holds. It is never nil.
+func (r *Run) nextTargets(name string) ([]string, error) {
+	s := r.pb.Step(name)
+	take := []string{}
+	var env map[string]any
+	for _, rule := range s.Next {
+		if rule.When == nil {
+			take = append(take, rule.Then...)
+			if !rule.Else {
+				continue
+			}
+			break
+		}
+		if env == nil {
+			env = r.Env()
+		}
+		ok, err := rule.When.EvalBool(env)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			take = append(take, rule.Then...)
+			break
+		}
+	}
+	return take, nil
+}
+
+// takeArcs takes a completed step's outgoing arcs: its `next` arcs to
+// targets, and every `depends_on` arc out of it.
+func (r *Run) takeArcs(name string, targets []string) {
+	for _, to := range targets {
+		r.taken[spec.Arc{From: name, To: to, Kind: spec.ArcNext}] = true
+	}
+	for _, a := range r.pb.Outgoing(name) {
+		if a.Kind == spec.ArcDependsOn {
+			r.taken[a] = true
+		}
+	}
+}
+
+// Fail records a step whose retries are spent. It routes to `end`; under
+// failure_mode stop no new step starts after it.
+func (r *Run) Fail(name string, err *contract.StepError, attempts int) {
+	st := r.states[name]
+	st.Status, st.Result, st.Error, st.Attempts = contract.StatusFailed, nil, err, st.PriorAttempts+attempts
+	attempts = st.Attempts
+	st.RoutedToEnd = true
+	st.OriginalFailedStep = &name
+	r.ended(st)
+	if r.pb.FailureMode != spec.FailureContinue && r.stoppedBy == "" {
+		r.stoppedBy = name
+	}
+	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end",
+		Data: map[string]any{"routed_to_end": true, "original_failed_step": name}})
+}

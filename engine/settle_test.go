@@ -1,0 +1,89 @@
+package interpreter
+
+import (
+	"testing"
+	"time"
+
+	"playbook/contract"
+	"playbook/spec"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFailedStepRoutesToEnd(t *testing.T) {
+	agg, _ := simulate(t, `metadata: {name: t}
+failure_mode: continue
+workflow:
+  - {step: transform, tool: {kind: noop}, next: report}
+  - {step: report, tool: {kind: noop}}
+  - {step: cleanup, depends_on: [transform], on_failure: run, tool: {kind: noop, result: "{{ steps.transform.result }}"}}
+`, map[string]scripted{"transform": {fail: "exit_code"}})
+	tr := agg.Steps["transform"]
+	require.True(t, tr.RoutedToEnd)
+	require.Equal(t, "transform", *tr.OriginalFailedStep)
+	require.Nil(t, tr.Result, "a failed step's result is null")
+	require.Equal(t, &contract.StepError{Type: "exit_code", Message: "boom"}, tr.Error)
+	rep := agg.Steps["report"]
+	require.False(t, rep.RoutedToEnd)
+	require.Equal(t, "transform", *rep.OriginalFailedStep)
+	require.Equal(t, []string{"transform"}, agg.FailedSteps)
+	require.Equal(t, 3, agg.TotalSteps)
+	require.Len(t, agg.Steps, 4, "steps holds end too")
+}
+
+func TestOnFailureRunSeesNullResult(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - {step: a, tool: {kind: noop}}
+  - {step: b, depends_on: [a], on_failure: run, tool: {kind: noop, result: "{{ steps.a.result == nil ? 'null' : 'set' }} {{ steps.a.error.type }}"}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", time.Now)
+	require.Len(t, run.Ready(), 1)
+	run.Fail("a", &contract.StepError{Type: "exit_code", Message: "x"}, 2)
+	ready := run.Ready()
+	require.Len(t, ready, 1)
+	toolSpec, err := run.RenderTool(ready[0])
+	require.NoError(t, err)
+	require.Equal(t, "null exit_code", toolSpec["result"])
+}
+
+func TestEventsAreStampedAndOrdered(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: a, tool: {kind: noop}, next: b}\n  - {step: b, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := NewRun(pb, nil, "t-1", func() time.Time { return at })
+	run.Ready()
+	run.Complete("a", nil, 2)
+	run.Ready()
+	run.Fail("b", &contract.StepError{Type: "exit_code", Message: "x"}, 1)
+	run.StartEnd()
+	run.Finish(nil, nil, 0)
+	var types []string
+	for i, e := range run.Events() {
+		require.Equal(t, i+1, e.Seq)
+		require.Equal(t, at, e.Time)
+		types = append(types, e.Type+":"+e.Step)
+	}
+	require.Equal(t, []string{"step_started:a", "step_completed:a", "step_started:b", "step_failed:b", "step_started:end", "end_evaluated:end", "playbook_failed:", "workflow_failed:"}, types)
+	b := run.State("b")
+	require.Equal(t, at, *b.StartedAt)
+	require.Equal(t, at, *b.EndedAt)
+}
+
+func TestRetriedAttemptsBecomeEvents(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: a, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", time.Now)
+	run.Ready()
+	fail := contract.StepError{Type: "exit_code", Message: "x"}
+	run.Settle("a", contract.Outcome{Err: &fail, Attempts: 3, Recovery: contract.RecoveryNoHandler, AttemptErrors: []contract.AttemptRecord{
+		{Attempt: 1, Error: fail}, {Attempt: 2, Error: fail}, {Attempt: 3, Error: fail}}})
+	var types []string
+	for _, e := range run.Events() {
+		types = append(types, e.Type)
+	}
+	require.Equal(t, []string{"step_started", "step_retry", "step_retry", "step_retry_exhausted", "step_failed"}, types)
+	failed := run.Events()[4]
+	require.Equal(t, map[string]any{"routed_to_end": true, "original_failed_step": "a"}, failed.Data)
+}

@@ -1,0 +1,134 @@
+package spec
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
+	var steps *yaml.Node
+	err := d.fields(n, "the playbook", d.playbookKeys(pb, &steps))
+	// A required key may be missing because it is misspelt: then the
+	// unknown key says it, and "required" would only repeat it.
+	errs := Errors{}.Add(d.file, err)
+	switch {
+	case err == nil && pb.Name == "":
+		errs = errs.Add(d.file, d.errf(n, "metadata.name is required"))
+	case err == nil && steps == nil:
+		errs = errs.Add(d.file, d.errf(n, "workflow (the list of steps) is required"))
+	case steps != nil && steps.Kind != yaml.SequenceNode:
+		errs = errs.Add(d.file, d.errf(steps, "workflow must be a list of steps"))
+	}
+	if steps == nil || steps.Kind != yaml.SequenceNode {
+		return errs.Err()
+	}
+	pb.byName = map[string]*Step{}
+	for _, sn := range steps.Content {
+		s, err := d.stepNode(sn)
+		errs = errs.Add(d.file, err)
+		if s == nil {
+			continue
+		}
+		if prev := pb.byName[s.Name]; prev != nil {
+			errs = errs.Add(d.file, &Error{File: d.file, Line: s.Line, Step: s.Name, Msg: fmt.Sprintf("step name used twice (first at line %d)", prev.Line)})
+			continue
+		}
+		if err != nil {
+			// In the graph, but its errors are told: the checks after
+			// decoding say nothing more of it.
+			pb.broken = append(pb.broken, s.Name)
+		}
+		pb.byName[s.Name] = s
+		pb.Steps = append(pb.Steps, s)
+		if s.lostAttempts == nil {
+			s.LostAttempts = pb.LostAttempts
+		}
+	}
+	d.lines["workflow"] = steps.Line
+	return errs.Err()
+}
+
+// playbookKeys are the playbook's top-level keys; steps receives the
+// workflow's node, decoded after the other keys.
+func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
+	return keys{
+		"apiVersion": {sEnum("The language's version.", "playbook/v1"), func(v *yaml.Node) error {
+			var s string
+			if err := d.str(v, "apiVersion", &s); err != nil {
+				return err
+			}
+			if s != "playbook/v1" {
+				return d.errf(v, "apiVersion %q is not known (use playbook/v1)", s)
+			}
+			return nil
+		}},
+		"kind": {sEnum("What the file is.", "Playbook"), func(v *yaml.Node) error {
+			var s string
+			if err := d.str(v, "kind", &s); err != nil {
+				return err
+			}
+			if s != "Playbook" {
+				return d.errf(v, "kind %q is not known (use Playbook)", s)
+			}
+			return nil
+		}},
+		"metadata": {sRef("metadata", "The playbook's name and description."), func(v *yaml.Node) error {
+			return d.fields(v, "metadata", d.metadataKeys(pb))
+		}},
+		"workload": {sMapping("The run's inputs and their defaults, which `--set` and `--input` override."), func(v *yaml.Node) error {
+			if v.Kind != yaml.MappingNode {
+				pb.brokenWorkload = true
+				return d.errf(v, "workload must be a mapping")
+			}
+			d.refuseTemplates(v, "a workload default", "make the value in a step (a noop's result) and read steps.NAME.result")
+			w, err := d.value(v, "workload")
+			if err != nil {
+				pb.brokenWorkload = true
+				return err
+			}
+			pb.Workload = w.(map[string]any)
+			return nil
+		}},
+		"failure_mode": {sEnum("What a failed step does to the rest of the run (default stop).", string(FailureContinue), string(FailureStop), string(FailureCancel)), func(v *yaml.Node) error {
+			switch FailureMode(v.Value) {
+			case FailureContinue, FailureStop, FailureCancel:
+				pb.FailureMode = FailureMode(v.Value)
+				return nil
+			}
+			return d.errf(v, "failure_mode must be continue, stop or cancel, not %q", v.Value)
+		}},
+		"use_pending_failed": {sBool("Hold failed steps as pending_failed, waiting for `playbook classify` (retry, fail or skip)."), func(v *yaml.Node) error {
+			return d.boolean(v, "use_pending_failed", &pb.UsePendingFailed)
+		}},
+		"pending_timeout": {sDuration("How long a pending_failed step waits before it fails."), func(v *yaml.Node) error {
+			return d.duration(v, "pending_timeout", &pb.PendingTimeout)
+		}},
+		"notify": {sRef("notify", "Webhooks told of the run's outcome."), func(v *yaml.Node) error { return d.notify(v, &pb.Notify) }},
+		"failure_handlers": {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/failure_handler"}, "description": "Named sets of exit-code rules that steps refer to."}, func(v *yaml.Node) (err error) {
+			pb.Handlers, err = d.handlers(v)
+			pb.brokenHandlers = err != nil
+			return err
+		}},
+		"workflow":      {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/step"}, "minItems": 1, "description": "The steps."}, func(v *yaml.Node) error { *steps = v; return nil }},
+		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
+		"schedule":      {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
+	}
+}
+
+// metadataKeys are the keys of `metadata`.
+func (d *decoder) metadataKeys(pb *Playbook) keys {
+	return keys{
+		"name": {sName("The playbook's name: [a-z0-9][a-z0-9_-]*, at most 180 bytes."), func(v *yaml.Node) error {
+			d.lines["name"] = v.Line
+			if err := d.str(v, "metadata.name", &pb.Name); err != nil {
+				return err
+			}
+			if !namePattern.MatchString(pb.Name) {
+				return d.errf(v, "metadata.name %q must match [a-z0-9][a-z0-9_-]*", pb.Name)
+			}
+			return nil
+		}},
+		"description": {sString("What the playbook does."), func(v *yaml.Node) error { return d.str(v, "metadata.description", &pb.Description) }},
+	}
+}

@@ -1,0 +1,77 @@
+package spec
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Tool is what a step runs. Spec holds its fields as written (templates
+// unrendered); Render turns it into the values an activity receives.
+type Tool struct {
+	Kind string
+	Line int
+	Spec map[string]any
+}
+
+func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, d.errf(n, "tool must be a mapping with a kind")
+	}
+	t := &Tool{Line: n.Line, Spec: map[string]any{}}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "kind" {
+			t.Kind = n.Content[i+1].Value
+		}
+	}
+	if t.Kind == "" {
+		return nil, d.errf(n, "tool has no kind (one of: %s)", strings.Join(ToolKinds(), ", "))
+	}
+	kind, ok := toolKinds[t.Kind]
+	if !ok {
+		return nil, d.errf(n, "unknown tool kind %q (one of: %s)", t.Kind, strings.Join(ToolKinds(), ", "))
+	}
+	handlers := keys{"kind": {decode: func(*yaml.Node) error { return nil }}}
+	nodes := map[string]*yaml.Node{}
+	for _, f := range kind.fields {
+		handlers[f.key] = key{decode: func(v *yaml.Node) error {
+			nodes[f.key] = v
+			val, err := d.value(v, f.key)
+			if err != nil {
+				return err
+			}
+			if err := f.check(val); err != nil {
+				return d.errf(v, "tool %s: %v", f.key, err)
+			}
+			t.Spec[f.key] = val
+			return nil
+		}}
+	}
+	if err := d.fields(n, t.Kind+" tool", handlers); err != nil {
+		return nil, err
+	}
+	// A problem of one field is reported at its line.
+	at := func(field string) *yaml.Node {
+		if v := nodes[field]; v != nil {
+			return v
+		}
+		return n
+	}
+	if field, problem := kind.spec.check(t.Spec); problem != "" {
+		return nil, d.errf(at(field), "%s", problem)
+	}
+	// Names of variables and headers are used as written.
+	for _, field := range []string{"env", "headers"} {
+		if v := nodes[field]; v != nil && v.Kind == yaml.MappingNode {
+			for i := 0; i < len(v.Content); i += 2 {
+				d.refuseTemplates(v.Content[i], "a name in "+field, "put the template in the value")
+			}
+		}
+	}
+	if strict, ok := kind.spec.(strictTool); ok {
+		if field, problem := strict.strictCheck(t.Spec); problem != "" {
+			d.refuse(at(field), "%s", problem)
+		}
+	}
+	return t, nil
+}
