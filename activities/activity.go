@@ -20,7 +20,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
 )
 
 // firstBeat is when a running attempt sends its first heartbeat.
@@ -106,10 +107,10 @@ type Activities struct {
 // its recovery script runs before the error is returned.
 //
 // Attempts lost with their worker are retried by the activity's retry
-// policy, which leaves room for them (see interpreter.LostSpec); an attempt counts them
+// policy, which leaves room for them (see engine.LostSpec); an attempt counts them
 // from the attempt log and decides only on the step's own attempts, so the
 // retry block's budget, retry_when and stop_when never see a lost one.
-func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*interpreter.StepOutput, error) {
+func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contract.StepOutput, error) {
 	if isInit {
 		warnInit.Do(func() {
 			activity.GetLogger(ctx).Warn("this worker runs as PID 1 without an init: a process that leaves its step's process group " +
@@ -173,35 +174,35 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 			return nil, temporal.NewCanceledError(fmt.Sprintf("step %s cancelled: %v", in.Step, why))
 		}
 		watch.ended(transitionLost, nil)
-		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrHeartbeatTimeout,
+		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrHeartbeatTimeout,
 			fmt.Sprintf("attempt %d was lost: %v", log.Current, why))
 	}
 	if o.Err != nil && errors.Is(why, errWorkerStopped) {
 		watch.ended(transitionLost, nil)
-		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrWorkerStopped,
+		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrWorkerStopped,
 			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
 	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
-		o.Err = &interpreter.StepError{Type: interpreter.ErrExecutionTimeout, Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
+		o.Err = &contract.StepError{Type: contract.ErrExecutionTimeout, Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
 	}
 	d, err := DecideRetry(in.Retry, in.Handler, own, o, in.Scope, rand.Float64)
 	if err != nil {
-		o.Err = &interpreter.StepError{Type: interpreter.ErrExpression, Message: err.Error()}
-		d = Decision{Recovery: interpreter.RecoveryError}
+		o.Err = &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}
+		d = Decision{Recovery: contract.RecoveryError}
 	}
 	if o.Err == nil && !d.Retry && d.Why == "" {
 		watch.ended(transitionCompleted, nil)
-		return &interpreter.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil
+		return &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil
 	}
 	stepErr := o.Err
 	if stepErr == nil { // a success that retry_when keeps polling
-		stepErr = &interpreter.StepError{Type: interpreter.ErrRetryWhen, Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
+		stepErr = &contract.StepError{Type: contract.ErrRetryWhen, Message: "retry_when is true", Details: map[string]any{"result": o.Result}}
 	}
-	final := interpreter.RedactError(*stepErr)
+	final := contract.RedactError(*stepErr)
 	if !d.Retry && d.Why != "" {
 		final.Message += " (" + d.Why + ")"
 	}
-	log.Failed = append(log.Failed, interpreter.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt})
+	log.Failed = append(log.Failed, contract.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt})
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
 		code, stopped := a.runRecovery(ctx, info, log, in, number, *o.ExitCode, d.Rule.RecoveryScript)
 		log.Failed[len(log.Failed)-1].RecoveryExitCode = &code
@@ -217,24 +218,24 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 	return nil, temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable:   !d.Retry,
 		NextRetryDelay: d.Delay,
-		Details:        []any{interpreter.FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed}},
+		Details:        []any{contract.FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed}},
 	})
 }
 
 // previousAttempts reads the attempt log the attempts before this one left.
 // An earlier attempt of this activity with no record of its end was lost
 // with its worker (it may have died before its first heartbeat).
-func previousAttempts(ctx context.Context, prior, number int) interpreter.AttemptLog {
-	var log interpreter.AttemptLog
+func previousAttempts(ctx context.Context, prior, number int) contract.AttemptLog {
+	var log contract.AttemptLog
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
-	log.Failed = interpreter.WithLostAttempts(log.Failed, prior+1, number-1)
+	log.Failed = contract.WithLostAttempts(log.Failed, prior+1, number-1)
 	return log
 }
 
 // countLost counts the lost attempts numbered from first on.
-func countLost(records []interpreter.AttemptRecord, first int) int {
+func countLost(records []contract.AttemptRecord, first int) int {
 	n := 0
 	for _, r := range records {
 		if r.Lost && r.Attempt >= first {
@@ -248,9 +249,9 @@ func countLost(records []interpreter.AttemptRecord, first int) int {
 // lost_attempts allows: this attempt runs nothing and fails the step with
 // the last lost attempt's error. It is not an attempt of the step: ran
 // counts the ones before it.
-func lostTooOften(log interpreter.AttemptLog, in interpreter.StepInput, lost, ran int) error {
+func lostTooOften(log contract.AttemptLog, in contract.StepInput, lost, ran int) error {
 	budget := in.Lost.Attempts
-	var last interpreter.AttemptRecord
+	var last contract.AttemptRecord
 	for _, r := range log.Failed {
 		if r.Lost {
 			last = r
@@ -264,16 +265,16 @@ func lostTooOften(log interpreter.AttemptLog, in interpreter.StepInput, lost, ra
 	}
 	return temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
 		NonRetryable: true,
-		Details:      []any{interpreter.FailureDetails{Error: final, Attempts: ran, Recovery: noRule(in), AttemptErrors: log.Failed}},
+		Details:      []any{contract.FailureDetails{Error: final, Attempts: ran, Recovery: noRule(in), AttemptErrors: log.Failed}},
 	})
 }
 
 // noRule is the recovery outcome of a failure no exit-code rule judged.
-func noRule(in interpreter.StepInput) string {
+func noRule(in contract.StepInput) string {
 	if in.Handler != nil {
-		return interpreter.RecoveryNoMatchingRule
+		return contract.RecoveryNoMatchingRule
 	}
-	return interpreter.RecoveryNoHandler
+	return contract.RecoveryNoHandler
 }
 
 // lostCause says whether an attempt whose context ended was lost with its
@@ -291,9 +292,9 @@ func lostCause(ctx context.Context) (typ string, lost bool) {
 	case serverStops(cause):
 		return "", false
 	case errors.Is(cause, sdkworker.ErrWorkerShutdown):
-		return interpreter.ErrWorkerStopped, true
+		return contract.ErrWorkerStopped, true
 	}
-	return interpreter.ErrHeartbeatTimeout, true
+	return contract.ErrHeartbeatTimeout, true
 }
 
 // errWorkerStopped is why an attempt's tool is cancelled when its worker
@@ -325,8 +326,8 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 // lostWithWorker reports an attempt its worker gave up (stopped past the
 // drain timeout, or cut off from the server): a lost attempt, retried at
 // once on another worker while the step's lost_attempts allows.
-func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.AttemptLog, in interpreter.StepInput, attempt int, typ, message string) error {
-	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: typ, Message: message}, LogsAt: a.LogsAt}
+func (a *Activities) lostWithWorker(ctx context.Context, log contract.AttemptLog, in contract.StepInput, attempt int, typ, message string) error {
+	rec := contract.AttemptRecord{Attempt: log.Current, Lost: true, Error: contract.StepError{Type: typ, Message: message}, LogsAt: a.LogsAt}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
 	lost := countLost(log.Failed, log.Current-attempt+1)
@@ -335,7 +336,7 @@ func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.Attempt
 	}
 	return temporal.NewApplicationErrorWithOptions(rec.Error.Message, rec.Error.Type, temporal.ApplicationErrorOptions{
 		NextRetryDelay: time.Millisecond,
-		Details:        []any{interpreter.FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
+		Details:        []any{contract.FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
 	})
 }
 
@@ -348,7 +349,7 @@ func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.Attempt
 // that dies during it leaves the failure on record. stopped says why the
 // script was stopped when the server ended the attempt meanwhile (its
 // answer to a heartbeat, or no heartbeat reaching it for the timeout).
-func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log interpreter.AttemptLog, in interpreter.StepInput, attempt, exitCode int, script string) (code int, stopped error) {
+func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log contract.AttemptLog, in contract.StepInput, attempt, exitCode int, script string) (code int, stopped error) {
 	env, _ := in.Spec["env"].(map[string]any)
 	stopCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -366,16 +367,16 @@ func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log in
 }
 
 // runTool runs one attempt of the step's tool with its kind's runner.
-func (a *Activities) runTool(ctx context.Context, in interpreter.StepInput, attempt int) ToolResult {
+func (a *Activities) runTool(ctx context.Context, in contract.StepInput, attempt int) ToolResult {
 	run, ok := runners[in.Kind]
 	if !ok {
-		return failure(interpreter.ErrTool, fmt.Sprintf("this worker has no tool kind %q", in.Kind), nil)
+		return failure(contract.ErrTool, fmt.Sprintf("this worker has no tool kind %q", in.Kind), nil)
 	}
 	return run(a, ctx, in, attempt)
 }
 
 // runner runs one attempt of a tool kind.
-type runner func(a *Activities, ctx context.Context, in interpreter.StepInput, attempt int) ToolResult
+type runner func(a *Activities, ctx context.Context, in contract.StepInput, attempt int) ToolResult
 
 // runners are the tool kinds this worker runs, by kind: each kind's file
 // adds its own with runs.
@@ -386,13 +387,13 @@ var runners = map[string]runner{}
 // calls run with them.
 func runs[T any, S interface {
 	*T
-	interpreter.ToolSpec
-}](run func(a *Activities, ctx context.Context, in interpreter.StepInput, toolSpec S, attempt int) ToolResult) bool {
+	spec.ToolSpec
+}](run func(a *Activities, ctx context.Context, in contract.StepInput, toolSpec S, attempt int) ToolResult) bool {
 	kind := S(new(T)).Kind()
-	runners[kind] = func(a *Activities, ctx context.Context, in interpreter.StepInput, attempt int) ToolResult {
+	runners[kind] = func(a *Activities, ctx context.Context, in contract.StepInput, attempt int) ToolResult {
 		toolSpec := S(new(T))
-		if err := interpreter.DecodeTool(in.Spec, toolSpec); err != nil {
-			return failure(interpreter.ErrTool, kind+" spec: "+err.Error(), nil)
+		if err := spec.DecodeTool(in.Spec, toolSpec); err != nil {
+			return failure(contract.ErrTool, kind+" spec: "+err.Error(), nil)
 		}
 		return run(a, ctx, in, toolSpec, attempt)
 	}
@@ -400,7 +401,7 @@ func runs[T any, S interface {
 }
 
 func failure(typ, msg string, details any) ToolResult {
-	return ToolResult{Err: &interpreter.StepError{Type: typ, Message: msg, Details: details}}
+	return ToolResult{Err: &contract.StepError{Type: typ, Message: msg, Details: details}}
 }
 
 // heartbeat records the attempt log as a heartbeat, more and more rarely
@@ -422,7 +423,7 @@ func failure(typ, msg string, details any) ToolResult {
 //     then the server has given the attempt up and retries it elsewhere,
 //     so the tool is stopped with errCutOff rather than run beside the
 //     retry.
-func heartbeat(ctx context.Context, c client.Client, info activity.Info, log interpreter.AttemptLog, stopTool context.CancelCauseFunc) (stop func()) {
+func heartbeat(ctx context.Context, c client.Client, info activity.Info, log contract.AttemptLog, stopTool context.CancelCauseFunc) (stop func()) {
 	timeout := info.HeartbeatTimeout
 	every := beatEvery(timeout)
 	schedule := beatsFor(timeout)

@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec/expr"
 )
 
 // Every read a step's output drives has a bound, named in the error a user
@@ -54,14 +55,14 @@ func boundResult(o ToolResult) ToolResult {
 	}
 	b, err := json.Marshal(o.Result)
 	if err != nil {
-		return failure(interpreter.ErrTool, "the step's result cannot be encoded as JSON: "+err.Error(), nil)
+		return failure(contract.ErrTool, "the step's result cannot be encoded as JSON: "+err.Error(), nil)
 	}
 	if len(b) > resultLimit {
-		return failure(interpreter.ErrResultTooLarge, fmt.Sprintf("the step's result is %s, over the %s a result may take of Temporal's %s payload limit: write large outputs to a file and return its path",
+		return failure(contract.ErrResultTooLarge, fmt.Sprintf("the step's result is %s, over the %s a result may take of Temporal's %s payload limit: write large outputs to a file and return its path",
 			size(int64(len(b))), size(resultLimit), size(PayloadLimit)), map[string]any{"result_bytes": len(b)})
 	}
 	return o
 }
 
-// size is n bytes as messages say it (interpreter.FormatBytes).
-func size(n int64) string { return interpreter.FormatBytes(int(n)) }
+// size is n bytes as messages say it (engine.FormatBytes).
+func size(n int64) string { return expr.FormatBytes(int(n)) }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // A PLAYBOOK_ERROR_FILE over its bound is not read; the error says why.
@@ -40,7 +40,7 @@ func TestHTTPBodyIsBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	a := &Activities{}
-	o := a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}}, 1)
+	o := a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}}, 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "GET "+srv.URL+": the response body is larger than its limit of 1 MiB (a step's result must fit in Temporal's 2 MiB payload limit)", o.Err.Message)
 }

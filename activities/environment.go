@@ -5,7 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"playbook/interpreter"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 // baseEnv are the worker's variables every step process sees: enough to
@@ -23,7 +24,7 @@ func neverPassed(name string) bool { return strings.HasPrefix(name, "TEMPORAL_")
 // reserved reports a variable the engine sets for each attempt; a step's
 // own env cannot override it (submission refuses one; a frozen playbook
 // from before may still name one).
-func reserved(name string) bool { return interpreter.EngineEnv(name) }
+func reserved(name string) bool { return spec.EngineEnv(name) }
 
 // stepEnvironment is a step process's whole environment: baseEnv and the
 // worker variables named in passThrough (as the worker has them), then the
@@ -51,7 +52,7 @@ func stepEnvironment(passThrough []string, own map[string]any, engine []string) 
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+interpreter.Text(own[k]))
+		env = append(env, k+"="+expr.Text(own[k]))
 	}
 	return append(env, engine...)
 }

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // beatCounter is a client that counts the heartbeats sent through it.
@@ -77,8 +77,8 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 	// What running attempts send in 4s: with the default timeout, at
 	// 0.2s, 1.2s and 3.2s; with 1.5s, every 500ms.
 	slow, fast := &beatCounter{}, &beatCounter{}
-	stopSlow := heartbeat(context.Background(), slow, activity.Info{HeartbeatTimeout: 30 * time.Second}, interpreter.AttemptLog{}, func(error) {})
-	stopFast := heartbeat(context.Background(), fast, activity.Info{HeartbeatTimeout: 1500 * time.Millisecond}, interpreter.AttemptLog{}, func(error) {})
+	stopSlow := heartbeat(context.Background(), slow, activity.Info{HeartbeatTimeout: 30 * time.Second}, contract.AttemptLog{}, func(error) {})
+	stopFast := heartbeat(context.Background(), fast, activity.Info{HeartbeatTimeout: 1500 * time.Millisecond}, contract.AttemptLog{}, func(error) {})
 	time.Sleep(4 * time.Second)
 	stopSlow()
 	stopFast()

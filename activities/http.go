@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 var _ = runs((*Activities).runHTTP)
@@ -27,7 +29,7 @@ var errNoAnswer = errors.New("no answer in time")
 
 // runHTTP sends one request. A body that is not a string is sent as JSON.
 // The attempt fails when the status is not expected (default: any 2xx).
-func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, toolSpec *interpreter.HTTPTool, _ int) ToolResult {
+func (a *Activities) runHTTP(ctx context.Context, in contract.StepInput, toolSpec *spec.HTTPTool, _ int) ToolResult {
 	method := strings.ToUpper(toolSpec.Method)
 	if method == "" {
 		method = http.MethodGet
@@ -44,7 +46,7 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, tool
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			return failure(interpreter.ErrTool, "http body: "+err.Error(), nil)
+			return failure(contract.ErrTool, "http body: "+err.Error(), nil)
 		}
 		body, isJSON = bytes.NewReader(raw), true
 	}
@@ -55,18 +57,18 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, tool
 	}
 	req, err := http.NewRequestWithContext(ctx, method, toolSpec.URL, body)
 	if err != nil {
-		return failure(interpreter.ErrTool, "http request: "+err.Error(), nil)
+		return failure(contract.ErrTool, "http request: "+err.Error(), nil)
 	}
 	// noAnswer is the error of a request stopped by httpTimeout.
 	noAnswer := func(what string) ToolResult {
-		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %s within %s, as long as an http step without a timeout waits (give the step a timeout to wait longer)",
+		return failure(contract.ErrHTTP, fmt.Sprintf("%s %s: %s within %s, as long as an http step without a timeout waits (give the step a timeout to wait longer)",
 			method, toolSpec.URL, what, durationText(httpTimeout)), nil)
 	}
 	if isJSON {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range toolSpec.Headers {
-		req.Header.Set(k, interpreter.Text(v))
+		req.Header.Set(k, expr.Text(v))
 	}
 	client := a.HTTP
 	if client == nil {
@@ -77,7 +79,7 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, tool
 		if errors.Is(context.Cause(ctx), errNoAnswer) {
 			return noAnswer("no answer")
 		}
-		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: %v", method, toolSpec.URL, err), nil)
+		return failure(contract.ErrHTTP, fmt.Sprintf("%s %s: %v", method, toolSpec.URL, err), nil)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, bodyLimit+1))
@@ -85,10 +87,10 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, tool
 		if errors.Is(context.Cause(ctx), errNoAnswer) {
 			return noAnswer("the body of the answer did not end")
 		}
-		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: reading the response: %v", method, toolSpec.URL, err), nil)
+		return failure(contract.ErrHTTP, fmt.Sprintf("%s %s: reading the response: %v", method, toolSpec.URL, err), nil)
 	}
 	if len(raw) > bodyLimit {
-		return failure(interpreter.ErrHTTP, fmt.Sprintf("%s %s: the response body is larger than its limit of %s (a step's result must fit in Temporal's %s payload limit)",
+		return failure(contract.ErrHTTP, fmt.Sprintf("%s %s: the response body is larger than its limit of %s (a step's result must fit in Temporal's %s payload limit)",
 			method, toolSpec.URL, size(bodyLimit), size(PayloadLimit)), map[string]any{"status_code": resp.StatusCode})
 	}
 	headers := map[string]any{}
@@ -102,7 +104,7 @@ func (a *Activities) runHTTP(ctx context.Context, in interpreter.StepInput, tool
 	code := resp.StatusCode
 	result := map[string]any{"status_code": code, "headers": headers, "body": string(raw), "json": parsed}
 	if !toolSpec.ExpectStatus.Has(code) {
-		o := failure(interpreter.ErrHTTPStatus, fmt.Sprintf("%s %s answered %d", method, toolSpec.URL, code),
+		o := failure(contract.ErrHTTPStatus, fmt.Sprintf("%s %s answered %d", method, toolSpec.URL, code),
 			map[string]any{"status_code": code, "body": truncate(string(raw), tailBytes)})
 		o.StatusCode = &code
 		return o

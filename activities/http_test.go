@@ -11,7 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
 )
 
 func TestHTTP(t *testing.T) {
@@ -34,7 +35,7 @@ func TestHTTP(t *testing.T) {
 	defer srv.Close()
 	a := &Activities{}
 
-	o := a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{
+	o := a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{
 		"url": srv.URL + "/orders", "headers": map[string]any{"X-Run": "r-1"}, "body": map[string]any{"n": 2.0},
 	}}, 1)
 	require.Nil(t, o.Err)
@@ -46,15 +47,15 @@ func TestHTTP(t *testing.T) {
 	require.Equal(t, "r-1", got.header)
 	require.Equal(t, map[string]any{"n": 2.0}, got.body)
 
-	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/missing"}}, 1)
+	o = a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/missing"}}, 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "http_status", o.Err.Type)
 	require.Equal(t, 404, *o.StatusCode)
 
-	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/missing", "expect_status": []any{404.0}}}, 1)
+	o = a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/missing", "expect_status": []any{404.0}}}, 1)
 	require.Nil(t, o.Err, "expect_status accepts 404")
 
-	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": "http://127.0.0.1:1/"}}, 1)
+	o = a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": "http://127.0.0.1:1/"}}, 1)
 	require.Equal(t, "http_error", o.Err.Type)
 }
 
@@ -76,16 +77,16 @@ func TestHTTPStepWithoutTimeoutGivesUp(t *testing.T) {
 	a := &Activities{}
 
 	started := time.Now()
-	o := a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/slow"}}, 1)
+	o := a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL + "/slow"}}, 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "http_error", o.Err.Type)
 	require.Equal(t, "GET "+srv.URL+"/slow: no answer within 300ms, as long as an http step without a timeout waits (give the step a timeout to wait longer)", o.Err.Message)
 	require.Less(t, time.Since(started), 900*time.Millisecond, "it gave up at its timeout, not when the server answered")
-	d, err := DecideRetry(interpreter.Retry{MaxAttempts: 2}, nil, 1, o, nil, func() float64 { return 0 })
+	d, err := DecideRetry(spec.Retry{MaxAttempts: 2}, nil, 1, o, nil, func() float64 { return 0 })
 	require.NoError(t, err)
 	require.True(t, d.Retry, "a request that timed out is retried like any failure")
 
-	o = a.runTool(context.Background(), interpreter.StepInput{Kind: "http", Timeout: 5 * time.Second, Spec: map[string]any{"url": srv.URL + "/slow"}}, 1)
+	o = a.runTool(context.Background(), contract.StepInput{Kind: "http", Timeout: 5 * time.Second, Spec: map[string]any{"url": srv.URL + "/slow"}}, 1)
 	require.Nil(t, o.Err, "the step's own timeout replaces the default")
 	require.Equal(t, "late", o.Result.(map[string]any)["body"])
 }
@@ -101,6 +102,6 @@ func TestWebhookWithoutAnswerFails(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	err := (&Activities{}).Notify(context.Background(), interpreter.NotifyInput{Event: "on_success", Webhook: srv.URL + "/hook", Aggregate: map[string]any{"status": "completed"}})
+	err := (&Activities{}).Notify(context.Background(), contract.NotifyInput{Event: "on_success", Webhook: srv.URL + "/hook", Aggregate: map[string]any{"status": "completed"}})
 	require.EqualError(t, err, "POST "+srv.URL+"/hook: no answer within 300ms")
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"playbook/contract"
 	"playbook/internal/proctest"
-	"playbook/interpreter"
 )
 
 // fakeWorkerEnv makes this test binary a worker that runs one long step
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	if marker := os.Getenv(fakeWorkerEnv); marker != "" {
 		a := &Activities{LogDir: os.TempDir()}
 		if os.Getenv(killKeeperEnv) != "" {
-			first := interpreter.StepInput{WorkflowID: "orphan-test", Step: "first", Kind: "shell", Spec: map[string]any{"command": "true"}}
+			first := contract.StepInput{WorkflowID: "orphan-test", Step: "first", Kind: "shell", Spec: map[string]any{"command": "true"}}
 			if o := a.runTool(context.Background(), first, 1); o.Err != nil {
 				panic(o.Err.Message)
 			}
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
-		in := interpreter.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
+		in := contract.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
 			// A child in the background and a grandchild: the whole group goes.
 			"command": "sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker}}
 		a.runTool(context.Background(), in, 1)

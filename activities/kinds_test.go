@@ -5,17 +5,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/spec"
 )
 
 // Every tool kind of the core that runs as an activity has its runner here:
 // a kind added to the core without one fails this test, not a run.
 func TestEveryToolKindHasARunner(t *testing.T) {
-	for _, kind := range interpreter.ToolKinds() {
+	for _, kind := range spec.ToolKinds() {
 		if kind == "playbook" { // a child workflow, started by the workflow itself
 			continue
 		}
 		require.Contains(t, runners, kind, "activities/ has no runner for tool kind %q", kind)
 	}
-	require.Len(t, runners, len(interpreter.ToolKinds())-1, "a runner for a kind the core does not know")
+	require.Len(t, runners, len(spec.ToolKinds())-1, "a runner for a kind the core does not know")
 }

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // The engine's metrics, emitted where attempts run (through the worker's
@@ -43,7 +43,7 @@ type attemptWatch struct {
 	begun   time.Time
 }
 
-func watchAttempt(ctx context.Context, in interpreter.StepInput, number int) *attemptWatch {
+func watchAttempt(ctx context.Context, in contract.StepInput, number int) *attemptWatch {
 	info := activity.GetInfo(ctx)
 	return &attemptWatch{
 		metrics: activity.GetMetricsHandler(ctx).WithTags(map[string]string{"tool_kind": in.Kind}),
@@ -56,7 +56,7 @@ func watchAttempt(ctx context.Context, in interpreter.StepInput, number int) *at
 
 // started counts the attempt (and the step, on its activity's first
 // attempt) and the attempts found lost since the last one on record.
-func (w *attemptWatch) started(ctx context.Context, in interpreter.StepInput, number int) {
+func (w *attemptWatch) started(ctx context.Context, in contract.StepInput, number int) {
 	if activity.GetInfo(ctx).Attempt == 1 {
 		w.metrics.Counter(metricStepsStarted).Inc(1)
 	}
@@ -69,7 +69,7 @@ func (w *attemptWatch) started(ctx context.Context, in interpreter.StepInput, nu
 }
 
 // ended counts and logs how the attempt ended; err is its error, if any.
-func (w *attemptWatch) ended(transition string, err *interpreter.StepError) {
+func (w *attemptWatch) ended(transition string, err *contract.StepError) {
 	w.metrics.WithTags(map[string]string{"outcome": transition}).Timer(metricStepDuration).Record(time.Since(w.begun))
 	switch transition {
 	case transitionCompleted:
@@ -85,7 +85,7 @@ func (w *attemptWatch) ended(transition string, err *interpreter.StepError) {
 	w.log(transition, err)
 }
 
-func (w *attemptWatch) log(transition string, err *interpreter.StepError) {
+func (w *attemptWatch) log(transition string, err *contract.StepError) {
 	fields := append([]any{"event", "step_" + transition}, w.fields...)
 	if err != nil {
 		fields = append(fields, "error_type", err.Type, "error", err.Message)
@@ -96,9 +96,9 @@ func (w *attemptWatch) log(transition string, err *interpreter.StepError) {
 // foundLost counts the attempts from first to last with no record of their
 // end: they were lost with their worker.
 func foundLost(ctx context.Context, first, last int) int {
-	var log interpreter.AttemptLog
+	var log contract.AttemptLog
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
-	return len(interpreter.WithLostAttempts(log.Failed, first, last)) - len(log.Failed)
+	return len(contract.WithLostAttempts(log.Failed, first, last)) - len(log.Failed)
 }

@@ -12,7 +12,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // webhookTimeout bounds a webhook's request, its answer included: under
@@ -24,7 +24,7 @@ var webhookTimeout = 25 * time.Second
 
 // Notify POSTs the aggregate as JSON; anything but a 2xx answer, or none
 // within webhookTimeout, fails the attempt (Temporal retries it).
-func (a *Activities) Notify(ctx context.Context, in interpreter.NotifyInput) error {
+func (a *Activities) Notify(ctx context.Context, in contract.NotifyInput) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, webhookTimeout, errNoAnswer)
 	defer cancel()
 	body, err := json.Marshal(in.Aggregate)
@@ -33,7 +33,7 @@ func (a *Activities) Notify(ctx context.Context, in interpreter.NotifyInput) err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.Webhook, bytes.NewReader(body))
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError(interpreter.Redact(err.Error()), "notify_error", nil)
+		return temporal.NewNonRetryableApplicationError(contract.Redact(err.Error()), "notify_error", nil)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Playbook-Event", in.Event)
@@ -43,15 +43,15 @@ func (a *Activities) Notify(ctx context.Context, in interpreter.NotifyInput) err
 	}
 	resp, err := client.Do(req)
 	if err != nil && errors.Is(context.Cause(ctx), errNoAnswer) {
-		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s: no answer within %s", in.Webhook, durationText(webhookTimeout))))
+		return errors.New(contract.Redact(fmt.Sprintf("POST %s: no answer within %s", in.Webhook, durationText(webhookTimeout))))
 	}
 	if err != nil {
-		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s: %v", in.Webhook, err)))
+		return errors.New(contract.Redact(fmt.Sprintf("POST %s: %v", in.Webhook, err)))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return errors.New(interpreter.Redact(fmt.Sprintf("POST %s answered %d", in.Webhook, resp.StatusCode)))
+		return errors.New(contract.Redact(fmt.Sprintf("POST %s answered %d", in.Webhook, resp.StatusCode)))
 	}
 	return nil
 }

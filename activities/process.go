@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
 )
 
 // tailBytes is how much of stdout and stderr a result carries; the log
@@ -72,10 +73,10 @@ func tailUnless(empty bool, path string) string {
 // attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
 // created 0700. The names were checked at submission; they are checked
 // again here, so that a run started by any client stays inside LOGDIR.
-func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpreter.StepError) {
+func (a *Activities) attemptLogDir(in contract.StepInput) (string, *contract.StepError) {
 	for what, name := range map[string]string{"run ID": in.WorkflowID, "step name": in.Step} {
-		if err := interpreter.CheckPathName(what, name); err != nil {
-			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
+		if err := spec.CheckPathName(what, name); err != nil {
+			return "", &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
 	dir := a.stepLogDir(in)
@@ -83,14 +84,14 @@ func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpret
 	// one mkdir, not the stats MkdirAll starts with.
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
+			return "", &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
 	return dir, nil
 }
 
 // stepLogDir is the directory of a step's logs: LOGDIR/<workflow id>/<step>.
-func (a *Activities) stepLogDir(in interpreter.StepInput) string {
+func (a *Activities) stepLogDir(in contract.StepInput) string {
 	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
 }
 
@@ -108,7 +109,7 @@ func (a *Activities) maxLogBytes() int64 {
 // whatever it left behind in its group is killed, so no step's process
 // outlives the step; and the worker's keeper kills the group if the worker
 // dies first (keeper.go).
-func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, attempt int, p process, extraEnv ...string) (processRun, *interpreter.StepError) {
+func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, attempt int, p process, extraEnv ...string) (processRun, *contract.StepError) {
 	base := resolveBase(in.BaseDir)
 	dir := base
 	if p.workdir != "" {
@@ -134,12 +135,12 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	_ = os.Remove(run.errorFile)
 	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes())
 	if err != nil {
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
+		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
 	}
 	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes())
 	if err != nil {
 		_ = outEnd.Close()
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
+		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
 	}
 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
@@ -157,7 +158,7 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	_ = outEnd.Close()
 	_ = errEnd.Close()
 	if err != nil {
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
+		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
 	pgid := cmd.Process.Pid
 	exited := make(chan struct{})
@@ -193,7 +194,7 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 			run.exitCode = 128 + int(ws.Signal())
 		}
 	case waitErr != nil:
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: waitErr.Error()}
+		return run, &contract.StepError{Type: contract.ErrTool, Message: waitErr.Error()}
 	}
 	run.noStdout, run.noStderr = stdout.empty(), stderr.empty()
 	return run, nil
@@ -297,7 +298,7 @@ func exitFailure(run processRun) ToolResult {
 		}
 	}
 	code := run.exitCode
-	o := failure(interpreter.ErrExitCode, msg, details)
+	o := failure(contract.ErrExitCode, msg, details)
 	o.ExitCode = &code
 	return o
 }

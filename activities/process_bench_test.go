@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // BenchmarkShellTrue runs `sh -c true` as a shell step's attempt does (its
@@ -21,7 +21,7 @@ func BenchmarkShellTrue(b *testing.B) {
 		b.SetParallelism(5)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				in := interpreter.StepInput{WorkflowID: "wf", Step: fmt.Sprintf("s%d", n.Add(1)), Kind: "shell", Spec: map[string]any{"command": "true"}, BaseDir: base}
+				in := contract.StepInput{WorkflowID: "wf", Step: fmt.Sprintf("s%d", n.Add(1)), Kind: "shell", Spec: map[string]any{"command": "true"}, BaseDir: base}
 				if o := a.runTool(context.Background(), in, 1); o.Err != nil {
 					b.Fatal(o.Err)
 				}

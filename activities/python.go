@@ -8,7 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
 )
 
 var _ = runs((*Activities).runPython)
@@ -44,13 +45,13 @@ except BaseException as e:
 // runPython runs the step's code with the machine's python3. The result is
 // what main returns; a raised exception is a `python_exception` error with
 // the traceback in its details; sys.exit(N) is an exit code like a shell's.
-func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, toolSpec *interpreter.PythonTool, attempt int) ToolResult {
+func (a *Activities) runPython(ctx context.Context, in contract.StepInput, toolSpec *spec.PythonTool, attempt int) ToolResult {
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		return failure(interpreter.ErrTool, "python3 is not on this worker's PATH: install Python 3 where the worker runs", nil)
+		return failure(contract.ErrTool, "python3 is not on this worker's PATH: install Python 3 where the worker runs", nil)
 	}
 	if toolSpec.Args == nil {
-		toolSpec.Args = interpreter.Values{}
+		toolSpec.Args = spec.Values{}
 	}
 	dir, dirErr := a.attemptLogDir(in)
 	if dirErr != nil {
@@ -60,11 +61,11 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, to
 	codeFile, argsFile, resultFile, excFile := file("py"), file("args.json"), file("result.json"), file("exception.json")
 	argsJSON, err := json.Marshal(toolSpec.Args)
 	if err != nil {
-		return failure(interpreter.ErrTool, "python args: "+err.Error(), nil)
+		return failure(contract.ErrTool, "python args: "+err.Error(), nil)
 	}
 	for path, content := range map[string][]byte{codeFile: []byte(toolSpec.Code), argsFile: argsJSON} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {
-			return failure(interpreter.ErrTool, err.Error(), nil)
+			return failure(contract.ErrTool, err.Error(), nil)
 		}
 	}
 	_ = os.Remove(resultFile)
@@ -77,7 +78,7 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, to
 	b, err := readBounded(excFile, pythonExceptionLimit, "the python exception file")
 	if err != nil && !os.IsNotExist(err) && ctx.Err() == nil {
 		code := run.exitCode
-		o := failure(interpreter.ErrPythonException, "the step raised an exception, but "+err.Error(), map[string]any{"stderr": run.stderrTail()})
+		o := failure(contract.ErrPythonException, "the step raised an exception, but "+err.Error(), map[string]any{"stderr": run.stderrTail()})
 		o.ExitCode = &code
 		return o
 	}
@@ -89,7 +90,7 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, to
 		}
 		if json.Unmarshal(b, &exc) == nil {
 			code := run.exitCode
-			o := failure(interpreter.ErrPythonException, exc.Exception+": "+exc.Message,
+			o := failure(contract.ErrPythonException, exc.Exception+": "+exc.Message,
 				map[string]any{"exception": exc.Exception, "traceback": exc.Traceback, "stdout": run.stdoutTail(), "stderr": run.stderrTail()})
 			o.ExitCode = &code
 			return o
@@ -101,7 +102,7 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, to
 	var result any
 	b, err = readBounded(resultFile, pythonResultLimit, "the value main returned (as JSON)")
 	if err != nil && !os.IsNotExist(err) {
-		return failure(interpreter.ErrResultTooLarge, err.Error()+": write large outputs to a file and return its path", nil)
+		return failure(contract.ErrResultTooLarge, err.Error()+": write large outputs to a file and return its path", nil)
 	}
 	if err == nil {
 		_ = json.Unmarshal(b, &result)

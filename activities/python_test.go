@@ -8,14 +8,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
-func pythonInput(t *testing.T, code string, args map[string]any) interpreter.StepInput {
+func pythonInput(t *testing.T, code string, args map[string]any) contract.StepInput {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3 on this machine")
 	}
-	return interpreter.StepInput{WorkflowID: "wf-1", Step: "py", Kind: "python", BaseDir: t.TempDir(), Spec: map[string]any{"code": code, "args": args}}
+	return contract.StepInput{WorkflowID: "wf-1", Step: "py", Kind: "python", BaseDir: t.TempDir(), Spec: map[string]any{"code": code, "args": args}}
 }
 
 func TestPythonReturnsMain(t *testing.T) {
@@ -65,7 +65,7 @@ func TestProcessSuppliesItsOwnError(t *testing.T) {
 func TestPythonMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runTool(context.Background(), interpreter.StepInput{WorkflowID: "wf", Step: "py", Kind: "python", Spec: map[string]any{"code": "def main(): pass"}}, 1)
+	o := a.runTool(context.Background(), contract.StepInput{WorkflowID: "wf", Step: "py", Kind: "python", Spec: map[string]any{"code": "def main(): pass"}}, 1)
 	require.Equal(t, "tool_error", o.Err.Type)
 	require.Equal(t, "python3 is not on this worker's PATH: install Python 3 where the worker runs", o.Err.Message)
 }

@@ -5,13 +5,15 @@ import (
 	"math"
 	"time"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 // ToolResult is what one attempt of a tool produced.
 type ToolResult struct {
 	Result     any
-	Err        *interpreter.StepError // nil on success
+	Err        *contract.StepError // nil on success
 	ExitCode   *int
 	StatusCode *int
 }
@@ -22,16 +24,16 @@ type Decision struct {
 	Delay time.Duration
 	// Why explains a stop, for the step's error message.
 	Why string
-	// Recovery is the failure handler's outcome (see interpreter.Recovery*).
+	// Recovery is the failure handler's outcome (see engine.Recovery*).
 	Recovery string
 	// Rule is the exit-code rule that matched, if one did.
-	Rule *interpreter.ExitCodeRule
+	Rule *spec.ExitCodeRule
 }
 
 // MatchRule finds the exit-code rule for a code: a rule listing the code
 // wins over a match_all_exit_codes rule, whatever their order.
-func MatchRule(rules []interpreter.ExitCodeRule, code int) *interpreter.ExitCodeRule {
-	var catchAll *interpreter.ExitCodeRule
+func MatchRule(rules []spec.ExitCodeRule, code int) *spec.ExitCodeRule {
+	var catchAll *spec.ExitCodeRule
 	for i := range rules {
 		for _, c := range rules[i].ExitCodes {
 			if c == code {
@@ -52,37 +54,37 @@ func MatchRule(rules []interpreter.ExitCodeRule, code int) *interpreter.ExitCode
 // holds, or when retry_when is given and does not hold. On a success, retry
 // only while retry_when holds (polling). random returns a number in [0, 1)
 // for jitter.
-func DecideRetry(block interpreter.Retry, handler *interpreter.FailureHandler, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
+func DecideRetry(block spec.Retry, handler *spec.FailureHandler, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
 	if o.Err != nil {
-		if interpreter.IsEngineError(o.Err.Type) {
-			return Decision{Recovery: interpreter.RecoveryError}, nil
+		if contract.IsEngineError(o.Err.Type) {
+			return Decision{Recovery: contract.RecoveryError}, nil
 		}
 		if handler != nil && o.ExitCode != nil {
 			if rule := MatchRule(handler.Rules, *o.ExitCode); rule != nil {
 				if attempt <= rule.MaxRetries {
-					return Decision{Retry: true, Delay: backoff(block, attempt, random), Recovery: interpreter.RecoveryRetried, Rule: rule}, nil
+					return Decision{Retry: true, Delay: backoff(block, attempt, random), Recovery: contract.RecoveryRetried, Rule: rule}, nil
 				}
 				why := fmt.Sprintf("exit code %d: %s gave up after %d retries", *o.ExitCode, handler.Name, rule.MaxRetries)
 				if rule.MaxRetries == 0 {
 					why = fmt.Sprintf("exit code %d: %s allows no retry", *o.ExitCode, handler.Name)
 				}
-				return Decision{Recovery: interpreter.RecoveryMaxRetriesExceeded, Rule: rule, Why: why}, nil
+				return Decision{Recovery: contract.RecoveryMaxRetriesExceeded, Rule: rule, Why: why}, nil
 			}
 		}
 	}
 	d, err := decideByRetryBlock(block, attempt, o, scope, random)
 	if o.Err != nil && !d.Retry {
-		d.Recovery = interpreter.RecoveryNoHandler
+		d.Recovery = contract.RecoveryNoHandler
 		if handler != nil {
-			d.Recovery = interpreter.RecoveryNoMatchingRule
+			d.Recovery = contract.RecoveryNoMatchingRule
 		}
 	}
 	return d, err
 }
 
-func decideByRetryBlock(block interpreter.Retry, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
+func decideByRetryBlock(block spec.Retry, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
 	env := retryEnv(scope, attempt, o)
-	eval := func(e *interpreter.Expr) (bool, error) {
+	eval := func(e *expr.Expr) (bool, error) {
 		if e == nil {
 			return false, nil
 		}
@@ -123,7 +125,7 @@ func decideByRetryBlock(block interpreter.Retry, attempt int, o ToolResult, scop
 
 // backoff is min(initial * multiplier^(attempt-1), max), times a factor in
 // [0.5, 1.5) with jitter. Without a retry block it is immediate.
-func backoff(block interpreter.Retry, attempt int, random func() float64) time.Duration {
+func backoff(block spec.Retry, attempt int, random func() float64) time.Duration {
 	d := float64(block.InitialDelay) * math.Pow(max(block.Multiplier, 1), float64(attempt-1))
 	if block.MaxDelay > 0 {
 		d = math.Min(d, float64(block.MaxDelay))

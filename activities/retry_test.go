@@ -6,45 +6,47 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 // retryExpr compiles a retry_when or stop_when as validation does.
-func retryExpr(t *testing.T, src string) *interpreter.Expr {
+func retryExpr(t *testing.T, src string) *expr.Expr {
 	t.Helper()
-	e, err := interpreter.CompileExpr(src, interpreter.ScopeRetry, true)
+	e, err := expr.CompileExpr(src, expr.ScopeRetry, true)
 	require.NoError(t, err)
 	return e
 }
 
 func TestDecideRetry(t *testing.T) {
 	exit := func(n int) ToolResult {
-		return ToolResult{Err: &interpreter.StepError{Type: "exit_code", Message: "x"}, ExitCode: &n}
+		return ToolResult{Err: &contract.StepError{Type: "exit_code", Message: "x"}, ExitCode: &n}
 	}
 	ok := ToolResult{Result: map[string]any{"ready": false}}
-	base := interpreter.Retry{MaxAttempts: 5, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 5 * time.Second}
-	with := func(f func(*interpreter.Retry)) interpreter.Retry { s := base; f(&s); return s }
+	base := spec.Retry{MaxAttempts: 5, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 5 * time.Second}
+	with := func(f func(*spec.Retry)) spec.Retry { s := base; f(&s); return s }
 	cases := []struct {
 		name    string
-		spec    interpreter.Retry
+		spec    spec.Retry
 		attempt int
 		o       ToolResult
 		want    Decision
 	}{
-		{"no retry block: one attempt", interpreter.Retry{MaxAttempts: 1}, 1, exit(1), Decision{Recovery: "no_handler"}},
+		{"no retry block: one attempt", spec.Retry{MaxAttempts: 1}, 1, exit(1), Decision{Recovery: "no_handler"}},
 		{"failure retries with backoff", base, 1, exit(1), Decision{Retry: true, Delay: time.Second}},
 		{"backoff doubles", base, 3, exit(1), Decision{Retry: true, Delay: 4 * time.Second}},
 		{"backoff capped at max_delay", base, 4, exit(1), Decision{Retry: true, Delay: 5 * time.Second}},
 		{"attempts spent", base, 5, exit(1), Decision{Why: "gave up after 5 attempts", Recovery: "no_handler"}},
-		{"stop_when stops at once", with(func(s *interpreter.Retry) { s.StopWhen = retryExpr(t, "exit_code == 2") }), 1, exit(2), Decision{Why: "stop_when exit_code == 2 is true", Recovery: "no_handler"}},
-		{"stop_when false retries", with(func(s *interpreter.Retry) { s.StopWhen = retryExpr(t, "exit_code == 2") }), 1, exit(3), Decision{Retry: true, Delay: time.Second}},
-		{"retry_when false stops", with(func(s *interpreter.Retry) { s.RetryWhen = retryExpr(t, "exit_code in [75, 111]") }), 1, exit(1), Decision{Why: "retry_when exit_code in [75, 111] is false", Recovery: "no_handler"}},
-		{"retry_when true retries", with(func(s *interpreter.Retry) { s.RetryWhen = retryExpr(t, "exit_code in [75, 111]") }), 1, exit(75), Decision{Retry: true, Delay: time.Second}},
+		{"stop_when stops at once", with(func(s *spec.Retry) { s.StopWhen = retryExpr(t, "exit_code == 2") }), 1, exit(2), Decision{Why: "stop_when exit_code == 2 is true", Recovery: "no_handler"}},
+		{"stop_when false retries", with(func(s *spec.Retry) { s.StopWhen = retryExpr(t, "exit_code == 2") }), 1, exit(3), Decision{Retry: true, Delay: time.Second}},
+		{"retry_when false stops", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "exit_code in [75, 111]") }), 1, exit(1), Decision{Why: "retry_when exit_code in [75, 111] is false", Recovery: "no_handler"}},
+		{"retry_when true retries", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "exit_code in [75, 111]") }), 1, exit(75), Decision{Retry: true, Delay: time.Second}},
 		{"success without retry_when is done", base, 1, ok, Decision{}},
-		{"retry_when true on success polls", with(func(s *interpreter.Retry) { s.RetryWhen = retryExpr(t, "success && !result.ready") }), 2, ok, Decision{Retry: true, Delay: 2 * time.Second}},
-		{"polling gives up when attempts are spent", with(func(s *interpreter.Retry) { s.RetryWhen = retryExpr(t, "!result.ready") }), 5, ok, Decision{Why: "retry_when still true after 5 attempts"}},
-		{"attempt is in scope", with(func(s *interpreter.Retry) { s.StopWhen = retryExpr(t, "attempt >= 2") }), 2, exit(1), Decision{Why: "stop_when attempt >= 2 is true", Recovery: "no_handler"}},
-		{"error type is in scope", with(func(s *interpreter.Retry) { s.RetryWhen = retryExpr(t, "error.type == 'exit_code'") }), 1, exit(9), Decision{Retry: true, Delay: time.Second}},
+		{"retry_when true on success polls", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "success && !result.ready") }), 2, ok, Decision{Retry: true, Delay: 2 * time.Second}},
+		{"polling gives up when attempts are spent", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "!result.ready") }), 5, ok, Decision{Why: "retry_when still true after 5 attempts"}},
+		{"attempt is in scope", with(func(s *spec.Retry) { s.StopWhen = retryExpr(t, "attempt >= 2") }), 2, exit(1), Decision{Why: "stop_when attempt >= 2 is true", Recovery: "no_handler"}},
+		{"error type is in scope", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "error.type == 'exit_code'") }), 1, exit(9), Decision{Retry: true, Delay: time.Second}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,8 +58,8 @@ func TestDecideRetry(t *testing.T) {
 }
 
 func TestDecideRetryJitter(t *testing.T) {
-	block := interpreter.Retry{MaxAttempts: 3, InitialDelay: 2 * time.Second, Multiplier: 2, MaxDelay: time.Minute, Jitter: true}
-	fail := ToolResult{Err: &interpreter.StepError{Type: "x"}}
+	block := spec.Retry{MaxAttempts: 3, InitialDelay: 2 * time.Second, Multiplier: 2, MaxDelay: time.Minute, Jitter: true}
+	fail := ToolResult{Err: &contract.StepError{Type: "x"}}
 	low, err := DecideRetry(block, nil, 1, fail, nil, func() float64 { return 0 })
 	require.NoError(t, err)
 	high, err := DecideRetry(block, nil, 1, fail, nil, func() float64 { return 0.999 })
@@ -67,9 +69,9 @@ func TestDecideRetryJitter(t *testing.T) {
 }
 
 func TestDecideRetryScopeReadsRun(t *testing.T) {
-	block := interpreter.Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 1, StopWhen: retryExpr(t, "workload.strict && steps.prev.status == 'failed'")}
+	block := spec.Retry{MaxAttempts: 3, InitialDelay: time.Second, Multiplier: 1, StopWhen: retryExpr(t, "workload.strict && steps.prev.status == 'failed'")}
 	scope := map[string]any{"workload": map[string]any{"strict": true}, "steps": map[string]any{"prev": map[string]any{"status": "failed"}}}
-	got, err := DecideRetry(block, nil, 1, ToolResult{Err: &interpreter.StepError{Type: "x"}}, scope, func() float64 { return 0 })
+	got, err := DecideRetry(block, nil, 1, ToolResult{Err: &contract.StepError{Type: "x"}}, scope, func() float64 { return 0 })
 	require.NoError(t, err)
 	require.False(t, got.Retry)
 }
@@ -77,20 +79,20 @@ func TestDecideRetryScopeReadsRun(t *testing.T) {
 // A matched exit-code rule decides alone; a failure no rule matches goes to
 // the retry block, and its outcome says no rule matched.
 func TestDecideRetryWithExitCodeRules(t *testing.T) {
-	handler := &interpreter.FailureHandler{Name: "io", Rules: []interpreter.ExitCodeRule{
+	handler := &spec.FailureHandler{Name: "io", Rules: []spec.ExitCodeRule{
 		{MatchAll: true, MaxRetries: 0},
 		{ExitCodes: []int{10, 11}, MaxRetries: 2, RecoveryScript: "./fix.sh"},
 	}}
-	onlyCodes := &interpreter.FailureHandler{Name: "io", Rules: []interpreter.ExitCodeRule{{ExitCodes: []int{10}, MaxRetries: 1}}}
+	onlyCodes := &spec.FailureHandler{Name: "io", Rules: []spec.ExitCodeRule{{ExitCodes: []int{10}, MaxRetries: 1}}}
 	exit := func(n int) ToolResult {
-		return ToolResult{Err: &interpreter.StepError{Type: "exit_code"}, ExitCode: &n}
+		return ToolResult{Err: &contract.StepError{Type: "exit_code"}, ExitCode: &n}
 	}
-	noRetry := interpreter.Retry{MaxAttempts: 1}
-	retryBlock := interpreter.Retry{MaxAttempts: 4, InitialDelay: time.Second, Multiplier: 1, StopWhen: retryExpr(t, "exit_code == 3")}
+	noRetry := spec.Retry{MaxAttempts: 1}
+	retryBlock := spec.Retry{MaxAttempts: 4, InitialDelay: time.Second, Multiplier: 1, StopWhen: retryExpr(t, "exit_code == 3")}
 	cases := []struct {
 		name     string
-		spec     interpreter.Retry
-		handler  *interpreter.FailureHandler
+		spec     spec.Retry
+		handler  *spec.FailureHandler
 		attempt  int
 		o        ToolResult
 		retry    bool
@@ -104,9 +106,9 @@ func TestDecideRetryWithExitCodeRules(t *testing.T) {
 		{"no matching rule, no retry block", noRetry, onlyCodes, 1, exit(7), false, "no_matching_rule", -1},
 		{"no matching rule falls to the retry block", retryBlock, onlyCodes, 1, exit(7), true, "", -1},
 		{"retry block's stop_when still applies to unmatched codes", retryBlock, onlyCodes, 1, exit(3), false, "no_matching_rule", -1},
-		{"a rule ignores the retry block's stop_when", interpreter.Retry{MaxAttempts: 1, StopWhen: retryExpr(t, "true")}, onlyCodes, 1, exit(10), true, "retried", 0},
-		{"no exit code matches no rule", noRetry, handler, 1, ToolResult{Err: &interpreter.StepError{Type: "execution_timeout"}}, false, "no_matching_rule", -1},
-		{"engine errors are never retried", retryBlock, handler, 1, ToolResult{Err: &interpreter.StepError{Type: "template_error"}}, false, "error", -1},
+		{"a rule ignores the retry block's stop_when", spec.Retry{MaxAttempts: 1, StopWhen: retryExpr(t, "true")}, onlyCodes, 1, exit(10), true, "retried", 0},
+		{"no exit code matches no rule", noRetry, handler, 1, ToolResult{Err: &contract.StepError{Type: "execution_timeout"}}, false, "no_matching_rule", -1},
+		{"engine errors are never retried", retryBlock, handler, 1, ToolResult{Err: &contract.StepError{Type: "template_error"}}, false, "error", -1},
 		{"no handler", noRetry, nil, 1, exit(10), false, "no_handler", -1},
 	}
 	for _, tc := range cases {
@@ -125,11 +127,11 @@ func TestDecideRetryWithExitCodeRules(t *testing.T) {
 }
 
 func TestWithLostAttempts(t *testing.T) {
-	failed := interpreter.AttemptRecord{Attempt: 2, Error: interpreter.StepError{Type: "exit_code"}}
-	got := interpreter.WithLostAttempts([]interpreter.AttemptRecord{failed}, 1, 3)
+	failed := contract.AttemptRecord{Attempt: 2, Error: contract.StepError{Type: "exit_code"}}
+	got := contract.WithLostAttempts([]contract.AttemptRecord{failed}, 1, 3)
 	require.Len(t, got, 3)
 	require.Equal(t, []int{1, 2, 3}, []int{got[0].Attempt, got[1].Attempt, got[2].Attempt})
 	require.Equal(t, "heartbeat_timeout", got[0].Error.Type, "attempt 1 left no record: it was lost")
 	require.Equal(t, failed, got[1])
-	require.Empty(t, interpreter.WithLostAttempts(nil, 1, 0), "a first attempt has nothing before it")
+	require.Empty(t, contract.WithLostAttempts(nil, 1, 0), "a first attempt has nothing before it")
 }

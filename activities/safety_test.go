@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // A run ID or step name that would climb out of the log directory fails the
@@ -16,7 +16,7 @@ import (
 func TestLogPathsStayInTheLogDirectory(t *testing.T) {
 	root := t.TempDir()
 	a := &Activities{LogDir: filepath.Join(root, "logs")}
-	for _, in := range []interpreter.StepInput{
+	for _, in := range []contract.StepInput{
 		{WorkflowID: "../../escaped", Step: "s"},
 		{WorkflowID: "wf", Step: "../../escaped"},
 		{WorkflowID: "..", Step: "s"},

@@ -3,14 +3,15 @@ package activities
 import (
 	"context"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
 )
 
 var _ = runs((*Activities).runShell)
 
 // runShell runs `/bin/sh -c command`. Its result is {exit_code, stdout,
 // stderr, json}: tails of the output, and stdout parsed when it is JSON.
-func (a *Activities) runShell(ctx context.Context, in interpreter.StepInput, toolSpec *interpreter.ShellTool, attempt int) ToolResult {
+func (a *Activities) runShell(ctx context.Context, in contract.StepInput, toolSpec *spec.ShellTool, attempt int) ToolResult {
 	run, err := a.runProcess(ctx, in, attempt, process{argv: []string{"/bin/sh", "-c", toolSpec.Command}, workdir: toolSpec.Workdir, env: toolSpec.Env})
 	if err != nil {
 		return ToolResult{Err: err}

@@ -11,12 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"playbook/contract"
 	"playbook/internal/proctest"
-	"playbook/interpreter"
 )
 
-func shellInput(t *testing.T, toolSpec map[string]any) interpreter.StepInput {
-	return interpreter.StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: toolSpec, BaseDir: t.TempDir()}
+func shellInput(t *testing.T, toolSpec map[string]any) contract.StepInput {
+	return contract.StepInput{WorkflowID: "wf-1", Step: "s", Kind: "shell", Spec: toolSpec, BaseDir: t.TempDir()}
 }
 
 func TestShellResult(t *testing.T) {

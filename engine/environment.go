@@ -1,4 +1,4 @@
-package interpreter
+package engine
 
 import (
 	"playbook/contract"

@@ -1,4 +1,4 @@
-package interpreter
+package engine
 
 // RunOption changes how a Run decides, for runs started before a change to
 // the engine (the workflow learns which through workflow.GetVersion; see

@@ -3,7 +3,7 @@ package playbookwf
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"playbook/interpreter"
+	"playbook/engine"
 )
 
 // recordCancelReasons records the reasons signalled so far. Workflow code
@@ -11,7 +11,7 @@ import (
 // cancel --reason) signals it first; the signal and the cancel request can
 // land in the same workflow task, so the cancel handler reads the signals
 // before acting.
-func recordCancelReasons(c workflow.ReceiveChannel, run *interpreter.Run) {
+func recordCancelReasons(c workflow.ReceiveChannel, run *engine.Run) {
 	var reason string
 	for c.ReceiveAsync(&reason) {
 		run.RecordCancelReason(reason)

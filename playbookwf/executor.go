@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 	"playbook/spec"
 )
 
@@ -46,7 +46,7 @@ func (x *executor) notify(agg *contract.Aggregate) {
 // executor turns the core's decisions into activities.
 type executor struct {
 	ctx  workflow.Context
-	run  *interpreter.Run
+	run  *engine.Run
 	in   Input
 	info *workflow.Info
 	// cancels holds each started step's cancellation scope.

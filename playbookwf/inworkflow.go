@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 	"playbook/spec"
 )
 
@@ -59,7 +59,7 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *spec.Step) (workflo
 	outcomes := make([]contract.Outcome, len(items))
 	for i := range items {
 		x.pace()
-		toolSpec, err := interpreter.RenderElement(x.run.Playbook(), s, scope, items, i)
+		toolSpec, err := engine.RenderElement(x.run.Playbook(), s, scope, items, i)
 		if err != nil {
 			return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 		}
@@ -69,7 +69,7 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *spec.Step) (workflo
 		}
 		outcomes[i] = contract.Outcome{Result: result, Attempts: 1}
 	}
-	settle.Set(interpreter.CombineLoop(outcomes), nil)
+	settle.Set(engine.CombineLoop(outcomes), nil)
 	return f, nil
 }
 

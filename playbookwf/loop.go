@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 	"playbook/spec"
 )
 
@@ -52,7 +52,7 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]contract.Outc
 
 // startLoop runs a loop step's elements: inline when they fit in one batch,
 // else batch after batch as child workflows. The returned future yields the
-// combined interpreter.Outcome.
+// combined engine.Outcome.
 func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Future, *contract.StepError) {
 	items, stepErr := x.loopItems(s)
 	if stepErr != nil {
@@ -83,7 +83,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 	f, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		if len(elems) <= LoopBatchSize {
-			settle.Set(interpreter.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure, progress)), nil)
+			settle.Set(engine.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure, progress)), nil)
 			return
 		}
 		outcomes := make([]contract.Outcome, 0, len(elems))
@@ -99,7 +99,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 			progress(p)
 			outcomes = append(outcomes, x.runBatch(ctx, s, first, batch, cancelOnFailure)...)
 		}
-		settle.Set(interpreter.CombineLoop(outcomes), nil)
+		settle.Set(engine.CombineLoop(outcomes), nil)
 	})
 	return f, nil
 }

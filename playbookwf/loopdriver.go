@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 	"playbook/spec"
 )
 
@@ -44,14 +44,14 @@ type LoopInput struct {
 	CancelOnFailure bool `json:"cancel_on_failure,omitempty"`
 	// FullIn says where the elements' results are when the step's result
 	// is a stub.
-	FullIn string                 `json:"full_in"`
-	Next   int                    `json:"next,omitempty"`
-	Tally  *interpreter.LoopTally `json:"tally,omitempty"`
+	FullIn string            `json:"full_in"`
+	Next   int               `json:"next,omitempty"`
+	Tally  *engine.LoopTally `json:"tally,omitempty"`
 }
 
 // PlaybookLoop drives a loop's elements: up to max_in_flight running at
 // once, the next starting as soon as one ends, whatever the loop's length.
-// It returns the step's outcome (interpreter.LoopTally.Outcome).
+// It returns the step's outcome (engine.LoopTally.Outcome).
 func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error) {
 	pb := parseFrozen(Input{File: in.File, Source: in.Source})
 	s := pb.Step(in.Step)
@@ -59,8 +59,8 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error)
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the playbook has no loop step " + in.Step}}
 		return &o, nil
 	}
-	scope := interpreter.DriverScope(pb, in.Scope, in.Workload)
-	items, err := interpreter.ElementItems(s, scope)
+	scope := engine.DriverScope(pb, in.Scope, in.Workload)
+	items, err := engine.ElementItems(s, scope)
 	if err != nil {
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}}
 		return &o, nil
@@ -73,12 +73,12 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error)
 			if i%loopYieldEvery == loopYieldEvery-1 {
 				yield(ctx)
 			}
-			if _, err := interpreter.RenderElement(pb, s, scope, items, i); err != nil {
+			if _, err := engine.RenderElement(pb, s, scope, items, i); err != nil {
 				o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}}
 				return &o, nil
 			}
 		}
-		in.Tally = interpreter.NewLoopTally(len(items))
+		in.Tally = engine.NewLoopTally(len(items))
 	}
 	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
 	if next, done := d.run(); !done {
@@ -191,7 +191,7 @@ func (d *loopDriver) report(p contract.LoopProgress) {
 // element is element i's activity input: the shared one with its name and
 // its rendered tool; an error when its input cannot be written.
 func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
-	toolSpec, err := interpreter.RenderElement(d.pb, d.s, d.scope, d.items, i)
+	toolSpec, err := engine.RenderElement(d.pb, d.s, d.scope, d.items, i)
 	if err != nil {
 		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 	}
@@ -203,7 +203,7 @@ func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
 }
 
 // startDriver runs a long loop in its driver, a child workflow, and
-// returns a future of the step's interpreter.Outcome.
+// returns a future of the step's engine.Outcome.
 func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workflow.Future, *contract.StepError) {
 	id := x.childID(ctx, s.Name+".loop", s.Name+"-loop")
 	in := LoopInput{
@@ -255,7 +255,7 @@ func yield(ctx workflow.Context) {
 
 // fit shrinks a tally until what carries it (made) fits one payload: its
 // attempt records go first, then its results.
-func fit(t *interpreter.LoopTally, made func() any) {
+func fit(t *engine.LoopTally, made func() any) {
 	for _, shrink := range []func(){t.DropAttemptErrors, t.Truncate} {
 		if contract.CheckPayload("", made()) == nil {
 			return

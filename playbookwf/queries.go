@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 )
 
 // EventsPage is the most events the CLI asks one `events` query for: a run
@@ -14,10 +14,10 @@ import (
 // carry. It asks again after the last one it got.
 const EventsPage = 1000
 
-func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
+func registerQueries(ctx workflow.Context, run *engine.Run) error {
 	// (after, limit): the events after seq after, at most limit of them; a
 	// client from before pages sends no limit (0) and gets all.
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after, limit int) ([]interpreter.Event, error) {
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after, limit int) ([]engine.Event, error) {
 		ev := run.Events()
 		if after < 0 || after > len(ev) {
 			after = 0
@@ -29,7 +29,7 @@ func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]interpreter.PendingStep, error) { return run.Pending(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]engine.PendingStep, error) { return run.Pending(), nil }); err != nil {
 		return err
 	}
 	return workflow.SetQueryHandler(ctx, QueryState, func() (*contract.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
@@ -38,7 +38,7 @@ func registerQueries(ctx workflow.Context, run *interpreter.Run) error {
 // registerClassify accepts classifications of pending_failed steps; the
 // validator rejects an unknown step, one that is not pending, or an unknown
 // action before anything is written to history.
-func registerClassify(ctx workflow.Context, run *interpreter.Run, classified workflow.Channel) error {
+func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow.Channel) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
 		func(ctx workflow.Context, step, action, reason, by string) (string, error) {
 			if by == "" {

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 	"playbook/spec"
 )
 
@@ -51,10 +51,10 @@ func Changes() []Change {
 var (
 	changeWorkloadDeepMerge = register(Change{ID: "workload-deep-merge", Max: 1,
 		Where: "the start of a run whose overrides give a map for a map",
-		What:  "overrides deep-merge into the workload defaults (before: a map given for a map replaced it whole; interpreter.WithShallowWorkload)"})
+		What:  "overrides deep-merge into the workload defaults (before: a map given for a map replaced it whole; engine.WithShallowWorkload)"})
 	changeArcsPerKind = register(Change{ID: "arcs-per-kind", Max: 1,
 		Where: "the start of a run whose playbook joins two steps both by next and depends_on",
-		What:  "both arcs count (before: the one first in the file; interpreter.WithFirstArcOnly)"})
+		What:  "both arcs count (before: the one first in the file; engine.WithFirstArcOnly)"})
 	changeEndDisconnected = register(Change{ID: "end-disconnected", Max: 1,
 		Where: "before end's tool starts, and before the webhook",
 		What:  "both run in a disconnected context, and a cancel arriving while they run ends the run cancelled (before: the cancel cancelled end's tool, failing the run)"})
@@ -79,7 +79,7 @@ var (
 		What: "when several become ready together the loop takes them in the order they were started, channels first, " +
 			"without a callback on every running step (before: the SDK's Selector, the first ready first; see waitSet)"})
 	changePayloadBudget = register(Change{ID: "payload-budget", Max: 1,
-		Where: "where a step's activity or child input cannot be encoded as JSON or is over interpreter.PayloadBudget",
+		Where: "where a step's activity or child input cannot be encoded as JSON or is over engine.PayloadBudget",
 		What: "the step fails (template_error, input_too_large) instead of being scheduled " +
 			"(before: the workflow task failed on every attempt when the input was over Temporal's limit, and the run hung)"})
 	changeLoopDriver = register(Change{ID: "loop-driver", Max: 1,
@@ -138,15 +138,15 @@ func (x *executor) capsRunning() bool {
 
 // runOptions asks the versions the core's decisions depend on, for the
 // playbook and workload a run starts with.
-func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any) []interpreter.RunOption {
-	var opts []interpreter.RunOption
+func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any) []engine.RunOption {
+	var opts []engine.RunOption
 	if spec.MergesDeep(pb.Workload, workload) &&
 		version(ctx, changeWorkloadDeepMerge) == workflow.DefaultVersion {
-		opts = append(opts, interpreter.WithShallowWorkload())
+		opts = append(opts, engine.WithShallowWorkload())
 	}
 	if pb.HasArcsOfBothKinds() &&
 		version(ctx, changeArcsPerKind) == workflow.DefaultVersion {
-		opts = append(opts, interpreter.WithFirstArcOnly())
+		opts = append(opts, engine.WithFirstArcOnly())
 	}
 	return opts
 }
@@ -175,7 +175,7 @@ func (x *executor) detachEnd() bool {
 }
 
 // tooLarge says why v, about to be written to history as one payload,
-// cannot be (interpreter.CheckPayload). The version is asked only then, so
+// cannot be (engine.CheckPayload). The version is asked only then, so
 // runs whose payloads fit record no marker, and a run that wrote such a
 // payload before the change (it fit Temporal's limit, not the budget)
 // replays as it ran.

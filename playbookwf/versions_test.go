@@ -37,7 +37,7 @@ func TestVersionsAreAskedThroughTheRegistry(t *testing.T) {
 // docs/VERSIONING.md's table lists exactly the registered changes, with
 // their maximum versions, in the order they were made.
 func TestChangesAreDocumented(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "VERSIONING.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "VERSIONING.md"))
 	require.NoError(t, err)
 	row := regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\| ([0-9]+) \\|")
 	var documented, registered []string

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/contract"
-	"playbook/interpreter"
+	"playbook/engine"
 	"playbook/spec"
 )
 
@@ -71,7 +71,7 @@ type Input struct {
 	// Workload deep-merges into the playbook's workload defaults.
 	Workload map[string]any `json:"workload,omitempty"`
 	// Files holds, by absolute path, every sub-playbook of the tree, frozen
-	// at submission (see interpreter.LoadBundle).
+	// at submission (see engine.LoadBundle).
 	Files map[string]string `json:"files,omitempty"`
 	// Index keeps the search attributes current; the submitter sets it when
 	// the namespace has them.
@@ -94,7 +94,7 @@ func StartAttributes(name string) temporal.SearchAttributes {
 func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	pb := parseFrozen(in)
 	info := workflow.GetInfo(ctx)
-	run := interpreter.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, runOptions(ctx, pb, in.Workload)...)
+	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, runOptions(ctx, pb, in.Workload)...)
 	run.Started(in.Origin)
 	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {
@@ -175,7 +175,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 						timer := workflow.NewTimerWithOptions(ctx, pb.PendingTimeout, workflow.TimerOptions{Summary: "pending_timeout " + s.Name})
 						sel.AddFuture(timer, func(workflow.Future) {
 							if pendingGen[s.Name] == gen && run.State(s.Name).Status == contract.StatusPendingFailed {
-								_ = run.Classify(s.Name, interpreter.ClassifyFail, "pending_timeout", "")
+								_ = run.Classify(s.Name, engine.ClassifyFail, "pending_timeout", "")
 							}
 						})
 					}

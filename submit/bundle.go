@@ -7,13 +7,14 @@ import (
 	"slices"
 	"strings"
 
-	"playbook/interpreter"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 // Bundle is a playbook with every sub-playbook it includes, read once at
 // submission and frozen into the run: editing a file later changes no run.
 type Bundle struct {
-	Root *interpreter.Playbook
+	Root *spec.Playbook
 	// RootPath is the root file's absolute path, a key of Files.
 	RootPath string
 	// Files maps each file's absolute path to its text.
@@ -34,21 +35,21 @@ const MaxPlaybookSize = 1 << 20
 func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
 	abs, err := filepath.Abs(display)
 	if err != nil {
-		return nil, &interpreter.Error{File: display, Msg: err.Error()}
+		return nil, &spec.Error{File: display, Msg: err.Error()}
 	}
 	b := &Bundle{RootPath: abs, Files: map[string]string{}}
 	shown := map[string]string{abs: display}
-	parsed := map[string]*interpreter.Playbook{}
+	parsed := map[string]*spec.Playbook{}
 	var order []string // the files' names as they are read
-	var load func(abs string, stack []string) (*interpreter.Playbook, error)
-	load = func(abs string, stack []string) (*interpreter.Playbook, error) {
+	var load func(abs string, stack []string) (*spec.Playbook, error)
+	load = func(abs string, stack []string) (*spec.Playbook, error) {
 		order = append(order, shown[abs])
 		src, err := read(abs)
 		if err != nil {
-			return nil, &unreadable{&interpreter.Error{File: shown[abs], Msg: "cannot read: " + err.Error()}}
+			return nil, &unreadable{&spec.Error{File: shown[abs], Msg: "cannot read: " + err.Error()}}
 		}
 		if len(src) > MaxPlaybookSize {
-			return nil, &interpreter.Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
+			return nil, &spec.Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
 		}
 		// A file's own errors do not stop the sub-playbooks it names from
 		// being read: one pass tells every mistake of the tree.
@@ -58,14 +59,14 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 		}
 		parsed[abs] = pb
 		b.Files[abs] = string(src)
-		errs := interpreter.Errors{}.Add(shown[abs], err)
+		errs := spec.Errors{}.Add(shown[abs], err)
 		stack = append(stack, abs)
 		for _, s := range pb.Steps {
 			if s.Tool == nil || s.Tool.Kind != "playbook" {
 				continue
 			}
 			rel := s.Tool.Spec["path"].(string)
-			child := interpreter.SubPlaybookPath(filepath.Dir(abs), rel)
+			child := spec.SubPlaybookPath(filepath.Dir(abs), rel)
 			if _, ok := shown[child]; !ok {
 				shown[child] = filepath.Join(filepath.Dir(shown[abs]), rel)
 			}
@@ -74,7 +75,7 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 				for _, g := range append(stack[i:], child) {
 					names = append(names, shown[g])
 				}
-				errs = errs.Add(shown[abs], &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
+				errs = errs.Add(shown[abs], &spec.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name,
 					Msg: "sub-playbooks include each other: " + strings.Join(names, " -> ")})
 				continue
 			}
@@ -83,7 +84,7 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 				var cannot *unreadable
 				if errors.As(err, &cannot) {
 					// Said at the step that names the file.
-					err = &interpreter.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, cannot.err.Msg)}
+					err = &spec.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, cannot.err.Msg)}
 				}
 				errs = errs.Add(shown[abs], err)
 			}
@@ -102,7 +103,7 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 	case errors.As(err, &cannot):
 		return nil, cannot.err
 	case err != nil:
-		return nil, interpreter.Errors{}.Add(display, err).InFileOrder(order)
+		return nil, spec.Errors{}.Add(display, err).InFileOrder(order)
 	}
 	b.Root = root
 	return b, nil
@@ -110,11 +111,11 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 
 // checkChildWorkload checks a playbook step's workload against the keys
 // the sub-playbook declares; templated values are checked as templates.
-func checkChildWorkload(parent *interpreter.Playbook, s *interpreter.Step, child *interpreter.Playbook) error {
+func checkChildWorkload(parent *spec.Playbook, s *spec.Step, child *spec.Playbook) error {
 	w, _ := s.Tool.Spec["workload"].(map[string]any)
 	literal := map[string]any{}
 	for k, v := range w {
-		if str, ok := v.(string); ok && interpreter.IsTemplate(str) {
+		if str, ok := v.(string); ok && expr.IsTemplate(str) {
 			if _, declared := child.Workload[k]; !declared {
 				literal[k] = v // reported as undeclared below
 			}
@@ -123,13 +124,13 @@ func checkChildWorkload(parent *interpreter.Playbook, s *interpreter.Step, child
 		literal[k] = v
 	}
 	if _, err := CheckOverrides(child, literal); err != nil {
-		return &interpreter.Error{File: parent.File, Line: s.Tool.Line, Step: s.Name, Msg: "workload: " + err.Error()}
+		return &spec.Error{File: parent.File, Line: s.Tool.Line, Step: s.Name, Msg: "workload: " + err.Error()}
 	}
 	return nil
 }
 
 // unreadable is a file that could not be read: the step that names it
 // says so.
-type unreadable struct{ err *interpreter.Error }
+type unreadable struct{ err *spec.Error }
 
 func (u *unreadable) Error() string { return u.err.Error() }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"playbook/interpreter"
+	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +32,7 @@ func TestLoadBundle(t *testing.T) {
 	require.Equal(t, "main", b.Root.Name)
 	require.Equal(t, "/p/main.yaml", b.RootPath)
 	require.Equal(t, files, b.Files, "every file of the tree is frozen, each once")
-	require.Equal(t, "/p/sub/load.yaml", interpreter.SubPlaybookPath("/p", "sub/load.yaml"))
+	require.Equal(t, "/p/sub/load.yaml", spec.SubPlaybookPath("/p", "sub/load.yaml"))
 }
 
 func TestLoadBundleErrors(t *testing.T) {
@@ -59,7 +59,7 @@ func TestLoadBundleErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadBundle("/p/a.yaml", readFrom(tc.files))
-			var perr *interpreter.Error
+			var perr *spec.Error
 			require.True(t, errors.As(err, &perr), "%v", err)
 			require.Equal(t, tc.want, err.Error())
 		})

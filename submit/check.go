@@ -11,7 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"playbook/interpreter"
+	"playbook/spec"
+	"playbook/spec/expr"
 
 	exprlang "github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -28,7 +29,7 @@ import (
 // a `workflow` must have steps, and, when dir (the playbook's directory) is
 // given, every recovery_script that names a file must exist. Errors are
 // every problem of the file, in file order.
-func ParseStrict(file string, src []byte, dir string) (*interpreter.Playbook, error) {
+func ParseStrict(file string, src []byte, dir string) (*spec.Playbook, error) {
 	pb, err := parseStrict(file, src, dir)
 	if err != nil {
 		return nil, err
@@ -39,12 +40,12 @@ func ParseStrict(file string, src []byte, dir string) (*interpreter.Playbook, er
 // parseStrict is ParseStrict, and the playbook as far as it decoded even
 // when it has errors (nil when it did not decode), so that LoadBundle can
 // go on to the sub-playbooks it names.
-func parseStrict(file string, src []byte, dir string) (*interpreter.Playbook, error) {
-	pb, err := interpreter.Decode(file, src)
+func parseStrict(file string, src []byte, dir string) (*spec.Playbook, error) {
+	pb, err := spec.Decode(file, src)
 	if pb == nil {
 		return nil, err
 	}
-	errs := interpreter.Errors{}.Add(file, err)
+	errs := spec.Errors{}.Add(file, err)
 	errs = append(errs, pb.WithoutBroken(check(pb, dir))...)
 	for _, e := range pb.SubmitErrors() {
 		errs = errs.Add(file, e)
@@ -53,14 +54,14 @@ func parseStrict(file string, src []byte, dir string) (*interpreter.Playbook, er
 }
 
 // check makes ParseStrict's own checks.
-func check(pb *interpreter.Playbook, dir string) interpreter.Errors {
-	var errs interpreter.Errors
+func check(pb *spec.Playbook, dir string) spec.Errors {
+	var errs spec.Errors
 	if len(pb.Steps) == 1 && pb.Steps[0].Injected {
-		errs = append(errs, &interpreter.Error{File: pb.File, Line: pb.KeyLine("workflow"), Msg: "workflow has no steps: a run would do nothing"})
+		errs = append(errs, &spec.Error{File: pb.File, Line: pb.KeyLine("workflow"), Msg: "workflow has no steps: a run would do nothing"})
 	}
 	errs = errs.Add(pb.File, CheckSchedule(pb))
-	if len(pb.Name) > interpreter.MaxSubmittedName {
-		errs = append(errs, &interpreter.Error{File: pb.File, Line: pb.KeyLine("name"), Msg: fmt.Sprintf("metadata.name is %d bytes long: at most %d (a run's ID, the name and a suffix, names its log directory)", len(pb.Name), interpreter.MaxSubmittedName)})
+	if len(pb.Name) > spec.MaxSubmittedName {
+		errs = append(errs, &spec.Error{File: pb.File, Line: pb.KeyLine("name"), Msg: fmt.Sprintf("metadata.name is %d bytes long: at most %d (a run's ID, the name and a suffix, names its log directory)", len(pb.Name), spec.MaxSubmittedName)})
 	}
 	c := &checker{pb: pb, workload: workloadType(pb.Workload)}
 	// Every expression is listed before any is checked, so that which steps
@@ -71,8 +72,8 @@ func check(pb *interpreter.Playbook, dir string) interpreter.Errors {
 	}
 	c.findUpstream(exprs)
 	for i, s := range pb.Steps {
-		if len(s.Name) > interpreter.MaxSubmittedName {
-			errs = append(errs, &interpreter.Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), interpreter.MaxSubmittedName)})
+		if len(s.Name) > spec.MaxSubmittedName {
+			errs = append(errs, &spec.Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), spec.MaxSubmittedName)})
 		}
 		for _, x := range exprs[i] {
 			errs = append(errs, c.expr(x)...)
@@ -83,8 +84,8 @@ func check(pb *interpreter.Playbook, dir string) interpreter.Errors {
 		if event == "on_success" {
 			src = pb.Notify.OnSuccess
 		}
-		if interpreter.IsTemplate(src) {
-			for _, x := range c.template(-1, nil, pb.KeyLine("notify."+event), "notify."+event+".webhook", src, interpreter.ScopeEnd, readsEvery, nil) {
+		if expr.IsTemplate(src) {
+			for _, x := range c.template(-1, nil, pb.KeyLine("notify."+event), "notify."+event+".webhook", src, expr.ScopeEnd, readsEvery, nil) {
 				errs = append(errs, c.expr(x)...)
 			}
 		}
@@ -96,7 +97,7 @@ func check(pb *interpreter.Playbook, dir string) interpreter.Errors {
 }
 
 type checker struct {
-	pb       *interpreter.Playbook
+	pb       *spec.Playbook
 	workload types.Map
 	// upstream holds, for each step (by position), the steps its
 	// expressions read that are upstream of it (findUpstream).
@@ -118,12 +119,12 @@ const (
 // exprCheck is one expression to check, parsed once: where it is, what it
 // may read, and what it reads.
 type exprCheck struct {
-	s      *interpreter.Step // nil outside any step (notify)
-	pos    int               // s's position in pb.Steps
+	s      *spec.Step // nil outside any step (notify)
+	pos    int        // s's position in pb.Steps
 	line   int
 	what   string
 	src    string
-	scope  interpreter.Scope
+	scope  expr.Scope
 	reads  reach
 	extra  []string
 	asBool bool
@@ -136,41 +137,41 @@ type exprCheck struct {
 }
 
 // step lists every expression and template of a step, to check.
-func (c *checker) step(pos int, s *interpreter.Step) []*exprCheck {
+func (c *checker) step(pos int, s *spec.Step) []*exprCheck {
 	upstream, itself := readsUpstream, readsItself
-	if s.Name == interpreter.EndStep {
+	if s.Name == spec.EndStep {
 		upstream, itself = readsEvery, readsEvery
 	}
 	var xs []*exprCheck
-	add := func(line int, what, src string, scope interpreter.Scope, reads reach, asBool bool) {
+	add := func(line int, what, src string, scope expr.Scope, reads reach, asBool bool) {
 		xs = append(xs, newExprCheck(pos, s, line, what, src, scope, reads, nil, asBool))
 	}
 	for _, r := range s.Next {
 		if r.When != nil {
-			add(r.When.Line, "when", r.When.Source, interpreter.ScopeStep, itself, true)
+			add(r.When.Line, "when", r.When.Source, expr.ScopeStep, itself, true)
 		}
 	}
 	if s.Retry != nil {
 		for _, e := range []struct {
 			what string
-			e    *interpreter.Expr
+			e    *expr.Expr
 		}{{"retry.retry_when", s.Retry.RetryWhen}, {"retry.stop_when", s.Retry.StopWhen}} {
 			if e.e != nil {
-				add(e.e.Line, e.what, e.e.Source, interpreter.ScopeRetry, itself, true)
+				add(e.e.Line, e.what, e.e.Source, expr.ScopeRetry, itself, true)
 			}
 		}
 	}
 	if s.SuccessWhen != nil {
-		add(s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, interpreter.ScopeEnd, upstream, true)
+		add(s.SuccessWhen.Line, "success_when", s.SuccessWhen.Source, expr.ScopeEnd, upstream, true)
 	}
 	if s.Loop != nil && s.Loop.In != nil {
-		x := newExprCheck(pos, s, s.Loop.In.Line, "loop.in", s.Loop.In.Source, interpreter.ScopeStep, upstream, nil, false)
+		x := newExprCheck(pos, s, s.Loop.In.Line, "loop.in", s.Loop.In.Source, expr.ScopeStep, upstream, nil, false)
 		x.asList = true
 		xs = append(xs, x)
 	}
 	if s.Tool != nil {
-		scope, extra := interpreter.ToolScope(s)
-		_ = interpreter.TemplatesIn(s.Tool.Spec, func(src string) error {
+		scope, extra := spec.ToolScope(s)
+		_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
 			xs = append(xs, c.template(pos, s, s.Tool.Line, "tool", src, scope, upstream, extra)...)
 			return nil
 		})
@@ -180,8 +181,8 @@ func (c *checker) step(pos int, s *interpreter.Step) []*exprCheck {
 
 // template lists the expressions of a template; one whose text does not
 // compile at all was reported by validate already.
-func (c *checker) template(pos int, s *interpreter.Step, line int, what, src string, scope interpreter.Scope, reads reach, extra []string) []*exprCheck {
-	t, err := interpreter.CompileTemplate(src, scope, extra...)
+func (c *checker) template(pos int, s *spec.Step, line int, what, src string, scope expr.Scope, reads reach, extra []string) []*exprCheck {
+	t, err := expr.CompileTemplate(src, scope, extra...)
 	if err != nil {
 		return nil
 	}
@@ -192,7 +193,7 @@ func (c *checker) template(pos int, s *interpreter.Step, line int, what, src str
 	return xs
 }
 
-func newExprCheck(pos int, s *interpreter.Step, line int, what, src string, scope interpreter.Scope, reads reach, extra []string, asBool bool) *exprCheck {
+func newExprCheck(pos int, s *spec.Step, line int, what, src string, scope expr.Scope, reads reach, extra []string, asBool bool) *exprCheck {
 	x := &exprCheck{s: s, pos: pos, line: line, what: what, src: src, scope: scope, reads: reads, extra: extra, asBool: asBool}
 	if tree, err := parser.Parse(src); err == nil {
 		x.parsed, x.root = true, tree.Node
@@ -203,9 +204,9 @@ func newExprCheck(pos int, s *interpreter.Step, line int, what, src string, scop
 
 // expr checks one expression: the steps it reads are upstream, the
 // workload keys it reads are declared, and it type-checks.
-func (c *checker) expr(x *exprCheck) interpreter.Errors {
-	at := func(format string, args ...any) *interpreter.Error {
-		e := &interpreter.Error{File: c.pb.File, Line: x.line, Msg: fmt.Sprintf("%s: %q: ", x.what, x.src) + fmt.Sprintf(format, args...)}
+func (c *checker) expr(x *exprCheck) spec.Errors {
+	at := func(format string, args ...any) *spec.Error {
+		e := &spec.Error{File: c.pb.File, Line: x.line, Msg: fmt.Sprintf("%s: %q: ", x.what, x.src) + fmt.Sprintf(format, args...)}
 		if x.s != nil {
 			e.Step = x.s.Name
 		}
@@ -214,7 +215,7 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 	if !x.parsed {
 		return nil // validate reported it
 	}
-	var errs interpreter.Errors
+	var errs spec.Errors
 	unknown := false
 	for _, name := range x.refs.steps {
 		if c.pb.Step(name) == nil {
@@ -248,7 +249,7 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 	}
 	program, err := exprlang.Compile(x.src, opts...)
 	if err != nil {
-		return interpreter.Errors{at("%s", interpreter.FirstLine(err.Error()))}
+		return spec.Errors{at("%s", expr.FirstLine(err.Error()))}
 	}
 	if x.asList {
 		return c.loopList(x, program, at)
@@ -259,20 +260,20 @@ func (c *checker) expr(x *exprCheck) interpreter.Errors {
 // loopList checks that a loop's expression gives a list: its type, when
 // the checker knows it, is one; and when it reads nothing (a constant such
 // as "1..200000") the list it gives is within the bound on a loop's length.
-func (c *checker) loopList(x *exprCheck, program *vm.Program, at func(string, ...any) *interpreter.Error) interpreter.Errors {
+func (c *checker) loopList(x *exprCheck, program *vm.Program, at func(string, ...any) *spec.Error) spec.Errors {
 	switch t := program.Node().Type(); {
 	case t == nil || t.Kind() == reflect.Interface || t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 	default:
-		return interpreter.Errors{at("gives %s, not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)", typeName(t))}
+		return spec.Errors{at("gives %s, not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)", typeName(t))}
 	}
 	// A range of two numbers: its length is known without making it.
 	if r, ok := x.root.(*ast.BinaryNode); ok && r.Operator == ".." {
 		from, okFrom := r.Left.(*ast.IntegerNode)
 		to, okTo := r.Right.(*ast.IntegerNode)
 		if okFrom && okTo && to.Value >= from.Value {
-			if span := to.Value - from.Value; span < 0 || span >= interpreter.MaxLoopItems {
+			if span := to.Value - from.Value; span < 0 || span >= spec.MaxLoopItems {
 				// span < 0: the subtraction overflowed, far over the bound.
-				return interpreter.Errors{at("loop gives %s elements, over the limit of %d elements per loop", rangeLength(from.Value, to.Value), interpreter.MaxLoopItems)}
+				return spec.Errors{at("loop gives %s elements, over the limit of %d elements per loop", rangeLength(from.Value, to.Value), spec.MaxLoopItems)}
 			}
 		}
 	}
@@ -543,7 +544,7 @@ func components(preds [][]int) (comp []int, count int) {
 }
 
 // upstreamOf is the set of a step's ancestors: every step with a path to it.
-func (c *checker) upstreamOf(s *interpreter.Step) map[string]bool {
+func (c *checker) upstreamOf(s *spec.Step) map[string]bool {
 	seen := map[string]bool{}
 	queue := []string{s.Name}
 	for len(queue) > 0 {
@@ -600,18 +601,18 @@ func (c *checker) env(x *exprCheck) types.Map {
 			"attempts": types.Int,
 		}
 	}
-	env := interpreter.ScopeNames(x.scope)
+	env := expr.ScopeNames(x.scope)
 	env["workload"] = c.workload
 	if c.pb.WorkloadBroken() {
 		env["workload"] = types.Any // its keys are unknown: its errors are told
 	}
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
-	if x.scope == interpreter.ScopeRetry {
+	if x.scope == expr.ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)
 		env["error"] = types.Map{"type": types.String, "message": types.String}
-		if x.s.Tool != nil && interpreter.RunsProcess(x.s.Tool.Kind) {
+		if x.s.Tool != nil && spec.RunsProcess(x.s.Tool.Kind) {
 			// A process's attempt has an exit code: a number.
 			env["exit_code"] = types.Int
 		}
@@ -625,10 +626,10 @@ func (c *checker) env(x *exprCheck) types.Map {
 
 // resultType is a step's result type; a loop's is the list of its
 // elements' results when whole is set.
-func resultType(s *interpreter.Step, whole bool) types.Type {
+func resultType(s *spec.Step, whole bool) types.Type {
 	var t types.Type = types.Any
 	if s.Tool != nil {
-		if shape := interpreter.ResultShape(s.Tool.Kind); shape != nil {
+		if shape := spec.ResultShape(s.Tool.Kind); shape != nil {
 			t = shape
 		}
 	}
@@ -680,8 +681,8 @@ func workloadType(w map[string]any) types.Map {
 
 // checkRecoveryScripts checks that every recovery_script that names a file
 // (its first word holds a /) exists, relative to the playbook's directory.
-func checkRecoveryScripts(pb *interpreter.Playbook, dir string) interpreter.Errors {
-	var errs interpreter.Errors
+func checkRecoveryScripts(pb *spec.Playbook, dir string) spec.Errors {
+	var errs spec.Errors
 	for _, name := range slices.Sorted(maps.Keys(pb.Handlers)) {
 		h := pb.Handlers[name]
 		for _, r := range h.Rules {
@@ -698,7 +699,7 @@ func checkRecoveryScripts(pb *interpreter.Playbook, dir string) interpreter.Erro
 				if line == 0 {
 					line = h.Line
 				}
-				errs = append(errs, &interpreter.Error{File: pb.File, Line: line, Msg: fmt.Sprintf("failure handler %q: recovery_script %s does not exist (looked for %s)", name, fields[0], path)})
+				errs = append(errs, &spec.Error{File: pb.File, Line: line, Msg: fmt.Sprintf("failure handler %q: recovery_script %s does not exist (looked for %s)", name, fields[0], path)})
 			}
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"playbook/interpreter"
+	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
@@ -252,16 +252,16 @@ workflow:
   - step: b
     tool: {kind: noop, result: "{{ steps.a.result }}"}
 `)
-	_, err := interpreter.Parse("x.yaml", src)
+	_, err := spec.Parse("x.yaml", src)
 	require.NoError(t, err)
 	_, err = ParseStrict("x.yaml", src, "")
 	require.Error(t, err)
-	_, err = interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nworkflow: []\n"))
+	_, err = spec.Parse("x.yaml", []byte("metadata: {name: x}\nworkflow: []\n"))
 	require.NoError(t, err)
 }
 
 func TestCheckOverrides(t *testing.T) {
-	pb, err := interpreter.Parse("x.yaml", []byte(`
+	pb, err := spec.Parse("x.yaml", []byte(`
 metadata: {name: x}
 workload: {rows: 3, ratio: 0.5, name: a, on: false, list: [1], cfg: {depth: 1}, free: null}
 workflow:

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"playbook/interpreter"
+	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
@@ -93,7 +93,7 @@ workflow:
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := interpreter.Parse("x.yaml", []byte(c.src))
+			_, err := spec.Parse("x.yaml", []byte(c.src))
 			require.NoError(t, err, "Parse accepts what runs in flight may hold")
 			_, err = ParseStrict("x.yaml", []byte(c.src), "")
 			require.Error(t, err)
@@ -102,7 +102,7 @@ workflow:
 	}
 
 	// What was an error stays one, worded as before.
-	_, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: a\n    tool: {kind: shell, command: \"false\"}\n    retry: {backoff_multiplier: -.inf}\n"))
+	_, err := spec.Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: a\n    tool: {kind: shell, command: \"false\"}\n    retry: {backoff_multiplier: -.inf}\n"))
 	require.EqualError(t, err, `x.yaml:5: step "a": retry.backoff_multiplier must be a number >= 1, not "-.inf"`)
 
 	// Finite numbers, and the words nan and inf as text, are fine.
@@ -123,7 +123,7 @@ workflow:
 // can give a number JSON cannot carry, which the run's input could not
 // hold. A string key takes the text as it is.
 func TestNonFiniteOverridesRefused(t *testing.T) {
-	pb := &interpreter.Playbook{File: "x.yaml", Workload: map[string]any{
+	pb := &spec.Playbook{File: "x.yaml", Workload: map[string]any{
 		"version": "1.0", "n": 1, "ratio": 0.5, "tags": []any{}, "any": nil,
 		"db": map[string]any{"host": "h"},
 	}}

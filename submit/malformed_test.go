@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"playbook/interpreter"
+	"playbook/engine"
+	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
@@ -57,7 +58,7 @@ func TestMalformedPlaybooks(t *testing.T) {
 
 // submitOnly are the malformed cases refused at submission only: runs may
 // have started with such files before the check existed, so the
-// workflow's re-parse (interpreter.Parse) must keep accepting them
+// workflow's re-parse (engine.Parse) must keep accepting them
 // (docs/VERSIONING.md).
 var submitOnly = []string{
 	"bool_quoted.yaml", "bool_yes.yaml", "catchup_zero.yaml", "desc_template.yaml", "env_key_template.yaml",
@@ -76,7 +77,7 @@ func TestSubmitOnlyChecksLeaveReplayAlone(t *testing.T) {
 		require.Contains(t, cases, name)
 		src, err := os.ReadFile(filepath.Join(malformedDir, name))
 		require.NoError(t, err)
-		_, err = interpreter.Parse(name, src)
+		_, err = spec.Parse(name, src)
 		require.NoError(t, err, "%s: the workflow's re-parse must still accept it", name)
 		_, err = ParseStrict(name, src, malformedDir)
 		require.Error(t, err, "%s is refused at submission", name)
@@ -99,7 +100,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		// Nor do the submission's own checks panic.
 		_, _ = ParseStrict("fuzz.yaml", src, "")
-		pb, err := interpreter.Parse("fuzz.yaml", src)
+		pb, err := spec.Parse("fuzz.yaml", src)
 		if err != nil {
 			// One line per error, each naming the file.
 			for _, line := range strings.Split(err.Error(), "\n") {
@@ -109,7 +110,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_ = interpreter.Mermaid(pb, nil)
-		_ = interpreter.NewRun(pb, nil, "fuzz-1", time.Now).Ready()
+		_ = engine.Mermaid(pb, nil)
+		_ = engine.NewRun(pb, nil, "fuzz-1", time.Now).Ready()
 	})
 }

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
+	"playbook/spec/expr"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -46,7 +48,7 @@ func (t SetText) value() any {
 // for when no declared default says otherwise: SetText read as YAML, a
 // json.Number as an int when it is one, else a float.
 func plain(v any) any {
-	return interpreter.MapLeaves(v, func(leaf any) any {
+	return contract.MapLeaves(v, func(leaf any) any {
 		switch t := leaf.(type) {
 		case SetText:
 			return t.value()
@@ -76,7 +78,7 @@ func PlainOverrides(overrides map[string]any) map[string]any {
 // set a declared key, with a value of the type its default has (a whole
 // number read from JSON as 3.0 is an int); null, [] and {} defaults take
 // any value, and keys nested under a declared mapping merge freely.
-func CheckOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[string]any, error) {
+func CheckOverrides(pb *spec.Playbook, overrides map[string]any) (map[string]any, error) {
 	out, problems := convertOverrides(pb, overrides)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s: %s", pb.File, strings.Join(problems, "; "))
@@ -86,7 +88,7 @@ func CheckOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[str
 
 // convertOverrides converts overrides to the declared types and says what
 // is wrong with those it cannot take.
-func convertOverrides(pb *interpreter.Playbook, overrides map[string]any) (map[string]any, []string) {
+func convertOverrides(pb *spec.Playbook, overrides map[string]any) (map[string]any, []string) {
 	out := make(map[string]any, len(overrides))
 	var problems []string
 	for _, key := range slices.Sorted(maps.Keys(overrides)) {
@@ -128,7 +130,7 @@ func convertOverride(path string, def, v any) (any, error) {
 		// Any other key takes a value: text YAML cannot read would become
 		// a string without a word.
 		if err := yaml.Unmarshal([]byte(t), new(any)); err != nil {
-			return nil, fmt.Errorf("workload.%s: %q is not a value YAML can read (%s): quote it to give a string", path, string(t), strings.TrimPrefix(interpreter.FirstLine(err.Error()), "yaml: "))
+			return nil, fmt.Errorf("workload.%s: %q is not a value YAML can read (%s): quote it to give a string", path, string(t), strings.TrimPrefix(expr.FirstLine(err.Error()), "yaml: "))
 		}
 	case json.Number:
 		switch def.(type) {
@@ -145,7 +147,7 @@ func convertOverride(path string, def, v any) (any, error) {
 		v = plain(v) // a mapping's declared keys are converted one by one, below
 	}
 	bad := func(want string) error {
-		return fmt.Errorf("workload.%s must be %s (its default is %s), not %s", path, want, interpreter.Text(def), describe(written))
+		return fmt.Errorf("workload.%s must be %s (its default is %s), not %s", path, want, expr.Text(def), describe(written))
 	}
 	switch d := def.(type) {
 	case nil:
@@ -183,7 +185,7 @@ func convertOverride(path string, def, v any) (any, error) {
 			return v, nil
 		case bool, int, int64, float64:
 			// `--set tag=2024` reads a number; the key wants its text.
-			return interpreter.Text(v), nil
+			return expr.Text(v), nil
 		}
 		return nil, bad("a string")
 	case []any:
@@ -228,7 +230,7 @@ func describe(v any) string {
 	case string:
 		return fmt.Sprintf("%q", v)
 	}
-	return interpreter.Text(v)
+	return expr.Text(v)
 }
 
 // nonFiniteOverride finds, in an override as converted, a number JSON

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"playbook/interpreter"
+	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
@@ -12,7 +12,7 @@ import (
 // --set gives text and --input keeps a number's digits: what they mean
 // depends on the declared default, so a string key gets them as written.
 func TestOverridesAsWritten(t *testing.T) {
-	pb := &interpreter.Playbook{File: "x.yaml", Workload: map[string]any{
+	pb := &spec.Playbook{File: "x.yaml", Workload: map[string]any{
 		"version": "1.0", "n": 1, "ratio": 0.5, "on": false, "tags": []any{}, "any": nil,
 		"db": map[string]any{"host": "h", "port": 5432},
 	}}
@@ -65,7 +65,7 @@ func TestOverridesAsWritten(t *testing.T) {
 // Text YAML cannot read is refused for a key that takes a value (a string
 // key takes it as written): before, it became a string without a word.
 func TestOverrideYAMLMustRead(t *testing.T) {
-	pb := &interpreter.Playbook{File: "x.yaml", Workload: map[string]any{"name": "", "tags": []any{}, "any": nil}}
+	pb := &spec.Playbook{File: "x.yaml", Workload: map[string]any{"name": "", "tags": []any{}, "any": nil}}
 	_, err := CheckOverrides(pb, map[string]any{"tags": SetText("[a, b")})
 	require.ErrorContains(t, err, `x.yaml: workload.tags: "[a, b" is not a value YAML can read (`)
 	require.ErrorContains(t, err, `): quote it to give a string`)

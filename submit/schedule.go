@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"playbook/interpreter"
+	"playbook/spec"
 )
 
 // CheckSchedule checks the playbook's `schedule:` key, if it has one: an ID
@@ -16,21 +16,21 @@ import (
 // Temporal's scheduler parses, a time zone this machine knows, a known
 // overlap policy, workload overrides the playbook declares. Submission
 // runs it (LoadBundle), not the workflow.
-func CheckSchedule(p *interpreter.Playbook) error {
+func CheckSchedule(p *spec.Playbook) error {
 	s := p.Schedule
 	if s == nil {
 		return nil
 	}
 	// Every problem of the schedule is reported, one line each.
-	var errs interpreter.Errors
+	var errs spec.Errors
 	errAt := func(key, format string, args ...any) {
 		line := s.KeyLine(key)
 		if line == 0 {
 			line = s.Line
 		}
-		errs = append(errs, &interpreter.Error{File: p.File, Line: line, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &spec.Error{File: p.File, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
-	if s.ID != "" && !interpreter.ScheduleIDPattern.MatchString(s.ID) {
+	if s.ID != "" && !spec.ScheduleIDPattern.MatchString(s.ID) {
 		errAt("id", "schedule.id %q must match [A-Za-z0-9][A-Za-z0-9._-]*", s.ID)
 	}
 	switch {
@@ -51,7 +51,7 @@ func CheckSchedule(p *interpreter.Playbook) error {
 		errAt("timezone", "schedule.timezone: %v", err)
 	}
 	if s.Overlap != "" && !isOverlapPolicy(s.Overlap) {
-		errAt("overlap", "schedule.overlap %q is not one of %s", s.Overlap, strings.Join(interpreter.OverlapPolicies, ", "))
+		errAt("overlap", "schedule.overlap %q is not one of %s", s.Overlap, strings.Join(spec.OverlapPolicies, ", "))
 	}
 	return errs.Add(p.File, checkScheduleWorkload(p)).Err()
 }
@@ -60,9 +60,9 @@ func CheckSchedule(p *interpreter.Playbook) error {
 // start with, as run --set's are checked: a key the playbook does not
 // declare, or a value of another type, is refused now, one line per key,
 // not at each run.
-func checkScheduleWorkload(p *interpreter.Playbook) error {
+func checkScheduleWorkload(p *spec.Playbook) error {
 	s := p.Schedule
-	var errs interpreter.Errors
+	var errs spec.Errors
 	converted := map[string]any{}
 	for _, key := range slices.Sorted(maps.Keys(s.Workload)) {
 		v, problems := convertOverrides(p, map[string]any{key: s.Workload[key]})
@@ -71,7 +71,7 @@ func checkScheduleWorkload(p *interpreter.Playbook) error {
 			line = s.KeyLine("workload")
 		}
 		for _, problem := range problems {
-			errs = append(errs, &interpreter.Error{File: p.File, Line: line, Msg: "schedule." + problem})
+			errs = append(errs, &spec.Error{File: p.File, Line: line, Msg: "schedule." + problem})
 		}
 		converted[key] = v[key]
 	}
@@ -85,7 +85,7 @@ func checkScheduleWorkload(p *interpreter.Playbook) error {
 }
 
 func isOverlapPolicy(name string) bool {
-	for _, p := range interpreter.OverlapPolicies {
+	for _, p := range spec.OverlapPolicies {
 		if p == name {
 			return true
 		}

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"playbook/interpreter"
+	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
 
 func TestScheduleKey(t *testing.T) {
-	pb, err := interpreter.Parse("x.yaml", []byte(`metadata: {name: nightly}
+	pb, err := spec.Parse("x.yaml", []byte(`metadata: {name: nightly}
 schedule:
   cron: "0 2 * * *"
   timezone: Europe/Berlin
@@ -53,13 +53,13 @@ func TestScheduleErrors(t *testing.T) {
 		{`{cron: "@daily", id: "a b"}`, `x.yaml:2: schedule.id "a b" must match [A-Za-z0-9][A-Za-z0-9._-]*`},
 	}
 	for _, c := range cases {
-		pb, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: "+c.schedule+"\nworkflow:\n  - step: a\n"))
+		pb, err := spec.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: "+c.schedule+"\nworkflow:\n  - step: a\n"))
 		require.NoError(t, err, c.schedule)
 		err = CheckSchedule(pb)
 		require.Error(t, err, c.schedule)
 		require.Equal(t, c.want, err.Error())
 	}
-	_, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", cronn: x}\nworkflow:\n  - step: a\n"))
+	_, err := spec.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", cronn: x}\nworkflow:\n  - step: a\n"))
 	require.EqualError(t, err, `x.yaml:2: unknown key "cronn" in schedule (known: catchup_window, cron, every, id, jitter, overlap, pause_on_failure, timezone, workload)`)
 
 	_, err = LoadBundle("/p/x.yaml", readFrom(map[string]string{"/p/x.yaml": "metadata: {name: x}\nschedule: {cron: \"61 * * * *\"}\nworkflow:\n  - step: a\n"}))
@@ -76,13 +76,13 @@ func TestScheduleWorkloadChecked(t *testing.T) {
 			"x.yaml:6: schedule.workload.on must be true or false (its default is true), not 3\n" + `x.yaml:7: schedule.workload key "zz" is not declared (declared: on, rows)`},
 	}
 	for _, c := range cases {
-		pb, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\n"+c.source+"workflow:\n  - step: a\n"))
+		pb, err := spec.Parse("x.yaml", []byte("metadata: {name: x}\n"+c.source+"workflow:\n  - step: a\n"))
 		require.NoError(t, err, c.source)
 		err = CheckSchedule(pb)
 		require.Error(t, err, c.source)
 		require.Equal(t, c.want, err.Error())
 	}
-	pb, err := interpreter.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", workload: {db: {host: h}}}\nworkload: {db: {host: a, port: 5432}}\nworkflow:\n  - step: a\n"))
+	pb, err := spec.Parse("x.yaml", []byte("metadata: {name: x}\nschedule: {cron: \"@daily\", workload: {db: {host: h}}}\nworkload: {db: {host: a, port: 5432}}\nworkflow:\n  - step: a\n"))
 	require.NoError(t, err)
 	require.NoError(t, CheckSchedule(pb), "a key nested under a declared mapping is accepted")
 }

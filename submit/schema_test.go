@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"playbook/interpreter"
+	"playbook/spec"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
@@ -27,11 +27,11 @@ var updateSchema = flag.Bool("update-schema", false, "rewrite docs/playbook.sche
 // `make schema`, or go test ./interpreter -run TestSchemaFileIsUpToDate -update-schema.
 func TestSchemaFileIsUpToDate(t *testing.T) {
 	if *updateSchema {
-		require.NoError(t, os.WriteFile(schemaFile, interpreter.SchemaJSON(), 0o644))
+		require.NoError(t, os.WriteFile(schemaFile, spec.SchemaJSON(), 0o644))
 	}
 	got, err := os.ReadFile(schemaFile)
 	require.NoError(t, err)
-	require.Equal(t, string(interpreter.SchemaJSON()), string(got), "docs/playbook.schema.json is stale: run make schema")
+	require.Equal(t, string(spec.SchemaJSON()), string(got), "docs/playbook.schema.json is stale: run make schema")
 }
 
 // compileSchema compiles the checked-in schema with a real draft 2020-12
@@ -53,7 +53,7 @@ func yamlInstance(src []byte) (any, error) {
 	if err := yaml.Unmarshal(src, &v); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(interpreter.Normalize(v))
+	b, err := json.Marshal(spec.Normalize(v))
 	if err != nil {
 		return nil, err
 	}

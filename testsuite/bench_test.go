@@ -24,10 +24,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/contract"
 	"playbook/internal/devserver"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
+	"playbook/spec"
 	"playbook/worker"
 )
 
@@ -105,7 +106,7 @@ func startBenchTrue(ctx workflow.Context, _ int) workflow.Future {
 }
 
 func startRunStep(ctx workflow.Context, i int) workflow.Future {
-	return workflow.ExecuteActivity(ctx, interpreter.RunStepName, shellTrueInput(ctx, i))
+	return workflow.ExecuteActivity(ctx, contract.RunStepName, shellTrueInput(ctx, i))
 }
 
 // nativeChain runs n steps one after another.
@@ -136,11 +137,11 @@ func nativeFanOut(ctx workflow.Context, n int, step benchStart) error {
 
 // shellTrueInput is the activity input the playbook gives step s<i> when
 // it is a `shell: true` step.
-func shellTrueInput(ctx workflow.Context, i int) interpreter.StepInput {
+func shellTrueInput(ctx workflow.Context, i int) contract.StepInput {
 	run := workflow.GetInfo(ctx).WorkflowExecution
-	return interpreter.StepInput{
+	return contract.StepInput{
 		WorkflowID: run.ID, RunID: run.RunID, Step: fmt.Sprintf("s%d", i), Kind: "shell",
-		Spec: map[string]any{"command": "true"}, Lost: &interpreter.LostSpec{Attempts: interpreter.DefaultLostAttempts},
+		Spec: map[string]any{"command": "true"}, Lost: &contract.LostSpec{Attempts: spec.DefaultLostAttempts},
 	}
 }
 
@@ -381,7 +382,7 @@ func medianDuration(d []time.Duration) time.Duration {
 func BenchmarkSpeed(b *testing.B) {
 	w := sdkworker.New(tc, benchQueue, sdkworker.Options{})
 	worker.RegisterWorkflow(w)
-	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
+	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	registerNative(w)
 	require.NoError(b, w.Start())
 	defer w.Stop()
@@ -391,7 +392,7 @@ func BenchmarkSpeed(b *testing.B) {
 		defer os.RemoveAll(dir)
 		fw := sdkworker.New(tc, tmpfsQueue, sdkworker.Options{})
 		worker.RegisterWorkflow(fw)
-		fw.RegisterActivityWithOptions((&activities.Activities{LogDir: dir}).RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
+		fw.RegisterActivityWithOptions((&activities.Activities{LogDir: dir}).RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 		require.NoError(b, fw.Start())
 		defer fw.Stop()
 		tmpfs = tmpfsQueue

@@ -10,8 +10,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
 )
 
 func TestFailureModeCancel(t *testing.T) {
@@ -23,11 +24,11 @@ func TestFailureModeCancel(t *testing.T) {
 	require.True(t, agg.EvaluatedByEndStep)
 	require.Equal(t, 1, agg.FailedStepsCount)
 	for _, s := range []string{"sleeper_a", "sleeper_b"} {
-		require.Equal(t, interpreter.StatusCancelled, agg.Steps[s].Status, s)
+		require.Equal(t, contract.StatusCancelled, agg.Steps[s].Status, s)
 		require.True(t, agg.Steps[s].RoutedToEnd)
 		require.Equal(t, "fails", *agg.Steps[s].OriginalFailedStep)
 	}
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["cleanup"].Status, "on_failure: run still runs")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["cleanup"].Status, "on_failure: run still runs")
 	require.Empty(t, processesMatching("playbook-parallel-cancel"), "no sleep is left")
 }
 
@@ -35,9 +36,9 @@ func TestFailureModeStop(t *testing.T) {
 	r := runExample(t, "parallel_stop.yaml")
 	agg := r.agg
 	require.Equal(t, "failed", agg.Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["sleeper_a"].Status, "running steps finish")
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["sleeper_b"].Status)
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["after_a"].Status, "nothing new starts")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["sleeper_a"].Status, "running steps finish")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["sleeper_b"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["after_a"].Status, "nothing new starts")
 	require.Equal(t, "not started: fails failed and failure_mode is stop", agg.Steps["after_a"].SkipReason)
 	// end ran after the sleepers finished.
 	events := runEvents(t, agg.WorkflowID, agg.RunID)
@@ -50,10 +51,10 @@ func TestFailureModeStop(t *testing.T) {
 	require.Equal(t, "step_started:end", order[len(order)-1], "%v", order)
 }
 
-func runEvents(t *testing.T, workflowID, runID string) []interpreter.Event {
+func runEvents(t *testing.T, workflowID, runID string) []engine.Event {
 	v, err := tc.QueryWorkflow(context.Background(), workflowID, runID, playbookwf.QueryEvents, 0)
 	require.NoError(t, err)
-	var events []interpreter.Event
+	var events []engine.Event
 	require.NoError(t, v.Get(&events))
 	return events
 }
@@ -75,14 +76,14 @@ func waitRunning(t *testing.T, workflowID string, n int) {
 	})
 }
 
-func requireCancelled(t *testing.T, agg *interpreter.Aggregate, run client.WorkflowRun) {
+func requireCancelled(t *testing.T, agg *contract.Aggregate, run client.WorkflowRun) {
 	t.Helper()
 	require.Equal(t, "cancelled", agg.Status)
 	require.True(t, agg.EvaluatedByEndStep, "end ran")
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["end"].Status)
-	require.Equal(t, interpreter.StatusCancelled, agg.Steps["left"].Status)
-	require.Equal(t, interpreter.StatusCancelled, agg.Steps["right"].Status)
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["after"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["end"].Status)
+	require.Equal(t, contract.StatusCancelled, agg.Steps["left"].Status)
+	require.Equal(t, contract.StatusCancelled, agg.Steps["right"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["after"].Status)
 	require.Equal(t, "run cancelled", agg.Steps["after"].SkipReason)
 	d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
 	require.NoError(t, err)
@@ -120,13 +121,13 @@ func TestCancelFromCLI(t *testing.T) {
 		t.Fatal("run did not end within 30s of the cancel")
 	}
 	require.Equal(t, 3, r.code, "run exits 3 for a cancelled run")
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(r.out), &agg))
 	requireCancelled(t, &agg, run)
 	h := history(t, run.GetID(), run.GetRunID())
 	last := h.Events[len(h.Events)-1]
 	require.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, last.GetEventType())
-	var details interpreter.Aggregate
+	var details contract.Aggregate
 	require.NoError(t, json.Unmarshal(last.GetWorkflowExecutionCanceledEventAttributes().GetDetails().GetPayloads()[0].GetData(), &details))
 	require.Equal(t, "cancelled", details.Status, "the Canceled event's details are the aggregate")
 	replay(t, "external_cancel.yaml", run.GetID(), run.GetRunID())
@@ -147,9 +148,9 @@ func TestCancelDrain(t *testing.T) {
 	require.Contains(t, out, "Draining")
 	agg := finish(t, run)
 	require.Equal(t, "cancelled", agg.Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["left"].Status, "running steps finish")
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["right"].Status)
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["after"].Status, "nothing new starts")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["left"].Status, "running steps finish")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["right"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["after"].Status, "nothing new starts")
 	require.Equal(t, "run drained: no new step starts", agg.Steps["after"].SkipReason)
 	d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), run.GetRunID())
 	require.NoError(t, err)

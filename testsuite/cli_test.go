@@ -3,7 +3,6 @@ package testsuite
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,56 +102,6 @@ func TestRunPrintsProgressAndSummary(t *testing.T) {
 		"Run progress-1 failed: 1 of 5 steps failed (transform).",
 	} {
 		require.Contains(t, out, want)
-	}
-}
-
-// The pure core never imports the Temporal SDK: determinism follows from it
-// being a plain function of its inputs. Nor can it read files, run
-// processes or look up the host's time zones: everything stricter than the
-// workflow's re-parse, and all IO, is in playbook/submit, which the
-// workflow cannot import (TestWorkflowAdapterImportsOnlyCoreAndSDK).
-func TestPureCoreDoesNotImportTemporal(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "playbook/interpreter").CombinedOutput()
-	require.NoError(t, err, string(out))
-	for _, dep := range strings.Fields(string(out)) {
-		require.False(t, strings.HasPrefix(dep, "go.temporal.io/") || strings.HasPrefix(dep, "playbook/") && dep != "playbook/interpreter", "playbook/interpreter imports %s", dep)
-	}
-	out, err = exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "playbook/interpreter").CombinedOutput()
-	require.NoError(t, err, string(out))
-	for _, imp := range strings.Fields(string(out)) {
-		require.NotContains(t, []string{"os", "os/exec", "io/fs", "io/ioutil", "net/http", "syscall"}, imp, "playbook/interpreter imports %s: IO belongs in playbook/submit", imp)
-	}
-	files, err := filepath.Glob("../interpreter/*.go")
-	require.NoError(t, err)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		require.NoError(t, err)
-		require.NotContains(t, string(b), "time.LoadLocation", "%s looks up the host's time zones: that is playbook/submit's", f)
-	}
-}
-
-// The workflow adapter depends on the core and on the SDK's workflow side
-// only: never on the activities (processes, HTTP, randomness), whose data
-// it shares through the contract in the core.
-func TestWorkflowAdapterImportsOnlyCoreAndSDK(t *testing.T) {
-	const adapter = "playbook/interpreter/playbookwf"
-	out, err := exec.Command("go", "list", "-deps", adapter).CombinedOutput()
-	require.NoError(t, err, string(out))
-	for _, dep := range strings.Fields(string(out)) {
-		require.False(t, strings.HasPrefix(dep, "playbook/") && dep != "playbook/interpreter" && dep != adapter,
-			"%s depends on %s (the workflow may reach the core only: never the submission's checks, playbook/submit)", adapter, dep)
-	}
-	out, err = exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, adapter).CombinedOutput()
-	require.NoError(t, err, string(out))
-	// enums/v1 holds the retry states and timeout types the temporal
-	// package's errors report.
-	allowed := map[string]bool{"go.temporal.io/sdk/workflow": true, "go.temporal.io/sdk/temporal": true, "go.temporal.io/api/enums/v1": true}
-	imports := strings.Fields(string(out))
-	require.Contains(t, imports, "go.temporal.io/sdk/workflow")
-	for _, imp := range imports {
-		if strings.HasPrefix(imp, "go.temporal.io/") {
-			require.True(t, allowed[imp], "%s imports %s: only the SDK's workflow and temporal packages", adapter, imp)
-		}
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // The whole example (playbooks/nightly_etl, docs/LANGUAGE.md) runs: a retry_when
@@ -42,10 +42,10 @@ func TestContractExample(t *testing.T) {
 
 	transform := agg.Steps["transform"]
 	require.Equal(t, 2, transform.Attempts, "exit 10 is retried by the flaky_io rule")
-	require.Equal(t, interpreter.RecoveryRetried, transform.AttemptErrors[0].Recovery)
+	require.Equal(t, contract.RecoveryRetried, transform.AttemptErrors[0].Recovery)
 	require.Equal(t, 0, *transform.AttemptErrors[0].RecoveryExitCode, "the recovery script, with the step's env, remounted")
 
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["audit"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["audit"].Status)
 	var audited map[string]any
 	require.NoError(t, json.Unmarshal([]byte(got["/audit"]), &audited))
 	require.Equal(t, 3.0, audited["rows"], "the audit got extract's result as its body")
@@ -54,7 +54,7 @@ func TestContractExample(t *testing.T) {
 	inserted := load["steps"].(map[string]any)["insert"].(map[string]any)["result"].(map[string]any)["json"]
 	require.Equal(t, map[string]any{"inserted": 3.0}, inserted, "the sub-playbook got transform's row count")
 
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["cleanup"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["cleanup"].Status)
 	_, err := os.Stat(workdir)
 	require.True(t, os.IsNotExist(err), "cleanup removed the batch directory")
 	require.NotContains(t, got, "/hook", "on_failure only")

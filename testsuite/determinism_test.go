@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
+	"playbook/contract"
+	"playbook/engine"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
 	"playbook/worker"
 )
 
@@ -26,10 +27,10 @@ func TestMapOrderIsKeyOrder(t *testing.T) {
 	r := runExample(t, "map_order.yaml")
 	agg := r.agg
 	require.Equal(t, []string{"render"}, agg.FailedSteps)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["sorted"].Status)
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["unsorted"].Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["first_key"].Status)
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["other_key"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["sorted"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["unsorted"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["first_key"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["other_key"].Status)
 	require.Contains(t, agg.Steps["render"].Error.Message, "int(workload.words.w01)")
 	var got []string
 	for _, res := range agg.Steps["each"].Result.([]any) {
@@ -49,10 +50,10 @@ func TestMapOrderIsKeyOrder(t *testing.T) {
 
 // runJSON runs a playbook file with `run --json`, replays its history, and
 // returns its aggregate.
-func runJSON(t *testing.T, args ...string) (int, *interpreter.Aggregate) {
+func runJSON(t *testing.T, args ...string) (int, *contract.Aggregate) {
 	t.Helper()
 	code, out, errOut := cli(t, append([]string{"run", "--address", server.Address, "--json"}, args...)...)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg), "stderr:\n%s", errOut)
 	replay(t, "", agg.WorkflowID, agg.RunID)
 	return code, &agg
@@ -88,7 +89,7 @@ func TestCancelReasonIsRecorded(t *testing.T) {
 	require.Equal(t, "cancelled", agg.Status)
 	require.Equal(t, "maintenance window", agg.CancelReason)
 
-	var requested *interpreter.Event
+	var requested *engine.Event
 	for _, e := range runEvents(t, run.GetID(), run.GetRunID()) {
 		if e.Type == "cancel_requested" {
 			requested = &e
@@ -136,7 +137,7 @@ workflow:
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), ""))
 	agg := finish(t, run)
 	require.Equal(t, "cancelled", agg.Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["end"].Status, "end's tool finished")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["end"].Status, "end's tool finished")
 	require.Equal(t, "reported\n", agg.Steps["end"].Result.(map[string]any)["stdout"])
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_CANCELED, workflowStatus(t, run.GetID()))
 }
@@ -175,13 +176,13 @@ workflow:
 	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "reusing 1 completed step: check")
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	replay(t, "", agg.WorkflowID, agg.RunID)
-	require.Equal(t, interpreter.StatusReused, agg.Steps["check"].Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["careful"].Status, "the reused check's branch is taken as it was")
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["quick"].Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["cleanup"].Status, "the cleanup ran again")
+	require.Equal(t, contract.StatusReused, agg.Steps["check"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["careful"].Status, "the reused check's branch is taken as it was")
+	require.Equal(t, contract.StatusSkipped, agg.Steps["quick"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["cleanup"].Status, "the cleanup ran again")
 	log, err := os.ReadFile(filepath.Join(dir, "cleanup.log"))
 	require.NoError(t, err)
 	require.Equal(t, "cleaned\ncleaned\n", string(log))

@@ -19,7 +19,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // `playbook dev --codec-key-file K --step-env VAR`, as a user starts it:
@@ -57,7 +57,7 @@ workflow:
 	run.Env = append(os.Environ(), "PLAYBOOK_CODEC_KEY_FILE="+keyFile)
 	out, err := run.Output()
 	require.NoError(t, err, "%s", out)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal(out, &agg), "%s", out)
 	require.Equal(t, "completed", agg.Status)
 	stdout := fmt.Sprint(agg.Steps["show"].Result)

@@ -20,9 +20,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
+	"playbook/spec"
 	"playbook/submit"
 	"playbook/worker"
 )
@@ -168,7 +169,7 @@ workflow:
 	defer c.Close()
 	for _, id := range ids {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		var agg interpreter.Aggregate
+		var agg contract.Aggregate
 		require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &agg), "run %s", id)
 		cancel()
 		t.Logf("run %s completed %s after dev was back", id, time.Since(back).Round(100*time.Millisecond))
@@ -224,7 +225,7 @@ workflow:
 	require.Equal(t, "failed", agg.Status)
 	for _, name := range []string{"once", "retried"} {
 		s := agg.Steps[name]
-		require.Equal(t, interpreter.StatusFailed, s.Status, name)
+		require.Equal(t, contract.StatusFailed, s.Status, name)
 		require.Equal(t, "heartbeat_timeout", s.Error.Type, name)
 		require.Equal(t, 1, s.Attempts, "%s: the lost attempt was the only one", name)
 		require.Len(t, s.AttemptErrors, 1, name)
@@ -331,7 +332,7 @@ workflow:
 func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 	queue := fmt.Sprintf("rolling-%d", time.Now().UnixNano())
 	src := "metadata: {name: rolling}\nworkflow:\n  - step: a\n    from_the_future: true\n    tool: {kind: noop, result: 42}\n"
-	_, err := interpreter.Parse("rolling.yaml", []byte(src))
+	_, err := spec.Parse("rolling.yaml", []byte(src))
 	require.ErrorContains(t, err, `unknown key "from_the_future"`, "this build cannot parse it")
 
 	older := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: logDir})
@@ -355,18 +356,18 @@ func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "the run did not fail")
 
 	newer := sdkworker.New(tc, queue, sdkworker.Options{})
-	newer.RegisterWorkflowWithOptions(func(ctx workflow.Context, in playbookwf.Input) (*interpreter.Aggregate, error) {
+	newer.RegisterWorkflowWithOptions(func(ctx workflow.Context, in playbookwf.Input) (*contract.Aggregate, error) {
 		in.Source = strings.ReplaceAll(in.Source, "    from_the_future: true\n", "")
 		return playbookwf.Playbook(ctx, in)
 	}, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
 	acts := &activities.Activities{LogDir: logDir}
-	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
+	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	require.NoError(t, newer.Start())
 	defer newer.Stop()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, run.Get(ctx, &agg))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 42.0, agg.Steps["a"].Result)

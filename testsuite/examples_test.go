@@ -12,8 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
 )
 
 // --set gives a string key its text as written: 1.10 stays "1.10".
@@ -42,20 +43,20 @@ func TestSequential(t *testing.T) {
 	require.Equal(t, "HELLO TEMPORAL!\n", report["stdout"])
 	require.Equal(t, 0.0, report["exit_code"])
 	require.Len(t, r.agg.Steps, 4, "steps holds end too")
-	require.Equal(t, interpreter.StatusCompleted, r.agg.Steps["end"].Status)
+	require.Equal(t, contract.StatusCompleted, r.agg.Steps["end"].Status)
 	require.True(t, strings.HasPrefix(r.agg.WorkflowID, "hello-"), r.agg.WorkflowID)
 	require.NotEmpty(t, r.agg.RunID)
 }
 
 func TestBranching(t *testing.T) {
 	r := runExample(t, "branching.yaml")
-	require.Equal(t, interpreter.StatusCompleted, r.agg.Steps["load"].Status)
+	require.Equal(t, contract.StatusCompleted, r.agg.Steps["load"].Status)
 	require.Equal(t, "loaded 5 rows", r.agg.Steps["load"].Result)
-	require.Equal(t, interpreter.StatusSkipped, r.agg.Steps["nothing_to_do"].Status)
+	require.Equal(t, contract.StatusSkipped, r.agg.Steps["nothing_to_do"].Status)
 
 	r = runExample(t, "branching.yaml", "--set", "rows=0")
 	require.Equal(t, "completed", r.agg.Status)
-	require.Equal(t, interpreter.StatusSkipped, r.agg.Steps["load"].Status)
+	require.Equal(t, contract.StatusSkipped, r.agg.Steps["load"].Status)
 	require.Equal(t, "no rows today", r.agg.Steps["nothing_to_do"].Result)
 }
 
@@ -64,7 +65,7 @@ func TestFanOutAndJoin(t *testing.T) {
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, 6.0, r.agg.Steps["join"].Result)
 	// The three branches ran together: all started before any completed.
-	var events []interpreter.Event
+	var events []engine.Event
 	v, err := tc.QueryWorkflow(context.Background(), r.agg.WorkflowID, r.agg.RunID, playbookwf.QueryEvents, 0)
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&events))
@@ -99,7 +100,7 @@ func TestStopWhenStopsAtOnce(t *testing.T) {
 	r := runExample(t, "stop_when.yaml")
 	require.Equal(t, 1, r.code)
 	fetch := r.agg.Steps["fetch"]
-	require.Equal(t, interpreter.StatusFailed, fetch.Status)
+	require.Equal(t, contract.StatusFailed, fetch.Status)
 	require.Equal(t, 1, fetch.Attempts)
 	require.Equal(t, "exit_code", fetch.Error.Type)
 	require.Equal(t, "exited with code 2: bad credentials (stop_when exit_code == 2 is true)", fetch.Error.Message)
@@ -114,16 +115,16 @@ func TestFailureRoutesToEnd(t *testing.T) {
 	require.Equal(t, []string{"transform"}, agg.FailedSteps)
 	require.Equal(t, 5, agg.TotalSteps)
 	tr := agg.Steps["transform"]
-	require.Equal(t, interpreter.StatusFailed, tr.Status)
+	require.Equal(t, contract.StatusFailed, tr.Status)
 	require.True(t, tr.RoutedToEnd)
 	require.Equal(t, "transform", *tr.OriginalFailedStep)
 	require.Nil(t, tr.Result)
 	require.Equal(t, "exit_code", tr.Error.Type)
 	require.Equal(t, 3.0, tr.Error.Details.(map[string]any)["exit_code"])
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["report"].Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["audit"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["report"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["audit"].Status)
 	cleanup := agg.Steps["cleanup"]
-	require.Equal(t, interpreter.StatusCompleted, cleanup.Status, "on_failure: run")
+	require.Equal(t, contract.StatusCompleted, cleanup.Status, "on_failure: run")
 	require.Equal(t, "cleaning up; transform result is []\n", cleanup.Result.(map[string]any)["stdout"])
 
 	// Temporal shows the outcome at a glance: Failed, with PlaybookFailed.
@@ -136,7 +137,7 @@ func TestFailureRoutesToEnd(t *testing.T) {
 	failure := last.GetWorkflowExecutionFailedEventAttributes().GetFailure()
 	require.Equal(t, playbookwf.FailedErrorType, failure.GetApplicationFailureInfo().GetType())
 	require.Equal(t, "playbook failure-cleanup failed: 1 of 5 steps failed (transform)", failure.GetMessage())
-	var details interpreter.Aggregate
+	var details contract.Aggregate
 	require.NoError(t, json.Unmarshal(failure.GetApplicationFailureInfo().GetDetails().GetPayloads()[0].GetData(), &details))
 	require.Equal(t, "failed", details.Status, "the failure's details are the aggregate")
 }
@@ -161,7 +162,7 @@ func TestTimeoutKillsTheStep(t *testing.T) {
 	r := runExample(t, "timeout.yaml")
 	require.Less(t, time.Since(start), 15*time.Second, "the 30s sleep was cut short")
 	slow := r.agg.Steps["slow"]
-	require.Equal(t, interpreter.StatusFailed, slow.Status)
+	require.Equal(t, contract.StatusFailed, slow.Status)
 	require.Equal(t, "execution_timeout", slow.Error.Type)
 	require.Equal(t, "attempt 1 ran past its timeout of 2s and was killed", slow.Error.Message)
 	require.Empty(t, processesMatching("playbook-timeout-example"), "no sleep is left")

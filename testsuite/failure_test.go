@@ -19,9 +19,10 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"playbook/contract"
+	"playbook/engine"
 	"playbook/internal/proctest"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 // start submits a playbook without following it, as another client would.
@@ -31,11 +32,11 @@ func start(t *testing.T, file, queue string, workload map[string]any) client.Wor
 }
 
 // finish waits for a run and returns its aggregate, whatever its outcome.
-func finish(t *testing.T, run client.WorkflowRun) *interpreter.Aggregate {
+func finish(t *testing.T, run client.WorkflowRun) *contract.Aggregate {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	err := run.Get(ctx, &agg)
 	if err != nil {
 		h := history(t, run.GetID(), run.GetRunID())
@@ -60,12 +61,12 @@ func freePort(t *testing.T) int { return proctest.FreePort(t) }
 
 func listening(addr string) bool { return proctest.Listening(addr) }
 
-func pendingSteps(t *testing.T, run client.WorkflowRun) []interpreter.PendingStep {
+func pendingSteps(t *testing.T, run client.WorkflowRun) []engine.PendingStep {
 	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryPending)
 	if err != nil {
 		return nil
 	}
-	var out []interpreter.PendingStep
+	var out []engine.PendingStep
 	require.NoError(t, v.Get(&out))
 	return out
 }
@@ -74,13 +75,13 @@ func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
 	r := runExample(t, "exit_codes.yaml")
 	require.Equal(t, 1, r.code)
 	mount := r.agg.Steps["mount"]
-	require.Equal(t, interpreter.StatusFailed, mount.Status)
+	require.Equal(t, contract.StatusFailed, mount.Status)
 	require.Equal(t, 3, mount.Attempts, "the rule for code 10 (max_retries 2) wins over the catch-all listed first")
-	require.Equal(t, interpreter.RecoveryMaxRetriesExceeded, mount.Recovery)
+	require.Equal(t, contract.RecoveryMaxRetriesExceeded, mount.Recovery)
 	var outcomes []string
 	for _, a := range mount.AttemptErrors {
 		outcomes = append(outcomes, fmt.Sprintf("%d:%s", a.Attempt, a.Recovery))
-		if a.Recovery == interpreter.RecoveryRetried {
+		if a.Recovery == contract.RecoveryRetried {
 			require.Equal(t, 0, *a.RecoveryExitCode)
 		}
 	}
@@ -93,7 +94,7 @@ func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
 
 	other := r.agg.Steps["other"]
 	require.Equal(t, 1, other.Attempts, "the catch-all allows no retry")
-	require.Equal(t, interpreter.RecoveryMaxRetriesExceeded, other.Recovery)
+	require.Equal(t, contract.RecoveryMaxRetriesExceeded, other.Recovery)
 }
 
 // A recovery script that runs longer than the step's heartbeat timeout
@@ -115,12 +116,12 @@ workflow:
 	code, agg := runJSON(t, file)
 	require.Equal(t, 0, code)
 	s := agg.Steps["flaky"]
-	require.Equal(t, interpreter.StatusCompleted, s.Status)
+	require.Equal(t, contract.StatusCompleted, s.Status)
 	require.Equal(t, 2, s.Attempts)
 	require.Len(t, s.AttemptErrors, 1, "attempt 1's failure, no lost attempt")
 	first := s.AttemptErrors[0]
 	require.False(t, first.Lost, "attempt 1 was lost: %+v", first.Error)
-	require.Equal(t, interpreter.RecoveryRetried, first.Recovery)
+	require.Equal(t, contract.RecoveryRetried, first.Recovery)
 	require.NotNil(t, first.RecoveryExitCode)
 	require.Equal(t, 0, *first.RecoveryExitCode)
 }
@@ -148,7 +149,7 @@ workflow:
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
 	agg := finish(t, run)
 	require.Equal(t, "cancelled", agg.Status)
-	require.Equal(t, interpreter.StatusCancelled, agg.Steps["flaky"].Status)
+	require.Equal(t, contract.StatusCancelled, agg.Steps["flaky"].Status)
 	require.Equal(t, 1, agg.Steps["flaky"].Attempts)
 }
 
@@ -159,11 +160,11 @@ func TestPendingFailedClassifyRetry(t *testing.T) {
 
 	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryState)
 	require.NoError(t, err)
-	var state interpreter.Aggregate
+	var state contract.Aggregate
 	require.NoError(t, v.Get(&state))
 	require.Equal(t, "running", state.Status, "the run is not finished")
-	require.Equal(t, interpreter.StatusPendingFailed, state.Steps["check"].Status)
-	require.Equal(t, interpreter.StatusPending, state.Steps["publish"].Status, "the dependant waits")
+	require.Equal(t, contract.StatusPendingFailed, state.Steps["check"].Status)
+	require.Equal(t, contract.StatusPending, state.Steps["publish"].Status, "the dependant waits")
 
 	code, out, errOut := cli(t, "pending", "--address", server.Address, run.GetID())
 	require.Equal(t, 0, code, errOut)
@@ -186,7 +187,7 @@ func TestPendingFailedClassifyRetry(t *testing.T) {
 	agg := finish(t, run)
 	replay(t, "pending_failed_classified.yaml", run.GetID(), run.GetRunID())
 	require.Equal(t, "completed", agg.Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["check"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["check"].Status)
 	require.Equal(t, 2, agg.Steps["check"].Attempts, "attempts add up across the classification")
 	require.Equal(t, "published", agg.Steps["publish"].Result)
 	require.Equal(t, "input not ready: "+ready+"\n", readLog(t, run.GetID(), "check", "attempt-1.stderr"), "the re-run kept attempt 1's log")
@@ -200,8 +201,8 @@ func TestPendingFailedClassifySkipReachesEnd(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	agg := finish(t, run)
 	require.Equal(t, "completed", agg.Status, "a skipped step is not a failed one")
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["check"].Status)
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["publish"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["check"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["publish"].Status)
 }
 
 func TestPendingTimeoutFailsTheStep(t *testing.T) {
@@ -211,7 +212,7 @@ func TestPendingTimeoutFailsTheStep(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(src), "use_pending_failed: true", "use_pending_failed: true\npending_timeout: 1s", 1)), 0o644))
 	agg := finish(t, start(t, file, "playbook", nil))
 	require.Equal(t, "failed", agg.Status)
-	require.Equal(t, interpreter.StatusFailed, agg.Steps["check"].Status)
+	require.Equal(t, contract.StatusFailed, agg.Steps["check"].Status)
 	require.True(t, agg.Steps["check"].RoutedToEnd)
 }
 
@@ -284,7 +285,7 @@ func TestWebhookReceivesFailedAggregate(t *testing.T) {
 	default:
 		t.Fatal("the webhook was not called")
 	}
-	require.Equal(t, []interpreter.Notification{{Event: "on_failure", Webhook: srv.URL + "/hook", Delivered: true}}, r.agg.Notifications)
+	require.Equal(t, []contract.Notification{{Event: "on_failure", Webhook: srv.URL + "/hook", Delivered: true}}, r.agg.Notifications)
 }
 
 func TestFailingWebhookDoesNotChangeTheOutcome(t *testing.T) {

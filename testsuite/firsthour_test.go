@@ -18,7 +18,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/engine"
 )
 
 // Flags work after positional arguments as well as before, for every
@@ -26,7 +27,7 @@ import (
 func TestFlagsAfterArguments(t *testing.T) {
 	code, out, errOut := cli(t, "run", "../playbooks/branching.yaml", "--set", "rows=0", "--address", server.Address, "--json", "--id", "flags-after-1")
 	require.Equal(t, 0, code, errOut)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, "flags-after-1", agg.WorkflowID)
 
@@ -67,7 +68,7 @@ workflow:
 `), 0o644))
 	code, out, errOut := cli(t, "run", file, "--address", server.Address, "--json", "--set", "who=Smith, John", "--set", "files=[x.csv, y.csv]")
 	require.Equal(t, 0, code, errOut)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, map[string]any{"who": "Smith, John", "files": []any{"x.csv", "y.csv"}}, agg.Steps["show"].Result)
 }
@@ -291,7 +292,7 @@ workflow:
 		_, out, _ := cli(t, "pending", "--address", server.Address, "classify-hint-1", "--json")
 		return strings.Contains(out, `"step"`)
 	})
-	var pending []interpreter.PendingStep
+	var pending []engine.PendingStep
 	_, out, _ = cli(t, "pending", "--address", server.Address, "classify-hint-1", "--json")
 	require.NoError(t, json.Unmarshal([]byte(out), &pending))
 	for _, p := range pending {

@@ -16,14 +16,16 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/cmd/playbook/commands"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
+	"playbook/spec/expr"
 )
 
 // endsWithin runs a playbook written for the test with `run --json` and
 // fails the test, instead of waiting for ever, when `run` has not returned
 // within limit: the run it follows hangs. It replays the run's history.
-func endsWithin(t *testing.T, limit time.Duration, source string, extra ...string) *interpreter.Aggregate {
+func endsWithin(t *testing.T, limit time.Duration, source string, extra ...string) *contract.Aggregate {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "playbook.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(source), 0o644))
@@ -33,7 +35,7 @@ func endsWithin(t *testing.T, limit time.Duration, source string, extra ...strin
 	args := append([]string{"playbook", "run", "--address", server.Address, "--json"}, extra...)
 	code := commands.Main(ctx, append(args, file), &out, &errOut)
 	require.NoError(t, ctx.Err(), "playbook run had not returned after %s; stderr:\n%s", limit, errOut.String())
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal(out.Bytes(), &agg), "stdout is exactly the aggregate; stderr:\n%s", errOut.String())
 	require.Equal(t, exitCodeFor(agg.Status), code, errOut.String())
 	replay(t, "", agg.WorkflowID, agg.RunID)
@@ -44,7 +46,7 @@ func endsWithin(t *testing.T, limit time.Duration, source string, extra ...strin
 // over its budget, and returns the size it says.
 func requireStub(t *testing.T, v any) int {
 	t.Helper()
-	n, ok := interpreter.TruncatedSize(v)
+	n, ok := expr.TruncatedSize(v)
 	require.True(t, ok, "a stub: %.200v", v)
 	require.NotEmpty(t, v.(map[string]any)["full_in"])
 	return n
@@ -129,7 +131,7 @@ func TestLongNoopChainCompletes(t *testing.T) {
 	}{{[]any{0}, 10006}, {[]any{0, playbookwf.EventsPage}, playbookwf.EventsPage}} {
 		v, err := tc.QueryWorkflow(context.Background(), agg.WorkflowID, agg.RunID, playbookwf.QueryEvents, c.args...)
 		require.NoError(t, err)
-		var evs []interpreter.Event
+		var evs []engine.Event
 		require.NoError(t, v.Get(&evs))
 		require.Len(t, evs, c.want, "events for %v", c.args)
 	}
@@ -150,9 +152,9 @@ workflow:
     tool: { kind: http, method: POST, url: "http://127.0.0.1:9/", body: "{{ 1.0 / item }}" }
 `)
 	require.Equal(t, "failed", agg.Status)
-	require.Equal(t, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: "the input of step post cannot be encoded as JSON: json: unsupported value: NaN"}, agg.Steps["post"].Error)
-	require.Equal(t, &interpreter.StepError{Type: interpreter.ErrTemplate, Message: "the input of each[1] cannot be encoded as JSON: json: unsupported value: +Inf"}, agg.Steps["each"].Error)
-	require.Equal(t, interpreter.ErrTool, agg.Steps["copy"].Error.Type)
+	require.Equal(t, &contract.StepError{Type: contract.ErrTemplate, Message: "the input of step post cannot be encoded as JSON: json: unsupported value: NaN"}, agg.Steps["post"].Error)
+	require.Equal(t, &contract.StepError{Type: contract.ErrTemplate, Message: "the input of each[1] cannot be encoded as JSON: json: unsupported value: +Inf"}, agg.Steps["each"].Error)
+	require.Equal(t, contract.ErrTool, agg.Steps["copy"].Error.Type)
 	require.Contains(t, agg.Steps["copy"].Error.Message, "unsupported value: NaN")
 }
 
@@ -168,7 +170,7 @@ workflow:
     tool: { kind: shell, command: "true", env: { A: "{{ steps.make.result }}", B: "{{ steps.make.result }}" } }
 `)
 	require.Equal(t, "failed", agg.Status)
-	require.Equal(t, interpreter.ErrInputTooLarge, agg.Steps["use"].Error.Type)
+	require.Equal(t, contract.ErrInputTooLarge, agg.Steps["use"].Error.Type)
 	require.Contains(t, agg.Steps["use"].Error.Message, "the input of step use is 1.4 MiB, over the budget of 1 MiB")
 }
 
@@ -192,7 +194,7 @@ workflow:
 			input = string(a.GetInput().GetPayloads()[0].GetData())
 		}
 	}
-	var in interpreter.StepInput
+	var in contract.StepInput
 	require.NoError(t, json.Unmarshal([]byte(input), &in), input)
 	require.Equal(t, map[string]any{"limit": 3.0}, in.Scope["workload"])
 	require.Equal(t, []string{"count"}, keysOf(in.Scope["steps"]))

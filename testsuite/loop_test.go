@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
 	"playbook/worker"
 )
 
@@ -35,7 +35,7 @@ func TestLoopElementFailureCancelsTheOthers(t *testing.T) {
 	r := runExample(t, "loop_cancel.yaml")
 	require.Less(t, time.Since(start), 15*time.Second, "the elements sleeping 30s were cancelled")
 	each := r.agg.Steps["each"]
-	require.Equal(t, interpreter.StatusFailed, each.Status)
+	require.Equal(t, contract.StatusFailed, each.Status)
 	require.Equal(t, "element 2 of 4 (index 1) failed: exited with code 1: element 2 is corrupt", each.Error.Message)
 	require.Equal(t, 1.0, each.Error.Details.(map[string]any)["failed_elements"], "the cancelled elements are not failures")
 	require.Empty(t, processesMatching("playbook-loop-cancel"), "no sleep is left")
@@ -82,7 +82,7 @@ workflow:
 `), 0o644))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--set", "url="+srv.URL, file)
 	require.Equal(t, 0, code, errOut)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	results := agg.Steps["each"].Result.([]any)
 	require.Len(t, results, 1001)
@@ -107,7 +107,7 @@ workflow:
 `), 0o644))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
 	require.Equal(t, 0, code, errOut)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	replay(t, "", agg.WorkflowID, agg.RunID)
 	// The driver reports its progress to the run, which `run` shows.

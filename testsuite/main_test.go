@@ -27,10 +27,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/cmd/playbook/commands"
+	"playbook/contract"
 	"playbook/internal/devserver"
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
 	"playbook/worker"
 )
 
@@ -91,7 +91,7 @@ func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // runResult is one `playbook run --json` on the shared server.
 type runResult struct {
 	code   int
-	agg    *interpreter.Aggregate
+	agg    *contract.Aggregate
 	stderr string
 }
 
@@ -101,7 +101,7 @@ func runExample(t *testing.T, name string, extra ...string) runResult {
 	t.Helper()
 	args := append([]string{"run", "--address", server.Address, "--json"}, extra...)
 	code, out, errOut := cli(t, append(args, filepath.Join("..", "playbooks", name))...)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg), "stdout is exactly the aggregate; stderr:\n%s", errOut)
 	require.Equal(t, exitCodeFor(agg.Status), code, errOut)
 	replay(t, name, agg.WorkflowID, agg.RunID)

@@ -14,8 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
 )
 
 // mcpSession starts the real `playbook mcp` binary on the shared server and
@@ -108,7 +109,7 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 	require.False(t, isErr, text)
 	// run_status has the aggregate's own shape (as `run --json` and
 	// `status --json`), with live retry state beside it.
-	var st interpreter.Aggregate
+	var st contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(text), &st))
 	require.Equal(t, "completed", st.Status)
 	require.Equal(t, "retry by mcp: "+reason, st.Steps["check"].Classified, "run_status shows who classified and why")
@@ -132,7 +133,7 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text), &retried))
 	again := finish(t, tc.GetWorkflow(context.Background(), retried.Run, ""))
 	require.Equal(t, "completed", again.Status)
-	require.Equal(t, &interpreter.Origin{RetryOf: run.GetID(), From: "check", By: "mcp", Reason: why}, again.Origin)
+	require.Equal(t, &contract.Origin{RetryOf: run.GetID(), From: "check", By: "mcp", Reason: why}, again.Origin)
 	text, isErr = callTool(t, s, "run_status", map[string]any{"run": retried.Run})
 	require.False(t, isErr, text)
 	require.NoError(t, json.Unmarshal([]byte(text), &st))
@@ -169,7 +170,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 	require.Len(t, pendingSteps(t, run), 1, "the run is untouched")
 	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), "", playbookwf.QueryEvents, 0)
 	require.NoError(t, err)
-	var evs []interpreter.Event
+	var evs []engine.Event
 	require.NoError(t, v.Get(&evs))
 	for _, e := range evs {
 		require.NotEqual(t, "step_classified", e.Type, "nothing was classified")

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
 	"playbook/worker"
 )
 
@@ -124,7 +124,7 @@ workflow:
 	agg := finish(t, run)
 	require.Equal(t, "completed", agg.Status)
 	s := agg.Steps["long"]
-	require.Equal(t, interpreter.StatusCompleted, s.Status)
+	require.Equal(t, contract.StatusCompleted, s.Status)
 	require.Equal(t, 1, s.Attempts, "the outage cost an attempt: %+v", s.AttemptErrors)
 	require.Empty(t, s.AttemptErrors)
 }

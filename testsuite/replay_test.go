@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 	"playbook/worker"
 )
 
@@ -192,7 +192,7 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 // timer before anything else) fails the replay of recorded histories.
 func TestReplayCatchesAnInterpreterChange(t *testing.T) {
 	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "failure_cleanup.json"))
-	changed := func(ctx workflow.Context, in playbookwf.Input) (*interpreter.Aggregate, error) {
+	changed := func(ctx workflow.Context, in playbookwf.Input) (*contract.Aggregate, error) {
 		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
 			return nil, err
 		}

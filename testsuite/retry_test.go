@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // retry after a run whose middle step failed: the new run completes, the
@@ -26,12 +26,12 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "Retrying "+first.agg.WorkflowID+" as retry-demo-")
 	require.Contains(t, errOut, "reusing 1 completed step: fetch")
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, "completed", agg.Status)
-	require.Equal(t, &interpreter.Origin{RetryOf: first.agg.WorkflowID, By: "cli", Reason: "input fixed"}, agg.Origin)
-	require.Equal(t, interpreter.StatusReused, agg.Steps["fetch"].Status)
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["transform"].Status)
+	require.Equal(t, &contract.Origin{RetryOf: first.agg.WorkflowID, By: "cli", Reason: "input fixed"}, agg.Origin)
+	require.Equal(t, contract.StatusReused, agg.Steps["fetch"].Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["transform"].Status)
 	require.Equal(t, "published after fetched\n", agg.Steps["publish"].Result, "the reused step's result carried over")
 	ran, err := os.ReadFile(filepath.Join(dir, "ran.log"))
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	code, out, errOut = cli(t, "retry", "--address", server.Address, "--json", "--step", "fetch", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
-	require.Equal(t, interpreter.StatusCompleted, agg.Steps["fetch"].Status, "--step fetch runs fetch again")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["fetch"].Status, "--step fetch runs fetch again")
 	ran, err = os.ReadFile(filepath.Join(dir, "ran.log"))
 	require.NoError(t, err)
 	require.Equal(t, "fetch\nfetch\n", string(ran))

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 // Tokens in URLs never reach what people and webhooks see: the aggregate,

@@ -10,17 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // runFile runs a playbook written for the test with `run --json` and
 // replays its history.
-func runFile(t *testing.T, source string) *interpreter.Aggregate {
+func runFile(t *testing.T, source string) *contract.Aggregate {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "playbook.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(source), 0o644))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg), "stdout is exactly the aggregate; stderr:\n%s", errOut)
 	require.Equal(t, exitCodeFor(agg.Status), code, errOut)
 	replay(t, "", agg.WorkflowID, agg.RunID)
@@ -76,7 +76,7 @@ workflow:
 	require.Equal(t, []any{2.0, 4.0, 6.0}, agg.Steps["each"].Result)
 	require.Equal(t, 3.0, agg.Steps["last"].Result, "the loop's results are numbers, as an activity returned them")
 	for _, name := range []string{"first", "each", "last"} {
-		require.Equal(t, interpreter.StatusCompleted, agg.Steps[name].Status, name)
+		require.Equal(t, contract.StatusCompleted, agg.Steps[name].Status, name)
 		require.Equal(t, 1, agg.Steps[name].Attempts, name)
 	}
 	for _, e := range history(t, agg.WorkflowID, agg.RunID).GetEvents() {

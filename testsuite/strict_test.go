@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 	"playbook/submit"
 	"playbook/worker"
 )
@@ -60,7 +60,7 @@ func TestRunChecksOverrides(t *testing.T) {
 	input := filepath.Join(t.TempDir(), "in.json")
 	require.NoError(t, os.WriteFile(input, []byte(`{"rows": 3.0}`), 0o644))
 	r := runExample(t, "branching.yaml", "--input", input)
-	require.Equal(t, interpreter.RunCompleted, r.agg.Status)
+	require.Equal(t, contract.RunCompleted, r.agg.Status)
 	require.Equal(t, "loaded 3 rows", r.agg.Steps["load"].Result)
 }
 
@@ -95,9 +95,9 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	in := playbookwf.Input{File: "undeclared.yaml", Source: undeclaredReads, Workload: map[string]any{"dir": "/tmp/x"}}
 	wr, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "undeclared-reads-" + strings.ReplaceAll(t.Name(), "/", "-") + time.Now().Format("150405.000"), TaskQueue: playbookwf.TaskQueue}, playbookwf.WorkflowName, in)
 	require.NoError(t, err)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	require.NoError(t, wr.Get(ctx, &agg))
-	require.Equal(t, interpreter.RunCompleted, agg.Status)
+	require.Equal(t, contract.RunCompleted, agg.Status)
 	require.Equal(t, "/tmp/x", agg.Steps["first"].Result)
 	replay(t, "undeclared_reads", wr.GetID(), wr.GetRunID())
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 func workflowStatus(t *testing.T, id string) enums.WorkflowExecutionStatus {
@@ -23,7 +23,7 @@ func TestSubPlaybooks(t *testing.T) {
 	agg := r.agg
 	require.Equal(t, "completed", agg.Status)
 	load := agg.Steps["load"]
-	require.Equal(t, interpreter.StatusCompleted, load.Status)
+	require.Equal(t, contract.StatusCompleted, load.Status)
 	child := load.Result.(map[string]any)
 	require.Equal(t, "load", child["playbook"], "the step's result is the child's aggregate")
 	require.Equal(t, agg.WorkflowID+".load", child["workflow_id"], "the child's ID extends the parent's")
@@ -40,18 +40,18 @@ func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_FAILED, workflowStatus(t, agg.WorkflowID+".load"), "the child workflow is Failed")
 
 	load := agg.Steps["load"]
-	require.Equal(t, interpreter.StatusFailed, load.Status)
+	require.Equal(t, contract.StatusFailed, load.Status)
 	require.Nil(t, load.Result)
 	require.True(t, load.RoutedToEnd)
 	require.Equal(t, "playbook_failed", load.Error.Type)
 	details := load.Error.Details.(map[string]any)
 	require.Equal(t, "failed", details["status"], "the child's aggregate is in the error's details")
 	require.Equal(t, []any{"insert"}, details["failed_steps"])
-	require.Equal(t, interpreter.StatusSkipped, agg.Steps["report"].Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["report"].Status)
 
 	// The tolerant child's end declared success: its step completed.
 	tolerant := agg.Steps["tolerant"]
-	require.Equal(t, interpreter.StatusCompleted, tolerant.Status)
+	require.Equal(t, contract.StatusCompleted, tolerant.Status)
 	childAgg := tolerant.Result.(map[string]any)
 	require.Equal(t, "completed", childAgg["status"])
 	require.Equal(t, 1.0, childAgg["failed_steps_count"])
@@ -67,7 +67,7 @@ func TestCancellingAParentCancelsItsChildren(t *testing.T) {
 	replay(t, "nested_long_cancelled.yaml", run.GetID(), run.GetRunID())
 	require.Equal(t, "cancelled", agg.Status)
 	inner := agg.Steps["inner"]
-	require.Equal(t, interpreter.StatusCancelled, inner.Status)
+	require.Equal(t, contract.StatusCancelled, inner.Status)
 	require.Equal(t, "cancelled", inner.Error.Details.(map[string]any)["status"], "the parent waited for the child's end")
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_CANCELED, workflowStatus(t, childID))
 	require.Empty(t, processesMatching("playbook-long-running"))

@@ -15,16 +15,16 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 	"playbook/worker"
 )
 
 // otherGraph is an incompatible interpreter: it runs the playbook with its
 // step `greet` renamed, as a build whose parser read the file differently
 // would. Its runs' histories cannot replay on this binary.
-func otherGraph(ctx workflow.Context, in playbookwf.Input) (*interpreter.Aggregate, error) {
+func otherGraph(ctx workflow.Context, in playbookwf.Input) (*contract.Aggregate, error) {
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
 	return playbookwf.Playbook(ctx, in)
 }
@@ -46,7 +46,7 @@ func TestUpgradeCheck(t *testing.T) {
 	defer w.Stop()
 	ow := sdkworker.New(c, "other-graph", sdkworker.Options{})
 	ow.RegisterWorkflowWithOptions(otherGraph, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
-	ow.RegisterActivityWithOptions((&activities.Activities{LogDir: t.TempDir()}).RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
+	ow.RegisterActivityWithOptions((&activities.Activities{LogDir: t.TempDir()}).RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	require.NoError(t, ow.Start())
 	defer ow.Stop()
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/playbookwf"
 )
 
 // newSides are playbooks whose runs reach the point of each change (docs/
@@ -118,7 +118,7 @@ func TestEveryChangeTakesItsNewSide(t *testing.T) {
 				args = append(args, a)
 			}
 			code, out, errOut := cli(t, append(args, file)...)
-			var agg interpreter.Aggregate
+			var agg contract.Aggregate
 			require.NoError(t, json.Unmarshal([]byte(out), &agg), "stderr:\n%s", errOut)
 			require.Equal(t, exitCodeFor(agg.Status), code, errOut)
 			require.True(t, hasMarker(t, agg.WorkflowID, c.change), "%s: no marker of %s in the run's history", agg.WorkflowID, c.change)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter"
+	"playbook/contract"
 )
 
 // serverPackages are the modules the worker-only build must not link.
@@ -96,7 +96,7 @@ func TestWorkerOnlyBuildRunsSteps(t *testing.T) {
 
 	for _, name := range []string{"hello.yaml", "python.yaml"} {
 		code, stdout, stderr := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--json", filepath.Join("..", "playbooks", name))
-		var agg interpreter.Aggregate
+		var agg contract.Aggregate
 		require.NoError(t, json.Unmarshal([]byte(stdout), &agg), "stderr:\n%s\nworker:\n%s", stderr, wErr.String())
 		require.Equal(t, 0, code, stderr)
 		require.Equal(t, "completed", agg.Status)

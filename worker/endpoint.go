@@ -15,7 +15,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter"
+	"playbook/spec"
 )
 
 // EndpointOptions configure a worker's HTTP endpoint: one listener for
@@ -123,7 +123,7 @@ func logsHandler(logDir, token string) http.Handler {
 			return
 		}
 		for what, name := range map[string]string{"run": run, "step": step} {
-			if err := interpreter.CheckPathName(what, name); err != nil {
+			if err := spec.CheckPathName(what, name); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/playbookwf"
 )
 
 // Options configure a playbook worker.
@@ -138,8 +138,8 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	})
 	RegisterWorkflow(w)
 	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes}
-	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: interpreter.RunStepName})
-	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: interpreter.NotifyName})
+	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
+	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
 	return w
 }
 

@@ -27,9 +27,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"playbook/contract"
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
+	"playbook/spec"
 )
 
 // runs is how many runs the test submits.
@@ -106,7 +107,7 @@ func TestClusterSurvivesCrashes(t *testing.T) {
 	starts, done := marksByStep(t, marks, "start"), marksByStep(t, marks, "done")
 	rerun, lost := 0, 0
 	for id, agg := range aggs {
-		require.Equal(t, interpreter.RunCompleted, agg.Status, "run %s: %s", id, failures(agg))
+		require.Equal(t, contract.RunCompleted, agg.Status, "run %s: %s", id, failures(agg))
 		for _, p := range processesOf(agg) {
 			lost += p.lost
 			n := done[p.key]
@@ -334,13 +335,13 @@ func submitRuns(t *testing.T, bin, address, playbook, marks string) []string {
 
 // waitForRuns waits until every run closed and returns their aggregates;
 // a failed or cancelled run's aggregate is its error's details.
-func waitForRuns(t *testing.T, c client.Client, ids []string, limit time.Duration) map[string]*interpreter.Aggregate {
-	aggs := map[string]*interpreter.Aggregate{}
+func waitForRuns(t *testing.T, c client.Client, ids []string, limit time.Duration) map[string]*contract.Aggregate {
+	aggs := map[string]*contract.Aggregate{}
 	deadline := time.Now().Add(limit)
 	for _, id := range ids {
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			var agg interpreter.Aggregate
+			var agg contract.Aggregate
 			err := c.GetWorkflow(ctx, id, "").Get(ctx, &agg)
 			cancel()
 			var appErr *temporal.ApplicationError
@@ -366,7 +367,7 @@ func waitForRuns(t *testing.T, c client.Client, ids []string, limit time.Duratio
 }
 
 // failures says why a run did not complete: each failed step's error.
-func failures(agg *interpreter.Aggregate) string {
+func failures(agg *contract.Aggregate) string {
 	var out []string
 	for _, name := range agg.FailedSteps {
 		if st := agg.Steps[name]; st != nil && st.Error != nil {
@@ -388,14 +389,14 @@ type process struct {
 // shell steps, each element of its loop `each` (attempt records of an
 // element say "element I+1 of N (index I): ..."), and the steps of its
 // sub-playbook `sub`, whose aggregate is the step's result.
-func processesOf(agg *interpreter.Aggregate) []process {
+func processesOf(agg *contract.Aggregate) []process {
 	var out []process
 	for name, st := range agg.Steps {
 		switch name {
-		case interpreter.EndStep:
+		case spec.EndStep:
 		case "sub":
 			b, _ := json.Marshal(st.Result)
-			var child interpreter.Aggregate
+			var child contract.Aggregate
 			if json.Unmarshal(b, &child) == nil {
 				out = append(out, processesOf(&child)...)
 			}
@@ -426,7 +427,7 @@ func processesOf(agg *interpreter.Aggregate) []process {
 
 // isLost says whether an attempt was lost with its worker (killed, or
 // stopped past its drain timeout), not failed by the step itself.
-func isLost(a interpreter.AttemptRecord) bool { return a.Lost }
+func isLost(a contract.AttemptRecord) bool { return a.Lost }
 
 // marksByStep counts the marks of a kind, by "RUN STEP". A mark line is
 // "KIND RUN STEP ATTEMPT"; a loop's elements share their step's name

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 func (a *app) cancelCommand() *cobra.Command {

@@ -3,10 +3,11 @@ package commands
 import (
 	"context"
 	"crypto/rand"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 // requestCancel cancels a run, with a reason when there is one. Workflow

@@ -9,8 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/engine"
+	"playbook/playbookwf"
+	"playbook/spec/expr"
 )
 
 func (a *app) classifyCommand() *cobra.Command {
@@ -45,7 +46,7 @@ func (a *app) pendingCommand() *cobra.Command {
 		RunE: a.connected(func(c *call, conn *connection) error {
 			run := c.args[0]
 			v, err := conn.client.QueryWorkflow(c.ctx, run, "", playbookwf.QueryPending)
-			var steps []interpreter.PendingStep
+			var steps []engine.PendingStep
 			if err == nil {
 				err = v.Get(&steps)
 			}
@@ -61,7 +62,7 @@ func (a *app) pendingCommand() *cobra.Command {
 
 // printPending shows the pending_failed steps as a table, then each one's
 // stderr tail.
-func printPending(w io.Writer, run string, steps []interpreter.PendingStep) {
+func printPending(w io.Writer, run string, steps []engine.PendingStep) {
 	if len(steps) == 0 {
 		fmt.Fprintln(w, "No step is waiting for a classification.")
 		return
@@ -69,7 +70,7 @@ func printPending(w io.Writer, run string, steps []interpreter.PendingStep) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSINCE\tATTEMPTS\tRECOVERY\tERROR")
 	for _, p := range steps {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s: %s\n", p.Step, p.Since.Local().Format("15:04:05"), p.Attempts, p.Recovery, p.Error.Type, interpreter.FirstLine(p.Error.Message))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s: %s\n", p.Step, p.Since.Local().Format("15:04:05"), p.Attempts, p.Recovery, p.Error.Type, expr.FirstLine(p.Error.Message))
 	}
 	tw.Flush()
 	for _, p := range steps {

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 // classifyStep sends the classify Update and waits for its answer; by says

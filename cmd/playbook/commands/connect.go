@@ -16,8 +16,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
+	"playbook/spec"
 	"playbook/worker"
 )
 
@@ -137,12 +137,12 @@ func (c *connection) indexed(ctx context.Context) bool {
 
 // submit starts a run of a frozen playbook; with the search attributes
 // present, the run keeps them current.
-func (c *connection) submit(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
+func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
 	return c.submitWith(ctx, pb, in, id, taskQueue, "")
 }
 
 // submitWith is submit with details shown with the run (who started it and why).
-func (c *connection) submitWith(ctx context.Context, pb *interpreter.Playbook, in playbookwf.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
+func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in playbookwf.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
 	// An ID in use by an open run is an error, never a silent attach to that run.
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb), StaticDetails: details,
 		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
@@ -154,7 +154,7 @@ func (c *connection) submitWith(ctx context.Context, pb *interpreter.Playbook, i
 }
 
 // runSummary is the one line the Web UI shows for a run of pb.
-func runSummary(pb *interpreter.Playbook) string {
+func runSummary(pb *spec.Playbook) string {
 	if pb.Description != "" {
 		return "playbook " + pb.Name + ": " + pb.Description
 	}

@@ -13,8 +13,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 // pollEvery is how often `run` asks a run for new events while following it.
@@ -27,9 +30,9 @@ const pollTimeout = 2 * time.Second
 
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *interpreter.Playbook, out io.Writer) (*interpreter.Aggregate, error) {
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spec.Playbook, out io.Writer) (*contract.Aggregate, error) {
 	type ended struct {
-		agg *interpreter.Aggregate
+		agg *contract.Aggregate
 		err error
 	}
 	done := make(chan ended, 1)
@@ -60,8 +63,8 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *int
 }
 
 // result waits for the run and reads its aggregate, whatever the outcome.
-func result(ctx context.Context, wr client.WorkflowRun) (*interpreter.Aggregate, error) {
-	var agg interpreter.Aggregate
+func result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, error) {
+	var agg contract.Aggregate
 	err := wr.Get(ctx, &agg)
 	if err == nil {
 		return &agg, nil
@@ -94,7 +97,7 @@ type progress struct {
 	stuckAt int32
 }
 
-func newProgress(pb *interpreter.Playbook, out io.Writer) *progress {
+func newProgress(pb *spec.Playbook, out io.Writer) *progress {
 	p := &progress{out: out, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}}
 	for _, s := range pb.Steps {
 		if s.Loop != nil {
@@ -106,7 +109,7 @@ func newProgress(pb *interpreter.Playbook, out io.Writer) *progress {
 
 // stepWidth is the width of a step column: the longest step name (a loop
 // element's name included), 14 at least.
-func stepWidth(pb *interpreter.Playbook) int {
+func stepWidth(pb *spec.Playbook) int {
 	width := 14
 	for _, s := range pb.Steps {
 		name := s.Name
@@ -135,7 +138,7 @@ func (p *progress) loops(ctx context.Context, c client.Client, wr client.Workflo
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
 	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), playbookwf.QueryState)
-	var agg interpreter.Aggregate
+	var agg contract.Aggregate
 	if err != nil || v.Get(&agg) != nil {
 		return
 	}
@@ -229,13 +232,13 @@ func lastTaskFailure(ctx context.Context, c client.Client, wr client.WorkflowRun
 			return why
 		}
 		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
-			why = fmt.Sprintf(" (%s: %s)", strings.ToLower(strings.TrimPrefix(enums.WorkflowTaskFailedCause_name[int32(a.GetCause())], "WORKFLOW_TASK_FAILED_CAUSE_")), interpreter.FirstLine(a.GetFailure().GetMessage()))
+			why = fmt.Sprintf(" (%s: %s)", strings.ToLower(strings.TrimPrefix(enums.WorkflowTaskFailedCause_name[int32(a.GetCause())], "WORKFLOW_TASK_FAILED_CAUSE_")), expr.FirstLine(a.GetFailure().GetMessage()))
 		}
 	}
 	return why
 }
 
-func describeEvent(e interpreter.Event, run string) string {
+func describeEvent(e engine.Event, run string) string {
 	switch e.Type {
 	case "step_started":
 		return "started"
@@ -275,7 +278,7 @@ func afterAttempts(n int) string {
 }
 
 // printSummary prints the table of steps, in file order, and the outcome.
-func printSummary(out io.Writer, pb *interpreter.Playbook, agg *interpreter.Aggregate) {
+func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tNOTE")

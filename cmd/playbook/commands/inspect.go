@@ -20,8 +20,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
+	"playbook/spec"
+	"playbook/spec/expr"
 )
 
 // Live is a step's retry state as the server sees it between attempts.
@@ -37,7 +40,7 @@ type Live struct {
 // shape as `run --json` (so `jq .failed_steps` works on both), with the
 // live retry state of running steps beside it under "live".
 type Status struct {
-	*interpreter.Aggregate
+	*contract.Aggregate
 	Live map[string]Live `json:"live,omitempty"`
 }
 
@@ -102,7 +105,7 @@ func ownAttempts(ctx context.Context, c client.Client, run string, live map[stri
 	if err != nil {
 		return
 	}
-	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
 		return
 	}
@@ -140,7 +143,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 				note += " " + strings.ToLower(l.State)
 			}
 			if l.LastFailure != "" {
-				note += "; last failure: " + interpreter.FirstLine(l.LastFailure)
+				note += "; last failure: " + expr.FirstLine(l.LastFailure)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), note)
@@ -149,10 +152,10 @@ func printStatus(out io.Writer, run string, st *Status) {
 }
 
 // stepOrder lists steps by start time, then name, with end last.
-func stepOrder(agg *interpreter.Aggregate) []string {
+func stepOrder(agg *contract.Aggregate) []string {
 	names := make([]string, 0, len(agg.Steps))
 	for name := range agg.Steps {
-		if name != interpreter.EndStep {
+		if name != spec.EndStep {
 			names = append(names, name)
 		}
 	}
@@ -169,7 +172,7 @@ func stepOrder(agg *interpreter.Aggregate) []string {
 		}
 		return a < b
 	})
-	return append(names, interpreter.EndStep)
+	return append(names, spec.EndStep)
 }
 
 func clock(t *time.Time) string {
@@ -233,16 +236,16 @@ func (a *app) eventsCommand() *cobra.Command {
 // queryEvents asks a run for its events after seq. While following a live
 // run, each question is bounded (see pollTimeout) and a slow one yields no
 // events, to be asked again on the next tick.
-func queryEvents(ctx context.Context, c client.Client, workflowID, runID string, seq int, bounded bool) ([]interpreter.Event, error) {
+func queryEvents(ctx context.Context, c client.Client, workflowID, runID string, seq int, bounded bool) ([]engine.Event, error) {
 	if bounded {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, pollTimeout)
 		defer cancel()
 	}
-	var evs []interpreter.Event
+	var evs []engine.Event
 	for {
 		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq, playbookwf.EventsPage)
-		var page []interpreter.Event
+		var page []engine.Event
 		if err == nil {
 			err = v.Get(&page)
 		}
@@ -268,14 +271,14 @@ func eventsWidth(ctx context.Context, conn *connection, run string) int {
 	if err != nil {
 		return 14
 	}
-	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
 		return 14
 	}
 	return stepWidth(pb)
 }
 
-func printEvent(out io.Writer, e interpreter.Event, asJSON bool, width int) {
+func printEvent(out io.Writer, e engine.Event, asJSON bool, width int) {
 	if asJSON {
 		b, _ := json.Marshal(e)
 		fmt.Fprintln(out, string(b))
@@ -289,7 +292,7 @@ func printEvent(out io.Writer, e interpreter.Event, asJSON bool, width int) {
 		line += "  " + e.Message
 	}
 	if e.Error != nil {
-		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, interpreter.FirstLine(e.Error.Message))
+		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, expr.FirstLine(e.Error.Message))
 	}
 	for _, k := range []string{"routed_to_end", "original_failed_step", "evaluated_by_end_step", "total_steps", "failed_steps_count"} {
 		if v, ok := e.Data[k]; ok {
@@ -323,7 +326,7 @@ func (a *app) listCommand() *cobra.Command {
 		Args:  noArgs,
 		RunE: action(func(c *call) error {
 			switch status {
-			case "", interpreter.RunRunning, interpreter.RunCompleted, interpreter.RunFailed, interpreter.RunCancelled:
+			case "", contract.RunRunning, contract.RunCompleted, contract.RunFailed, contract.RunCancelled:
 			default:
 				return invalidf("--status %q is not a run status (running, completed, failed, cancelled)", status)
 			}
@@ -428,7 +431,7 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 	if p := fields[scheduledByID]; p != nil {
 		_ = dc.FromPayload(p, &r.Schedule)
 	}
-	if r.Status == interpreter.RunRunning && e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+	if r.Status == contract.RunRunning && e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		// Terminated, or ended without its end: say what Temporal says.
 		r.Status = temporalStatus(e)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter"
+	"playbook/spec"
 	"playbook/worker"
 )
 
@@ -31,7 +31,7 @@ func (a *app) logsCommand() *cobra.Command {
 		RunE: action(func(c *call) error {
 			run, step := c.args[0], c.args[1]
 			for what, name := range map[string]string{"RUN": run, "STEP": step} {
-				if err := interpreter.CheckPathName(what, name); err != nil {
+				if err := spec.CheckPathName(what, name); err != nil {
 					return invalid(err)
 				}
 			}

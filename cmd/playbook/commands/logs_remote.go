@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 // remoteLogTimeout bounds a worker's silence while one log is fetched from it.

@@ -15,8 +15,10 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/engine"
+	"playbook/playbookwf"
+	"playbook/spec"
+	"playbook/spec/expr"
 	"playbook/submit"
 )
 
@@ -143,7 +145,7 @@ func toolError(run string, err error) error {
 	case errors.As(err, &notFound):
 		return fmt.Errorf("run %q: not found", run)
 	case errors.As(err, &appErr):
-		return errors.New(interpreter.FirstLine(appErr.Message()))
+		return errors.New(expr.FirstLine(appErr.Message()))
 	}
 	return errors.New(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 }
@@ -212,7 +214,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 		return nil, nil, err
 	}
 	v, err := t.conn.client.QueryWorkflow(ctx, a.Run, "", playbookwf.QueryPending)
-	var steps []interpreter.PendingStep
+	var steps []engine.PendingStep
 	if err == nil {
 		err = v.Get(&steps)
 	}
@@ -340,7 +342,7 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 }
 
 func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validateArgs) (*mcp.CallToolResult, any, error) {
-	var pb *interpreter.Playbook
+	var pb *spec.Playbook
 	var err error
 	switch {
 	case (a.File == "") == (a.Text == ""):
@@ -358,7 +360,7 @@ func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validat
 
 // loadText is load for a playbook given as text, shown as name; the
 // sub-playbooks it runs are read from disk.
-func loadText(name, text string) (*interpreter.Playbook, error) {
+func loadText(name, text string) (*spec.Playbook, error) {
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return nil, err

@@ -12,9 +12,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"playbook/contract"
+	"playbook/engine"
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
 	"playbook/worker"
 )
 
@@ -110,14 +111,14 @@ func (a *app) graphCommand() *cobra.Command {
 			if err != nil {
 				return invalidFile(err)
 			}
-			var statuses map[string]interpreter.Status
+			var statuses map[string]contract.Status
 			if run != "" {
 				err := a.withConnection(c, func(c *call, conn *connection) error {
 					st, err := runStatus(c.ctx, conn.client, run)
 					if err != nil {
 						return err
 					}
-					statuses = map[string]interpreter.Status{}
+					statuses = map[string]contract.Status{}
 					for name, s := range st.Aggregate.Steps {
 						statuses[name] = s.Status
 					}
@@ -127,7 +128,7 @@ func (a *app) graphCommand() *cobra.Command {
 					return err
 				}
 			}
-			fmt.Fprint(c.stdout, interpreter.Mermaid(pb, statuses))
+			fmt.Fprint(c.stdout, engine.Mermaid(pb, statuses))
 			return nil
 		}),
 	}

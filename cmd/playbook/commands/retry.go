@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"playbook/internal/codec"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 func (a *app) retryCommand() *cobra.Command {

@@ -7,13 +7,15 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/spec"
 	"playbook/submit"
 )
 
 // retried is a new run of an earlier run's frozen playbook.
 type retried struct {
-	pb     *interpreter.Playbook
+	pb     *spec.Playbook
 	run    client.WorkflowRun
 	reused []string
 }
@@ -54,7 +56,7 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	if err != nil {
 		return nil, err
 	}
-	pb, err := interpreter.Parse(in.File, []byte(in.Source))
+	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
 		return nil, fmt.Errorf("the frozen playbook no longer parses: %w", err)
 	}
@@ -66,13 +68,13 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 	if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	if in.Reuse, err = interpreter.ReusableSteps(pb, interpreter.Reusable(earlier), step); err != nil {
+	if in.Reuse, err = engine.ReusableSteps(pb, contract.Reusable(earlier), step); err != nil {
 		return nil, &retryError{err.Error()}
 	}
 	if id == "" {
 		id = pb.Name + "-" + randomSuffix()
 	}
-	in.Origin = &interpreter.Origin{RetryOf: earlierID, From: step, By: by, Reason: reason}
+	in.Origin = &contract.Origin{RetryOf: earlierID, From: step, By: by, Reason: reason}
 	wr, err := conn.submitWith(ctx, pb, in, id, taskQueue, in.Origin.String())
 	if err != nil {
 		return nil, &submitError{id: id, err: err}

@@ -16,7 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter"
+	"playbook/contract"
+	"playbook/spec"
 	"playbook/submit"
 )
 
@@ -88,7 +89,7 @@ func (a *app) runCommand() *cobra.Command {
 // followAndReport follows a run to its end, prints its progress and summary
 // (or, with --json, only the aggregate on stdout) and returns the exit code
 // for its outcome.
-func followAndReport(c *call, conn *connection, pb *interpreter.Playbook, wr client.WorkflowRun, out *printer) error {
+func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.WorkflowRun, out *printer) error {
 	progress := out.progress(c)
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
 	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
@@ -110,9 +111,9 @@ func followAndReport(c *call, conn *connection, pb *interpreter.Playbook, wr cli
 
 func exitCodeOf(status string) int {
 	switch status {
-	case interpreter.RunCompleted:
+	case contract.RunCompleted:
 		return exitOK
-	case interpreter.RunCancelled:
+	case contract.RunCancelled:
 		return exitCancelled
 	}
 	return exitFailed
@@ -260,5 +261,5 @@ func checkRunID(id string) error {
 	if id == "" {
 		return nil
 	}
-	return interpreter.CheckPathName("--id", id)
+	return spec.CheckPathName("--id", id)
 }

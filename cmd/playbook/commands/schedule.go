@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
 	// Time zones are checked where the playbook is submitted, whatever the
 	// machine has installed.
 	_ "time/tzdata"
@@ -22,7 +23,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +

@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
+	"playbook/spec"
 	"playbook/submit"
 )
 
@@ -37,7 +37,7 @@ const memoApplied = "playbook-apply-file"
 // (update, and apply's comparison).
 type scheduleWanted struct {
 	ID             string
-	pb             *interpreter.Playbook
+	pb             *spec.Playbook
 	in             playbookwf.Input
 	TaskQueue      string
 	Cron           string
@@ -96,7 +96,7 @@ func wantedFromDescription(id string, d *client.ScheduleDescription) (*scheduleW
 	if !ok || converter.GetDefaultDataConverter().FromPayload(p, &w.in) != nil {
 		return nil, errNotOurs
 	}
-	w.pb, _ = interpreter.Parse(w.in.File, []byte(w.in.Source))
+	w.pb, _ = spec.Parse(w.in.File, []byte(w.in.Source))
 	if pol := d.Schedule.Policy; pol != nil {
 		w.Overlap, w.CatchupWindow, w.PauseOnFailure = overlapName(pol.Overlap), pol.CatchupWindow, pol.PauseOnFailure
 	}
@@ -319,7 +319,7 @@ func overlapPolicy(name string) (enumspb.ScheduleOverlapPolicy, error) {
 	if v, ok := enumspb.ScheduleOverlapPolicy_value["SCHEDULE_OVERLAP_POLICY_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))]; ok && name != "unspecified" {
 		return enumspb.ScheduleOverlapPolicy(v), nil
 	}
-	return 0, fmt.Errorf("%q is not one of %s", name, strings.Join(interpreter.OverlapPolicies, ", "))
+	return 0, fmt.Errorf("%q is not one of %s", name, strings.Join(spec.OverlapPolicies, ", "))
 }
 
 func overlapName(p enumspb.ScheduleOverlapPolicy) string {

@@ -3,7 +3,7 @@ package commands
 import (
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter"
+	"playbook/spec"
 )
 
 func schemaCommand() *cobra.Command {
@@ -12,7 +12,7 @@ func schemaCommand() *cobra.Command {
 		Short: "print the JSON Schema of playbook files (docs/playbook.schema.json), for editors and validators",
 		Args:  noArgs,
 		RunE: action(func(c *call) error {
-			_, err := c.stdout.Write(interpreter.SchemaJSON())
+			_, err := c.stdout.Write(spec.SchemaJSON())
 			return err
 		}),
 	})

@@ -12,8 +12,8 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
+	"playbook/spec/expr"
 	"playbook/worker"
 )
 
@@ -167,11 +167,11 @@ func printUpgradeReport(out io.Writer, report upgradeReport) {
 		case r.OK:
 			fmt.Fprintf(out, "%s: ok (%d events)\n", name, r.Events)
 		case r.DivergesAt != "":
-			fmt.Fprintf(out, "%s: diverges at %s: %s\n", name, r.DivergesAt, interpreter.FirstLine(r.Error))
+			fmt.Fprintf(out, "%s: diverges at %s: %s\n", name, r.DivergesAt, expr.FirstLine(r.Error))
 		case !r.Checked:
-			fmt.Fprintf(out, "%s: not checked: %s\n", name, interpreter.FirstLine(r.Error))
+			fmt.Fprintf(out, "%s: not checked: %s\n", name, expr.FirstLine(r.Error))
 		default:
-			fmt.Fprintf(out, "%s: %s\n", name, interpreter.FirstLine(r.Error))
+			fmt.Fprintf(out, "%s: %s\n", name, expr.FirstLine(r.Error))
 		}
 	}
 	switch {

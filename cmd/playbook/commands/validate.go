@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter"
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
+	"playbook/spec"
 	"playbook/submit"
 )
 
@@ -40,7 +40,7 @@ func validateCommand() *cobra.Command {
 // load reads, parses and validates a playbook and its sub-playbooks, and
 // freezes them into a workflow input. Its errors are one line naming file,
 // line and step.
-func load(path string) (*interpreter.Playbook, playbookwf.Input, error) {
+func load(path string) (*spec.Playbook, playbookwf.Input, error) {
 	b, err := submit.LoadBundle(path, func(abs string) ([]byte, error) {
 		src, err := os.ReadFile(abs)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/playbookwf"
 )
 
 // Version and Commit are what a release build stamps (`make release`,
