@@ -1,3 +1,8 @@
+// Package contract is what a run's history records: the activities' names,
+// input and output, failure details, attempt records, error kinds, a step's
+// state and the aggregate. Their JSON names never change (recorded
+// histories must still read; playbookwf's TestRecordedNamesStay holds
+// them). The budget on what a run writes to its history is here too.
 package contract
 
 import (

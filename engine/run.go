@@ -1,3 +1,9 @@
+// Package engine is the run's pure state machine: which steps are ready,
+// what a result or a failure does to the run, classification, cancel and
+// drain, loops, and how `end` aggregates it, as a function of the playbook,
+// the workload and the outcomes fed to it in history order. It never
+// imports the Temporal SDK; playbookwf turns its decisions into
+// activities, child workflows and timers.
 package engine
 
 import (

@@ -1,4 +1,4 @@
-// Package playbookwf is the thin Temporal adapter of the interpreter: one
+// Package playbookwf is the thin Temporal adapter of the engine: one
 // generic workflow that asks the pure core which steps are ready and turns
 // the answers into activities, then lets `end` decide the run.
 package playbookwf

@@ -1,8 +1,8 @@
-// Package interpreter is the pure core of playbook: it parses and validates a
-// playbook, builds its step graph, and decides, as a function of its inputs,
-// which steps run, what a result or a failure does to the run, and how `end`
-// aggregates it. It never imports the Temporal SDK; the workflow adapter in
-// interpreter/playbookwf turns its decisions into activities and timers.
+// Package spec is the playbook as the workflow reads it: the AST and the
+// replay-safe decoder (Parse), which the workflow runs again on every replay
+// of a frozen playbook and so is never stricter than it was, and the checks
+// of the step graph after decoding. What only a submission checks, and
+// every read of the host, is in playbook/submit.
 package spec
 
 import (

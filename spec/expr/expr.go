@@ -1,3 +1,7 @@
+// Package expr compiles, evaluates and renders a playbook's expressions and
+// templates, with the names each context declares (Scope). It imports
+// expr-lang and nothing else of playbook's; `now` is disabled, so an
+// expression is a function of the values it reads.
 package expr
 
 import (

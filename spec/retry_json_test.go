@@ -1,10 +1,8 @@
-package engine
+package spec
 
 import (
 	"encoding/json"
 	"testing"
-
-	"playbook/spec"
 
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +11,7 @@ import (
 // still decodes; evaluating the expression is the error, so the attempt
 // fails as the step's expression_error rather than failing to decode.
 func TestRetryDecodesAnExpressionThatDoesNotCompile(t *testing.T) {
-	var r spec.Retry
+	var r Retry
 	require.NoError(t, json.Unmarshal([]byte(`{"max_attempts":3,"retry_when":"result.nosuchfunc(1) ==","stop_when":"attempt > 2"}`), &r))
 	require.Equal(t, 3, r.MaxAttempts)
 	_, err := r.RetryWhen.EvalBool(map[string]any{})
