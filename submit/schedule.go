@@ -109,12 +109,14 @@ func CheckTimezone(name string) error {
 var cronShorthands = map[string]bool{"@yearly": true, "@annually": true, "@monthly": true, "@weekly": true, "@daily": true, "@midnight": true, "@hourly": true}
 
 // cronField is one field of a cron expression: its name, range, and the
-// names it also accepts (month and weekday names, by prefix of three
-// letters or more).
+// names it also accepts (month and weekday names, by a prefix).
 type cronField struct {
 	name     string
 	min, max int
 	names    []string
+	// prefix is the fewest letters of a name that stand for it: three
+	// for a month, two for a weekday (`mo`, `tu`), as Temporal reads them.
+	prefix int
 }
 
 var (
@@ -122,9 +124,9 @@ var (
 	cronMinute = cronField{name: "minute", max: 59}
 	cronHour   = cronField{name: "hour", max: 23}
 	cronDom    = cronField{name: "day of month", min: 1, max: 31}
-	cronMonth  = cronField{name: "month", min: 1, max: 12, names: []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}}
+	cronMonth  = cronField{name: "month", min: 1, max: 12, prefix: 3, names: []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}}
 	// Sunday is 0 or 7, as Temporal reads it.
-	cronDow  = cronField{name: "day of week", max: 7, names: []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}}
+	cronDow  = cronField{name: "day of week", max: 7, prefix: 2, names: []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}}
 	cronYear = cronField{name: "year", min: 2000, max: 2100}
 )
 
@@ -204,7 +206,7 @@ func (f cronField) value(s string) (int, error) {
 		}
 		return n, nil
 	}
-	if len(s) >= 3 {
+	if len(s) >= f.prefix {
 		for i, name := range f.names {
 			if strings.HasPrefix(name, strings.ToLower(s)) {
 				return i + f.min, nil

@@ -151,16 +151,48 @@ func buildBinaries(t *testing.T, dir string) binaries {
 		server:   filepath.Join(dir, "temporal-server"),
 		sqlTool:  filepath.Join(dir, "temporal-sql-tool"),
 	}
-	for out, pkg := range map[string]string{
-		b.playbook: "playbook/cmd/playbook",
-		b.server:   "go.temporal.io/server/cmd/server",
-		b.sqlTool:  "go.temporal.io/server/cmd/tools/sql",
-	} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		msg, err := cmd.CombinedOutput()
-		require.NoError(t, err, "go build %s:\n%s", pkg, msg)
-	}
+	build(t, "", b.playbook, "playbook/cmd/playbook")
+	tools := serverToolsModule(t)
+	build(t, tools, b.server, "go.temporal.io/server/cmd/server")
+	build(t, tools, b.sqlTool, "go.temporal.io/server/cmd/tools/sql")
 	return b
+}
+
+func build(t *testing.T, moduleDir, out, pkg string) {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if moduleDir != "" {
+		cmd.Dir = moduleDir
+		// The server's commands need modules playbook's own packages do not
+		// (their CLI library among them): the tools module resolves them.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	}
+	msg, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build %s:\n%s", pkg, msg)
+}
+
+// serverToolsModule is a module of its own for building Temporal's server
+// commands with the versions playbook's go.mod selects (so the build cache
+// serves what the embedded server already compiled), without making
+// playbook's go.mod require what only those commands import.
+func serverToolsModule(t *testing.T) string {
+	dir := t.TempDir()
+	mod, err := os.ReadFile("../../go.mod")
+	require.NoError(t, err)
+	sum, err := os.ReadFile("../../go.sum")
+	require.NoError(t, err)
+	mod = []byte(strings.Replace(string(mod), "module playbook", "module playbook/servertools", 1))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), mod, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tools.go"), []byte(`//go:build tools
+
+package servertools
+
+import (
+	_ "go.temporal.io/server/cmd/server"
+	_ "go.temporal.io/server/cmd/tools/sql"
+)
+`), 0o644))
+	return dir
 }
 
 // startPostgres runs a throwaway PostgreSQL on a spare loopback port. It
