@@ -59,6 +59,11 @@ func devCommand() *cobra.Command {
 				IP: "127.0.0.1", Port: port, UIPort: uiPort, DBFile: db,
 				Namespace: namespace, LogLevel: logLevel, CodecEndpoint: codecEndpoint,
 			})
+			var inUse *devserver.PortInUseError
+			if errors.As(err, &inUse) {
+				flag := map[string]string{"port": "--port", "UI port": "--ui-port"}[inUse.Which]
+				return invalidf("%s: %s is in use (another playbook dev or Temporal server?): stop it, or give another %s", flag, inUse.Address, flag)
+			}
 			if err != nil {
 				// Its errors say "dev server: ...".
 				return &exitError{code: exitFailed, err: err, whole: true}
@@ -83,6 +88,9 @@ func devCommand() *cobra.Command {
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
+			// Ready is said once the server lists the worker's poll: a run
+			// submitted then is not told that no worker polls.
+			awaitPoller(c.ctx, cl, taskQueue)
 			where := "in memory"
 			if db != "" {
 				where = db

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -37,6 +38,11 @@ func (a *app) logsCommand() *cobra.Command {
 			}
 			dir := filepath.Join(logDir, run, step)
 			attempts := loggedAttempts(dir)
+			if len(attempts) == 0 && loopElementsLogged(logDir, run, step) == 0 {
+				if err := a.noLogsBecause(c, run, step); err != nil {
+					return err
+				}
+			}
 			if attempt == 0 || !slices.Contains(attempts, attempt) {
 				if done, err := a.remoteLogs(c, run, step, attempt, attempts); done {
 					return err
@@ -59,9 +65,13 @@ func (a *app) logsCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts)
 				}
-				fmt.Fprintf(c.stdout, "== attempt %d %s (%s) ==\n%s", n, stream, path, b)
-				if len(b) > 0 && b[len(b)-1] != '\n' {
-					fmt.Fprintln(c.stdout)
+				printLog(c.stdout, fmt.Sprintf("attempt %d %s", n, stream), path, b)
+			}
+			// The recovery script an exit-code rule ran after the attempt.
+			for _, stream := range []string{"stdout", "stderr"} {
+				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.recovery.%s", n, stream))
+				if b, err := os.ReadFile(path); err == nil {
+					printLog(c.stdout, fmt.Sprintf("attempt %d recovery script %s", n, stream), path, b)
 				}
 			}
 			return nil
@@ -70,6 +80,64 @@ func (a *app) logsCommand() *cobra.Command {
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "which attempt (1-based); default (0) the last")
 	cmd.Flags().StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory")
 	return cmd
+}
+
+// printLog prints a log file under a line naming it.
+func printLog(w io.Writer, what, path string, b []byte) {
+	fmt.Fprintf(w, "== %s (%s) ==\n%s", what, path, b)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		fmt.Fprintln(w)
+	}
+}
+
+// noLogsBecause says why a step has no logs anywhere when the run's
+// playbook tells: the run has no such step, or the step runs no process of
+// its own (an http or noop step, a sub-playbook, a step without a tool).
+// nil when it may have run a process, or the run cannot be read.
+func (a *app) noLogsBecause(c *call, run, step string) error {
+	if !a.serverKnown() {
+		return nil
+	}
+	conn, err := a.connect(c, false, quietLogs)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	pb := frozenPlaybook(c.ctx, conn.client, run)
+	if pb == nil {
+		return nil
+	}
+	name, _, _ := strings.Cut(step, "[")
+	s := pb.Step(name)
+	if s == nil {
+		var names []string
+		for _, s := range pb.Steps {
+			names = append(names, s.Name)
+		}
+		return invalidf("run %s (playbook %s) has no step %q; its steps: %s", run, pb.Name, name, strings.Join(names, ", "))
+	}
+	switch {
+	case s.Tool == nil:
+		return fmt.Errorf("step %s has no tool: nothing ran, so it has no logs", name)
+	case s.Tool.Kind == "playbook":
+		child := childRun(c, conn, run, name)
+		return fmt.Errorf("step %s runs a sub-playbook: its steps ran in the child run %s, and their logs are there: `playbook logs %s STEP` (`playbook status %s` lists its steps)",
+			name, child, child, child)
+	case s.Tool.Kind != "shell" && s.Tool.Kind != "python":
+		return fmt.Errorf("step %s (kind %s) runs no process, so it has no logs; its result or error is in `playbook status %s --json`", name, s.Tool.Kind, run)
+	}
+	return nil
+}
+
+// childRun is the workflow ID of the child run a sub-playbook step
+// started: RUN.STEP, or RUN-STEP for a run from before that change.
+func childRun(c *call, conn *connection, run, step string) string {
+	if _, err := conn.client.DescribeWorkflowExecution(c.ctx, run+"-"+step, ""); err == nil {
+		if _, err := conn.client.DescribeWorkflowExecution(c.ctx, run+"."+step, ""); err != nil {
+			return run + "-" + step
+		}
+	}
+	return run + "." + step
 }
 
 // loggedAttempts lists the attempts that have logs in dir, in order.

@@ -44,7 +44,7 @@ type runArgs struct {
 }
 
 type listRunsArgs struct {
-	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, completed, failed or cancelled"`
+	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, completed, failed, cancelled, terminated or timed_out"`
 	Playbook string `json:"playbook,omitempty" jsonschema:"only runs of the playbook with this name"`
 	Since    string `json:"since,omitempty" jsonschema:"only runs started since then: an RFC 3339 time or a duration back from now such as 24h"`
 	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many runs (default 20, at most 200)"`
@@ -169,9 +169,11 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 	}
 	limit = min(limit, mcpListMax)
 	query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
-	if a.Status != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(a.Status))
+	where, err := statusQuery(a.Status)
+	if err != nil {
+		return nil, nil, err
 	}
+	query += where
 	if a.Playbook != "" {
 		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(a.Playbook))
 	}
