@@ -181,6 +181,14 @@ func (a *Activities) RunStep(ctx context.Context, in interpreter.StepInput) (*in
 		return nil, a.lostWithWorker(ctx, log, in, attempt, interpreter.ErrWorkerStopped,
 			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
 	}
+	if isLogSpaceFailure(o.Err) && in.Lost != nil {
+		// The disk is full, not the step wrong: its exit code, if it ran,
+		// says nothing of the step's own work.
+		e := *o.Err
+		e.Details = nil
+		watch.ended(transitionLost, &e)
+		return nil, a.lostAttempt(ctx, log, in, attempt, e, logSpaceRetryDelay)
+	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
 		o.Err = &interpreter.StepError{Type: interpreter.ErrExecutionTimeout, Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
 	}
@@ -326,7 +334,19 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 // drain timeout, or cut off from the server): a lost attempt, retried at
 // once on another worker while the step's lost_attempts allows.
 func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.AttemptLog, in interpreter.StepInput, attempt int, typ, message string) error {
-	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: interpreter.StepError{Type: typ, Message: message}, LogsAt: a.LogsAt}
+	return a.lostAttempt(ctx, log, in, attempt, interpreter.StepError{Type: typ, Message: message}, time.Millisecond)
+}
+
+// logSpaceRetryDelay is how long after an attempt whose logs found the
+// disk full the next one starts: time for the disk to get room, or for
+// another worker to take it.
+const logSpaceRetryDelay = 5 * time.Second
+
+// lostAttempt reports an attempt that failed through no fault of the step
+// (its worker gave it up, the worker's disk was full): recorded as lost,
+// and retried after delay while the step's lost_attempts allows.
+func (a *Activities) lostAttempt(ctx context.Context, log interpreter.AttemptLog, in interpreter.StepInput, attempt int, stepErr interpreter.StepError, delay time.Duration) error {
+	rec := interpreter.AttemptRecord{Attempt: log.Current, Lost: true, Error: stepErr, LogsAt: a.LogsAt}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
 	lost := countLost(log.Failed, log.Current-attempt+1)
@@ -334,7 +354,7 @@ func (a *Activities) lostWithWorker(ctx context.Context, log interpreter.Attempt
 		return lostTooOften(log, in, lost, attempt)
 	}
 	return temporal.NewApplicationErrorWithOptions(rec.Error.Message, rec.Error.Type, temporal.ApplicationErrorOptions{
-		NextRetryDelay: time.Millisecond,
+		NextRetryDelay: delay,
 		Details:        []any{interpreter.FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
 	})
 }

@@ -83,10 +83,43 @@ func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpret
 	// one mkdir, not the stats MkdirAll starts with.
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
+			if noSpace(err) {
+				return "", logSpaceFailure(a.LogDir, err)
+			}
 			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
 	return dir, nil
+}
+
+// noLogSpace marks, as its details, the failure of an attempt whose logs
+// the disk had no room for (logSpaceFailure): the worker's failure, not
+// the step's, which RunStep retries as it does a lost attempt.
+type noLogSpace struct{}
+
+// noSpace says whether err is the disk (or the user's quota) being full.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// logSpaceFailure is the failure of an attempt whose logs could not be
+// kept: the log directory's disk is full.
+func logSpaceFailure(logDir string, err error) *interpreter.StepError {
+	var pathErr *os.PathError
+	if errors.As(err, &pathErr) {
+		err = pathErr.Err
+	}
+	return &interpreter.StepError{Type: interpreter.ErrTool, Details: noLogSpace{},
+		Message: fmt.Sprintf("the worker's log directory %s is full (%v): the attempt's output could not be kept; a failure of the worker, not of the step, retried as a lost attempt is", logDir, err)}
+}
+
+// isLogSpaceFailure says whether a step error is logSpaceFailure's.
+func isLogSpaceFailure(e *interpreter.StepError) bool {
+	if e == nil {
+		return false
+	}
+	_, ok := e.Details.(noLogSpace)
+	return ok
 }
 
 // stepLogDir is the directory of a step's logs: LOGDIR/<workflow id>/<step>.
@@ -134,12 +167,12 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 	_ = os.Remove(run.errorFile)
 	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes())
 	if err != nil {
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
+		return run, logFileFailure(a.LogDir, err)
 	}
 	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes())
 	if err != nil {
 		_ = outEnd.Close()
-		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
+		return run, logFileFailure(a.LogDir, err)
 	}
 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
@@ -196,7 +229,21 @@ func (a *Activities) runProcess(ctx context.Context, in interpreter.StepInput, a
 		return run, &interpreter.StepError{Type: interpreter.ErrTool, Message: waitErr.Error()}
 	}
 	run.noStdout, run.noStderr = stdout.empty(), stderr.empty()
+	for _, l := range []*outputLog{stdout, stderr} {
+		if err := l.writeErr(); noSpace(err) {
+			return run, logSpaceFailure(a.LogDir, err)
+		}
+	}
 	return run, nil
+}
+
+// logFileFailure is the failure of an attempt whose log file could not be
+// created.
+func logFileFailure(logDir string, err error) *interpreter.StepError {
+	if noSpace(err) {
+		return logSpaceFailure(logDir, err)
+	}
+	return &interpreter.StepError{Type: interpreter.ErrTool, Message: err.Error()}
 }
 
 // groupGone waits, a second at most, until no process of the killed group

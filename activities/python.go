@@ -64,7 +64,7 @@ func (a *Activities) runPython(ctx context.Context, in interpreter.StepInput, sp
 	}
 	for path, content := range map[string][]byte{codeFile: []byte(spec.Code), argsFile: argsJSON} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {
-			return failure(interpreter.ErrTool, err.Error(), nil)
+			return ToolResult{Err: logFileFailure(a.LogDir, err)}
 		}
 	}
 	_ = os.Remove(resultFile)

@@ -97,7 +97,7 @@ workflow:
 // has a line per step transition.
 func TestWorkerServesMetricsDuringARun(t *testing.T) {
 	queue := "ops-metrics"
-	url, stderr := observedWorker(t, queue, t.TempDir(), "--log-format", "json")
+	url, stderr := observedWorker(t, queue, t.TempDir(), "--log-format", "json", "--log-level", "debug")
 	file := writePlaybook(t, t.TempDir(), "ops.yaml", fmt.Sprintf(retriedSlowStep, "4"))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "ops-metrics-1", "--detach", file)
 	require.Equal(t, 0, code, out+errOut)
@@ -233,7 +233,7 @@ func stepEvents(t *testing.T, log, workflowID, step string) []string {
 // A worker stopped past its drain timeout logs its running attempt lost.
 func TestJSONLogSaysAnAttemptWasLost(t *testing.T) {
 	queue := "ops-lost"
-	_, stderr, cmd := startObservedWorker(t, queue, t.TempDir(), "--log-format", "json")
+	_, stderr, cmd := startObservedWorker(t, queue, t.TempDir(), "--log-format", "json", "--log-level", "debug")
 	file := writePlaybook(t, t.TempDir(), "ops.yaml", `metadata:
   name: ops
 workflow:

@@ -32,8 +32,9 @@ func devCommand() *cobra.Command {
 			// fails or is cancelled, as expected: shown only when asked for.
 			level := quietLogs
 			if logLevel != "" {
-				if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-					return invalidf("--log-level: %v", err)
+				var err error
+				if level, err = parseLogLevel(logLevel); err != nil {
+					return invalid(err)
 				}
 			}
 			logSize, err := flags.maxLogBytes()
@@ -120,7 +121,7 @@ func devCommand() *cobra.Command {
 	// connection flags of the same names.
 	fs.StringVar(&namespace, "namespace", "default", "namespace to create and serve")
 	fs.StringVar(&taskQueue, "task-queue", "playbook", "task queue of the worker")
-	fs.StringVar(&logLevel, "log-level", "", "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)")
+	fs.StringVar(&logLevel, "log-level", "", "show the server's and the worker's own logs from this `LEVEL`: debug (each attempt's start and end too), info, warn or error (default: none)")
 	flags.register(fs)
 	codecKeyFileFlag(fs, &keyFile)
 	return offline(cmd)

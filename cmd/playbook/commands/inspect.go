@@ -42,6 +42,9 @@ type Status struct {
 	// playbook is the run's frozen playbook, nil when it cannot be read:
 	// the table follows its file order.
 	playbook *interpreter.Playbook
+	// byTemporal says that Temporal ended the run without its end step
+	// (terminated, timed out): the table, if any, is where its steps stood.
+	byTemporal bool
 }
 
 func (a *app) statusCommand() *cobra.Command {
@@ -86,7 +89,7 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 			return nil, err
 		}
 	default:
-		st.Aggregate = endedByTemporal(ctx, c, run, info, st.playbook)
+		st.Aggregate, st.byTemporal = endedByTemporal(ctx, c, run, info, st.playbook), true
 	}
 	st.Aggregate.WorkflowID = run
 	st.Aggregate.RunID = info.GetExecution().GetRunId()
@@ -185,12 +188,17 @@ func configuredAttempts(s *interpreter.Step) int {
 
 func printStatus(out io.Writer, run string, st *Status) {
 	agg := st.Aggregate
-	if len(agg.Steps) == 0 {
+	switch {
+	case st.byTemporal && len(agg.Steps) == 0:
 		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
 		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate, and no step table (a worker polling its task queue replays one: start `playbook worker`).")
 		return
+	case st.byTemporal:
+		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
+		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate; the steps stood as below when it ended, and those running were abandoned.")
+	default:
+		fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	}
-	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
 	}
