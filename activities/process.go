@@ -69,11 +69,16 @@ func tailUnless(empty bool, path string) string {
 	return tail(path)
 }
 
-// attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
-// created 0700. The names were checked at submission; they are checked
-// again here, so that a run started by any client stays inside LOGDIR.
+// attemptLogDir is where one step's logs go in this run: LOGDIR/<workflow
+// id>/<run id>/<step> (StepLogDir), created 0700. The names were checked at
+// submission; they are checked again here, so that a run started by any
+// client stays inside LOGDIR.
 func (a *Activities) attemptLogDir(in interpreter.StepInput) (string, *interpreter.StepError) {
-	for what, name := range map[string]string{"run ID": in.WorkflowID, "step name": in.Step} {
+	names := map[string]string{"run ID": in.WorkflowID, "step name": in.Step}
+	if in.RunID != "" {
+		names["Temporal run ID"] = in.RunID
+	}
+	for what, name := range names {
 		if err := interpreter.CheckPathName(what, name); err != nil {
 			return "", &interpreter.StepError{Type: interpreter.ErrTool, Message: "log directory: " + err.Error()}
 		}
@@ -122,9 +127,9 @@ func isLogSpaceFailure(e *interpreter.StepError) bool {
 	return ok
 }
 
-// stepLogDir is the directory of a step's logs: LOGDIR/<workflow id>/<step>.
+// stepLogDir is the directory of a step's logs in this run.
 func (a *Activities) stepLogDir(in interpreter.StepInput) string {
-	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
+	return StepLogDir(a.LogDir, in.WorkflowID, in.RunID, in.Step)
 }
 
 // maxLogBytes is the cap on each stream's log file.

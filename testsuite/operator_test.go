@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/activities"
 )
 
 // lockedBuffer is a process's output, read while the process writes it.
@@ -172,10 +174,10 @@ func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
 
 	// The worker that ran the last attempt, and the other one.
 	ran := 0
-	if _, err := os.Stat(filepath.Join(dirs[1], "ops-logs-1", "work", "attempt-2.stdout")); err == nil {
+	if _, err := os.Stat(filepath.Join(activities.RunLogDir(dirs[1], "ops-logs-1", ""), "work", "attempt-2.stdout")); err == nil {
 		ran = 1
 	}
-	require.FileExists(t, filepath.Join(dirs[ran], "ops-logs-1", "work", "attempt-2.stdout"))
+	require.FileExists(t, filepath.Join(activities.RunLogDir(dirs[ran], "ops-logs-1", ""), "work", "attempt-2.stdout"))
 	for _, dir := range []string{dirs[1-ran], t.TempDir()} {
 		code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", dir, "ops-logs-1", "work")
 		require.Equal(t, 0, code, errOut)

@@ -388,3 +388,30 @@ workflow:
 		require.True(t, a.Lost, "attempt %d counts as lost, not as the step's failure", a.Attempt)
 	}
 }
+
+// A run that reuses an ended run's ID keeps its own attempt logs: logs
+// shows the latest run's, --run-id an earlier one's.
+func TestReusedIDKeepsEachRunsLogs(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "ops28reuse.yaml", `metadata:
+  name: ops28reuse
+workload:
+  word: none
+workflow:
+  - step: say
+    tool: { kind: shell, command: 'echo "$WORD"', env: { WORD: "{{ workload.word }}" } }
+`)
+	var runIDs []string
+	for _, word := range []string{"first", "second"} {
+		code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "ops28-reuse-1", "--set", "word="+word, "--json", file)
+		require.Equal(t, 0, code, out+errOut)
+		var agg interpreter.Aggregate
+		require.NoError(t, json.Unmarshal([]byte(out), &agg))
+		runIDs = append(runIDs, agg.RunID)
+	}
+	code, out, errOut := cli(t, "logs", "--address", server.Address, "--log-dir", logDir, "ops28-reuse-1", "say")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "== attempt 1 stdout ("+filepath.Join(logDir, "ops28-reuse-1", runIDs[1], "say", "attempt-1.stdout")+") ==\nsecond\n")
+	code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", logDir, "--run-id", runIDs[0], "ops28-reuse-1", "say")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "\nfirst\n")
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"playbook/activities"
 	"playbook/interpreter"
 	"playbook/worker"
 )
@@ -24,6 +25,7 @@ func (a *app) logsCommand() *cobra.Command {
 	var (
 		attempt int
 		logDir  string
+		runID   string
 	)
 	cmd := &cobra.Command{
 		Use:   "logs RUN STEP",
@@ -31,14 +33,19 @@ func (a *app) logsCommand() *cobra.Command {
 		Args:  exactArgs(2, "RUN and STEP"),
 		RunE: action(func(c *call) error {
 			run, step := c.args[0], c.args[1]
-			for what, name := range map[string]string{"RUN": run, "STEP": step} {
+			names := map[string]string{"RUN": run, "STEP": step}
+			if runID != "" {
+				names["--run-id"] = runID
+			}
+			for what, name := range names {
 				if err := interpreter.CheckPathName(what, name); err != nil {
 					return invalid(err)
 				}
 			}
-			dir := filepath.Join(logDir, run, step)
+			runDir := activities.RunLogDir(logDir, run, runID)
+			dir := filepath.Join(runDir, step)
 			attempts := loggedAttempts(dir)
-			if len(attempts) == 0 && loopElementsLogged(logDir, run, step) == 0 {
+			if len(attempts) == 0 && loopElementsLogged(runDir, step) == 0 {
 				if err := a.noLogsBecause(c, run, step); err != nil {
 					return err
 				}
@@ -49,7 +56,7 @@ func (a *app) logsCommand() *cobra.Command {
 				}
 			}
 			if len(attempts) == 0 {
-				if n := loopElementsLogged(logDir, run, step); n > 0 {
+				if n := loopElementsLogged(runDir, step); n > 0 {
 					return invalidf("%s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
 						step, run, step, n, n-1)
 				}
@@ -79,6 +86,7 @@ func (a *app) logsCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "which attempt (1-based); default (0) the last")
 	cmd.Flags().StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` of an earlier run with this workflow ID (default: the latest run logged)")
 	return cmd
 }
 
@@ -154,10 +162,10 @@ func loggedAttempts(dir string) []int {
 	return out
 }
 
-// loopElementsLogged counts the elements of a loop step that have logs:
-// each element logs under `step[i]`.
-func loopElementsLogged(logDir, run, step string) int {
-	entries, _ := os.ReadDir(filepath.Join(logDir, run))
+// loopElementsLogged counts the elements of a loop step that have logs in
+// a run's log directory: each element logs under `step[i]`.
+func loopElementsLogged(runDir, step string) int {
+	entries, _ := os.ReadDir(runDir)
 	n := 0
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), step+"[") && strings.HasSuffix(e.Name(), "]") {

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
+	"playbook/activities"
 	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 	"playbook/submit"
@@ -250,7 +251,7 @@ func (t *mcpTools) tail(run, step string, attempt int, stream string, details ma
 	if p, ok := details[stream+"_log"].(string); ok && p != "" {
 		paths = append(paths, p)
 	}
-	paths = append(paths, filepath.Join(t.logDir, run, step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
+	paths = append(paths, filepath.Join(activities.RunLogDir(t.logDir, run, ""), step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
 	for _, p := range paths {
 		if b, err := readTail(p, mcpLogChunkMax); err == nil {
 			return lastLines(string(b), mcpTailLines)
@@ -302,7 +303,7 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 	if stream != "stdout" && stream != "stderr" {
 		return nil, nil, fmt.Errorf("stream %q: give stdout or stderr", stream)
 	}
-	dir := filepath.Join(t.logDir, a.Run, a.Step)
+	dir := filepath.Join(activities.RunLogDir(t.logDir, a.Run, ""), a.Step)
 	attempts := loggedAttempts(dir)
 	if len(attempts) == 0 {
 		return nil, nil, fmt.Errorf("no logs for run %q step %q in %s (logs stay on the machine of the worker that ran the step)", a.Run, a.Step, t.logDir)
