@@ -32,3 +32,19 @@ func TestUnknownFlagIsOneLine(t *testing.T) {
 		require.Regexp(t, "^[a-z ]+: unknown flag: --bogus \\(see `playbook[a-z ]*--help`\\)\n$", errOut, args)
 	}
 }
+
+// The MCP server with Temporal out of reach exits 4, as every command does.
+func TestMCPWithoutTemporalExits4(t *testing.T) {
+	code, out, errOut := cli(t, "mcp", "--address", nowhere)
+	require.Equal(t, 4, code, out+errOut)
+	require.Regexp(t, "^mcp: cannot reach Temporal at "+nowhere+": ", errOut)
+}
+
+// worker --log-level takes debug, info, warn or error; dev's the same.
+func TestLogLevelWords(t *testing.T) {
+	for _, cmd := range []string{"worker", "dev"} {
+		code, _, errOut := cli(t, cmd, "--log-level", "verbose")
+		require.Equal(t, 2, code, errOut)
+		require.Equal(t, cmd+": --log-level \"verbose\": give debug, info, warn or error\n", errOut)
+	}
+}
