@@ -14,14 +14,14 @@ import (
 	"sync"
 	"time"
 
+	"playbook/contract"
+	"playbook/spec"
+
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
-
-	"playbook/contract"
-	"playbook/spec"
 )
 
 // firstBeat is when a running attempt sends its first heartbeat.
@@ -107,7 +107,7 @@ type Activities struct {
 // its recovery script runs before the error is returned.
 //
 // Attempts lost with their worker are retried by the activity's retry
-// policy, which leaves room for them (see engine.LostSpec); an attempt counts them
+// policy, which leaves room for them (see contract.LostSpec); an attempt counts them
 // from the attempt log and decides only on the step's own attempts, so the
 // retry block's budget, retry_when and stop_when never see a lost one.
 func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contract.StepOutput, error) {
@@ -181,6 +181,14 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrWorkerStopped,
 			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
+	}
+	if isLogSpaceFailure(o.Err) && in.Lost != nil {
+		// The disk is full, not the step wrong: its exit code, if it ran,
+		// says nothing of the step's own work.
+		e := *o.Err
+		e.Details = nil
+		watch.ended(transitionLost, &e)
+		return nil, a.lostAttempt(ctx, log, in, attempt, e, logSpaceRetryDelay)
 	}
 	if o.Err != nil && toolCtx.Err() == context.DeadlineExceeded {
 		o.Err = &contract.StepError{Type: contract.ErrExecutionTimeout, Message: fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout), Details: o.Err.Details}
@@ -327,7 +335,19 @@ func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc
 // drain timeout, or cut off from the server): a lost attempt, retried at
 // once on another worker while the step's lost_attempts allows.
 func (a *Activities) lostWithWorker(ctx context.Context, log contract.AttemptLog, in contract.StepInput, attempt int, typ, message string) error {
-	rec := contract.AttemptRecord{Attempt: log.Current, Lost: true, Error: contract.StepError{Type: typ, Message: message}, LogsAt: a.LogsAt}
+	return a.lostAttempt(ctx, log, in, attempt, contract.StepError{Type: typ, Message: message}, time.Millisecond)
+}
+
+// logSpaceRetryDelay is how long after an attempt whose logs found the
+// disk full the next one starts: time for the disk to get room, or for
+// another worker to take it.
+const logSpaceRetryDelay = 5 * time.Second
+
+// lostAttempt reports an attempt that failed through no fault of the step
+// (its worker gave it up, the worker's disk was full): recorded as lost,
+// and retried after delay while the step's lost_attempts allows.
+func (a *Activities) lostAttempt(ctx context.Context, log contract.AttemptLog, in contract.StepInput, attempt int, stepErr contract.StepError, delay time.Duration) error {
+	rec := contract.AttemptRecord{Attempt: log.Current, Lost: true, Error: stepErr, LogsAt: a.LogsAt}
 	log.Failed = append(log.Failed, rec)
 	activity.RecordHeartbeat(ctx, log)
 	lost := countLost(log.Failed, log.Current-attempt+1)
@@ -335,7 +355,7 @@ func (a *Activities) lostWithWorker(ctx context.Context, log contract.AttemptLog
 		return lostTooOften(log, in, lost, attempt)
 	}
 	return temporal.NewApplicationErrorWithOptions(rec.Error.Message, rec.Error.Type, temporal.ApplicationErrorOptions{
-		NextRetryDelay: time.Millisecond,
+		NextRetryDelay: delay,
 		Details:        []any{contract.FailureDetails{Error: rec.Error, Attempts: attempt, AttemptErrors: log.Failed}},
 	})
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
+	"playbook/contract"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-
-	"playbook/contract"
 )
 
 // The engine's metrics, emitted where attempts run (through the worker's
@@ -85,10 +85,17 @@ func (w *attemptWatch) ended(transition string, err *contract.StepError) {
 	w.log(transition, err)
 }
 
+// log writes a transition's line: an attempt that starts or completes at
+// debug level (a loop of 100,000 elements would log 200,000 lines at info),
+// one that fails, is retried, lost or cancelled at info.
 func (w *attemptWatch) log(transition string, err *contract.StepError) {
 	fields := append([]any{"event", "step_" + transition}, w.fields...)
 	if err != nil {
 		fields = append(fields, "error_type", err.Type, "error", err.Message)
+	}
+	if transition == transitionStarted || transition == transitionCompleted {
+		w.logger.Debug("step "+transition, fields...)
+		return
 	}
 	w.logger.Info("step "+transition, fields...)
 }

@@ -46,6 +46,8 @@ type outputLog struct {
 	// start of f; 0 while nothing was. kept is what follows it, dropped
 	// what came before.
 	marker, kept, dropped int64
+	// err is the first write the disk refused.
+	err error
 }
 
 // newOutputLog creates the log file at path (readable by the worker's user
@@ -99,6 +101,9 @@ func (l *outputLog) write(p []byte) {
 		written, err := l.f.Write(p[:n])
 		l.kept += int64(written)
 		if err != nil {
+			if l.err == nil {
+				l.err = err
+			}
 			return
 		}
 		p = p[n:]
@@ -155,6 +160,14 @@ func (l *outputLog) empty() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.kept == 0 && l.dropped == 0
+}
+
+// writeErr is the first write of the stream the disk refused, nil when
+// none was.
+func (l *outputLog) writeErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
 
 // waitOutput waits until the logs' copies have ended, at most outputGrace.

@@ -70,11 +70,16 @@ func tailUnless(empty bool, path string) string {
 	return tail(path)
 }
 
-// attemptLogDir is where one step's logs go: LOGDIR/<workflow id>/<step>,
-// created 0700. The names were checked at submission; they are checked
-// again here, so that a run started by any client stays inside LOGDIR.
+// attemptLogDir is where one step's logs go in this run: LOGDIR/<workflow
+// id>/<run id>/<step> (StepLogDir), created 0700. The names were checked at
+// submission; they are checked again here, so that a run started by any
+// client stays inside LOGDIR.
 func (a *Activities) attemptLogDir(in contract.StepInput) (string, *contract.StepError) {
-	for what, name := range map[string]string{"run ID": in.WorkflowID, "step name": in.Step} {
+	names := map[string]string{"run ID": in.WorkflowID, "step name": in.Step}
+	if in.RunID != "" {
+		names["Temporal run ID"] = in.RunID
+	}
+	for what, name := range names {
 		if err := spec.CheckPathName(what, name); err != nil {
 			return "", &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
 		}
@@ -84,15 +89,48 @@ func (a *Activities) attemptLogDir(in contract.StepInput) (string, *contract.Ste
 	// one mkdir, not the stats MkdirAll starts with.
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
+			if noSpace(err) {
+				return "", logSpaceFailure(a.LogDir, err)
+			}
 			return "", &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
 	return dir, nil
 }
 
-// stepLogDir is the directory of a step's logs: LOGDIR/<workflow id>/<step>.
+// noLogSpace marks, as its details, the failure of an attempt whose logs
+// the disk had no room for (logSpaceFailure): the worker's failure, not
+// the step's, which RunStep retries as it does a lost attempt.
+type noLogSpace struct{}
+
+// noSpace says whether err is the disk (or the user's quota) being full.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// logSpaceFailure is the failure of an attempt whose logs could not be
+// kept: the log directory's disk is full.
+func logSpaceFailure(logDir string, err error) *contract.StepError {
+	var pathErr *os.PathError
+	if errors.As(err, &pathErr) {
+		err = pathErr.Err
+	}
+	return &contract.StepError{Type: contract.ErrTool, Details: noLogSpace{},
+		Message: fmt.Sprintf("the worker's log directory %s is full (%v): the attempt's output could not be kept; a failure of the worker, not of the step, retried as a lost attempt is", logDir, err)}
+}
+
+// isLogSpaceFailure says whether a step error is logSpaceFailure's.
+func isLogSpaceFailure(e *contract.StepError) bool {
+	if e == nil {
+		return false
+	}
+	_, ok := e.Details.(noLogSpace)
+	return ok
+}
+
+// stepLogDir is the directory of a step's logs in this run.
 func (a *Activities) stepLogDir(in contract.StepInput) string {
-	return filepath.Join(a.LogDir, in.WorkflowID, in.Step)
+	return StepLogDir(a.LogDir, in.WorkflowID, in.RunID, in.Step)
 }
 
 // maxLogBytes is the cap on each stream's log file.
@@ -135,12 +173,12 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	_ = os.Remove(run.errorFile)
 	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes())
 	if err != nil {
-		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
+		return run, logFileFailure(a.LogDir, err)
 	}
 	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes())
 	if err != nil {
 		_ = outEnd.Close()
-		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
+		return run, logFileFailure(a.LogDir, err)
 	}
 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
@@ -197,7 +235,21 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		return run, &contract.StepError{Type: contract.ErrTool, Message: waitErr.Error()}
 	}
 	run.noStdout, run.noStderr = stdout.empty(), stderr.empty()
+	for _, l := range []*outputLog{stdout, stderr} {
+		if err := l.writeErr(); noSpace(err) {
+			return run, logSpaceFailure(a.LogDir, err)
+		}
+	}
 	return run, nil
+}
+
+// logFileFailure is the failure of an attempt whose log file could not be
+// created.
+func logFileFailure(logDir string, err error) *contract.StepError {
+	if noSpace(err) {
+		return logSpaceFailure(logDir, err)
+	}
+	return &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
 }
 
 // groupGone waits, a second at most, until no process of the killed group

@@ -65,7 +65,7 @@ func (a *Activities) runPython(ctx context.Context, in contract.StepInput, toolS
 	}
 	for path, content := range map[string][]byte{codeFile: []byte(toolSpec.Code), argsFile: argsJSON} {
 		if err := os.WriteFile(path, content, 0o600); err != nil {
-			return failure(contract.ErrTool, err.Error(), nil)
+			return ToolResult{Err: logFileFailure(a.LogDir, err)}
 		}
 	}
 	_ = os.Remove(resultFile)

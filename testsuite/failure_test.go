@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"playbook/activities"
 	"playbook/contract"
 	"playbook/engine"
 	"playbook/internal/proctest"
@@ -87,7 +88,7 @@ func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
 	}
 	require.Equal(t, []string{"1:retried", "2:retried", "3:max_retries_exceeded"}, outcomes)
 
-	dir := filepath.Join(logDir, r.agg.WorkflowID, "mount")
+	dir := activities.StepLogDir(logDir, r.agg.WorkflowID, r.agg.RunID, "mount")
 	calls := readLog(t, r.agg.WorkflowID, "mount", "recovery.calls")
 	require.Equal(t, fmt.Sprintf("%[1]s mount 1 10 %[2]s\n%[1]s mount 2 10 %[2]s\n", r.agg.WorkflowID, dir), calls,
 		"the recovery script ran twice, before each retry, with the run, step, attempt, exit code and log dir")
@@ -260,7 +261,7 @@ workflow:
 	require.Len(t, long.AttemptErrors, 1)
 	require.Equal(t, 1, long.AttemptErrors[0].Attempt)
 	require.Equal(t, "heartbeat_timeout", long.AttemptErrors[0].Error.Type)
-	if st, err := os.Stat(filepath.Join(workerLogs, run.GetID(), "long", "attempt-2.stdout")); err == nil {
+	if st, err := os.Stat(filepath.Join(activities.RunLogDir(workerLogs, run.GetID(), ""), "long", "attempt-2.stdout")); err == nil {
 		t.Logf("attempt 2 started %s after the kill (heartbeat_timeout 2s)", st.ModTime().Sub(killed).Round(100*time.Millisecond))
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"playbook/activities"
 	"playbook/cmd/playbook/commands"
 	"playbook/contract"
 	"playbook/internal/devserver"
@@ -195,9 +196,10 @@ var recordDir = sync.OnceValues(func() (string, error) {
 	return dir, os.WriteFile(filepath.Join(dir, "RECORDED_BY"), []byte(note), 0o644)
 })
 
+// readLog reads a log file of a step in the latest run of workflowID.
 func readLog(t *testing.T, workflowID, step, file string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(logDir, workflowID, step, file))
+	b, err := os.ReadFile(filepath.Join(activities.RunLogDir(logDir, workflowID, ""), step, file))
 	require.NoError(t, err)
 	return string(b)
 }

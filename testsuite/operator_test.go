@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/activities"
 )
 
 // lockedBuffer is a process's output, read while the process writes it.
@@ -97,7 +99,7 @@ workflow:
 // has a line per step transition.
 func TestWorkerServesMetricsDuringARun(t *testing.T) {
 	queue := "ops-metrics"
-	url, stderr := observedWorker(t, queue, t.TempDir(), "--log-format", "json")
+	url, stderr := observedWorker(t, queue, t.TempDir(), "--log-format", "json", "--log-level", "debug")
 	file := writePlaybook(t, t.TempDir(), "ops.yaml", fmt.Sprintf(retriedSlowStep, "4"))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "ops-metrics-1", "--detach", file)
 	require.Equal(t, 0, code, out+errOut)
@@ -172,10 +174,10 @@ func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
 
 	// The worker that ran the last attempt, and the other one.
 	ran := 0
-	if _, err := os.Stat(filepath.Join(dirs[1], "ops-logs-1", "work", "attempt-2.stdout")); err == nil {
+	if _, err := os.Stat(filepath.Join(activities.RunLogDir(dirs[1], "ops-logs-1", ""), "work", "attempt-2.stdout")); err == nil {
 		ran = 1
 	}
-	require.FileExists(t, filepath.Join(dirs[ran], "ops-logs-1", "work", "attempt-2.stdout"))
+	require.FileExists(t, filepath.Join(activities.RunLogDir(dirs[ran], "ops-logs-1", ""), "work", "attempt-2.stdout"))
 	for _, dir := range []string{dirs[1-ran], t.TempDir()} {
 		code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", dir, "ops-logs-1", "work")
 		require.Equal(t, 0, code, errOut)
@@ -233,7 +235,7 @@ func stepEvents(t *testing.T, log, workflowID, step string) []string {
 // A worker stopped past its drain timeout logs its running attempt lost.
 func TestJSONLogSaysAnAttemptWasLost(t *testing.T) {
 	queue := "ops-lost"
-	_, stderr, cmd := startObservedWorker(t, queue, t.TempDir(), "--log-format", "json")
+	_, stderr, cmd := startObservedWorker(t, queue, t.TempDir(), "--log-format", "json", "--log-level", "debug")
 	file := writePlaybook(t, t.TempDir(), "ops.yaml", `metadata:
   name: ops
 workflow:

@@ -15,6 +15,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"playbook/activities"
 	"playbook/spec"
 )
 
@@ -109,7 +110,8 @@ func (e *Endpoint) ready(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// logsHandler serves LOGDIR/RUN/STEP/attempt-N.STREAM.
+// logsHandler serves an attempt's STREAM: the latest run's of workflow
+// RUN, or with ?run_id= that run's (activities.RunLogDir).
 func logsHandler(logDir, token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
@@ -122,13 +124,18 @@ func logsHandler(logDir, token string) http.Handler {
 			http.Error(w, "ask for /logs/RUN/STEP/ATTEMPT/stdout or stderr", http.StatusBadRequest)
 			return
 		}
-		for what, name := range map[string]string{"run": run, "step": step} {
+		runID := r.URL.Query().Get("run_id")
+		names := map[string]string{"run": run, "step": step}
+		if runID != "" {
+			names["run_id"] = runID
+		}
+		for what, name := range names {
 			if err := spec.CheckPathName(what, name); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
 		}
-		f, err := os.Open(filepath.Join(logDir, run, step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
+		f, err := os.Open(filepath.Join(activities.RunLogDir(logDir, run, runID), step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
 		if err != nil {
 			http.Error(w, fmt.Sprintf("no %s for attempt %d of %s in %s on this worker", stream, attempt, step, run), http.StatusNotFound)
 			return

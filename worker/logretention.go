@@ -13,46 +13,41 @@ import (
 const DefaultLogRetention = 7 * 24 * time.Hour
 
 // RemoveOldLogs removes the attempts' log files (attempt-*) under logDir's
-// run and step directories last written before now minus retention, then
-// the directories they left empty that were as old (a step may have just
-// made its directory); it returns how many files it removed. It leaves
-// other files alone, and a step directory whose attempt is running in this
-// process (which may have printed nothing for longer than the retention).
+// workflow, run and step directories (activities.StepLogDir, and the
+// workflow and step directories of runs from before run directories) last
+// written before now minus retention, then the directories they left empty
+// that were as old (a step may have just made its directory); it returns
+// how many files it removed. It leaves other files alone, and a step
+// directory whose attempt is running in this process (which may have
+// printed nothing for longer than the retention).
 func RemoveOldLogs(logDir string, retention time.Duration, now time.Time) int {
-	cutoff := now.Add(-retention)
+	return removeOldIn(logDir, now.Add(-retention), 3)
+}
+
+// removeOldIn removes the old attempt-* files in dir and, depth levels
+// down, in its subdirectories, and the old subdirectories left empty.
+func removeOldIn(dir string, cutoff time.Time, depth int) int {
+	if activities.LogDirInUse(dir) {
+		return 0
+	}
 	removed := 0
-	runs, _ := os.ReadDir(logDir)
-	for _, run := range runs {
-		if !run.IsDir() {
-			continue
-		}
-		runDir, runOld := filepath.Join(logDir, run.Name()), olderThan(run, cutoff)
-		steps, _ := os.ReadDir(runDir)
-		for _, step := range steps {
-			if !step.IsDir() {
-				continue
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir() && depth > 0:
+			// Its age before removing what it holds changes it.
+			old := olderThan(e, cutoff)
+			removed += removeOldIn(path, cutoff, depth-1)
+			if old {
+				_ = os.Remove(path) // fails unless empty
 			}
-			stepDir, stepOld := filepath.Join(runDir, step.Name()), olderThan(step, cutoff)
-			if activities.LogDirInUse(stepDir) {
-				continue
-			}
-			files, _ := os.ReadDir(stepDir)
-			for _, f := range files {
-				if !strings.HasPrefix(f.Name(), "attempt-") {
-					continue
-				}
-				if info, err := f.Info(); err == nil && info.Mode().IsRegular() && info.ModTime().Before(cutoff) {
-					if os.Remove(filepath.Join(stepDir, f.Name())) == nil {
-						removed++
-					}
+		case strings.HasPrefix(e.Name(), "attempt-"):
+			if info, err := e.Info(); err == nil && info.Mode().IsRegular() && info.ModTime().Before(cutoff) {
+				if os.Remove(path) == nil {
+					removed++
 				}
 			}
-			if stepOld {
-				_ = os.Remove(stepDir) // fails unless empty
-			}
-		}
-		if runOld {
-			_ = os.Remove(runDir)
 		}
 	}
 	return removed

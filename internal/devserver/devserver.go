@@ -93,6 +93,13 @@ func Start(o Options) (*Server, error) {
 		if o.Port, err = freePort(o.IP); err != nil {
 			return nil, err
 		}
+	} else if err := checkFree(o.IP, o.Port, "port"); err != nil {
+		return nil, err
+	}
+	if o.UIPort != 0 {
+		if err := checkFree(o.IP, o.UIPort, "UI port"); err != nil {
+			return nil, err
+		}
 	}
 	conf, err := o.buildConfig()
 	if err != nil {
@@ -264,6 +271,27 @@ func (o Options) buildSQLConfig() (*config.SQL, error) {
 func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
 // freePort asks the kernel for a port that is free now.
+// PortInUseError is a port another process listens on, found before the
+// server would fail to bind it (its logger ends the process then): Which
+// is "port" (the frontend's) or "UI port".
+type PortInUseError struct {
+	Which   string
+	Address string
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("dev server: %s %s is in use (another playbook dev or Temporal server?)", e.Which, e.Address)
+}
+
+// checkFree checks that nothing listens on ip:port.
+func checkFree(ip string, port int, which string) error {
+	l, err := net.Listen("tcp", hostPort(ip, port))
+	if err != nil {
+		return &PortInUseError{Which: which, Address: hostPort(ip, port)}
+	}
+	return l.Close()
+}
+
 func freePort(ip string) (int, error) {
 	l, err := net.Listen("tcp", hostPort(ip, 0))
 	if err != nil {

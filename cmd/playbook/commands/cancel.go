@@ -24,10 +24,10 @@ func (a *app) cancelCommand() *cobra.Command {
 		Args: exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			run := c.args[0]
-			if outcome := endedOutcome(c.ctx, conn.client, run); outcome != "" {
-				return &exitError{code: exitEnded, err: fmt.Errorf("%s already ended: %s; nothing to cancel", run, outcome)}
-			}
 			if drain {
+				if err := refuseEnded(c.ctx, conn.client, run); err != nil {
+					return err
+				}
 				if err := conn.client.SignalWorkflow(c.ctx, run, "", playbookwf.SignalDrain, reason); err != nil {
 					return &exitError{code: exitFailed, err: errors.New("cancel --drain: " + err.Error()), whole: true}
 				}

@@ -10,12 +10,16 @@ import (
 	"playbook/playbookwf"
 )
 
-// requestCancel cancels a run, with a reason when there is one. Workflow
+// requestCancel cancels a run, with a reason when there is one; a run that
+// has already ended is refused (refuseEnded). Workflow
 // code cannot read a cancel request's reason, so the reason goes first as
 // the cancel_reason signal, which the run records (its aggregate's and
 // events' cancel_reason); the cancel request then carries it too, for
 // Temporal's own history.
 func requestCancel(ctx context.Context, conn *connection, run, reason string) error {
+	if err := refuseEnded(ctx, conn.client, run); err != nil {
+		return err
+	}
 	if reason == "" {
 		return conn.client.CancelWorkflow(ctx, run, "")
 	}

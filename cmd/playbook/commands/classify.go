@@ -20,6 +20,15 @@ func (a *app) classifyCommand() *cobra.Command {
 		Use:   "classify RUN STEP retry|fail|skip",
 		Short: "resolve a pending_failed step: retry it, fail it, or skip it",
 		Args:  exactArgs(3, "RUN STEP and one of retry, fail, skip"),
+		// An action the run cannot take is refused here, before anything is
+		// sent to the server.
+		PreRunE: func(_ *cobra.Command, args []string) error {
+			switch args[2] {
+			case engine.ClassifyRetry, engine.ClassifyFail, engine.ClassifySkip:
+				return nil
+			}
+			return invalidf("%q is not an action: give retry, fail or skip", args[2])
+		},
 		RunE: a.connected(func(c *call, conn *connection) error {
 			answer, err := classifyStep(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, "")
 			var rejected *temporal.ApplicationError

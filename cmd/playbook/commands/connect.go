@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,9 +38,15 @@ type connection struct {
 	namespace string
 	embedded  embeddedServer
 	worker    sdkworker.Worker
+	closed    atomic.Bool
 }
 
+// Close closes the connection, and stops the embedded server and worker it
+// brought up; a second Close returns at once, even while the first goes on.
 func (c *connection) Close() {
+	if c.closed.Swap(true) {
+		return
+	}
 	if c.worker != nil {
 		c.worker.Stop()
 	}
@@ -103,7 +110,9 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 		return nil, unreachable(c.ctx, opts.HostPort, err)
 	}
 	if conn.embedded != nil {
-		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue})
+		// The run ends with the embedded server: a step still running when
+		// the command stops is stopped at once, not drained.
+		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond})
 		if err := conn.worker.Start(); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("embedded worker: %w", err)
@@ -172,6 +181,24 @@ func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io
 		fmt.Fprintf(out, "No worker is polling task queue %q: the run waits until one does (start one with `playbook worker`).\n", queue)
 	}
 }
+
+// awaitPoller waits until the server lists a poller on the task queue, at
+// most pollerWait.
+func awaitPoller(ctx context.Context, c client.Client, queue string) {
+	ctx, cancel := context.WithTimeout(ctx, pollerWait)
+	defer cancel()
+	for !polled(ctx, c, queue) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// pollerWait bounds how long a worker that has started may take to be
+// listed as a poller of its task queue.
+const pollerWait = 10 * time.Second
 
 // connected is the action of a command that talks to Temporal: it
 // connects (a failure to is the command's error: exit 4 when the server is

@@ -32,8 +32,9 @@ func devCommand() *cobra.Command {
 			// fails or is cancelled, as expected: shown only when asked for.
 			level := quietLogs
 			if logLevel != "" {
-				if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-					return invalidf("--log-level: %v", err)
+				var err error
+				if level, err = parseLogLevel(logLevel); err != nil {
+					return invalid(err)
 				}
 			}
 			logSize, err := flags.maxLogBytes()
@@ -59,6 +60,11 @@ func devCommand() *cobra.Command {
 				IP: "127.0.0.1", Port: port, UIPort: uiPort, DBFile: db,
 				Namespace: namespace, LogLevel: logLevel, CodecEndpoint: codecEndpoint,
 			})
+			var inUse *devserver.PortInUseError
+			if errors.As(err, &inUse) {
+				flag := map[string]string{"port": "--port", "UI port": "--ui-port"}[inUse.Which]
+				return invalidf("%s: %s is in use (another playbook dev or Temporal server?): stop it, or give another %s", flag, inUse.Address, flag)
+			}
 			if err != nil {
 				// Its errors say "dev server: ...".
 				return &exitError{code: exitFailed, err: err, whole: true}
@@ -83,6 +89,9 @@ func devCommand() *cobra.Command {
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
+			// Ready is said once the server lists the worker's poll: a run
+			// submitted then is not told that no worker polls.
+			awaitPoller(c.ctx, cl, taskQueue)
 			where := "in memory"
 			if db != "" {
 				where = db
@@ -112,7 +121,7 @@ func devCommand() *cobra.Command {
 	// connection flags of the same names.
 	fs.StringVar(&namespace, "namespace", "default", "namespace to create and serve")
 	fs.StringVar(&taskQueue, "task-queue", "playbook", "task queue of the worker")
-	fs.StringVar(&logLevel, "log-level", "", "show the server's and the worker's own logs from this level: debug, info, warn, error (default: none)")
+	fs.StringVar(&logLevel, "log-level", "", "show the server's and the worker's own logs from this `LEVEL`: debug (each attempt's start and end too), info, warn or error (default: none)")
 	flags.register(fs)
 	codecKeyFileFlag(fs, &keyFile)
 	return offline(cmd)

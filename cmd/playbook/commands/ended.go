@@ -32,3 +32,13 @@ func endedOutcome(ctx context.Context, c client.Client, run string) string {
 	}
 	return outcome
 }
+
+// refuseEnded is the answer to cancelling a run that has already ended,
+// the same for the CLI (exit 5) and the MCP server's cancel_run: how it
+// ended. nil while the run is open.
+func refuseEnded(ctx context.Context, c client.Client, run string) error {
+	if outcome := endedOutcome(ctx, c, run); outcome != "" {
+		return &exitError{code: exitEnded, err: fmt.Errorf("%s already ended: %s; nothing to cancel", run, outcome)}
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -95,11 +96,15 @@ type progress struct {
 	// stuckAt is the workflow task attempt past which `run` says again
 	// that the run is not progressing.
 	stuckAt int32
+	// maxAttempts is each step's configured attempts (configuredAttempts),
+	// by name: what "attempt 2 of 5" counts.
+	maxAttempts map[string]int
 }
 
 func newProgress(pb *spec.Playbook, out io.Writer) *progress {
-	p := &progress{out: out, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}}
+	p := &progress{out: out, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
 	for _, s := range pb.Steps {
+		p.maxAttempts[s.Name] = configuredAttempts(s)
 		if s.Loop != nil {
 			p.loopSteps[s.Name] = true
 		}
@@ -168,6 +173,14 @@ func (p *progress) events(ctx context.Context, c client.Client, wr client.Workfl
 				delete(p.running, e.Step)
 			}
 		}
+		if e.Type == "step_retry" {
+			// A retry the pending-activity view showed is not told twice; one
+			// over before a poll saw it (a quick one) is told now.
+			if int32(e.Attempts+1) <= p.attempts[e.Step] {
+				continue
+			}
+			p.attempts[e.Step] = int32(e.Attempts + 1)
+		}
 		if line := describeEvent(e, wr.GetID()); line != "" {
 			step := e.Step
 			if step == "" {
@@ -201,19 +214,54 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 		p.attempts[step] = attempt
 		line := fmt.Sprintf("retrying: attempt %d failed", attempt-1)
 		if f := pa.GetLastFailure(); f != nil {
-			line += ": " + f.GetMessage()
+			line += ": " + expr.FirstLine(f.GetMessage())
+		}
+		if code, ok := recoveryExit(pa.GetHeartbeatDetails(), int(attempt-1)); ok {
+			line += fmt.Sprintf("; its recovery script exited %d", code)
 		}
 		line += fmt.Sprintf("; attempt %d", attempt)
-		if m := pa.GetMaximumAttempts(); m > 0 {
+		if m := p.maxAttempts[strings.SplitN(step, "[", 2)[0]]; m > 0 {
 			line += fmt.Sprintf(" of %d", m)
 		}
-		if next := pa.GetNextAttemptScheduleTime(); next != nil {
-			if wait := time.Until(next.AsTime()).Round(100 * time.Millisecond); wait > 0 {
-				line += fmt.Sprintf(" in %s", wait)
+		// The delay the retry policy chose: from the failed attempt's end
+		// to the next one's start, whenever this poll saw it.
+		if next, last := pa.GetNextAttemptScheduleTime(), pa.GetLastAttemptCompleteTime(); next != nil && last != nil {
+			if delay := next.AsTime().Sub(last.AsTime()); delay >= time.Millisecond {
+				line += fmt.Sprintf(" after %s (at %s)", roundDelay(delay), next.AsTime().Local().Format("15:04:05.0"))
 			}
 		}
 		p.line(time.Now(), step, line)
 	}
+}
+
+// roundDelay rounds a retry delay as people read it: 1s, 1.5s, 250ms.
+func roundDelay(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// recoveryExit is the exit code of the recovery script that ran after
+// attempt, from the attempt log a pending step heartbeats.
+func recoveryExit(details *commonpb.Payloads, attempt int) (int, bool) {
+	if len(details.GetPayloads()) == 0 {
+		return 0, false
+	}
+	dc, err := payloadConverter()
+	if err != nil {
+		return 0, false
+	}
+	var log contract.AttemptLog
+	if dc.FromPayload(details.GetPayloads()[0], &log) != nil {
+		return 0, false
+	}
+	for _, r := range log.Failed {
+		if r.Attempt == attempt && r.RecoveryExitCode != nil {
+			return *r.RecoveryExitCode, true
+		}
+	}
+	return 0, false
 }
 
 // stuckAttempts is the attempt of a run's workflow task from which `run`
@@ -249,6 +297,15 @@ func describeEvent(e engine.Event, run string) string {
 		return "completed"
 	case "step_failed":
 		return fmt.Sprintf("failed%s: %s: %s (routed to end)", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message)
+	case "step_retry":
+		line := fmt.Sprintf("retried: attempt %d failed", e.Attempts)
+		if e.Error != nil {
+			line += ": " + expr.FirstLine(e.Error.Message)
+		}
+		if code, ok := e.Data["recovery_exit_code"].(float64); ok {
+			line += fmt.Sprintf("; its recovery script exited %d", int(code))
+		}
+		return line + fmt.Sprintf("; attempt %d followed", e.Attempts+1)
 	case "step_skipped":
 		return "skipped: " + e.Message
 	case "step_pending_failed":

@@ -42,6 +42,12 @@ type Live struct {
 type Status struct {
 	*contract.Aggregate
 	Live map[string]Live `json:"live,omitempty"`
+	// playbook is the run's frozen playbook, nil when it cannot be read:
+	// the table follows its file order.
+	playbook *spec.Playbook
+	// byTemporal says that Temporal ended the run without its end step
+	// (terminated, timed out): the table, if any, is where its steps stood.
+	byTemporal bool
 }
 
 func (a *app) statusCommand() *cobra.Command {
@@ -62,23 +68,34 @@ func (a *app) statusCommand() *cobra.Command {
 	return cmd
 }
 
-// runStatus reads the run's step table (a query) and the server's view of
-// its running activities (attempt, last failure, next attempt time).
+// runStatus reads where a run stands. An open run answers a query (its
+// step table) and the server adds its running activities' retry state
+// (attempt, last failure, next attempt time). A run that has ended is read
+// from its history, with no worker needed: its result, or its failure's or
+// cancellation's details, are the aggregate. A run Temporal ended by itself
+// (terminate, an execution timeout) has none: its status is Temporal's, and
+// its step table is asked of a worker if one polls.
 func runStatus(ctx context.Context, c client.Client, run string) (*Status, error) {
-	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryState)
-	if err != nil {
-		return nil, err
-	}
-	st := &Status{Live: map[string]Live{}}
-	if err := v.Get(&st.Aggregate); err != nil {
-		return nil, err
-	}
 	d, err := c.DescribeWorkflowExecution(ctx, run, "")
 	if err != nil {
 		return nil, err
 	}
+	info := d.GetWorkflowExecutionInfo()
+	st := &Status{Live: map[string]Live{}, playbook: frozenPlaybook(ctx, c, run)}
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if st.Aggregate, err = queryState(ctx, c, run); err != nil {
+			return nil, err
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		if st.Aggregate, err = result(ctx, c.GetWorkflow(ctx, run, info.GetExecution().GetRunId())); err != nil {
+			return nil, err
+		}
+	default:
+		st.Aggregate, st.byTemporal = endedByTemporal(ctx, c, run, info, st.playbook), true
+	}
 	st.Aggregate.WorkflowID = run
-	st.Aggregate.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	st.Aggregate.RunID = info.GetExecution().GetRunId()
 	for _, pa := range d.GetPendingActivities() {
 		l := Live{Attempt: pa.GetAttempt(), MaximumAttempts: pa.GetMaximumAttempts(), State: strings.TrimPrefix(pa.GetState().String(), "PENDING_ACTIVITY_STATE_")}
 		if f := pa.GetLastFailure(); f != nil {
@@ -90,36 +107,101 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 		}
 		st.Live[pa.GetActivityId()] = l
 	}
-	ownAttempts(ctx, c, run, st.Live)
+	if st.playbook != nil {
+		for id, l := range st.Live {
+			if s := st.playbook.Step(strings.SplitN(id, "[", 2)[0]); s != nil {
+				l.MaximumAttempts = int32(configuredAttempts(s))
+				st.Live[id] = l
+			}
+		}
+	}
 	return st, nil
 }
 
-// ownAttempts takes each step's lost_attempts out of the server's maximum:
-// a step's policy has room for its lost attempts on top of its retry
-// block's, and "attempt 2 of 3" speaks of the retry block's.
-func ownAttempts(ctx context.Context, c client.Client, run string, live map[string]Live) {
-	if len(live) == 0 {
-		return
+// queryState asks a run's worker for its step table.
+func queryState(ctx context.Context, c client.Client, run string) (*contract.Aggregate, error) {
+	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryState)
+	if err != nil {
+		return nil, err
 	}
+	var agg contract.Aggregate
+	if err := v.Get(&agg); err != nil {
+		return nil, err
+	}
+	return &agg, nil
+}
+
+// endedByTemporal is the aggregate of a run Temporal ended without its
+// end step (terminated, timed out): its status is Temporal's, whatever the
+// run last said; its steps are the table a worker replays, when one polls
+// its task queue, else none.
+func endedByTemporal(ctx context.Context, c client.Client, run string, info *workflowpb.WorkflowExecutionInfo, pb *spec.Playbook) *contract.Aggregate {
+	agg := &contract.Aggregate{}
+	if polled(ctx, c, info.GetTaskQueue()) {
+		qctx, cancel := context.WithTimeout(ctx, queryWait)
+		if a, err := queryState(qctx, c, run); err == nil {
+			agg = a
+		}
+		cancel()
+	}
+	if agg.Playbook == "" && pb != nil {
+		agg.Playbook = pb.Name
+	}
+	agg.Status = temporalStatus(info)
+	return agg
+}
+
+// queryWait bounds the query of a run that has ended: a worker replays its
+// whole history to answer.
+const queryWait = 10 * time.Second
+
+// polled says whether a worker has polled the task queue lately.
+func polled(ctx context.Context, c client.Client, queue string) bool {
+	resp, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	return err == nil && len(resp.GetPollers()) > 0
+}
+
+// frozenPlaybook is the playbook a run was started with, as its history
+// holds it; nil when it cannot be read.
+func frozenPlaybook(ctx context.Context, c client.Client, run string) *spec.Playbook {
 	in, err := frozenInput(ctx, c, run)
 	if err != nil {
-		return
+		return nil
 	}
 	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
-		return
+		return nil
 	}
-	for id, l := range live {
-		if s := pb.Step(strings.SplitN(id, "[", 2)[0]); s != nil && l.MaximumAttempts > int32(s.LostAttempts) {
-			l.MaximumAttempts -= int32(s.LostAttempts)
-			live[id] = l
+	return pb
+}
+
+// configuredAttempts is how many attempts a step's own failures may take:
+// its retry block's max_attempts, or one more than its exit-code rules'
+// largest max_retries. The attempts lost with their worker come on top
+// (lost_attempts), counted apart.
+func configuredAttempts(s *spec.Step) int {
+	n := s.RetryBlock().MaxAttempts
+	if s.FailureHandler != nil {
+		for _, r := range s.FailureHandler.Rules {
+			n = max(n, r.MaxRetries+1)
 		}
 	}
+	return n
 }
 
 func printStatus(out io.Writer, run string, st *Status) {
 	agg := st.Aggregate
-	fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	switch {
+	case st.byTemporal && len(agg.Steps) == 0:
+		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
+		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate, and no step table (a worker polling its task queue replays one: start `playbook worker`).")
+		return
+	case st.byTemporal:
+		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
+		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate; the steps stood as below when it ended, and those running were abandoned.")
+	default:
+		fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	}
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
 	}
@@ -129,7 +211,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
-	for _, name := range stepOrder(agg) {
+	for _, name := range stepOrder(agg, st.playbook) {
 		s := agg.Steps[name]
 		note := s.Note()
 		if l, ok := st.Live[name]; ok && (l.Attempt > 1 || l.LastFailure != "") {
@@ -151,8 +233,16 @@ func printStatus(out io.Writer, run string, st *Status) {
 	tw.Flush()
 }
 
-// stepOrder lists steps by start time, then name, with end last.
-func stepOrder(agg *contract.Aggregate) []string {
+// stepOrder lists the steps in the playbook's file order (pb nil: by start
+// time, then name), with end last; a step the playbook does not name (a
+// loop element) after those it names.
+func stepOrder(agg *contract.Aggregate, pb *spec.Playbook) []string {
+	rank := map[string]int{}
+	if pb != nil {
+		for i, s := range pb.Steps {
+			rank[s.Name] = i + 1
+		}
+	}
 	names := make([]string, 0, len(agg.Steps))
 	for name := range agg.Steps {
 		if name != spec.EndStep {
@@ -167,12 +257,21 @@ func stepOrder(agg *contract.Aggregate) []string {
 	}
 	sort.SliceStable(names, func(i, j int) bool {
 		a, b := names[i], names[j]
-		if !start(a).Equal(start(b)) {
+		ra, rb := rank[a], rank[b]
+		switch {
+		case ra != rb && ra != 0 && rb != 0:
+			return ra < rb
+		case (ra == 0) != (rb == 0):
+			return ra != 0
+		case !start(a).Equal(start(b)):
 			return start(a).Before(start(b))
 		}
 		return a < b
 	})
-	return append(names, spec.EndStep)
+	if _, ok := agg.Steps[spec.EndStep]; ok {
+		names = append(names, spec.EndStep)
+	}
+	return names
 }
 
 func clock(t *time.Time) string {
@@ -325,16 +424,18 @@ func (a *app) listCommand() *cobra.Command {
 		Short: "list runs, newest first, through the PlaybookName / PlaybookStatus / FailedSteps search attributes",
 		Args:  noArgs,
 		RunE: action(func(c *call) error {
-			switch status {
-			case "", contract.RunRunning, contract.RunCompleted, contract.RunFailed, contract.RunCancelled:
-			default:
-				return invalidf("--status %q is not a run status (running, completed, failed, cancelled)", status)
+			where, err := statusQuery(status)
+			if err != nil {
+				return invalid(err)
+			}
+			if limit < 0 {
+				return invalidf("--limit %d: give a number of runs, 1 or more (0: all of them)", limit)
+			}
+			if limit == 0 {
+				limit = -1
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
-				if status != "" {
-					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(status))
-				}
+				query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName) + where
 				if playbook != "" {
 					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(playbook))
 				}
@@ -353,10 +454,10 @@ func (a *app) listCommand() *cobra.Command {
 		}),
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&status, "status", "", "only runs in this `STATUS` (running, completed, failed, cancelled)")
+	fs.StringVar(&status, "status", "", "only runs in this `STATUS` ("+strings.Join(listStatuses, ", ")+")")
 	fs.StringVar(&playbook, "playbook", "", "only runs of the playbook named `NAME`")
 	fs.StringVar(&schedule, "schedule", "", "only runs started by the schedule `ID`")
-	fs.IntVar(&limit, "limit", 100, "at most this many runs")
+	fs.IntVar(&limit, "limit", 100, "at most this many runs (0: all)")
 	out.flag(fs, "print the runs as JSON")
 	return cmd
 }
@@ -368,6 +469,38 @@ func printRuns(w io.Writer, runs []Run) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
 	}
 	tw.Flush()
+}
+
+// listStatuses are the statuses `list --status` takes: a run's own, and
+// those Temporal gives a run it ended itself.
+var listStatuses = []string{contract.RunRunning, contract.RunCompleted, contract.RunFailed, contract.RunCancelled, runTerminated, runTimedOut}
+
+// The statuses of a run Temporal ended without its end step: the run
+// could not record them in its PlaybookStatus, which stays "running".
+const (
+	runTerminated = "terminated"
+	runTimedOut   = "timed_out"
+)
+
+// statusQuery is the part of a list query that keeps the runs in status
+// ("" all of them). A run's PlaybookStatus is what the run last recorded;
+// a run Temporal terminated or timed out could not record it, so its
+// ExecutionStatus decides: running means both say so.
+func statusQuery(status string) (string, error) {
+	attr := playbookwf.AttrPlaybookStatus.GetName()
+	switch status {
+	case "":
+		return "", nil
+	case contract.RunRunning:
+		return fmt.Sprintf(" AND %s = 'running' AND ExecutionStatus = 'Running'", attr), nil
+	case runTerminated:
+		return " AND ExecutionStatus = 'Terminated'", nil
+	case runTimedOut:
+		return " AND ExecutionStatus = 'TimedOut'", nil
+	case contract.RunCompleted, contract.RunFailed, contract.RunCancelled:
+		return fmt.Sprintf(" AND %s = '%s'", attr, status), nil
+	}
+	return "", fmt.Errorf("--status %q is not a run status (%s)", status, strings.Join(listStatuses, ", "))
 }
 
 // scheduledByID is the search attribute Temporal sets on a run a schedule started.
@@ -431,8 +564,14 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 	if p := fields[scheduledByID]; p != nil {
 		_ = dc.FromPayload(p, &r.Schedule)
 	}
-	if r.Status == contract.RunRunning && e.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		// Terminated, or ended without its end: say what Temporal says.
+	switch e.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+		enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		if r.Status == "" {
+			r.Status = temporalStatus(e)
+		}
+	default:
+		// Terminated or timed out: the run could not say so itself.
 		r.Status = temporalStatus(e)
 	}
 	return r

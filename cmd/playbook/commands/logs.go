@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"playbook/activities"
 	"playbook/spec"
 	"playbook/worker"
 )
@@ -23,6 +25,7 @@ func (a *app) logsCommand() *cobra.Command {
 	var (
 		attempt int
 		logDir  string
+		runID   string
 	)
 	cmd := &cobra.Command{
 		Use:   "logs RUN STEP",
@@ -30,20 +33,30 @@ func (a *app) logsCommand() *cobra.Command {
 		Args:  exactArgs(2, "RUN and STEP"),
 		RunE: action(func(c *call) error {
 			run, step := c.args[0], c.args[1]
-			for what, name := range map[string]string{"RUN": run, "STEP": step} {
+			names := map[string]string{"RUN": run, "STEP": step}
+			if runID != "" {
+				names["--run-id"] = runID
+			}
+			for what, name := range names {
 				if err := spec.CheckPathName(what, name); err != nil {
 					return invalid(err)
 				}
 			}
-			dir := filepath.Join(logDir, run, step)
+			runDir := activities.RunLogDir(logDir, run, runID)
+			dir := filepath.Join(runDir, step)
 			attempts := loggedAttempts(dir)
+			if len(attempts) == 0 && loopElementsLogged(runDir, step) == 0 {
+				if err := a.noLogsBecause(c, run, step); err != nil {
+					return err
+				}
+			}
 			if attempt == 0 || !slices.Contains(attempts, attempt) {
 				if done, err := a.remoteLogs(c, run, step, attempt, attempts); done {
 					return err
 				}
 			}
 			if len(attempts) == 0 {
-				if n := loopElementsLogged(logDir, run, step); n > 0 {
+				if n := loopElementsLogged(runDir, step); n > 0 {
 					return invalidf("%s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
 						step, run, step, n, n-1)
 				}
@@ -59,9 +72,13 @@ func (a *app) logsCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts)
 				}
-				fmt.Fprintf(c.stdout, "== attempt %d %s (%s) ==\n%s", n, stream, path, b)
-				if len(b) > 0 && b[len(b)-1] != '\n' {
-					fmt.Fprintln(c.stdout)
+				printLog(c.stdout, fmt.Sprintf("attempt %d %s", n, stream), path, b)
+			}
+			// The recovery script an exit-code rule ran after the attempt.
+			for _, stream := range []string{"stdout", "stderr"} {
+				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.recovery.%s", n, stream))
+				if b, err := os.ReadFile(path); err == nil {
+					printLog(c.stdout, fmt.Sprintf("attempt %d recovery script %s", n, stream), path, b)
 				}
 			}
 			return nil
@@ -69,7 +86,66 @@ func (a *app) logsCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "which attempt (1-based); default (0) the last")
 	cmd.Flags().StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` of an earlier run with this workflow ID (default: the latest run logged)")
 	return cmd
+}
+
+// printLog prints a log file under a line naming it.
+func printLog(w io.Writer, what, path string, b []byte) {
+	fmt.Fprintf(w, "== %s (%s) ==\n%s", what, path, b)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		fmt.Fprintln(w)
+	}
+}
+
+// noLogsBecause says why a step has no logs anywhere when the run's
+// playbook tells: the run has no such step, or the step runs no process of
+// its own (an http or noop step, a sub-playbook, a step without a tool).
+// nil when it may have run a process, or the run cannot be read.
+func (a *app) noLogsBecause(c *call, run, step string) error {
+	if !a.serverKnown() {
+		return nil
+	}
+	conn, err := a.connect(c, false, quietLogs)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	pb := frozenPlaybook(c.ctx, conn.client, run)
+	if pb == nil {
+		return nil
+	}
+	name, _, _ := strings.Cut(step, "[")
+	s := pb.Step(name)
+	if s == nil {
+		var names []string
+		for _, s := range pb.Steps {
+			names = append(names, s.Name)
+		}
+		return invalidf("run %s (playbook %s) has no step %q; its steps: %s", run, pb.Name, name, strings.Join(names, ", "))
+	}
+	switch {
+	case s.Tool == nil:
+		return fmt.Errorf("step %s has no tool: nothing ran, so it has no logs", name)
+	case s.Tool.Kind == "playbook":
+		child := childRun(c, conn, run, name)
+		return fmt.Errorf("step %s runs a sub-playbook: its steps ran in the child run %s, and their logs are there: `playbook logs %s STEP` (`playbook status %s` lists its steps)",
+			name, child, child, child)
+	case s.Tool.Kind != "shell" && s.Tool.Kind != "python":
+		return fmt.Errorf("step %s (kind %s) runs no process, so it has no logs; its result or error is in `playbook status %s --json`", name, s.Tool.Kind, run)
+	}
+	return nil
+}
+
+// childRun is the workflow ID of the child run a sub-playbook step
+// started: RUN.STEP, or RUN-STEP for a run from before that change.
+func childRun(c *call, conn *connection, run, step string) string {
+	if _, err := conn.client.DescribeWorkflowExecution(c.ctx, run+"-"+step, ""); err == nil {
+		if _, err := conn.client.DescribeWorkflowExecution(c.ctx, run+"."+step, ""); err != nil {
+			return run + "-" + step
+		}
+	}
+	return run + "." + step
 }
 
 // loggedAttempts lists the attempts that have logs in dir, in order.
@@ -86,10 +162,10 @@ func loggedAttempts(dir string) []int {
 	return out
 }
 
-// loopElementsLogged counts the elements of a loop step that have logs:
-// each element logs under `step[i]`.
-func loopElementsLogged(logDir, run, step string) int {
-	entries, _ := os.ReadDir(filepath.Join(logDir, run))
+// loopElementsLogged counts the elements of a loop step that have logs in
+// a run's log directory: each element logs under `step[i]`.
+func loopElementsLogged(runDir, step string) int {
+	entries, _ := os.ReadDir(runDir)
 	n := 0
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), step+"[") && strings.HasSuffix(e.Name(), "]") {

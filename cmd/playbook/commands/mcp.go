@@ -40,7 +40,7 @@ func (a *app) mcpCommand() *cobra.Command {
 		Args: noArgs,
 		RunE: a.connected(func(c *call, conn *connection) error {
 			if _, err := conn.client.CheckHealth(c.ctx, nil); err != nil {
-				return fmt.Errorf("no Temporal server reachable (start one with `playbook dev`, or give --address): %w", err)
+				return &unreachableError{fmt.Sprintf("no Temporal server reachable (start one with `playbook dev`, or give --address): %v", err)}
 			}
 			srv := newMCPServer(&mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue})
 			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
+	"playbook/activities"
 	"playbook/engine"
 	"playbook/playbookwf"
 	"playbook/spec"
@@ -46,7 +47,7 @@ type runArgs struct {
 }
 
 type listRunsArgs struct {
-	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, completed, failed or cancelled"`
+	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, completed, failed, cancelled, terminated or timed_out"`
 	Playbook string `json:"playbook,omitempty" jsonschema:"only runs of the playbook with this name"`
 	Since    string `json:"since,omitempty" jsonschema:"only runs started since then: an RFC 3339 time or a duration back from now such as 24h"`
 	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many runs (default 20, at most 200)"`
@@ -171,9 +172,11 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 	}
 	limit = min(limit, mcpListMax)
 	query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
-	if a.Status != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookStatus.GetName(), quoteQuery(a.Status))
+	where, err := statusQuery(a.Status)
+	if err != nil {
+		return nil, nil, err
 	}
+	query += where
 	if a.Playbook != "" {
 		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(a.Playbook))
 	}
@@ -250,7 +253,7 @@ func (t *mcpTools) tail(run, step string, attempt int, stream string, details ma
 	if p, ok := details[stream+"_log"].(string); ok && p != "" {
 		paths = append(paths, p)
 	}
-	paths = append(paths, filepath.Join(t.logDir, run, step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
+	paths = append(paths, filepath.Join(activities.RunLogDir(t.logDir, run, ""), step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
 	for _, p := range paths {
 		if b, err := readTail(p, mcpLogChunkMax); err == nil {
 			return lastLines(string(b), mcpTailLines)
@@ -302,7 +305,7 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 	if stream != "stdout" && stream != "stderr" {
 		return nil, nil, fmt.Errorf("stream %q: give stdout or stderr", stream)
 	}
-	dir := filepath.Join(t.logDir, a.Run, a.Step)
+	dir := filepath.Join(activities.RunLogDir(t.logDir, a.Run, ""), a.Step)
 	attempts := loggedAttempts(dir)
 	if len(attempts) == 0 {
 		return nil, nil, fmt.Errorf("no logs for run %q step %q in %s (logs stay on the machine of the worker that ran the step)", a.Run, a.Step, t.logDir)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -37,7 +38,7 @@ func (a *app) historyCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "history RUN",
-		Short: "save a run's full Temporal history as JSON (for `playbook replay` and `temporal workflow show`)",
+		Short: "print a run's full Temporal history as JSON, or save it with -o (for `playbook replay` and `temporal workflow show`)",
 		Args:  exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			h, err := fetchHistory(c.ctx, conn.client, c.args[0], "")
@@ -48,6 +49,10 @@ func (a *app) historyCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if output == "" || output == "-" {
+				_, err := fmt.Fprintf(c.stdout, "%s\n", b)
+				return err
+			}
 			if err := os.WriteFile(output, b, 0o644); err != nil {
 				return err
 			}
@@ -55,8 +60,7 @@ func (a *app) historyCommand() *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "write the history to `FILE`")
-	_ = cmd.MarkFlagRequired("output")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the history to `FILE` (default: stdout)")
 	return cmd
 }
 
@@ -79,15 +83,18 @@ func replayCommand() *cobra.Command {
 				h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 				f.Close()
 				if err != nil {
-					return invalidf("%s: not a history: %v", file, err)
+					return invalidf("%s: not a history: %v", file, historyJSONError(file, err))
+				}
+				if len(h.GetEvents()) == 0 {
+					return invalidf("%s: not a history: it holds no events (save one with `playbook history RUN -o FILE.json`)", file)
 				}
 				if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
 					bad++
-					where := worker.DivergingEvent(h, err)
-					if where == "" {
-						where = "replay failed"
+					if where := worker.DivergingEvent(h, err); where != "" {
+						fmt.Fprintf(c.stderr, "%s: diverges at %s: %v\n", file, where, err)
+					} else {
+						fmt.Fprintf(c.stderr, "%s: replay failed: %v\n", file, err)
 					}
-					fmt.Fprintf(c.stderr, "%s: diverges at %s: %v\n", file, where, err)
 					continue
 				}
 				fmt.Fprintf(c.stdout, "%s: ok (%d events)\n", file, len(h.GetEvents()))
@@ -98,6 +105,16 @@ func replayCommand() *cobra.Command {
 			return nil
 		}),
 	})
+}
+
+// historyJSONError says why a file is not a history's JSON: empty, or
+// the decoder's words without the source position it appends.
+func historyJSONError(file string, err error) string {
+	if st, serr := os.Stat(file); serr == nil && st.Size() == 0 {
+		return "the file is empty (save a history with `playbook history RUN -o FILE.json`)"
+	}
+	msg, _, _ := strings.Cut(err.Error(), " (in /")
+	return msg
 }
 
 func (a *app) graphCommand() *cobra.Command {

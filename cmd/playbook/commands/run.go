@@ -96,7 +96,7 @@ func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.Wor
 	defer stop()
 	agg, err := follow(ctx, conn.client, wr, pb, progress)
 	if err != nil && ctx.Err() != nil {
-		return detached(conn, wr.GetID())
+		return detached(c, conn, wr.GetID())
 	}
 	if err != nil {
 		return err

@@ -23,6 +23,7 @@ func (a *app) workerCommand() *cobra.Command {
 		logDir     string
 		maxSteps   int
 		deployment worker.Deployment
+		logLevel   string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -36,12 +37,16 @@ func (a *app) workerCommand() *cobra.Command {
 			if err := checkDeployment(deployment); err != nil {
 				return invalid(err)
 			}
+			level, err := parseLogLevel(logLevel)
+			if err != nil {
+				return invalid(err)
+			}
 			obs, err := newObserver(flags.observe)
 			if err != nil {
 				return invalid(err)
 			}
 			defer obs.Close()
-			conn, err := a.connectWith(c, false, slog.LevelInfo, obs.tune(c.stderr, slog.LevelInfo))
+			conn, err := a.connectWith(c, false, level, obs.tune(c.stderr, level))
 			if err != nil {
 				return err
 			}
@@ -62,12 +67,28 @@ func (a *app) workerCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "where each attempt's stdout and stderr are kept")
+	fs.StringVar(&logLevel, "log-level", "info", "the worker's own log lines from this `LEVEL`: debug (each attempt's start and end too), info, warn or error")
 	fs.IntVar(&maxSteps, "max-concurrent-steps", 0, fmt.Sprintf("steps this worker runs at once (default 100 for each CPU it may use, %d here)", worker.DefaultMaxConcurrentSteps()))
 	flags.register(fs)
 	fs.StringVar(&deployment.Name, "deployment-name", "", "join the Worker Deployment `NAME` (Temporal's Worker Versioning): the worker takes only runs of its version, --build-id")
 	fs.StringVar(&deployment.BuildID, "build-id", "", "this worker's version `ID` in its deployment (a release's version, a commit); runs stay on the version that started them")
 	fs.BoolVar(&deployment.AutoUpgrade, "auto-upgrade", false, "with --deployment-name: runs move to the deployment's current version at their next workflow task, instead of staying on the one that started them")
 	return cmd
+}
+
+// parseLogLevel reads --log-level: debug, info, warn or error.
+func parseLogLevel(s string) (slog.Level, error) {
+	switch s {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("--log-level %q: give debug, info, warn or error", s)
 }
 
 // workerFlags are what `worker` and `dev` share: how their worker runs
