@@ -134,7 +134,7 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 	for _, st := range out.Steps {
 		st.AttemptErrors = nil
 		if st.Error != nil {
-			st.Error = &StepError{Type: st.Error.Type, Message: cut(expr.FirstLine(st.Error.Message), 200)}
+			st.Error = &StepError{Type: st.Error.Type, Message: Cut(expr.FirstLine(st.Error.Message), 200)}
 		}
 	}
 	if len(out.FailedSteps) > 1000 {
@@ -157,8 +157,8 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 	return &out
 }
 
-// cut shortens s to at most n bytes, saying so.
-func cut(s string, n int) string {
+// Cut shortens s to at most n bytes, saying so.
+func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

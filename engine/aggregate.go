@@ -109,3 +109,16 @@ func plural(n int, noun string) string {
 	}
 	return noun + "s"
 }
+
+// FirstFailure says, in one line, which step failed first in file order
+// and why ("transform: exit_code: exited with code 3: disk full"), or ""
+// when none did: what a failed run's message and its Web UI details lead
+// with, so that the first view of a failed run names its cause.
+func (r *Run) FirstFailure() string {
+	for _, s := range r.pb.Steps {
+		if st := r.states[s.Name]; st.Status == contract.StatusFailed && st.Error != nil {
+			return contract.Cut(s.Name+": "+st.Error.Type+": "+expr.FirstLine(st.Error.Message), 300)
+		}
+	}
+	return ""
+}

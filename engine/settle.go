@@ -19,9 +19,13 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 	for _, a := range o.AttemptErrors {
 		if a.Attempt < last {
 			e := a.Error
-			r.emit(Event{Type: "step_retry", Step: name, Attempts: a.Attempt, Error: &e,
-				Message: fmt.Sprintf("attempt %d failed; attempt %d followed", a.Attempt, a.Attempt+1),
-				Data:    map[string]any{"attempt": a.Attempt, "recovery": a.Recovery}})
+			msg := fmt.Sprintf("attempt %d failed; attempt %d followed", a.Attempt, a.Attempt+1)
+			data := map[string]any{"attempt": a.Attempt, "recovery": a.Recovery}
+			if a.RecoveryExitCode != nil {
+				msg = fmt.Sprintf("attempt %d failed; its recovery script ran and exited %d; attempt %d followed", a.Attempt, *a.RecoveryExitCode, a.Attempt+1)
+				data["recovery_exit_code"] = *a.RecoveryExitCode
+			}
+			r.emit(Event{Type: "step_retry", Step: name, Attempts: a.Attempt, Error: &e, Message: msg, Data: data})
 		}
 	}
 	if o.Err != nil && o.Err.Type != contract.ErrCancelled && o.Attempts > 1 {

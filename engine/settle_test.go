@@ -78,7 +78,7 @@ func TestRetriedAttemptsBecomeEvents(t *testing.T) {
 	run.Ready()
 	fail := contract.StepError{Type: "exit_code", Message: "x"}
 	run.Settle("a", contract.Outcome{Err: &fail, Attempts: 3, Recovery: contract.RecoveryNoHandler, AttemptErrors: []contract.AttemptRecord{
-		{Attempt: 1, Error: fail}, {Attempt: 2, Error: fail}, {Attempt: 3, Error: fail}}})
+		{Attempt: 1, Error: fail}, {Attempt: 2, Error: fail, Recovery: contract.RecoveryRetried, RecoveryExitCode: new(7)}, {Attempt: 3, Error: fail}}})
 	var types []string
 	for _, e := range run.Events() {
 		types = append(types, e.Type)
@@ -86,4 +86,25 @@ func TestRetriedAttemptsBecomeEvents(t *testing.T) {
 	require.Equal(t, []string{"step_started", "step_retry", "step_retry", "step_retry_exhausted", "step_failed"}, types)
 	failed := run.Events()[4]
 	require.Equal(t, map[string]any{"routed_to_end": true, "original_failed_step": "a"}, failed.Data)
+	// A retry an exit-code rule made says its recovery script ran.
+	require.Equal(t, "attempt 1 failed; attempt 2 followed", run.Events()[1].Message)
+	require.Equal(t, "attempt 2 failed; its recovery script ran and exited 7; attempt 3 followed", run.Events()[2].Message)
+	require.Equal(t, 7, run.Events()[2].Data["recovery_exit_code"])
+}
+
+// A failed run's first view names its cause: the Web UI details lead with
+// the first step that failed, in file order, and why.
+func TestFailedRunDetailsLeadWithTheCause(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: a, tool: {kind: noop}, next: [{step: b}]}\n  - {step: b, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", time.Now)
+	run.Ready()
+	run.Settle("a", contract.Outcome{Result: 1, Attempts: 1})
+	run.Ready()
+	require.Empty(t, run.FirstFailure())
+	run.Settle("b", contract.Outcome{Err: &contract.StepError{Type: "exit_code", Message: "exited with code 3: disk full\nmore"}, Attempts: 1})
+	require.Equal(t, "b: exit_code: exited with code 3: disk full", run.FirstFailure())
+	require.NotContains(t, run.DetailsMarkdown(), "**failed**", "not while the run goes on")
+	run.Finish(nil, nil, 1)
+	require.Contains(t, run.DetailsMarkdown(), "**playbook t**\n\n**failed**: b: exit_code: exited with code 3: disk full\n\n| step |")
 }

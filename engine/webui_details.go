@@ -16,6 +16,11 @@ func (r *Run) DetailsMarkdown() string {
 	if r.pb.Description != "" {
 		fmt.Fprintf(&b, ": %s", r.pb.Description)
 	}
+	if r.final != nil && r.final.Status == contract.RunFailed {
+		if why := r.FirstFailure(); why != "" {
+			fmt.Fprintf(&b, "\n\n**failed**: %s", why)
+		}
+	}
 	b.WriteString("\n\n| step | status | attempts | note |\n| --- | --- | --- | --- |\n")
 	if r.rows == nil {
 		r.rows = make([]renderedRow, len(r.pb.Steps))

@@ -252,6 +252,9 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	} else if n > 0 {
 		msg += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
+	if why := run.FirstFailure(); why != "" {
+		msg += "; " + why
+	}
 	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{written}})
 }
 

@@ -136,7 +136,7 @@ func TestFailureRoutesToEnd(t *testing.T) {
 	require.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, last.GetEventType())
 	failure := last.GetWorkflowExecutionFailedEventAttributes().GetFailure()
 	require.Equal(t, playbookwf.FailedErrorType, failure.GetApplicationFailureInfo().GetType())
-	require.Equal(t, "playbook failure-cleanup failed: 1 of 5 steps failed (transform)", failure.GetMessage())
+	require.Equal(t, "playbook failure-cleanup failed: 1 of 5 steps failed (transform); transform: exit_code: exited with code 3: disk full", failure.GetMessage())
 	var details contract.Aggregate
 	require.NoError(t, json.Unmarshal(failure.GetApplicationFailureInfo().GetDetails().GetPayloads()[0].GetData(), &details))
 	require.Equal(t, "failed", details.Status, "the failure's details are the aggregate")

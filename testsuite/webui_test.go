@@ -29,7 +29,9 @@ func TestWhatTheWebUIShows(t *testing.T) {
 	var meta sdkpb.WorkflowMetadata
 	require.NoError(t, v.Get(&meta))
 	require.Contains(t, meta.GetCurrentDetails(), "| step | status | attempts | note |")
-	require.Contains(t, meta.GetCurrentDetails(), "| load | failed | 1 | playbook_failed: playbook load failed: 1 of 1 steps failed (insert) (routed to end) |")
+	// A failed run's first view leads with its cause, down through the sub-playbook.
+	require.Contains(t, meta.GetCurrentDetails(), "\n\n**failed**: load: playbook_failed: playbook load failed: 1 of 1 steps failed (insert); insert: exit_code: exited with code 1: constraint violated\n\n")
+	require.Contains(t, meta.GetCurrentDetails(), "| load | failed | 1 | playbook_failed: playbook load failed: 1 of 1 steps failed (insert); insert: exit_code: exited with code 1: constraint violated (routed to end) |")
 	require.Contains(t, meta.GetCurrentDetails(), "| report | skipped | 0 | upstream load failed |")
 
 	summaries := map[string]bool{}
