@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -87,6 +88,9 @@ type Activities struct {
 	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
 	// step, whatever is listed.
 	StepEnv []string
+	// SecretsDir holds the secrets steps name with {secret: NAME}, one file
+	// each (DefaultSecretsDir when empty).
+	SecretsDir string
 	// Client is the worker's client, which a running step heartbeats
 	// through (see heartbeat). Optional: without one (the SDK's test
 	// environment) steps heartbeat through the SDK's activity heartbeat,
@@ -151,7 +155,17 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 	if in.Lost != nil {
 		endDrain = a.drain(ctx, stopTool)
 	}
-	o := boundResult(a.runTool(toolCtx, in, number))
+	// Secrets are read as the attempt starts; only their names are in the
+	// step's input, and their texts are hidden in all it writes.
+	resolved, secrets, secretErr := a.withSecrets(in.Spec)
+	var o ToolResult
+	if secretErr != nil {
+		o = ToolResult{Err: secretErr}
+	} else {
+		withValues := in
+		withValues.Spec = resolved
+		o = boundResult(secrets.result(a.runTool(withRedactor(toolCtx, secrets), withValues, number)))
+	}
 	endDrain()
 	stopHeartbeat()
 	why := context.Cause(stopCtx)
@@ -370,7 +384,16 @@ func (a *Activities) lostAttempt(ctx context.Context, log contract.AttemptLog, i
 // script was stopped when the server ended the attempt meanwhile (its
 // answer to a heartbeat, or no heartbeat reaching it for the timeout).
 func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log contract.AttemptLog, in contract.StepInput, attempt, exitCode int, script string) (code int, stopped error) {
-	env, _ := in.Spec["env"].(map[string]any)
+	// The script sees the step's secrets as the step did; they are read
+	// again, and a secret gone since leaves its variable out.
+	resolved, secrets, _ := a.withSecrets(in.Spec)
+	if resolved == nil {
+		resolved = in.Spec
+	}
+	env, _ := resolved["env"].(map[string]any)
+	env = maps.Clone(env)
+	maps.DeleteFunc(env, func(_ string, v any) bool { _, ref := spec.SecretRef(v); return ref })
+	ctx = withRedactor(ctx, secrets)
 	stopCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	stopHeartbeat := heartbeat(ctx, a.Client, info, log, stop)

@@ -48,13 +48,15 @@ type outputLog struct {
 	marker, kept, dropped int64
 	// err is the first write the disk refused.
 	err error
+	// redact hides the attempt's secrets in the stream (nil: it has none).
+	redact *stream
 }
 
 // newOutputLog creates the log file at path (readable by the worker's user
 // only) and starts copying a pipe into it. The process's stream is the
 // pipe's write end, which the caller closes once the process has started,
 // or failed to: the copy ends when no process holds it any more.
-func newOutputLog(path string, limit int64) (*outputLog, *os.File, error) {
+func newOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, nil, err
@@ -65,6 +67,9 @@ func newOutputLog(path string, limit int64) (*outputLog, *os.File, error) {
 		return nil, nil, err
 	}
 	l := &outputLog{path: path, limit: max(limit, minLogBytes), f: f, done: make(chan struct{})}
+	if secrets != nil {
+		l.redact = &stream{r: secrets}
+	}
 	go l.copyFrom(r)
 	return l, w, nil
 }
@@ -76,13 +81,22 @@ func (l *outputLog) copyFrom(r *os.File) {
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
+			data := buf[:n]
+			if l.redact != nil {
+				data = l.redact.feed(data)
+			}
 			l.mu.Lock()
-			l.write(buf[:n])
+			l.write(data)
 			l.mu.Unlock()
 		}
 		if err != nil {
 			break
 		}
+	}
+	if l.redact != nil {
+		l.mu.Lock()
+		l.write(l.redact.end())
+		l.mu.Unlock()
 	}
 	_ = r.Close()
 	l.mu.Lock()

@@ -71,7 +71,7 @@ func TestLogKeepsTheTailOverItsCap(t *testing.T) {
 func TestOutputLogWrites(t *testing.T) {
 	for _, chunk := range []int{1, 7, 100, 511, 512, 1024, 3000} {
 		path := filepath.Join(t.TempDir(), "out")
-		l, w, err := newOutputLog(path, 1024)
+		l, w, err := newOutputLog(path, 1024, nil)
 		require.NoError(t, err)
 		want := lines(2000)
 		for s := want; s != ""; {

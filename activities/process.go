@@ -171,11 +171,11 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		errorFile:  filepath.Join(logDir, prefix+".error.json"),
 	}
 	_ = os.Remove(run.errorFile)
-	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes())
+	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		return run, logFileFailure(a.LogDir, err)
 	}
-	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes())
+	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		_ = outEnd.Close()
 		return run, logFileFailure(a.LogDir, err)

@@ -178,7 +178,10 @@ func fieldSchema(t reflect.Type) jsonSchema {
 func (Values) schema() jsonSchema { return jsonSchema{"type": "object"} }
 
 func (PlainValues) schema() jsonSchema {
-	return jsonSchema{"type": "object", "additionalProperties": jsonSchema{"type": []string{"string", "number", "boolean", "null"}}}
+	secret := jsonSchema{"type": "object", "required": []string{"secret"}, "additionalProperties": false,
+		"properties": jsonSchema{"secret": jsonSchema{"type": "string", "pattern": secretName.String()}}}
+	return jsonSchema{"type": "object", "additionalProperties": jsonSchema{"oneOf": []jsonSchema{
+		{"type": []string{"string", "number", "boolean", "null"}}, secret}}}
 }
 
 func (EnvVars) schema() jsonSchema {

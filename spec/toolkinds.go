@@ -55,7 +55,7 @@ var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {
 	Command string  `json:"command" required:"true" doc:"The shell text run by /bin/sh -c; no templates: pass values through env."`
-	Env     EnvVars `json:"env" doc:"Environment variables (plain values; templates allowed; PLAYBOOK_* names are the engine's)."`
+	Env     EnvVars `json:"env" doc:"Environment variables (plain values; templates allowed; {secret: NAME} reads the worker's secret NAME; PLAYBOOK_* names are the engine's)."`
 	Workdir string  `json:"workdir" doc:"The directory the command runs in."`
 }
 
@@ -80,7 +80,7 @@ func (*ShellTool) check(fields map[string]any) (string, string) {
 type HTTPTool struct {
 	Method  string      `json:"method" doc:"The HTTP method (default GET)."`
 	URL     string      `json:"url" required:"true" doc:"The URL (templates allowed)."`
-	Headers PlainValues `json:"headers" doc:"Request headers (plain values)."`
+	Headers PlainValues `json:"headers" doc:"Request headers (plain values; {secret: NAME} reads the worker's secret NAME)."`
 	Body    any         `json:"body" doc:"The request body; not a string: sent as JSON."`
 	// ExpectStatus lists the statuses that succeed; nil: any 2xx.
 	ExpectStatus StatusCodes `json:"expect_status" doc:"The status code, or list of them, that succeed (default any 2xx)."`
@@ -161,7 +161,8 @@ func (Values) checkValue(v any) error {
 }
 
 // PlainValues is a mapping of names to plain values (no mapping, no list):
-// environment variables, headers.
+// environment variables, headers. A value may also be a secret's name,
+// written {secret: NAME} (SecretRef).
 type PlainValues map[string]any
 
 func (PlainValues) checkValue(v any) error {
@@ -170,10 +171,42 @@ func (PlainValues) checkValue(v any) error {
 		return errors.New("must be a mapping of names to values")
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch m[k].(type) {
-		case map[string]any, []any:
+		switch x := m[k].(type) {
+		case map[string]any:
+			name, isRef := SecretRef(x)
+			if !isRef {
+				return fmt.Errorf("%s must be a plain value, or a secret written {secret: NAME}", k)
+			}
+			if err := CheckSecretName(name); err != nil {
+				return fmt.Errorf("%s: %v", k, err)
+			}
+		case []any:
 			return fmt.Errorf("%s must be a plain value", k)
 		}
+	}
+	return nil
+}
+
+// SecretRef tells whether a value is a secret's name, written
+// {secret: NAME}: the worker reads NAME from its secrets directory when an
+// attempt starts, so only the name is in the run's history.
+func SecretRef(v any) (name string, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || len(m) != 1 {
+		return "", false
+	}
+	name, ok = m["secret"].(string)
+	return name, ok
+}
+
+// secretName is what a secret's name may hold: it names a file in the
+// worker's secrets directory, so no path separator and no leading dot.
+var secretName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// CheckSecretName checks a secret's name.
+func CheckSecretName(name string) error {
+	if !secretName.MatchString(name) {
+		return fmt.Errorf("secret %q: a secret's name is 1 to 128 letters, digits, '.', '_' or '-', beginning with a letter or digit (it names a file in the worker's secrets directory; no templates)", name)
 	}
 	return nil
 }

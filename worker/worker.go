@@ -36,6 +36,9 @@ type Options struct {
 	// besides PATH, HOME, LANG, TZ and TMPDIR; default none. TEMPORAL_*
 	// variables never reach a step.
 	StepEnv []string
+	// Optional: the directory steps read {secret: NAME} from, one file per
+	// secret; default activities.DefaultSecretsDir.
+	SecretsDir string
 	// Optional: the URL where this worker serves its attempts' logs
 	// (Endpoint.URL), recorded with every attempt; default none.
 	LogsAt string
@@ -137,7 +140,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		DeploymentOptions: o.Deployment.options(),
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
 	return w

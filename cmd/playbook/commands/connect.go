@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +113,7 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 	if conn.embedded != nil {
 		// The run ends with the embedded server: a step still running when
 		// the command stops is stopped at once, not drained.
-		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond})
+		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond, SecretsDir: os.Getenv("PLAYBOOK_SECRETS_DIR")})
 		if err := conn.worker.Start(); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("embedded worker: %w", err)

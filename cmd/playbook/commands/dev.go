@@ -85,7 +85,7 @@ func devCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, LogsAt: logsAt, MaxLogBytes: logSize})
+			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize})
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}

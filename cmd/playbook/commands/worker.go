@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func (a *app) workerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment})
+			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment})
 			if err := w.Start(); err != nil {
 				return err
 			}
@@ -96,6 +97,7 @@ func parseLogLevel(s string) (slog.Level, error) {
 type workerFlags struct {
 	drainTimeout time.Duration
 	stepEnv      []string
+	secretsDir   string
 	maxLogSize   string
 	observe      observeFlags
 }
@@ -105,6 +107,11 @@ func (f *workerFlags) register(fs *pflag.FlagSet) {
 		"on SIGTERM or SIGINT, how long running steps may finish before they are cancelled and retried on another worker")
 	// Steps see these besides PATH, HOME, LANG, TZ and TMPDIR.
 	fs.StringSliceVar(&f.stepEnv, "step-env", nil, "pass these worker environment variables to steps: `VAR,...` (TEMPORAL_* never reach a step)")
+	secrets := os.Getenv("PLAYBOOK_SECRETS_DIR")
+	if secrets == "" {
+		secrets = activities.DefaultSecretsDir
+	}
+	fs.StringVar(&f.secretsDir, "secrets-dir", secrets, "the `DIR` steps read {secret: NAME} from, one file per secret (default $PLAYBOOK_SECRETS_DIR, else /run/secrets)")
 	fs.StringVar(&f.maxLogSize, "max-log-size", fmt.Sprintf("%dMiB", activities.DefaultMaxLogBytes>>20),
 		"each attempt's stdout and stderr files keep at most `SIZE` each: a longer stream's last part, after a line saying how much was dropped (bytes, or with KiB, MiB or GiB)")
 	f.observe.register(fs)

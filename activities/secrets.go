@@ -1,0 +1,240 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"playbook/contract"
+	"playbook/spec"
+)
+
+// DefaultSecretsDir is where a worker reads the secrets steps name with
+// {secret: NAME}: the directory Docker and Kubernetes mount secrets in.
+const DefaultSecretsDir = "/run/secrets"
+
+// maxSecretBytes bounds one secret's file.
+const maxSecretBytes = 64 << 10
+
+// redactedSecret stands, in a step's output, error and logs, for a secret's
+// value.
+const redactedSecret = "***"
+
+// secretKeys are the tool fields whose values may name a secret (env for
+// processes, headers for http).
+var secretKeys = []string{"env", "headers"}
+
+// withSecrets resolves the {secret: NAME} values of a step's rendered tool
+// fields: a copy of spec with each replaced by the secret's text, read from
+// the worker's secrets directory now, and the redactor that hides those
+// texts in whatever the attempt writes. A spec without secrets comes back
+// as it is, with a nil redactor.
+func (a *Activities) withSecrets(toolSpec map[string]any) (map[string]any, *redactor, *contract.StepError) {
+	var values []string
+	var out map[string]any
+	for _, key := range secretKeys {
+		fields, _ := toolSpec[key].(map[string]any)
+		var resolved map[string]any
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			name, ok := spec.SecretRef(fields[k])
+			if !ok {
+				continue
+			}
+			value, err := a.readSecret(name)
+			if err != nil {
+				return nil, nil, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("%s %s: %v", key, k, err)}
+			}
+			if resolved == nil {
+				resolved = maps.Clone(fields)
+			}
+			resolved[k] = value
+			if value != "" {
+				values = append(values, value)
+			}
+		}
+		if resolved != nil {
+			if out == nil {
+				out = maps.Clone(toolSpec)
+			}
+			out[key] = resolved
+		}
+	}
+	if out == nil {
+		return toolSpec, nil, nil
+	}
+	return out, newRedactor(values), nil
+}
+
+// readSecret reads one secret: a regular file of at most 64 KiB named
+// name in the secrets directory, without its final line break. The error
+// names the secret and the directory, never a value.
+func (a *Activities) readSecret(name string) (string, error) {
+	if err := spec.CheckSecretName(name); err != nil {
+		return "", err
+	}
+	dir := a.SecretsDir
+	if dir == "" {
+		dir = DefaultSecretsDir
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("secret %q is not in this worker's secrets directory %s (playbook worker --secrets-dir)", name, dir)
+	case err != nil:
+		return "", fmt.Errorf("secret %q cannot be read from %s: %v", name, dir, errors.Unwrap(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Errorf("secret %q in %s is not a regular file", name, dir)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretBytes+1))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("secret %q cannot be read from %s: %v", name, dir, err)
+	case len(b) > maxSecretBytes:
+		return "", fmt.Errorf("secret %q in %s is larger than 64 KiB", name, dir)
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
+}
+
+// redactor replaces secrets' texts with *** in what an attempt writes.
+type redactor struct {
+	secrets [][]byte // longest first
+	longest int
+	first   [256]bool // the first bytes of the secrets
+}
+
+type redactorKey struct{}
+
+func newRedactor(values []string) *redactor {
+	r := &redactor{}
+	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range slices.Compact(values) {
+		r.secrets = append(r.secrets, []byte(v))
+		r.longest = max(r.longest, len(v))
+		r.first[v[0]] = true
+	}
+	if len(r.secrets) == 0 {
+		return nil
+	}
+	return r
+}
+
+// withRedactor and redactorOf carry an attempt's redactor to the processes
+// it runs (the step's, a recovery script's), whose logs it filters.
+func withRedactor(ctx context.Context, r *redactor) context.Context {
+	if r == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, redactorKey{}, r)
+}
+
+func redactorOf(ctx context.Context) *redactor {
+	r, _ := ctx.Value(redactorKey{}).(*redactor)
+	return r
+}
+
+// text redacts a whole string.
+func (r *redactor) text(s string) string {
+	for _, v := range r.secrets {
+		s = strings.ReplaceAll(s, string(v), redactedSecret)
+	}
+	return s
+}
+
+// value redacts every string in a result or an error's details.
+func (r *redactor) value(v any) any {
+	switch x := v.(type) {
+	case string:
+		return r.text(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.text(k)] = r.value(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.value(e)
+		}
+		return out
+	}
+	return v
+}
+
+// result redacts an attempt's result and error.
+func (r *redactor) result(o ToolResult) ToolResult {
+	if r == nil {
+		return o
+	}
+	o.Result = r.value(o.Result)
+	if o.Err != nil {
+		e := *o.Err
+		e.Message, e.Details = r.text(e.Message), r.value(e.Details)
+		o.Err = &e
+	}
+	return o
+}
+
+// stream redacts a stream written in pieces: a secret cut between two
+// pieces is still found, since the end of a piece that could begin one is
+// held back until the next piece (or the end) says.
+type stream struct {
+	r       *redactor
+	pending []byte
+}
+
+// feed returns what of p (after what was held back) can be written now.
+func (s *stream) feed(p []byte) []byte {
+	b := append(s.pending, p...)
+	var out []byte
+	i := 0
+scan:
+	for i < len(b) {
+		if !s.r.first[b[i]] {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		for _, v := range s.r.secrets {
+			if bytes.HasPrefix(b[i:], v) {
+				out = append(out, redactedSecret...)
+				i += len(v)
+				continue scan
+			}
+		}
+		if len(b)-i < s.r.longest {
+			for _, v := range s.r.secrets {
+				if bytes.HasPrefix(v, b[i:]) {
+					break scan // may be the start of a secret: wait for more
+				}
+			}
+		}
+		out = append(out, b[i])
+		i++
+	}
+	s.pending = append(s.pending[:0:0], b[i:]...)
+	return out
+}
+
+// end returns what was held back at the stream's end: the beginning of a
+// secret, which is redacted too unless it is only a character or two.
+func (s *stream) end() []byte {
+	p := s.pending
+	s.pending = nil
+	if len(p) > 2 {
+		return []byte(redactedSecret)
+	}
+	return p
+}

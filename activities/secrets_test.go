@@ -1,0 +1,74 @@
+package activities
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A secret is hidden in a stream however the stream is cut into pieces;
+// text that only begins like a secret comes through unchanged.
+func TestStreamHidesSecretsAcrossPieces(t *testing.T) {
+	r := newRedactor([]string{"hunter2", "abc", "hunter2"})
+	for _, c := range []struct {
+		name   string
+		pieces []string
+		want   string
+	}{
+		{"whole", []string{"pw=hunter2\n"}, "pw=***\n"},
+		{"cut", []string{"pw=hun", "ter2\n"}, "pw=***\n"},
+		{"byte by byte", strings.Split("a hunter2 b abc", ""), "a *** b ***"},
+		{"longest first", []string{"hunter2abc"}, "******"},
+		{"only a beginning", []string{"hunt", "ing\n"}, "hunting\n"},
+		{"a beginning at the end", []string{"x hunte"}, "x ***"},
+		{"short beginning at the end", []string{"x ab"}, "x ab"},
+		{"none", []string{"nothing here"}, "nothing here"},
+	} {
+		s := &stream{r: r}
+		var out []byte
+		for _, p := range c.pieces {
+			out = append(out, s.feed([]byte(p))...)
+		}
+		out = append(out, s.end()...)
+		require.Equal(t, c.want, string(out), c.name)
+	}
+}
+
+// Secrets are read from the secrets directory as an attempt starts; an
+// error names the secret, never a value, and a spec without secrets is
+// left as it is.
+func TestWithSecrets(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "token"), []byte("v4lue\r\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "adir"), 0o700))
+	a := &Activities{SecretsDir: dir}
+
+	plain := map[string]any{"command": "true", "env": map[string]any{"A": "1"}}
+	got, r, err := a.withSecrets(plain)
+	require.Nil(t, err)
+	require.Nil(t, r)
+	require.Equal(t, plain, got)
+
+	spec := map[string]any{"env": map[string]any{"A": "1", "T": map[string]any{"secret": "token"}}, "headers": map[string]any{"X": map[string]any{"secret": "token"}}}
+	got, r, err = a.withSecrets(spec)
+	require.Nil(t, err)
+	require.Equal(t, map[string]any{"A": "1", "T": "v4lue"}, got["env"])
+	require.Equal(t, map[string]any{"X": "v4lue"}, got["headers"])
+	require.Equal(t, map[string]any{"secret": "token"}, spec["env"].(map[string]any)["T"], "the step's input is not changed")
+	res := r.result(ToolResult{Result: map[string]any{"stdout": "v4lue!", "list": []any{"x v4lue"}}})
+	require.Equal(t, map[string]any{"stdout": "***!", "list": []any{"x ***"}}, res.Result)
+
+	for name, want := range map[string]string{
+		"missing": `env T: secret "missing" is not in this worker's secrets directory`,
+		"adir":    `env T: secret "adir" in ` + dir + ` is not a regular file`,
+		"../x":    `env T: secret "../x": a secret's name is`,
+	} {
+		_, _, err := a.withSecrets(map[string]any{"env": map[string]any{"T": map[string]any{"secret": name}}})
+		require.NotNil(t, err, name)
+		require.Equal(t, "tool_error", err.Type)
+		require.Contains(t, err.Message, want)
+	}
+}
