@@ -21,8 +21,9 @@ var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
 
 func (a *app) logsCommand() *cobra.Command {
 	var (
-		attempt int
-		logDir  string
+		attempt    int
+		logDir     string
+		trustHosts []string
 	)
 	cmd := &cobra.Command{
 		Use:   "logs RUN STEP",
@@ -30,6 +31,9 @@ func (a *app) logsCommand() *cobra.Command {
 		Args:  exactArgs(2, "RUN and STEP"),
 		RunE: action(func(c *call) error {
 			run, step := c.args[0], c.args[1]
+			if attempt < 0 {
+				return invalidf("--attempt %d: give an attempt's number, from 1 (0: the last)", attempt)
+			}
 			for what, name := range map[string]string{"RUN": run, "STEP": step} {
 				if err := interpreter.CheckPathName(what, name); err != nil {
 					return invalid(err)
@@ -38,7 +42,7 @@ func (a *app) logsCommand() *cobra.Command {
 			dir := filepath.Join(logDir, run, step)
 			attempts := loggedAttempts(dir)
 			if attempt == 0 || !slices.Contains(attempts, attempt) {
-				if done, err := a.remoteLogs(c, run, step, attempt, attempts); done {
+				if done, err := a.remoteLogs(c, newLogsTrust(trustHosts, c.stderr), run, step, attempt, attempts); done {
 					return err
 				}
 			}
@@ -55,13 +59,8 @@ func (a *app) logsCommand() *cobra.Command {
 			}
 			for _, stream := range []string{"stdout", "stderr"} {
 				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", n, stream))
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts)
-				}
-				fmt.Fprintf(c.stdout, "== attempt %d %s (%s) ==\n%s", n, stream, path, b)
-				if len(b) > 0 && b[len(b)-1] != '\n' {
-					fmt.Fprintln(c.stdout)
+				if err := printLogFile(c.stdout, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, path), path); err != nil {
+					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, err, attempts)
 				}
 			}
 			return nil
@@ -69,6 +68,7 @@ func (a *app) logsCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "which attempt (1-based); default (0) the last")
 	cmd.Flags().StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory")
+	cmd.Flags().StringSliceVar(&trustHosts, "trust-logs-host", nil, "send $"+logsTokenEnv+" to the worker at `HOST` (or HOST:PORT) when it serves the logs (default: loopback only, and $"+logsHostsEnv+")")
 	return cmd
 }
 
@@ -103,7 +103,7 @@ func loopElementsLogged(logDir, run, step string) int {
 // worker that ran it, as the run's history records it, when a server is
 // there to ask; done is false when the attempt is not known to have logged
 // elsewhere, or its last attempt logged here (local).
-func (a *app) remoteLogs(c *call, run, step string, attempt int, local []int) (done bool, err error) {
+func (a *app) remoteLogs(c *call, trust logsTrust, run, step string, attempt int, local []int) (done bool, err error) {
 	if !a.serverKnown() {
 		return false, nil
 	}
@@ -126,7 +126,7 @@ func (a *app) remoteLogs(c *call, run, step string, attempt int, local []int) (d
 	if !ok {
 		return false, nil
 	}
-	if err := printRemoteLogs(c, logsAt, run, step, n); err != nil {
+	if err := printRemoteLogs(c, trust, logsAt, run, step, n); err != nil {
 		return true, fmt.Errorf("attempt %d: %w", n, err)
 	}
 	return true, nil

@@ -1,8 +1,8 @@
 package commands
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -14,6 +14,7 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/internal/userfile"
 	"playbook/interpreter"
 	"playbook/worker"
 )
@@ -71,14 +72,9 @@ func replayCommand() *cobra.Command {
 			}
 			bad := 0
 			for _, file := range c.args {
-				f, err := os.Open(file)
+				h, err := readHistory(file)
 				if err != nil {
-					return invalid(errors.New(unwrapPathError(err)))
-				}
-				h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-				f.Close()
-				if err != nil {
-					return invalidf("%s: not a history: %v", file, err)
+					return invalid(err)
 				}
 				if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
 					bad++
@@ -133,4 +129,22 @@ func (a *app) graphCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&run, "run", "", "colour the steps by the status they have in `RUN`")
 	return cmd
+}
+
+// maxHistoryFile bounds a history file replay reads: Temporal refuses a
+// history over 50 MB, and its JSON is about twice that.
+const maxHistoryFile = 128 << 20
+
+// readHistory reads a history file as `playbook history` writes it: a
+// regular file within maxHistoryFile.
+func readHistory(file string) (*historypb.History, error) {
+	b, err := userfile.Read(file, maxHistoryFile, "a history")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", userfile.Show(file), err)
+	}
+	h, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a history: %s", userfile.Show(file), interpreter.FirstLine(err.Error()))
+	}
+	return h, nil
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"playbook/internal/codec"
+	"playbook/interpreter"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -30,6 +31,10 @@ func (a *app) retryCommand() *cobra.Command {
 		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
 		RunE: action(func(c *call) error {
 			earlierID := c.args[0]
+			// Every run playbook starts has an ID that follows the rule.
+			if err := interpreter.CheckPathName("RUN", earlierID); err != nil {
+				return invalid(err)
+			}
 			if err := checkRunID(id); err != nil {
 				return invalid(err)
 			}
