@@ -5,10 +5,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// refuseEmptyFlags refuses a text flag given with an empty value (`--id
-// ''`, `--task-queue "$UNSET"`): it would mean the flag's default, or
-// nothing, where the user meant to say something. Exit 2, before anything
-// is read or started.
+// refuseEmptyFlags refuses a text flag given with an empty value, such
+// as --task-queue "$UNSET": it would mean the flag's default, or nothing,
+// where the user meant to say something. Exit 2, before anything is read
+// or started.
 func refuseEmptyFlags(cmd *cobra.Command) error {
 	var empty *pflag.Flag
 	cmd.Flags().Visit(func(f *pflag.Flag) {
