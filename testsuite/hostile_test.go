@@ -235,6 +235,12 @@ func TestHostileInputs(t *testing.T) {
 		{args: srv("schedule", "create", "--every", "1h", "--overlap", "sometimes", "ok.yaml"), names: "--overlap"},
 		{args: srv("schedule", "create", "--cron", "@daily", "--timezone", "Mars/Olympus", "ok.yaml"), names: "Mars/Olympus"},
 		{args: srv("schedule", "create", "ok.yaml"), names: "--cron EXPR or --every DURATION"},
+		{args: srv("schedule", "create", "--every", "1h", "--jitter", "-1s", "ok.yaml"), names: "--jitter -1s"},
+		{args: srv("schedule", "create", "--every", "1h", "--id", "", "ok.yaml"), names: "--id is empty"},
+		{args: srv("run", "--namespace", "../nowhere", "ok.yaml"), names: "Namespace ../nowhere is not found"},
+		{args: srv("run", "--profile", "nowhere", "ok.yaml"), names: "unable to find profile nowhere"},
+		{args: srv("classify", "run", "step", "maybe"), names: `action "maybe"`},
+		{args: srv("mcp", "--allow-origin", "not a url"), names: `--allow-origin "not a url"`},
 		// logs, retry, replay, mcp, codec-server.
 		{args: srv("logs", "../..", "step"), names: `RUN "../.."`},
 		{args: srv("logs", "run", ".."), names: `STEP ".."`},

@@ -18,7 +18,16 @@ func (a *app) classifyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "classify RUN STEP retry|fail|skip",
 		Short: "resolve a pending_failed step: retry it, fail it, or skip it",
-		Args:  exactArgs(3, "RUN STEP and one of retry, fail, skip"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := exactArgs(3, "RUN STEP and one of retry, fail, skip")(cmd, args); err != nil {
+				return err
+			}
+			// Checked by the run too; said here before anything is asked of the server.
+			if a := args[2]; a != interpreter.ClassifyRetry && a != interpreter.ClassifyFail && a != interpreter.ClassifySkip {
+				return invalidf("action %q: classify a step as retry, fail or skip", a)
+			}
+			return nil
+		},
 		RunE: a.connected(func(c *call, conn *connection) error {
 			answer, err := classifyStep(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, "")
 			var rejected *temporal.ApplicationError

@@ -49,6 +49,11 @@ func (a *app) mcpCommand() *cobra.Command {
 					return invalid(err)
 				}
 			}
+			for _, o := range allowOrigins {
+				if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" {
+					return invalidf("--allow-origin %q: give an origin, scheme://host:port, such as http://127.0.0.1:3000", o)
+				}
+			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
 				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root}, httpAddr, allowOrigins)
 			})

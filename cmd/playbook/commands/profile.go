@@ -2,7 +2,6 @@ package commands
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 
@@ -37,11 +36,12 @@ func (a *app) loadClientSettings() (clientSettings, error) {
 	}
 	// An empty TOML text, never no text: envconfig would read the file itself.
 	data := []byte("\n")
+	from := "" // the file the settings come from, for messages
 	if path != "" {
 		b, err := userfile.Read(path, maxSettingsFile, "a Temporal config file")
 		switch {
 		case err == nil:
-			data = append(b, '\n')
+			data, from = append(b, '\n'), " ("+userfile.Show(path)+")"
 		case !errors.Is(err, fs.ErrNotExist):
 			return clientSettings{}, invalidf("Temporal config file %s: %v", userfile.Show(path), err)
 		}
@@ -50,7 +50,8 @@ func (a *app) loadClientSettings() (clientSettings, error) {
 		ConfigFileData: data, ConfigFileProfile: a.conn.profile,
 	})
 	if err != nil {
-		return clientSettings{}, fmt.Errorf("client settings: %w", err)
+		// A profile that is not there, a file that is not TOML: usage.
+		return clientSettings{}, invalidf("client settings%s: %v", from, err)
 	}
 	if tls := prof.TLS; tls != nil {
 		for _, f := range []struct {
@@ -74,7 +75,7 @@ func (a *app) loadClientSettings() (clientSettings, error) {
 	}
 	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
 	if err != nil {
-		return clientSettings{}, fmt.Errorf("client settings: %w", err)
+		return clientSettings{}, invalidf("client settings: %v", err)
 	}
 	s := clientSettings{opts: opts}
 	if prof.Codec != nil {
