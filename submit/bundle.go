@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"playbook/internal/userfile"
 	"playbook/spec"
 	"playbook/spec/expr"
 )
@@ -25,6 +26,13 @@ type Bundle struct {
 // the run's input, which must fit in Temporal's payload limit (2 MB).
 const MaxPlaybookSize = 1 << 20
 
+// ReadPlaybook reads a playbook file for LoadBundle: a regular file of at
+// most MaxPlaybookSize bytes; a directory, a device, a FIFO or a socket is
+// refused without waiting or reading.
+func ReadPlaybook(abs string) ([]byte, error) {
+	return userfile.Read(abs, MaxPlaybookSize, "a playbook")
+}
+
 // LoadBundle reads, parses and validates a playbook and, recursively, the
 // sub-playbooks its steps run, with the checks of a submission
 // (ParseStrict; a step's workload against the sub-playbook's
@@ -33,23 +41,41 @@ const MaxPlaybookSize = 1 << 20
 // by file in the order they are read. display is the root path as the
 // user wrote it, for messages; read reads a file by absolute path.
 func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
-	abs, err := filepath.Abs(display)
+	return LoadBundleIn("", display, read)
+}
+
+// LoadBundleIn is LoadBundle with a relative display path relative to dir
+// ("": the working directory).
+func LoadBundleIn(dir, display string, read func(abs string) ([]byte, error)) (*Bundle, error) {
+	if err := userfile.CheckName(display); err != nil {
+		return nil, &spec.Error{File: userfile.Show(display), Msg: "cannot read: " + err.Error()}
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, display))
+	if filepath.IsAbs(display) {
+		abs = filepath.Clean(display)
+	}
 	if err != nil {
-		return nil, &spec.Error{File: display, Msg: err.Error()}
+		return nil, &spec.Error{File: userfile.Show(display), Msg: err.Error()}
 	}
 	b := &Bundle{RootPath: abs, Files: map[string]string{}}
-	shown := map[string]string{abs: display}
+	// Each file's name as the user would write it (display, then its
+	// sub-playbooks' paths joined to it), and as messages show it.
+	written := map[string]string{abs: display}
+	shown := map[string]string{abs: userfile.Show(display)}
 	parsed := map[string]*spec.Playbook{}
 	var order []string // the files' names as they are read
 	var load func(abs string, stack []string) (*spec.Playbook, error)
 	load = func(abs string, stack []string) (*spec.Playbook, error) {
 		order = append(order, shown[abs])
 		src, err := read(abs)
-		if err != nil {
+		var tooLarge *userfile.TooLarge
+		switch {
+		case errors.As(err, &tooLarge):
+			return nil, &spec.Error{File: shown[abs], Msg: tooLarge.Error()}
+		case err != nil:
 			return nil, &unreadable{&spec.Error{File: shown[abs], Msg: "cannot read: " + err.Error()}}
-		}
-		if len(src) > MaxPlaybookSize {
-			return nil, &spec.Error{File: shown[abs], Msg: fmt.Sprintf("the file is %d bytes, over the limit of %d bytes (1 MiB) for a playbook", len(src), MaxPlaybookSize)}
+		case len(src) > MaxPlaybookSize:
+			return nil, &spec.Error{File: shown[abs], Msg: (&userfile.TooLarge{Size: int64(len(src)), Limit: MaxPlaybookSize, What: "a playbook"}).Error()}
 		}
 		// A file's own errors do not stop the sub-playbooks it names from
 		// being read: one pass tells every mistake of the tree.
@@ -68,7 +94,8 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 			rel := s.Tool.Spec["path"].(string)
 			child := spec.SubPlaybookPath(filepath.Dir(abs), rel)
 			if _, ok := shown[child]; !ok {
-				shown[child] = filepath.Join(filepath.Dir(shown[abs]), rel)
+				written[child] = filepath.Join(filepath.Dir(written[abs]), rel)
+				shown[child] = userfile.Show(written[child])
 			}
 			if i := slices.Index(stack, child); i >= 0 {
 				var names []string
@@ -84,7 +111,7 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 				var cannot *unreadable
 				if errors.As(err, &cannot) {
 					// Said at the step that names the file.
-					err = &spec.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", rel, cannot.err.Msg)}
+					err = &spec.Error{File: shown[abs], Line: s.Tool.Line, Step: s.Name, Msg: fmt.Sprintf("sub-playbook %s: %s", userfile.Show(rel), cannot.err.Msg)}
 				}
 				errs = errs.Add(shown[abs], err)
 			}
@@ -103,7 +130,7 @@ func LoadBundle(display string, read func(abs string) ([]byte, error)) (*Bundle,
 	case errors.As(err, &cannot):
 		return nil, cannot.err
 	case err != nil:
-		return nil, spec.Errors{}.Add(display, err).InFileOrder(order)
+		return nil, spec.Errors{}.Add(shown[abs], err).InFileOrder(order)
 	}
 	b.Root = root
 	return b, nil

@@ -17,6 +17,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// MaxInputFileSize bounds an `--input` file: the workload travels in the
+// run's input with the playbook, within Temporal's 2 MB payload limit.
+const MaxInputFileSize = 1 << 20
+
 // SetText is a workload override as `run --set KEY=TEXT` wrote it. What it
 // means depends on the key's default: a string default takes the text as it
 // is (`--set version=1.10` is "1.10", not 1.1); any other reads it as YAML

@@ -177,7 +177,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 		require.NotEqual(t, "cancel_requested", e.Type, "nothing was cancelled")
 	}
 
-	w := mcpSession(t, "--allow-write")
+	w := mcpSession(t, "--allow-write", "--root", "..")
 	for _, call := range []struct {
 		tool, want string
 		args       map[string]any
@@ -208,7 +208,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 	require.False(t, isErr, text)
 	require.Contains(t, text, `"ok": false`)
 	require.Contains(t, text, `inline.yaml:5: step \"a\"`, "the same one-line errors as validate, naming file, line and step")
-	text, isErr = callTool(t, w, "validate_playbook", map[string]any{"file": "../playbooks/pending_failed.yaml"})
+	text, isErr = callTool(t, w, "validate_playbook", map[string]any{"file": "playbooks/pending_failed.yaml"})
 	require.False(t, isErr, text)
 	require.Contains(t, text, `"ok": true`)
 }

@@ -47,6 +47,8 @@ type Endpoint struct {
 	server  *http.Server
 	client  client.Client
 	polling atomic.Bool
+	// openLogs: /logs/ needs no token and listens beyond loopback.
+	openLogs bool
 }
 
 // readyTimeout bounds /readyz's call to the server.
@@ -62,7 +64,8 @@ func StartEndpoint(o EndpointOptions) (*Endpoint, error) {
 	if advertise == "" {
 		advertise = advertisedAddress(ln.Addr().(*net.TCPAddr))
 	}
-	e := &Endpoint{URL: "http://" + advertise, client: o.Client}
+	e := &Endpoint{URL: "http://" + advertise, client: o.Client,
+		openLogs: o.LogsToken == "" && !ln.Addr().(*net.TCPAddr).IP.IsLoopback()}
 	mux := http.NewServeMux()
 	if o.Metrics != nil {
 		mux.Handle("GET /metrics", o.Metrics.HTTP)
@@ -86,6 +89,10 @@ func advertisedAddress(a *net.TCPAddr) string {
 	}
 	return net.JoinHostPort(host, strconv.Itoa(a.Port))
 }
+
+// OpenLogs says whether anyone who reaches the endpoint reads the
+// attempts' logs: it requires no token and listens beyond loopback.
+func (e *Endpoint) OpenLogs() bool { return e.openLogs }
 
 // Polling says whether the worker polls for work: after it started, until
 // it is asked to stop.

@@ -21,6 +21,8 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+
+	"playbook/internal/userfile"
 )
 
 // The environment variables a key comes from, for workers and the CLI alike.
@@ -28,6 +30,10 @@ const (
 	KeyEnv     = "PLAYBOOK_CODEC_KEY"      // the key itself, base64 or hex
 	KeyFileEnv = "PLAYBOOK_CODEC_KEY_FILE" // a file holding it
 )
+
+// MaxKeyFileSize bounds a key file: a key is 32 bytes, 64 characters in
+// hex.
+const MaxKeyFileSize = 4 << 10
 
 // Payload metadata of an encrypted payload.
 const (
@@ -61,6 +67,11 @@ func New(key []byte) (*AESGCM, error) {
 	sum := sha256.Sum256(key)
 	return &AESGCM{aead: aead, keyID: hex.EncodeToString(sum[:4])}, nil
 }
+
+// KeyID names the key without revealing it (the first 4 bytes of its
+// SHA-256, in hex): each payload it encrypts carries it, and so does the
+// identity of a worker that uses it.
+func (c *AESGCM) KeyID() string { return c.keyID }
 
 // Encode implements converter.PayloadCodec.
 func (c *AESGCM) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
@@ -129,17 +140,25 @@ func ParseKey(b []byte) ([]byte, error) {
 // for the file in $PLAYBOOK_CODEC_KEY_FILE; nil when none is set.
 func Load(file string) (*AESGCM, error) {
 	var raw []byte
-	switch {
-	case file != "":
-		b, err := os.ReadFile(file)
+	readKey := func(file, from string) error {
+		b, err := userfile.Read(file, MaxKeyFileSize, "a codec key")
 		if err != nil {
-			return nil, fmt.Errorf("codec key: %w", err)
+			return fmt.Errorf("codec key file %s%s: %w", userfile.Show(file), from, err)
 		}
 		raw = b
+		return nil
+	}
+	switch {
+	case file != "":
+		if err := readKey(file, ""); err != nil {
+			return nil, err
+		}
 	case os.Getenv(KeyEnv) != "":
 		raw = []byte(os.Getenv(KeyEnv))
 	case os.Getenv(KeyFileEnv) != "":
-		return Load(os.Getenv(KeyFileEnv))
+		if err := readKey(os.Getenv(KeyFileEnv), " ($"+KeyFileEnv+")"); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, nil
 	}

@@ -60,7 +60,12 @@ func (a *app) root() *cobra.Command {
 			return cmd.Help()
 		},
 		// The commands that do not talk to Temporal take no connection flags.
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return a.conn.refuseOffline(cmd) },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseEmptyFlags(cmd); err != nil {
+				return err
+			}
+			return a.conn.refuseOffline(cmd)
+		},
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},

@@ -17,14 +17,17 @@ import (
 )
 
 // useCodec gives client options the payload codec of a key file, else of
-// $PLAYBOOK_CODEC_KEY or $PLAYBOOK_CODEC_KEY_FILE; without a key, nothing.
-func useCodec(opts *client.Options, keyFile string) error {
+// $PLAYBOOK_CODEC_KEY or $PLAYBOOK_CODEC_KEY_FILE, and says so in the
+// client's identity (which workers' pollers show: see checkCodec); without
+// a key, nothing.
+func useCodec(opts *client.Options, keyFile string) (*codec.AESGCM, error) {
 	c, err := codec.Load(keyFile)
 	if err != nil || c == nil {
-		return err
+		return nil, err
 	}
 	opts.DataConverter, opts.FailureConverter = c.DataConverter(), c.FailureConverter()
-	return nil
+	opts.Identity = codecIdentity(opts.Identity, c)
+	return c, nil
 }
 
 // codecKeyFileFlag is the key file that encrypts payloads.

@@ -14,10 +14,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/contrib/envconfig"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"playbook/internal/codec"
 	"playbook/playbookwf"
 	"playbook/spec"
 	"playbook/worker"
@@ -40,6 +40,10 @@ type connection struct {
 	embedded  embeddedServer
 	worker    sdkworker.Worker
 	closed    atomic.Bool
+	// codec encrypts the client's payloads; nil without a key.
+	codec *codec.AESGCM
+	// profileCodec is the codec endpoint the envconfig profile names.
+	profileCodec string
 }
 
 // Close closes the connection, and stops the embedded server and worker it
@@ -69,24 +73,26 @@ func (a *app) connect(c *call, embedOK bool, logLevel slog.Level) (*connection, 
 // connectWith is connect with tune, when not nil, changing the client's
 // options (its logger, its metrics) before it dials.
 func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(*client.Options)) (*connection, error) {
-	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: a.conn.profile})
+	settings, err := a.loadClientSettings()
 	if err != nil {
-		return nil, fmt.Errorf("client settings: %w", err)
+		return nil, err
 	}
+	opts := settings.opts
 	if a.conn.given("address") {
 		opts.HostPort = a.conn.address
 	}
 	if a.conn.given("namespace") {
 		opts.Namespace = a.conn.namespace
 	}
-	if err := useCodec(&opts, ""); err != nil {
-		return nil, err
+	keys, err := useCodec(&opts, "")
+	if err != nil {
+		return nil, invalid(err)
 	}
 	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: logLevel})))
 	if tune != nil {
 		tune(&opts)
 	}
-	conn := &connection{}
+	conn := &connection{codec: keys, profileCodec: settings.codecEndpoint}
 	if opts.HostPort == "" && embedOK {
 		if listening(localDevAddress) {
 			opts.HostPort = localDevAddress

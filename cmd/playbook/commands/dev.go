@@ -73,7 +73,7 @@ func devCommand() *cobra.Command {
 			opts := client.Options{HostPort: dev.Address, Namespace: dev.Namespace,
 				Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: level})))}
 			obs.tune(c.stderr, level)(&opts)
-			if err := useCodec(&opts, keyFile); err != nil {
+			if _, err := useCodec(&opts, keyFile); err != nil {
 				return invalid(err)
 			}
 			cl, err := client.Dial(opts)
@@ -81,7 +81,7 @@ func devCommand() *cobra.Command {
 				return err
 			}
 			defer cl.Close()
-			logsAt, err := obs.start(cl, worker.DefaultLogDir())
+			logsAt, err := obs.start(cl, worker.DefaultLogDir(), c.stderr)
 			if err != nil {
 				return err
 			}

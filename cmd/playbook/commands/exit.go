@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 )
 
 // Exit codes of the CLI (docs/CLI.md's table).
@@ -68,11 +69,15 @@ func failure(err error) *exitError {
 	}
 	var e *exitError
 	var u *unreachableError
+	var ns *serviceerror.NamespaceNotFound
 	switch {
 	case errors.As(err, &e):
 		return &exitError{code: e.code, err: err, whole: e.whole}
 	case errors.As(err, &u):
 		return &exitError{code: exitUnreachable, err: err}
+	case errors.As(err, &ns):
+		// --namespace, TEMPORAL_NAMESPACE or the profile named it: usage.
+		return &exitError{code: exitInvalid, err: err}
 	}
 	return &exitError{code: exitFailed, err: err}
 }

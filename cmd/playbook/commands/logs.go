@@ -2,7 +2,6 @@ package commands
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -23,9 +22,10 @@ var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
 
 func (a *app) logsCommand() *cobra.Command {
 	var (
-		attempt int
-		logDir  string
-		runID   string
+		attempt    int
+		logDir     string
+		runID      string
+		trustHosts []string
 	)
 	cmd := &cobra.Command{
 		Use:   "logs RUN STEP",
@@ -33,6 +33,9 @@ func (a *app) logsCommand() *cobra.Command {
 		Args:  exactArgs(2, "RUN and STEP"),
 		RunE: action(func(c *call) error {
 			run, step := c.args[0], c.args[1]
+			if attempt < 0 {
+				return invalidf("--attempt %d: give an attempt's number, from 1 (0: the last)", attempt)
+			}
 			names := map[string]string{"RUN": run, "STEP": step}
 			if runID != "" {
 				names["--run-id"] = runID
@@ -51,7 +54,7 @@ func (a *app) logsCommand() *cobra.Command {
 				}
 			}
 			if attempt == 0 || !slices.Contains(attempts, attempt) {
-				if done, err := a.remoteLogs(c, run, step, attempt, attempts); done {
+				if done, err := a.remoteLogs(c, newLogsTrust(trustHosts, c.stderr), run, step, attempt, attempts); done {
 					return err
 				}
 			}
@@ -68,17 +71,17 @@ func (a *app) logsCommand() *cobra.Command {
 			}
 			for _, stream := range []string{"stdout", "stderr"} {
 				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", n, stream))
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, unwrapPathError(err), attempts)
+				if err := printLogFile(c.stdout, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, path), path); err != nil {
+					return fmt.Errorf("attempt %d: %v (attempts logged: %v)", n, err, attempts)
 				}
-				printLog(c.stdout, fmt.Sprintf("attempt %d %s", n, stream), path, b)
 			}
 			// The recovery script an exit-code rule ran after the attempt.
 			for _, stream := range []string{"stdout", "stderr"} {
 				path := filepath.Join(dir, fmt.Sprintf("attempt-%d.recovery.%s", n, stream))
-				if b, err := os.ReadFile(path); err == nil {
-					printLog(c.stdout, fmt.Sprintf("attempt %d recovery script %s", n, stream), path, b)
+				if _, err := os.Lstat(path); err == nil {
+					if err := printLogFile(c.stdout, fmt.Sprintf("== attempt %d recovery script %s (%s) ==\n", n, stream, path), path); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
@@ -87,15 +90,8 @@ func (a *app) logsCommand() *cobra.Command {
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "which attempt (1-based); default (0) the last")
 	cmd.Flags().StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory")
 	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` of an earlier run with this workflow ID (default: the latest run logged)")
+	cmd.Flags().StringSliceVar(&trustHosts, "trust-logs-host", nil, "send $"+logsTokenEnv+" to the worker at `HOST` (or HOST:PORT) when it serves the logs (default: loopback only, and $"+logsHostsEnv+")")
 	return cmd
-}
-
-// printLog prints a log file under a line naming it.
-func printLog(w io.Writer, what, path string, b []byte) {
-	fmt.Fprintf(w, "== %s (%s) ==\n%s", what, path, b)
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		fmt.Fprintln(w)
-	}
 }
 
 // noLogsBecause says why a step has no logs anywhere when the run's
@@ -179,7 +175,7 @@ func loopElementsLogged(runDir, step string) int {
 // worker that ran it, as the run's history records it, when a server is
 // there to ask; done is false when the attempt is not known to have logged
 // elsewhere, or its last attempt logged here (local).
-func (a *app) remoteLogs(c *call, run, step string, attempt int, local []int) (done bool, err error) {
+func (a *app) remoteLogs(c *call, trust logsTrust, run, step string, attempt int, local []int) (done bool, err error) {
 	if !a.serverKnown() {
 		return false, nil
 	}
@@ -202,7 +198,7 @@ func (a *app) remoteLogs(c *call, run, step string, attempt int, local []int) (d
 	if !ok {
 		return false, nil
 	}
-	if err := printRemoteLogs(c, logsAt, run, step, n); err != nil {
+	if err := printRemoteLogs(c, trust, logsAt, run, step, n); err != nil {
 		return true, fmt.Errorf("attempt %d: %w", n, err)
 	}
 	return true, nil

@@ -6,14 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 
 	"playbook/playbookwf"
@@ -144,16 +142,18 @@ func isLoopChild(workflowType string) bool {
 // serverKnown says whether `playbook logs` has a server to ask: one is
 // configured, or `playbook dev` listens on its usual address.
 func (a *app) serverKnown() bool {
-	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: a.conn.profile})
-	return a.conn.given("address") || (err == nil && opts.HostPort != "") || listening(localDevAddress)
+	s, err := a.loadClientSettings()
+	return a.conn.given("address") || (err == nil && s.opts.HostPort != "") || listening(localDevAddress)
 }
 
 // printRemoteLogs prints attempt n's stdout and stderr, fetched from the
-// worker that ran it, as the local logs are printed.
-func printRemoteLogs(c *call, logsAt, run, step string, n int) error {
+// worker that ran it, as the local logs are printed; the logs token goes
+// only to a worker trust trusts.
+func printRemoteLogs(c *call, trust logsTrust, logsAt, run, step string, n int) error {
+	token := trust.token(logsAt)
 	for _, stream := range []string{"stdout", "stderr"} {
 		u := fmt.Sprintf("%s/logs/%s/%s/%d/%s", logsAt, url.PathEscape(run), url.PathEscape(step), n, stream)
-		if err := copyLog(c.ctx, c.stdout, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, u), u); err != nil {
+		if err := copyLog(c.ctx, c.stdout, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, u), u, token); err != nil {
 			return err
 		}
 	}
@@ -163,8 +163,8 @@ func printRemoteLogs(c *call, logsAt, run, step string, n int) error {
 // copyLog writes header, then the log at u as it arrives, ending with a
 // newline: a log may be larger than memory, and take longer than
 // remoteLogTimeout to copy. The timeout bounds the worker's silence: until
-// it answers, and between two reads.
-func copyLog(ctx context.Context, w io.Writer, header, u string) error {
+// it answers, and between two reads. token, when not empty, is sent.
+func copyLog(ctx context.Context, w io.Writer, header, u, token string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	silence := time.AfterFunc(remoteLogTimeout, cancel)
@@ -173,7 +173,7 @@ func copyLog(ctx context.Context, w io.Writer, header, u string) error {
 	if err != nil {
 		return err
 	}
-	if token := os.Getenv(logsTokenEnv); token != "" {
+	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,9 +26,9 @@ const mcpVersion = "0.1.0"
 
 func (a *app) mcpCommand() *cobra.Command {
 	var (
-		httpAddr, logDir string
-		allowWrite       bool
-		allowOrigins     []string
+		httpAddr, logDir, rootDir string
+		allowWrite                bool
+		allowOrigins              []string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -38,20 +39,24 @@ func (a *app) mcpCommand() *cobra.Command {
 			"running server (no embedded one). With --http it listens on 127.0.0.1 by default and\n" +
 			"refuses browser requests from other origins.",
 		Args: noArgs,
-		RunE: a.connected(func(c *call, conn *connection) error {
-			if _, err := conn.client.CheckHealth(c.ctx, nil); err != nil {
-				return &unreachableError{fmt.Sprintf("no Temporal server reachable (start one with `playbook dev`, or give --address): %v", err)}
+		RunE: action(func(c *call) error {
+			root, err := newFileRoot(rootDir, "--root")
+			if err != nil {
+				return invalid(err)
 			}
-			srv := newMCPServer(&mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue})
-			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			if httpAddr != "" {
-				return serveMCPHTTP(ctx, srv, httpAddr, allowOrigins, c.stderr)
+				if httpAddr, err = mcpListenAddress(httpAddr); err != nil {
+					return invalid(err)
+				}
 			}
-			if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-				return err
+			for _, o := range allowOrigins {
+				if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" {
+					return invalidf("--allow-origin %q: give an origin, scheme://host:port, such as http://127.0.0.1:3000", o)
+				}
 			}
-			return nil
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root}, httpAddr, allowOrigins)
+			})
 		}),
 	}
 	fs := cmd.Flags()
@@ -59,14 +64,55 @@ func (a *app) mcpCommand() *cobra.Command {
 	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, retry_run and cancel_run")
 	fs.StringSliceVar(&allowOrigins, "allow-origin", nil, "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable")
 	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory, for step logs")
+	fs.StringVar(&rootDir, "root", ".", "validate_playbook reads playbook files only under this `DIR` (symbolic links resolved), never special files")
 	return cmd
+}
+
+// serveMCP serves the tools on stdio, or on streamable HTTP at httpAddr,
+// until the command is stopped.
+func serveMCP(c *call, conn *connection, tools *mcpTools, httpAddr string, allowOrigins []string) error {
+	if _, err := conn.client.CheckHealth(c.ctx, nil); err != nil {
+		return fmt.Errorf("no Temporal server reachable (start one with `playbook dev`, or give --address): %w", err)
+	}
+	srv := newMCPServer(tools)
+	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if httpAddr != "" {
+		return serveMCPHTTP(ctx, srv, httpAddr, allowOrigins, c.stderr)
+	}
+	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return err
+	}
+	return nil
+}
+
+// mcpListenAddress checks --http: HOST:PORT, or :PORT for 127.0.0.1:PORT.
+func mcpListenAddress(addr string) (string, error) {
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		if n, perr := strconv.Atoi(port); perr != nil || n < 0 || n > 65535 {
+			err = fmt.Errorf("port %q is not a number from 0 to 65535", port)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("--http %q: give HOST:PORT, such as 127.0.0.1:8765 (%v)", addr, unwrapAddrErr(err))
+	}
+	return addr, nil
+}
+
+func unwrapAddrErr(err error) string {
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return ae.Err
+	}
+	return err.Error()
 }
 
 // serveMCPHTTP serves streamable HTTP until ctx ends.
 func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, origins []string, notes interface{ Write([]byte) (int, error) }) error {
-	if strings.HasPrefix(addr, ":") {
-		addr = "127.0.0.1" + addr
-	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

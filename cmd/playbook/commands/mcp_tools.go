@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"playbook/playbookwf"
 	"playbook/spec"
 	"playbook/spec/expr"
-	"playbook/submit"
 )
 
 // Bounds of what one tool call returns.
@@ -40,6 +38,8 @@ type mcpTools struct {
 	allowWrite bool
 	logDir     string
 	taskQueue  string
+	// root is where validate_playbook reads files (--root).
+	root fileRoot
 }
 
 type runArgs struct {
@@ -255,7 +255,7 @@ func (t *mcpTools) tail(run, step string, attempt int, stream string, details ma
 	}
 	paths = append(paths, filepath.Join(activities.RunLogDir(t.logDir, run, ""), step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
 	for _, p := range paths {
-		if b, err := readTail(p, mcpLogChunkMax); err == nil {
+		if b, err := t.logRoot().readTail(p, mcpLogChunkMax); err == nil {
 			return lastLines(string(b), mcpTailLines)
 		}
 	}
@@ -263,24 +263,6 @@ func (t *mcpTools) tail(run, step string, attempt int, stream string, details ma
 		return lastLines(s, mcpTailLines)
 	}
 	return ""
-}
-
-func readTail(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > max {
-		if _, err := f.Seek(fi.Size()-max, io.SeekStart); err != nil {
-			return nil, err
-		}
-	}
-	return io.ReadAll(f)
 }
 
 func lastLines(s string, n int) string {
@@ -295,8 +277,10 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 	if err := need("run", a.Run, "step", a.Step); err != nil {
 		return nil, nil, err
 	}
-	if a.Run != filepath.Base(a.Run) || a.Step != filepath.Base(a.Step) {
-		return nil, nil, errors.New("run and step are names, not paths")
+	for what, name := range map[string]string{"run": a.Run, "step": a.Step} {
+		if err := spec.CheckPathName(what, name); err != nil {
+			return nil, nil, err
+		}
 	}
 	stream := a.Stream
 	if stream == "" {
@@ -320,15 +304,11 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 	}
 	limit = min(limit, mcpLogChunkMax)
 	path := filepath.Join(dir, fmt.Sprintf("attempt-%d.%s", n, stream))
-	f, err := os.Open(path)
+	f, fi, err := t.logRoot().openLog(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("attempt %d: %s (attempts logged: %v)", n, unwrapPathError(err), attempts)
+		return nil, nil, fmt.Errorf("attempt %d: %s (attempts logged: %v)", n, err, attempts)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
 	if a.Offset < 0 || a.Offset > fi.Size() {
 		return nil, nil, fmt.Errorf("offset %d: the log has %d bytes", a.Offset, fi.Size())
 	}
@@ -351,37 +331,14 @@ func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validat
 	case (a.File == "") == (a.Text == ""):
 		return nil, nil, errors.New("give either file or text")
 	case a.File != "":
-		pb, _, err = load(a.File)
+		pb, err = t.root.loadFile(a.File)
 	default:
-		pb, err = loadText("inline.yaml", a.Text)
+		pb, err = t.root.loadText("inline.yaml", a.Text)
 	}
 	if err != nil {
 		return reply(map[string]any{"ok": false, "errors": strings.Split(strings.TrimSpace(err.Error()), "\n")})
 	}
 	return reply(map[string]any{"ok": true, "playbook": pb.Name, "steps": len(pb.Steps) - 1})
-}
-
-// loadText is load for a playbook given as text, shown as name; the
-// sub-playbooks it runs are read from disk.
-func loadText(name, text string) (*spec.Playbook, error) {
-	abs, err := filepath.Abs(name)
-	if err != nil {
-		return nil, err
-	}
-	b, err := submit.LoadBundle(name, func(path string) ([]byte, error) {
-		if path == abs {
-			return []byte(text), nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return nil, errors.New(unwrapPathError(err))
-		}
-		return src, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return b.Root, nil
 }
 
 func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a classifyArgs) (*mcp.CallToolResult, any, error) {

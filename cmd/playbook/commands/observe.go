@@ -62,6 +62,14 @@ func newObserver(flags observeFlags) (*observer, error) {
 	return o, nil
 }
 
+// logger writes the worker's own lines in its log format.
+func (o *observer) logger(notes io.Writer) *slog.Logger {
+	if o.json {
+		return slog.New(slog.NewJSONHandler(notes, nil))
+	}
+	return slog.New(slog.NewTextHandler(notes, nil))
+}
+
 // tune gives a client the metrics handler and the log format.
 func (o *observer) tune(notes io.Writer, level slog.Level) func(*client.Options) {
 	return func(opts *client.Options) {
@@ -76,7 +84,8 @@ func (o *observer) tune(notes io.Writer, level slog.Level) func(*client.Options)
 
 // start keeps logDir within its retention and serves the endpoint when
 // asked for; logsAt is where the attempts' logs are served, if they are.
-func (o *observer) start(cl client.Client, logDir string) (logsAt string, err error) {
+// Served to anyone (no token, beyond loopback), it warns on notes.
+func (o *observer) start(cl client.Client, logDir string, notes io.Writer) (logsAt string, err error) {
 	o.stopKeeper = worker.KeepLogs(logDir, o.flags.logRetention)
 	if o.flags.metricsAddress == "" {
 		return "", nil
@@ -87,6 +96,10 @@ func (o *observer) start(cl client.Client, logDir string) (logsAt string, err er
 	})
 	if err != nil {
 		return "", fmt.Errorf("--metrics-address: %w", err)
+	}
+	if o.endpoint.OpenLogs() {
+		o.logger(notes).Warn(fmt.Sprintf("the attempts' logs are served without a token to anyone who reaches %s (/logs/): set %s to require one, or bind --metrics-address to 127.0.0.1",
+			o.flags.metricsAddress, logsTokenEnv))
 	}
 	return o.endpoint.URL, nil
 }

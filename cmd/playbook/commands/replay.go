@@ -1,8 +1,8 @@
 package commands
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,6 +17,8 @@ import (
 	"playbook/engine"
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/internal/userfile"
+	"playbook/spec/expr"
 	"playbook/worker"
 )
 
@@ -76,17 +78,9 @@ func replayCommand() *cobra.Command {
 			}
 			bad := 0
 			for _, file := range c.args {
-				f, err := os.Open(file)
+				h, err := readHistory(file)
 				if err != nil {
-					return invalid(errors.New(unwrapPathError(err)))
-				}
-				h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-				f.Close()
-				if err != nil {
-					return invalidf("%s: not a history: %v", file, historyJSONError(file, err))
-				}
-				if len(h.GetEvents()) == 0 {
-					return invalidf("%s: not a history: it holds no events (save one with `playbook history RUN -o FILE.json`)", file)
+					return invalid(err)
 				}
 				if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
 					bad++
@@ -105,16 +99,6 @@ func replayCommand() *cobra.Command {
 			return nil
 		}),
 	})
-}
-
-// historyJSONError says why a file is not a history's JSON: empty, or
-// the decoder's words without the source position it appends.
-func historyJSONError(file string, err error) string {
-	if st, serr := os.Stat(file); serr == nil && st.Size() == 0 {
-		return "the file is empty (save a history with `playbook history RUN -o FILE.json`)"
-	}
-	msg, _, _ := strings.Cut(err.Error(), " (in /")
-	return msg
 }
 
 func (a *app) graphCommand() *cobra.Command {
@@ -151,4 +135,29 @@ func (a *app) graphCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&run, "run", "", "colour the steps by the status they have in `RUN`")
 	return cmd
+}
+
+// maxHistoryFile bounds a history file replay reads: Temporal refuses a
+// history over 50 MB, and its JSON is about twice that.
+const maxHistoryFile = 128 << 20
+
+// readHistory reads a history file as `playbook history` writes it: a
+// regular file within maxHistoryFile.
+func readHistory(file string) (*historypb.History, error) {
+	b, err := userfile.Read(file, maxHistoryFile, "a history")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", userfile.Show(file), err)
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%s: not a history: the file is empty (save a history with `playbook history RUN -o FILE.json`)", userfile.Show(file))
+	}
+	h, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	if err != nil {
+		msg, _, _ := strings.Cut(expr.FirstLine(err.Error()), " (in /")
+		return nil, fmt.Errorf("%s: not a history: %s", userfile.Show(file), msg)
+	}
+	if len(h.GetEvents()) == 0 {
+		return nil, fmt.Errorf("%s: not a history: it holds no events (save one with `playbook history RUN -o FILE.json`)", userfile.Show(file))
+	}
+	return h, nil
 }

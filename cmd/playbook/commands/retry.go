@@ -13,6 +13,7 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/playbookwf"
+	"playbook/spec"
 )
 
 func (a *app) retryCommand() *cobra.Command {
@@ -30,6 +31,10 @@ func (a *app) retryCommand() *cobra.Command {
 		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
 		RunE: action(func(c *call) error {
 			earlierID := c.args[0]
+			// Every run playbook starts has an ID that follows the rule.
+			if err := spec.CheckPathName("RUN", earlierID); err != nil {
+				return invalid(err)
+			}
 			if err := checkRunID(id); err != nil {
 				return invalid(err)
 			}

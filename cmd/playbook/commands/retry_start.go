@@ -75,6 +75,9 @@ func startRetry(ctx context.Context, conn *connection, earlierID, step, id, task
 		id = pb.Name + "-" + randomSuffix()
 	}
 	in.Origin = &contract.Origin{RetryOf: earlierID, From: step, By: by, Reason: reason}
+	if err := conn.checkCodec(ctx, taskQueue); err != nil {
+		return nil, &retryError{err.(*exitError).err.Error()}
+	}
 	wr, err := conn.submitWith(ctx, pb, in, id, taskQueue, in.Origin.String())
 	if err != nil {
 		return nil, &submitError{id: id, err: err}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"playbook/contract"
+	"playbook/internal/userfile"
 	"playbook/spec"
 	"playbook/submit"
 )
@@ -64,6 +65,9 @@ func (a *app) runCommand() *cobra.Command {
 			defer conn.Close()
 			if id == "" {
 				id = pb.Name + "-" + randomSuffix()
+			}
+			if err := conn.checkCodec(ctx, a.conn.taskQueue); err != nil {
+				return err
 			}
 			conn.warnWithoutWorker(ctx, a.conn.taskQueue, c.stderr)
 			wr, err := conn.submit(ctx, pb, in, id, a.conn.taskQueue)
@@ -123,9 +127,9 @@ func exitCodeOf(status string) int {
 func workloadOverrides(inputFile string, sets []string) (map[string]any, error) {
 	w := map[string]any{}
 	if inputFile != "" {
-		b, err := os.ReadFile(inputFile)
+		b, err := userfile.Read(inputFile, submit.MaxInputFileSize, "an --input file")
 		if err != nil {
-			return nil, fmt.Errorf("--input: %w", err)
+			return nil, fmt.Errorf("--input %s: %w", userfile.Show(inputFile), err)
 		}
 		// Numbers keep their digits (json.Number): a string key gets them as
 		// written, a whole number exactly.

@@ -98,6 +98,9 @@ func (a *app) scheduleCreateCommand() *cobra.Command {
 }
 
 func createSchedule(ctx context.Context, conn *connection, w *scheduleWanted, note string, paused bool, memo map[string]any) error {
+	if err := conn.checkCodec(ctx, w.TaskQueue); err != nil {
+		return err
+	}
 	indexed := conn.indexed(ctx)
 	pol := w.policies()
 	_, err := conn.client.ScheduleClient().Create(ctx, client.ScheduleOptions{
@@ -522,6 +525,9 @@ func (a *app) scheduleUpdateCommand() *cobra.Command {
 				}
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
+				if err := conn.checkCodec(c.ctx, a.conn.taskQueue); err != nil {
+					return err
+				}
 				h := conn.client.ScheduleClient().GetHandle(c.ctx, id)
 				var flagErr error
 				err := h.Update(c.ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
@@ -666,6 +672,9 @@ func applySchedule(ctx context.Context, conn *connection, w *scheduleWanted) (st
 	}
 	if err == nil && len(w.differences(have, indexed)) == 0 {
 		return "unchanged", nil
+	}
+	if err := conn.checkCodec(ctx, w.TaskQueue); err != nil {
+		return "", err
 	}
 	var changed []string
 	err = h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {

@@ -186,6 +186,9 @@ func (w *scheduleWanted) applyFlags(f *scheduleFlags) error {
 		w.PauseOnFailure = f.pauseOnFailure
 	}
 	if f.given("jitter") {
+		if f.jitter < 0 {
+			return fmt.Errorf("--jitter %s: give a duration of 0 or more", f.jitter)
+		}
 		w.Jitter = f.jitter
 	}
 	if f.given("set") || f.given("input") {

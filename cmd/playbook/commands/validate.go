@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,13 +40,7 @@ func validateCommand() *cobra.Command {
 // freezes them into a workflow input. Its errors are one line naming file,
 // line and step.
 func load(path string) (*spec.Playbook, playbookwf.Input, error) {
-	b, err := submit.LoadBundle(path, func(abs string) ([]byte, error) {
-		src, err := os.ReadFile(abs)
-		if err != nil {
-			return nil, errors.New(unwrapPathError(err))
-		}
-		return src, nil
-	})
+	b, err := submit.LoadBundle(path, submit.ReadPlaybook)
 	if err != nil {
 		return nil, playbookwf.Input{}, err
 	}

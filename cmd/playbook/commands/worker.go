@@ -52,7 +52,7 @@ func (a *app) workerCommand() *cobra.Command {
 				return err
 			}
 			defer conn.Close()
-			logsAt, err := obs.start(conn.client, logDir)
+			logsAt, err := obs.start(conn.client, logDir, c.stderr)
 			if err != nil {
 				return err
 			}
