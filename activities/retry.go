@@ -88,7 +88,7 @@ func decideByRetryBlock(block spec.Retry, attempt int, o ToolResult, scope map[s
 		if e == nil {
 			return false, nil
 		}
-		return e.EvalBool(env)
+		return e.EvalBoolNullSafe(env)
 	}
 	retryWhen, err := eval(block.RetryWhen)
 	if err != nil {

@@ -24,6 +24,7 @@ func TestDecideRetry(t *testing.T) {
 		return ToolResult{Err: &contract.StepError{Type: "exit_code", Message: "x"}, ExitCode: &n}
 	}
 	ok := ToolResult{Result: map[string]any{"ready": false}}
+	noAnswer := ToolResult{Err: &contract.StepError{Type: "http_error", Message: "connection refused"}}
 	base := spec.Retry{MaxAttempts: 5, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 5 * time.Second}
 	with := func(f func(*spec.Retry)) spec.Retry { s := base; f(&s); return s }
 	cases := []struct {
@@ -47,6 +48,10 @@ func TestDecideRetry(t *testing.T) {
 		{"polling gives up when attempts are spent", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "!result.ready") }), 5, ok, Decision{Why: "retry_when still true after 5 attempts"}},
 		{"attempt is in scope", with(func(s *spec.Retry) { s.StopWhen = retryExpr(t, "attempt >= 2") }), 2, exit(1), Decision{Why: "stop_when attempt >= 2 is true", Recovery: "no_handler"}},
 		{"error type is in scope", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "error.type == 'exit_code'") }), 1, exit(9), Decision{Retry: true, Delay: time.Second}},
+		// A request that got no answer has no status: an ordering with it
+		// is false, so a guarded retry_when retries the blip.
+		{"no answer: the guard retries", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "status_code == nil or status_code >= 500") }), 1, noAnswer, Decision{Retry: true, Delay: time.Second}},
+		{"no answer: an ordering is false", with(func(s *spec.Retry) { s.RetryWhen = retryExpr(t, "status_code >= 500") }), 1, noAnswer, Decision{Why: "retry_when status_code >= 500 is false", Recovery: "no_handler"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	failed := env["failed_steps"].([]string)
 	success := len(failed) == 0
 	if endErr == nil && end.SuccessWhen != nil {
-		ok, err := end.SuccessWhen.EvalBool(env)
+		ok, err := r.evalBool(end.SuccessWhen, env)
 		if err != nil {
 			endErr = &contract.StepError{Type: contract.ErrExpression, Message: "success_when " + err.Error()}
 		}

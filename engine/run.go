@@ -65,6 +65,8 @@ type Run struct {
 
 	// Old runs' decisions (see options.go).
 	shallowWorkload, firstArcOnly bool
+	// nullSafeAllowed: see WithNullSafeComparisons.
+	nullSafeAllowed func() bool
 }
 
 // NewRun starts the state of a run. workload deep-merges into the

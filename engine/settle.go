@@ -82,7 +82,7 @@ func (r *Run) nextTargets(name string) ([]string, error) {
 		if env == nil {
 			env = r.Env()
 		}
-		ok, err := rule.When.EvalBool(env)
+		ok, err := r.evalBool(rule.When, env)
 		if err != nil {
 			return nil, err
 		}

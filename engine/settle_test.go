@@ -108,3 +108,42 @@ func TestFailedRunDetailsLeadWithTheCause(t *testing.T) {
 	run.Finish(nil, nil, 1)
 	require.Contains(t, run.DetailsMarkdown(), "**playbook t**\n\n**failed**: b: exit_code: exited with code 3: disk full\n\n| step |")
 }
+
+// A when that orders a null is false: the run takes the else branch. A
+// run from before the change (the workflow's version says so) keeps the
+// expression_error it had.
+func TestWhenOrderingANullIsFalse(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - step: probe
+    tool: {kind: noop}
+    next:
+      - when: "{{ steps.probe.result.count > 3 }}"
+        then: [big]
+      - else: [small]
+  - {step: big, tool: {kind: noop}}
+  - {step: small, tool: {kind: noop}}
+`))
+	require.NoError(t, err)
+	for _, allowed := range []bool{true, false} {
+		asked := 0
+		run := NewRun(pb, nil, "t-1", time.Now, WithNullSafeComparisons(func() bool { asked++; return allowed }))
+		run.Ready()
+		run.Settle("probe", contract.Outcome{Result: map[string]any{"count": nil}, Attempts: 1})
+		require.Equal(t, 1, asked, "asked once, where the null was ordered")
+		if allowed {
+			require.Equal(t, contract.StatusCompleted, run.State("probe").Status)
+			require.Equal(t, []string{"small"}, run.State("probe").TakenNext)
+			continue
+		}
+		require.Equal(t, contract.StatusFailed, run.State("probe").Status)
+		require.Contains(t, run.State("probe").Error.Message, "invalid operation: <nil> > int")
+	}
+	// No null ordered: nothing is asked.
+	asked := 0
+	run := NewRun(pb, nil, "t-1", time.Now, WithNullSafeComparisons(func() bool { asked++; return true }))
+	run.Ready()
+	run.Settle("probe", contract.Outcome{Result: map[string]any{"count": 5}, Attempts: 1})
+	require.Zero(t, asked)
+	require.Equal(t, []string{"big"}, run.State("probe").TakenNext)
+}

@@ -95,6 +95,9 @@ var (
 		Where: "where a run first has maxRunning steps running and another ready",
 		What: "the next ready steps wait for a slot, in the order they became ready (before: all started, and past " +
 			"Temporal's 2,000 pending activities the workflow task failed on every attempt)"})
+	changeNullSafeCompare = register(Change{ID: "null-safe-compare", Max: 1,
+		Where: "where a condition the workflow evaluates (a next rule's when, end's success_when) first orders a null with <, <=, > or >=",
+		What:  "the ordering is false (before: the condition failed with expression_error; engine.WithNullSafeComparisons)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
@@ -148,6 +151,9 @@ func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any
 		version(ctx, changeArcsPerKind) == workflow.DefaultVersion {
 		opts = append(opts, engine.WithFirstArcOnly())
 	}
+	opts = append(opts, engine.WithNullSafeComparisons(func() bool {
+		return version(ctx, changeNullSafeCompare) != workflow.DefaultVersion
+	}))
 	return opts
 }
 

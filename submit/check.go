@@ -251,6 +251,11 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 	if err != nil {
 		return spec.Errors{at("%s", expr.FirstLine(err.Error()))}
 	}
+	if x.scope == expr.ScopeRetry && x.s != nil && x.s.Tool != nil && x.s.Tool.Kind == "http" {
+		if fix := unguardedStatus(x.src); fix != "" {
+			return spec.Errors{at("status_code is null when the request got no answer (connection refused, a timeout), and an ordering with null is false: write %q to retry those too, or %q not to", "status_code == nil or "+fix, "status_code != nil and "+fix)}
+		}
+	}
 	if x.asList {
 		return c.loopList(x, program, at)
 	}
@@ -705,4 +710,46 @@ func checkRecoveryScripts(pb *spec.Playbook, dir string) spec.Errors {
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
 	return errs
+}
+
+// unguardedStatus finds, in an http step's retry_when or stop_when, an
+// ordering of status_code (`status_code >= 500`) with no test of
+// status_code against nil anywhere in the expression; it returns the
+// expression, unwrapped, to build the fix from, or "".
+func unguardedStatus(src string) string {
+	tree, err := parser.Parse(expr.Unwrap(src))
+	if err != nil {
+		return ""
+	}
+	v := &statusGuard{}
+	ast.Walk(&tree.Node, v)
+	if v.ordered && !v.guarded {
+		return expr.Unwrap(src)
+	}
+	return ""
+}
+
+type statusGuard struct{ ordered, guarded bool }
+
+func (g *statusGuard) Visit(node *ast.Node) {
+	b, ok := (*node).(*ast.BinaryNode)
+	if !ok {
+		return
+	}
+	status := func(n ast.Node) bool { id, ok := n.(*ast.IdentifierNode); return ok && id.Value == "status_code" }
+	null := func(n ast.Node) bool { _, ok := n.(*ast.NilNode); return ok }
+	switch b.Operator {
+	case "<", "<=", ">", ">=":
+		if status(b.Left) || status(b.Right) {
+			g.ordered = true
+		}
+	case "==", "!=":
+		if status(b.Left) && null(b.Right) || null(b.Left) && status(b.Right) {
+			g.guarded = true
+		}
+	case "??":
+		if status(b.Left) {
+			g.guarded = true
+		}
+	}
 }

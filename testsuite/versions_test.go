@@ -86,6 +86,19 @@ workflow:
 `},
 	{change: "pace-yields", source: noopChain(120)},
 	{change: "running-cap", source: wideFanOut(1001)},
+	{change: "null-safe-compare", source: `metadata: {name: null-compare}
+workflow:
+  - step: probe
+    tool: {kind: shell, command: "echo '{\"count\": null}'"}
+    next:
+      - when: "{{ steps.probe.result.json.count > 3 }}"
+        then: [big]
+      - else: [small]
+  - step: big
+    tool: {kind: noop, result: big}
+  - step: small
+    tool: {kind: noop, result: small}
+`},
 }
 
 // wideFanOut is a playbook of n steps ready at once, each an activity.

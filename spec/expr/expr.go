@@ -77,6 +77,9 @@ type Expr struct {
 	// broken is why a received expression did not compile (see
 	// Retry.UnmarshalJSON); evaluating it returns this error.
 	broken error
+	// recompile compiles it with comparisons with null false (nullSafe).
+	recompile func() (*vm.Program, error)
+	nullSafe  *nullSafe
 }
 
 // BrokenExpr is an expression received that does not compile here:
@@ -94,7 +97,7 @@ func CompileExpr(src string, scope Scope, asBool bool) (*Expr, error) {
 // CompileExprAt compiles an expression written at line, whose scope also
 // declares the names extra.
 func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...string) (*Expr, error) {
-	body := unwrap(src)
+	body := Unwrap(src)
 	if strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("empty expression")
 	}
@@ -113,15 +116,20 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 		}
 		return nil, fmt.Errorf("%q: %s", body, msg)
 	}
-	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), program: program}, nil
+	base := opts[:len(opts)-1] // without the read collector
+	recompile := func() (*vm.Program, error) {
+		return expr.Compile(body, append(base[:len(base):len(base)], nullSafeCompare, expr.Patch(orderings{}))...)
+	}
+	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(),
+		program: program, recompile: recompile, nullSafe: &nullSafe{}}, nil
 }
 
 // dashedStep finds steps.NAME where NAME holds a dash, which an
 // expression reads as a subtraction.
 var dashedStep = regexp.MustCompile(`steps\.(([a-z0-9_]+)-([a-z0-9_-]+))`)
 
-// unwrap strips one `{{ }}` around a whole expression.
-func unwrap(src string) string {
+// Unwrap strips one `{{ }}` around a whole expression.
+func Unwrap(src string) string {
 	t := strings.TrimSpace(src)
 	if strings.HasPrefix(t, "{{") && strings.HasSuffix(t, "}}") && strings.Count(t, "{{") == 1 {
 		return strings.TrimSpace(t[2 : len(t)-2])
@@ -190,7 +198,11 @@ func (e *Expr) Eval(env map[string]any) (any, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
-	out, err := expr.Run(e.program, env)
+	return e.run(e.program, env)
+}
+
+func (e *Expr) run(program *vm.Program, env map[string]any) (any, error) {
+	out, err := expr.Run(program, env)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %s%s", e.Source, FirstLine(err.Error()), truncatedNote(e.StepRefs, env))
 	}
@@ -203,6 +215,10 @@ func (e *Expr) EvalBool(env map[string]any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return e.asBool(out)
+}
+
+func (e *Expr) asBool(out any) (bool, error) {
 	switch b := out.(type) {
 	case bool:
 		return b, nil

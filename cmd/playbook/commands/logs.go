@@ -54,7 +54,7 @@ func (a *app) logsCommand() *cobra.Command {
 				}
 			}
 			if attempt == 0 || !slices.Contains(attempts, attempt) {
-				if done, err := a.remoteLogs(c, newLogsTrust(trustHosts, c.stderr), run, step, attempt, attempts); done {
+				if done, err := a.remoteLogs(c, newLogsTrust(trustHosts, c.stderr), run, runID, step, attempt, attempts); done {
 					return err
 				}
 			}
@@ -175,7 +175,7 @@ func loopElementsLogged(runDir, step string) int {
 // worker that ran it, as the run's history records it, when a server is
 // there to ask; done is false when the attempt is not known to have logged
 // elsewhere, or its last attempt logged here (local).
-func (a *app) remoteLogs(c *call, trust logsTrust, run, step string, attempt int, local []int) (done bool, err error) {
+func (a *app) remoteLogs(c *call, trust logsTrust, run, runID, step string, attempt int, local []int) (done bool, err error) {
 	if !a.serverKnown() {
 		return false, nil
 	}
@@ -184,7 +184,7 @@ func (a *app) remoteLogs(c *call, trust logsTrust, run, step string, attempt int
 		return false, nil
 	}
 	defer conn.Close()
-	where, err := attemptLocations(c.ctx, conn.client, run, step)
+	where, err := attemptLocations(c.ctx, conn.client, run, runID, step)
 	if err != nil || len(where) == 0 {
 		return false, nil
 	}
@@ -198,7 +198,7 @@ func (a *app) remoteLogs(c *call, trust logsTrust, run, step string, attempt int
 	if !ok {
 		return false, nil
 	}
-	if err := printRemoteLogs(c, trust, logsAt, run, step, n); err != nil {
+	if err := printRemoteLogs(c, trust, logsAt, run, runID, step, n); err != nil {
 		return true, fmt.Errorf("attempt %d: %w", n, err)
 	}
 	return true, nil

@@ -57,13 +57,13 @@ func (v loggedAt) add(where map[int]string, prior int, completed bool) {
 // attemptLocations reads, from a run's history (and its loop batches')
 // and its running activities, where each attempt of step logged: the URL
 // of the worker that serves its logs, by attempt number.
-func attemptLocations(ctx context.Context, c client.Client, run, step string) (map[int]string, error) {
+func attemptLocations(ctx context.Context, c client.Client, run, runID, step string) (map[int]string, error) {
 	dc, err := payloadConverter()
 	if err != nil {
 		return nil, err
 	}
 	where := map[int]string{}
-	return where, locateIn(ctx, c, dc, run, "", step, where)
+	return where, locateIn(ctx, c, dc, run, runID, step, where)
 }
 
 // locateIn reads one run of a workflow (runID "": its latest), the runs it
@@ -149,10 +149,14 @@ func (a *app) serverKnown() bool {
 // printRemoteLogs prints attempt n's stdout and stderr, fetched from the
 // worker that ran it, as the local logs are printed; the logs token goes
 // only to a worker trust trusts.
-func printRemoteLogs(c *call, trust logsTrust, logsAt, run, step string, n int) error {
+func printRemoteLogs(c *call, trust logsTrust, logsAt, run, runID, step string, n int) error {
 	token := trust.token(logsAt)
 	for _, stream := range []string{"stdout", "stderr"} {
 		u := fmt.Sprintf("%s/logs/%s/%s/%d/%s", logsAt, url.PathEscape(run), url.PathEscape(step), n, stream)
+		if runID != "" {
+			// An earlier run of the ID; without it the worker serves the latest.
+			u += "?run_id=" + url.QueryEscape(runID)
+		}
 		if err := copyLog(c.ctx, c.stdout, fmt.Sprintf("== attempt %d %s (%s) ==\n", n, stream, u), u, token); err != nil {
 			return err
 		}

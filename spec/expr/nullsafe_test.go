@@ -1,0 +1,46 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// An ordering with null is false in the null-safe program, and an error,
+// as always, in the program as written; everything else evaluates alike.
+func TestOrderingsWithNullAreFalse(t *testing.T) {
+	env := map[string]any{"status_code": nil, "attempt": 2, "result": map[string]any{"count": nil, "rows": 7}, "error": nil, "exit_code": nil, "success": false}
+	for _, c := range []struct {
+		src    string
+		want   bool
+		strict string // the error as written; "" when none
+	}{
+		{"status_code >= 500", false, "invalid operation: <nil> >= int"},
+		{"500 <= status_code", false, "invalid operation: int <= <nil>"},
+		{"status_code == nil or status_code >= 500", true, ""},
+		{"status_code != nil and status_code >= 500", false, ""},
+		{"result.count > 3 or attempt < 3", true, "invalid operation: <nil> > int"},
+		{"result.rows > 3", true, ""},
+		{"!(status_code < 400)", true, "invalid operation: <nil> < int"},
+		{"attempt >= 2.5", false, ""},
+	} {
+		e, err := CompileExpr(c.src, ScopeRetry, true)
+		require.NoError(t, err, c.src)
+		got, err := e.EvalBoolNullSafe(env)
+		require.NoError(t, err, c.src)
+		require.Equal(t, c.want, got, c.src)
+		_, strict := e.EvalBool(env)
+		if c.strict == "" {
+			require.NoError(t, strict, c.src)
+			continue
+		}
+		require.ErrorContains(t, strict, c.strict, c.src)
+		require.True(t, IsNullComparison(strict), c.src)
+	}
+	// Values that cannot be ordered stay an error.
+	e, err := CompileExpr(`result.rows < "x"`, ScopeRetry, true)
+	require.NoError(t, err)
+	_, err = e.EvalBoolNullSafe(env)
+	require.Error(t, err)
+	require.False(t, IsNullComparison(err))
+}
