@@ -76,8 +76,8 @@ workflow:
 workload: {big: ""}
 workflow:
   - step: big
-    tool: {kind: shell, command: "true", env: {BIG: "{{ workload.big }}"}}
-`, files: map[string]string{"input.json": `{"big": "` + strings.Repeat("x", 1100<<10) + `"}`}, args: []string{"--input", "input.json"}},
+    tool: {kind: shell, command: "true", env: {BIG: "{{ workload.big + workload.big }}"}}
+`, files: map[string]string{"input.json": `{"big": "` + strings.Repeat("x", 600<<10) + `"}`}, args: []string{"--input", "input.json"}},
 	{change: "loop-driver", source: `metadata: {name: loop-driver}
 workflow:
   - step: each
