@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,6 +156,32 @@ func TestHTTPStep(t *testing.T) {
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, "order 42 accepted", r.agg.Steps["confirm"].Result)
 	require.Equal(t, r.agg.WorkflowID, gotRun, "execution_id is the workflow ID")
+}
+
+// The example's retry_when retries a server error and a request that got
+// no answer (status_code null), and not a client error.
+func TestHTTPStepRetriesNoAnswerAndServerErrors(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch calls.Add(1) {
+		case 1:
+			w.WriteHeader(503)
+		default:
+			w.WriteHeader(400)
+		}
+	}))
+	defer srv.Close()
+	r := runExample(t, "http.yaml", "--set", "url="+srv.URL)
+	require.Equal(t, "failed", r.agg.Status)
+	require.Equal(t, 2, r.agg.Steps["post"].Attempts, "503 retried, 400 not")
+	require.Equal(t, "http_status", r.agg.Steps["post"].Error.Type)
+
+	refused := httptest.NewServer(http.NotFoundHandler())
+	refused.Close() // nothing listens there now
+	r = runExample(t, "http.yaml", "--set", "url="+refused.URL)
+	require.Equal(t, "failed", r.agg.Status)
+	require.Equal(t, 3, r.agg.Steps["post"].Attempts, "no answer: retried up to max_attempts")
+	require.Equal(t, "http_error", r.agg.Steps["post"].Error.Type)
 }
 
 func TestTimeoutKillsTheStep(t *testing.T) {
