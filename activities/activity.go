@@ -212,6 +212,8 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 		o.Err = &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}
 		d = Decision{Recovery: contract.RecoveryError}
 	}
+	// ScheduledTime is when the first attempt of this activity was scheduled.
+	d = withinBudget(d, in.Retry.MaxDuration, time.Since(info.ScheduledTime), own)
 	if o.Err == nil && !d.Retry && d.Why == "" {
 		watch.ended(transitionCompleted, nil)
 		return &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil

@@ -167,3 +167,15 @@ func retryEnv(scope map[string]any, attempt int, o ToolResult) map[string]any {
 	}
 	return env
 }
+
+// withinBudget stops retrying once the step's retry budget (max_duration)
+// is spent: the attempts and the delays between them, since the first
+// attempt was scheduled, have run past it.
+func withinBudget(d Decision, budget, elapsed time.Duration, attempts int) Decision {
+	if !d.Retry || budget <= 0 || elapsed <= budget {
+		return d
+	}
+	d.Retry, d.Delay = false, 0
+	d.Why = fmt.Sprintf("retry budget of %s spent after %d %s", budget, attempts, map[bool]string{true: "attempt", false: "attempts"}[attempts == 1])
+	return d
+}

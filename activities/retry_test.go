@@ -140,3 +140,13 @@ func TestWithLostAttempts(t *testing.T) {
 	require.Equal(t, failed, got[1])
 	require.Empty(t, contract.WithLostAttempts(nil, 1, 0), "a first attempt has nothing before it")
 }
+
+// A retry budget stops the retry that would run past it, and says so.
+func TestRetryBudget(t *testing.T) {
+	retry := Decision{Retry: true, Delay: 500 * time.Millisecond}
+	require.Equal(t, retry, withinBudget(retry, 0, time.Hour, 9), "no budget")
+	require.Equal(t, retry, withinBudget(retry, 2*time.Second, 1900*time.Millisecond, 3), "not spent yet")
+	require.Equal(t, Decision{Why: "retry budget of 2s spent after 6 attempts"}, withinBudget(retry, 2*time.Second, 2100*time.Millisecond, 6))
+	done := Decision{Why: "gave up after 5 attempts"}
+	require.Equal(t, done, withinBudget(done, time.Second, time.Hour, 5), "a decision not to retry stays")
+}

@@ -21,6 +21,10 @@ type Retry struct {
 	Jitter       bool          `json:"jitter"`
 	RetryWhen    *expr.Expr    `json:"retry_when,omitempty"`
 	StopWhen     *expr.Expr    `json:"stop_when,omitempty"`
+	// MaxDuration, when set, stops retrying once the attempts and the
+	// delays between them, from the first attempt's scheduling, have run
+	// past it.
+	MaxDuration time.Duration `json:"max_duration,omitempty"`
 }
 
 // DefaultRetry is what `retry: true` means.
@@ -132,7 +136,16 @@ func (d *decoder) retryKeys(r *Retry) keys {
 			}
 			return nil
 		}},
-		"jitter":     {sBool("Spread the delays at random (default true)."), func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) }},
+		"jitter": {sBool("Spread the delays at random (default true)."), func(v *yaml.Node) error { return d.boolean(v, "retry.jitter", &r.Jitter) }},
+		"max_duration": {sDuration("A retry budget: no more attempts once the attempts and the delays between them have run past it (default none)."), func(v *yaml.Node) error {
+			if err := d.duration(v, "retry.max_duration", &r.MaxDuration); err != nil {
+				return err
+			}
+			if r.MaxDuration <= 0 {
+				return d.errf(v, "retry.max_duration must be longer than 0s")
+			}
+			return nil
+		}},
 		"retry_when": exprKey("retry_when", "Retry only when this expression holds.", &r.RetryWhen),
 		"stop_when":  exprKey("stop_when", "Stop retrying when this expression holds.", &r.StopWhen),
 	}

@@ -326,3 +326,26 @@ func TestLogsCommand(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "== attempt 3 stdout", "the last attempt by default")
 }
+
+// Acceptance (#31): a retry budget of 2 s on an always-failing step stops
+// retrying after 2 to 3 s of attempts, though max_attempts allows more,
+// and the step's error says the budget was spent.
+func TestRetryBudgetStopsRetrying(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "budget.yaml", `metadata: {name: budget}
+workflow:
+  - step: always
+    tool: {kind: shell, command: "exit 1"}
+    retry: {max_attempts: 100, initial_delay: 400ms, backoff_multiplier: 1, jitter: false, max_duration: 2s}
+`)
+	began := time.Now()
+	code, agg := runJSON(t, file)
+	took := time.Since(began)
+	require.Equal(t, 1, code)
+	st := agg.Steps["always"]
+	require.Equal(t, contract.StatusFailed, st.Status)
+	require.Regexp(t, `\(retry budget of 2s spent after \d+ attempts\)$`, st.Error.Message)
+	require.GreaterOrEqual(t, st.Attempts, 4)
+	require.LessOrEqual(t, st.Attempts, 7)
+	require.GreaterOrEqual(t, took, 2*time.Second, "attempts went on until the budget was spent")
+	require.Less(t, took, 10*time.Second)
+}
