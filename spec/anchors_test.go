@@ -69,7 +69,7 @@ workflow:
   - step: a
     tool: {kind: noop}
     retry: *retry
-`, `a.yaml:6: step "a": unknown key "bogus" in retry (known: backoff_multiplier, initial_delay, jitter, max_attempts, max_delay, retry_when, stop_when)`},
+`, `a.yaml:6: step "a": unknown key "bogus" in retry (known: backoff_multiplier, initial_delay, jitter, max_attempts, max_delay, max_duration, retry_when, stop_when)`},
 		{"merge of a scalar", `metadata: {name: a}
 workflow:
   - step: a
