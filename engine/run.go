@@ -65,6 +65,8 @@ type Run struct {
 
 	// Old runs' decisions (see options.go).
 	shallowWorkload, firstArcOnly bool
+	// logicalTime is run.logical_time (WithLogicalTime).
+	logicalTime string
 }
 
 // NewRun starts the state of a run. workload deep-merges into the

@@ -55,6 +55,7 @@ func load(path string) (*spec.Playbook, playbookwf.Input, error) {
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}
+	in.FileDigests = submit.FileDigests(b.Root, in.BaseDir, in.Files)
 	return b.Root, in, nil
 }
 
