@@ -81,9 +81,9 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 			why[s.Name] = "the end step always runs"
 			continue
 		}
-		w, quiet := ownReason(before, now, s, earlier[s.Name], from)
+		w, q := ownReason(before, now, s, earlier[s.Name], from)
 		why[s.Name] = w
-		if w != "" && !quiet {
+		if w != "" && !q {
 			propagates = append(propagates, s.Name)
 		}
 	}
@@ -93,7 +93,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		n := propagates[0]
 		propagates = propagates[1:]
 		for _, a := range p.Outgoing(n) {
-			if why[a.To] == "" {
+			if why[a.To] == "" || why[a.To] == skippedBefore {
 				why[a.To] = "downstream of " + n
 				propagates = append(propagates, a.To)
 			}
@@ -122,9 +122,14 @@ func ReusableSteps(p *spec.Playbook, earlier map[string]*contract.StepState, fro
 	return plan.Reuse, nil
 }
 
+// skippedBefore is why a step skipped in the earlier run runs, unless a
+// step upstream of it runs: "downstream of x" says it better.
+const skippedBefore = "skipped before"
+
 // ownReason is why a step runs for itself, "" when it may be reused;
 // quiet: it does not make its dependants run (a step skipped before that
-// no failure skipped: no branch led to it, and none will).
+// no failure skipped: no branch led to it, and none will), and a step
+// upstream that runs says why better ("downstream of x").
 func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, from string) (why string, quiet bool) {
 	old := before.Playbook.Step(s.Name)
 	switch {
@@ -132,14 +137,17 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 		return "--from", false
 	case old == nil || prev == nil:
 		return "not in the earlier run", false
-	case prev.Status == contract.StatusSkipped && prev.OriginalFailedStep == nil:
-		return "skipped before", true
-	case prev.Status != contract.StatusCompleted && prev.Status != contract.StatusReused:
-		return string(prev.Status) + " before", false
 	case before.Definitions[s.Name] != now.Definitions[s.Name]:
 		return "changed", false
 	case !slices.Equal(predecessors(before.Playbook, s.Name), predecessors(now.Playbook, s.Name)):
 		return "its upstream steps changed", false
+	case prev.Status == contract.StatusSkipped:
+		// Skipped after a failure upstream, the step downstream of what
+		// runs says so instead; skipped as no branch led to it, its arcs
+		// are as they were, and nothing after it runs for it.
+		return skippedBefore, prev.OriginalFailedStep == nil
+	case prev.Status != contract.StatusCompleted && prev.Status != contract.StatusReused:
+		return string(prev.Status) + " before", false
 	}
 	reads := StepReads(now.Playbook, s)
 	for _, k := range workloadRead(reads, now.Workload, before.Workload) {
