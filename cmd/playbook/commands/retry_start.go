@@ -94,7 +94,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	var earlier *contract.Aggregate
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return nil, &retryError{fmt.Sprintf("%s is still running; retry a run that has ended", r.earlierID)}
+		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", r.earlierID)}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		if earlier, err = result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
 			return nil, err
