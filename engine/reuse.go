@@ -93,7 +93,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		n := propagates[0]
 		propagates = propagates[1:]
 		for _, a := range p.Outgoing(n) {
-			if why[a.To] == "" || why[a.To] == skippedBefore {
+			if why[a.To] == "" || why[a.To] == skippedBefore || why[a.To] == pendingBefore {
 				why[a.To] = "downstream of " + n
 				propagates = append(propagates, a.To)
 			}
@@ -125,6 +125,10 @@ func ReusableSteps(p *spec.Playbook, earlier map[string]*contract.StepState, fro
 // skippedBefore is why a step skipped in the earlier run runs, unless a
 // step upstream of it runs: "downstream of x" says it better.
 const skippedBefore = "skipped before"
+
+// pendingBefore is why a step that never started in the earlier run (it
+// was terminated first) runs, with the same exception.
+const pendingBefore = "pending before"
 
 // ownReason is why a step runs for itself, "" when it may be reused;
 // quiet: it does not make its dependants run (a step skipped before that

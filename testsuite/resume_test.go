@@ -294,3 +294,18 @@ workflow:
 	require.Equal(t, []any{float64(23), "2024-06-02 08:30", float64(3)}, results[0])
 	require.Equal(t, results[0], results[1])
 }
+
+// retry takes any ended run, a terminated one too: the steps stood as a
+// worker replays them; those running when it was terminated run again.
+func TestRetryOfATerminatedRun(t *testing.T) {
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--id", "resume-term-1", "--detach", "../playbooks/long_running.yaml")
+	require.Equal(t, 0, code, errOut)
+	waitFor(t, "left to start", func() bool {
+		_, out, _ := cli(t, "status", "--address", server.Address, "resume-term-1")
+		return strings.Contains(out, "left ") && strings.Contains(out, "running")
+	})
+	require.NoError(t, tc.TerminateWorkflow(context.Background(), "resume-term-1", "", "test"))
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--dry-run", "--set", "seconds=0", "resume-term-1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "  start  reused\n  left   runs: running before\n  right  runs: running before\n  after  runs: downstream of left\n")
+}
