@@ -52,6 +52,9 @@ type StepInput struct {
 	// a run started before lost attempts were retried apart, whose every
 	// attempt counts against its retry block.
 	Lost *LostSpec `json:"lost,omitempty"`
+	// LogicalTime is the run's run.logical_time (RFC 3339, UTC), which a
+	// process step reads as PLAYBOOK_LOGICAL_TIME; "" in a run from before.
+	LogicalTime string `json:"logical_time,omitempty"`
 }
 
 // LostSpec is a step's budget of lost attempts. The activity's retry policy

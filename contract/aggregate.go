@@ -23,6 +23,9 @@ type Aggregate struct {
 	CancelReason string `json:"cancel_reason,omitempty"`
 	// Origin says which run this one retried, who asked and why.
 	Origin *Origin `json:"origin,omitempty"`
+	// LogicalTime is the time the run stands for (run.logical_time, RFC
+	// 3339, UTC): its schedule's time, or when it was submitted.
+	LogicalTime string `json:"logical_time,omitempty"`
 	// Notifications record the webhooks told of the outcome.
 	Notifications []Notification `json:"notifications,omitempty"`
 }

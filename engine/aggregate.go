@@ -79,6 +79,7 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 		Steps:              r.states,
 		CancelReason:       r.CancelReason(),
 		Origin:             r.origin,
+		LogicalTime:        r.logicalTime,
 	}
 	return r.final
 }
@@ -99,6 +100,7 @@ func (r *Run) Snapshot() *contract.Aggregate {
 		Steps:            r.states,
 		CancelReason:     r.CancelReason(),
 		Origin:           r.origin,
+		LogicalTime:      r.logicalTime,
 	}
 }
 

@@ -48,6 +48,28 @@ func (r *Run) CheckClassify(name, action string) error {
 	return nil
 }
 
+// SkipWithResult classifies a pending_failed step skip with a result
+// given by hand: the step completes with that result, as if it had
+// produced it, and its next arcs are taken, so the steps after it run and
+// read it; by is who classified and reason why.
+func (r *Run) SkipWithResult(name, by, reason string, result any) error {
+	if err := r.CheckClassify(name, ClassifySkip); err != nil {
+		return err
+	}
+	st := r.states[name]
+	st.Classified = ClassifySkip + " with a result by " + by
+	data := map[string]any{"action": ClassifySkip, "by": by, "result": result}
+	msg := "skip with a result (by " + by + ")"
+	if reason != "" {
+		st.Classified += ": " + reason
+		data["reason"] = reason
+		msg += ": " + reason
+	}
+	r.emit(Event{Type: "step_classified", Step: name, Message: msg, Data: data})
+	r.Complete(name, result, st.Attempts-st.PriorAttempts)
+	return nil
+}
+
 // Classify resolves a pending_failed step: retry runs it again (its attempts
 // add up), fail fails it as if no one had waited, skip skips it; by is who
 // classified (a person, mcp, or pending_timeout) and reason why, if given.

@@ -1,6 +1,10 @@
 package engine
 
-import "playbook/spec/expr"
+import (
+	"time"
+
+	"playbook/spec/expr"
+)
 
 // RunOption changes how a Run decides, for runs started before a change to
 // the engine (the workflow learns which through workflow.GetVersion; see
@@ -35,3 +39,13 @@ func (r *Run) evalBool(e *expr.Expr, env map[string]any) (bool, error) {
 	}
 	return ok, err
 }
+
+// WithLogicalTime sets the time the run stands for, which expressions read
+// as run.logical_time (RFC 3339, UTC): a scheduled run's scheduled time, a
+// manual run's submission time, or what `run --logical-time` said.
+func WithLogicalTime(t time.Time) RunOption {
+	return func(r *Run) { r.logicalTime = t.UTC().Format(time.RFC3339) }
+}
+
+// LogicalTime is the run's run.logical_time, "" when none was set.
+func (r *Run) LogicalTime() string { return r.logicalTime }

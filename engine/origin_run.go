@@ -19,5 +19,14 @@ func (r *Run) Started(o *contract.Origin) {
 	if o.Reason != "" {
 		data["reason"] = o.Reason
 	}
+	if o.File != "" {
+		data["file"] = o.File
+	}
+	if o.FileChanged {
+		data["file_changed"] = true
+	}
+	if len(o.Overrides) > 0 {
+		data["overrides"] = o.Overrides
+	}
 	r.emit(Event{Type: "run_retried", Message: o.String(), Data: data})
 }

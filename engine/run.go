@@ -67,6 +67,8 @@ type Run struct {
 	shallowWorkload, firstArcOnly bool
 	// nullSafeAllowed: see WithNullSafeComparisons.
 	nullSafeAllowed func() bool
+	// logicalTime is run.logical_time (WithLogicalTime).
+	logicalTime string
 }
 
 // NewRun starts the state of a run. workload deep-merges into the

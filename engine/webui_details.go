@@ -16,6 +16,12 @@ func (r *Run) DetailsMarkdown() string {
 	if r.pb.Description != "" {
 		fmt.Fprintf(&b, ": %s", r.pb.Description)
 	}
+	if r.origin != nil {
+		fmt.Fprintf(&b, "\n\nstarted as a %s", r.origin)
+	}
+	if r.logicalTime != "" {
+		fmt.Fprintf(&b, "\n\nlogical time: %s", r.logicalTime)
+	}
 	if r.final != nil && r.final.Status == contract.RunFailed {
 		if why := r.FirstFailure(); why != "" {
 			fmt.Fprintf(&b, "\n\n**failed**: %s", why)

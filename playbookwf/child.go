@@ -23,7 +23,7 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 		return nil, &contract.StepError{Type: contract.ErrTool, Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
 	}
 	workload, _ := toolSpec["workload"].(map[string]any)
-	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index}
+	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LogicalTime: x.in.LogicalTime}
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:          x.childID(ctx, s.Name, s.Name),
 		TaskQueue:           x.info.TaskQueueName,

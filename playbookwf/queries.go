@@ -1,6 +1,7 @@
 package playbookwf
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
@@ -40,15 +41,32 @@ func registerQueries(ctx workflow.Context, run *engine.Run) error {
 // action before anything is written to history.
 func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow.Channel) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
-		func(ctx workflow.Context, step, action, reason, by string) (string, error) {
+		func(ctx workflow.Context, step, action, reason, by, result string) (string, error) {
 			if by == "" {
 				by = "classify"
 			}
-			if err := run.Classify(step, action, by, reason); err != nil {
+			var err error
+			if result != "" {
+				// A history from before results came has no fifth argument.
+				var v any
+				_ = json.Unmarshal([]byte(result), &v)
+				err = run.SkipWithResult(step, by, reason, v)
+			} else {
+				err = run.Classify(step, action, by, reason)
+			}
+			if err != nil {
 				return "", err
 			}
 			classified.SendAsync(struct{}{})
 			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _ string) error { return run.CheckClassify(step, action) }})
+		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _, result string) error {
+			if result != "" && action != engine.ClassifySkip {
+				return fmt.Errorf("a result goes with skip, not %s", action)
+			}
+			if result != "" && !json.Valid([]byte(result)) {
+				return fmt.Errorf("the result is not JSON: %s", result)
+			}
+			return run.CheckClassify(step, action)
+		}})
 }

@@ -30,8 +30,9 @@ const (
 	// QueryPending lists the pending_failed steps waiting for a classification.
 	QueryPending = "pending"
 	// UpdateClassify classifies a pending_failed step: (step, retry|fail|skip,
-	// reason, by); reason and by are optional (older clients send two
-	// arguments) and by defaults to "classify".
+	// reason, by, result); reason, by and result are optional (older
+	// clients send two arguments) and by defaults to "classify". result,
+	// JSON text, goes with skip: the step completes with it.
 	UpdateClassify = "classify"
 	// SignalDrain lets running steps finish and starts no new one.
 	SignalDrain = "drain"
@@ -81,6 +82,32 @@ type Input struct {
 	Reuse map[string]*contract.StepState `json:"reuse,omitempty"`
 	// Origin says which run a retry retried, who asked and why.
 	Origin *contract.Origin `json:"origin,omitempty"`
+	// LogicalTime is the time the run stands for (run.logical_time): when
+	// it was submitted, what `run --logical-time` said, the earlier run's
+	// for a retry, the parent's for a sub-playbook. Nil in a run a
+	// schedule started, whose time is its scheduled time (logicalTime).
+	LogicalTime *time.Time `json:"logical_time,omitempty"`
+	// Files digests the files the steps read by name (scripts, recovery
+	// scripts, sub-playbooks) as they were at submission, by absolute
+	// path: what a retry compares to tell whether they changed.
+	FileDigests map[string]string `json:"file_digests,omitempty"`
+}
+
+// AttrScheduledStartTime is the search attribute Temporal sets on a run a
+// schedule started (or backfilled): the time it was scheduled for.
+var AttrScheduledStartTime = temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")
+
+// logicalTime is the time the run stands for: its input's, else the time a
+// schedule started it for, else (a run submitted before runs carried one)
+// its start. All three are in the history: a replay reads the same.
+func logicalTime(ctx workflow.Context, in Input) time.Time {
+	if in.LogicalTime != nil {
+		return *in.LogicalTime
+	}
+	if t, ok := workflow.GetTypedSearchAttributes(ctx).GetTime(AttrScheduledStartTime); ok {
+		return t
+	}
+	return workflow.GetInfo(ctx).WorkflowStartTime
 }
 
 // StartAttributes are the search attributes a run starts with.
@@ -94,7 +121,9 @@ func StartAttributes(name string) temporal.SearchAttributes {
 func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	pb := parseFrozen(in)
 	info := workflow.GetInfo(ctx)
-	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, runOptions(ctx, pb, in.Workload)...)
+	lt := logicalTime(ctx, in)
+	in.LogicalTime = &lt
+	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, append(runOptions(ctx, pb, in.Workload), engine.WithLogicalTime(lt))...)
 	run.Started(in.Origin)
 	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {

@@ -72,7 +72,11 @@ func (d *decoder) loopKeys(l *Loop, mode *string) keys {
 			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {
 				return err
 			}
-			if !identifier.MatchString(l.Iterator) || expr.ScopeNames(expr.ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
+			// `run` came into the scope later: a run in flight may have an
+			// iterator of that name, which submissions now refuse.
+			if l.Iterator == "run" {
+				d.refuse(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
+			} else if !identifier.MatchString(l.Iterator) || expr.ScopeNames(expr.ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
 				return d.errf(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
 			}
 			return nil

@@ -246,3 +246,26 @@ workflow:
 		})
 	}
 }
+
+func TestStepDefinitionsIgnoreLayoutOrderAndDesc(t *testing.T) {
+	a := StepDefinitions([]byte(`metadata: {name: t}
+x-env: &env {D: /tmp}
+failure_handlers: [{name: h, rules: [{exit_codes: [3], max_retries: 1}]}]
+workflow:
+  - {step: a, desc: first, tool: {kind: shell, command: "echo a", env: *env}, failure_handler: h}
+`))
+	b := StepDefinitions([]byte(`metadata: {name: t}
+failure_handlers:
+  - name: other
+    rules: [{max_retries: 1, exit_codes: [3]}]
+workflow:
+  - step: a
+    failure_handler: other
+    tool:
+      env: {D: /tmp}
+      command: echo a
+      kind: shell
+`))
+	require.Equal(t, a, b)
+	require.Equal(t, `{"failure_handler":{"rules":[{"exit_codes":[3],"max_retries":1}]},"step":"a","tool":{"command":"echo a","env":{"D":"/tmp"},"kind":"shell"}}`, a["a"])
+}

@@ -235,6 +235,11 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 		}
 		errs = append(errs, at("reads steps.%s, but step %q is not upstream of %s (it would read null): make it a predecessor through next or depends_on", name, name, reader))
 	}
+	if x.refs.hostZone {
+		// Workers in different zones would decide differently, and a
+		// replay on another worker would not match the run.
+		errs = append(errs, at(".Local() reads the time zone of the worker that evaluates it: use .UTC(), or .In(timezone(\"Europe/Paris\")) for a named zone"))
+	}
 	for _, key := range x.refs.workload {
 		if _, ok := c.workload[key]; !ok && !c.pb.WorkloadBroken() {
 			errs = append(errs, at("reads workload.%s, which the workload section does not declare (%s)", key, c.declared()))
@@ -339,9 +344,17 @@ type refCollector struct {
 	steps, workload     []string
 	stepsIdents, byName int
 	dollarEnv           bool
+	// hostZone: it calls a time's .Local(), which reads the time zone of
+	// whichever host evaluates it.
+	hostZone bool
 }
 
 func (r *refCollector) Visit(node *ast.Node) {
+	if m, ok := (*node).(*ast.MemberNode); ok && m.Method {
+		if prop, ok := m.Property.(*ast.StringNode); ok && prop.Value == "Local" {
+			r.hostZone = true
+		}
+	}
 	if id, ok := (*node).(*ast.IdentifierNode); ok {
 		switch id.Value {
 		case "steps":
@@ -613,6 +626,7 @@ func (c *checker) env(x *exprCheck) types.Map {
 	}
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
+	env["run"] = types.Map{"logical_time": types.String}
 	if x.scope == expr.ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)

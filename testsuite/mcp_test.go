@@ -141,6 +141,23 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 	code, out, errOut = cli(t, "status", "--address", server.Address, retried.Run)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Started as a retry of "+run.GetID()+" from step check by mcp: "+why)
+
+	// retry_run takes retry's options: a fixed playbook (here as text),
+	// workload values on top of the earlier run's; unchanged steps are reused.
+	src, err := os.ReadFile("../playbooks/pending_failed.yaml")
+	require.NoError(t, err)
+	text, isErr = callTool(t, s, "retry_run", map[string]any{"run": retried.Run, "reason": "publish fixed",
+		"text": strings.Replace(string(src), "result: published", "result: republished", 1), "set": []string{"ready_file=" + ready}})
+	require.False(t, isErr, text)
+	var byText struct {
+		Run string `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &byText))
+	fixed := finish(t, tc.GetWorkflow(context.Background(), byText.Run, ""))
+	require.Equal(t, contract.StatusReused, fixed.Steps["check"].Status, "check and the value it reads did not change")
+	require.Equal(t, "republished", fixed.Steps["publish"].Result)
+	require.True(t, fixed.Origin.FileChanged)
+	require.Equal(t, map[string]any{"ready_file": ready}, fixed.Origin.Overrides)
 	code, out, errOut = cli(t, "events", "--address", server.Address, retried.Run)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "run_retried")

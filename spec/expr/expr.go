@@ -22,7 +22,7 @@ import (
 type Scope int
 
 const (
-	// ScopeStep: workload, steps, execution_id, playbook (when, templates).
+	// ScopeStep: workload, steps, execution_id, playbook, run (when, templates).
 	ScopeStep Scope = iota
 	// ScopeRetry adds result, error, exit_code, status_code, success, attempt.
 	ScopeRetry
@@ -39,6 +39,8 @@ func ScopeNames(s Scope, extra ...string) types.Map {
 		"steps":        types.Any,
 		"execution_id": types.String,
 		"playbook":     types.Any,
+		// run.logical_time: the time the run stands for (RFC 3339, UTC).
+		"run": types.Any,
 	}
 	switch s {
 	case ScopeRetry:
@@ -72,6 +74,8 @@ type Expr struct {
 	// ReadsAll names the maps among `steps` and `workload` it reads other
 	// than by a constant key (`steps[name]`, `len(workload)`): all of it.
 	ReadsAll map[string]bool
+	// ReadsRun: it reads `run` (run.logical_time).
+	ReadsRun bool
 
 	program *vm.Program
 	// broken is why a received expression did not compile (see
@@ -120,7 +124,7 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 	recompile := func() (*vm.Program, error) {
 		return expr.Compile(body, append(base[:len(base):len(base)], nullSafeCompare, expr.Patch(orderings{}))...)
 	}
-	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(),
+	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), ReadsRun: refs.run || refs.dollarEnv,
 		program: program, recompile: recompile, nullSafe: &nullSafe{}}, nil
 }
 
@@ -151,6 +155,7 @@ type readCollector struct {
 	keys      map[string][]string
 	seen      map[string]int
 	dollarEnv bool
+	run       bool
 }
 
 func (c *readCollector) Visit(node *ast.Node) {
@@ -165,6 +170,8 @@ func (c *readCollector) Visit(node *ast.Node) {
 		case "$env":
 			// $env.steps.a reads through the whole environment.
 			c.dollarEnv = true
+		case "run":
+			c.run = true
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)

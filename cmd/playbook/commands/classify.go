@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 )
 
 func (a *app) classifyCommand() *cobra.Command {
-	var reason string
+	var reason, result string
 	cmd := &cobra.Command{
 		Use:   "classify RUN STEP retry|fail|skip",
 		Short: "resolve a pending_failed step: retry it, fail it, or skip it",
@@ -23,6 +24,12 @@ func (a *app) classifyCommand() *cobra.Command {
 		// An action the run cannot take is refused here, before anything is
 		// sent to the server.
 		PreRunE: func(_ *cobra.Command, args []string) error {
+			if result != "" && args[2] != engine.ClassifySkip {
+				return invalidf("--result goes with skip: the step completes with that result")
+			}
+			if result != "" && !json.Valid([]byte(result)) {
+				return invalidf("--result %s: not JSON (a string is quoted: '\"ok\"')", result)
+			}
 			switch args[2] {
 			case engine.ClassifyRetry, engine.ClassifyFail, engine.ClassifySkip:
 				return nil
@@ -30,7 +37,7 @@ func (a *app) classifyCommand() *cobra.Command {
 			return invalidf("%q is not an action: give retry, fail or skip", args[2])
 		},
 		RunE: a.connected(func(c *call, conn *connection) error {
-			answer, err := classifyStep(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, "")
+			answer, err := classifyStepWith(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, "", result)
 			var rejected *temporal.ApplicationError
 			if errors.As(err, &rejected) {
 				return invalid(errors.New(rejected.Message()))
@@ -43,6 +50,7 @@ func (a *app) classifyCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the run's events and shown by status")
+	cmd.Flags().StringVar(&result, "result", "", "with skip: the step completes by hand with this `JSON` result, which the steps after it read")
 	return cmd
 }
 

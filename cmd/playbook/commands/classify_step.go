@@ -12,8 +12,18 @@ import (
 // who classified ("" is the CLI's classify), reason why. A rejection (unknown
 // step, not pending_failed, bad action) is a *temporal.ApplicationError.
 func classifyStep(ctx context.Context, c client.Client, run, step, action, reason, by string) (string, error) {
+	return classifyStepWith(ctx, c, run, step, action, reason, by, "")
+}
+
+// classifyStepWith is classifyStep with a result (JSON text) for skip: the
+// step completes with it, and the steps after it read it.
+func classifyStepWith(ctx context.Context, c client.Client, run, step, action, reason, by, result string) (string, error) {
+	args := []any{step, action, reason, by}
+	if result != "" {
+		args = append(args, result)
+	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: playbookwf.UpdateClassify, Args: []any{step, action, reason, by},
+		WorkflowID: run, UpdateName: playbookwf.UpdateClassify, Args: args,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	var answer string

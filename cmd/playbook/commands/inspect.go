@@ -205,6 +205,9 @@ func printStatus(out io.Writer, run string, st *Status) {
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
 	}
+	if agg.LogicalTime != "" {
+		fmt.Fprintf(out, "Logical time: %s\n", agg.LogicalTime)
+	}
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"playbook/internal/userfile"
+	"playbook/playbookwf"
 	"playbook/spec"
 	"playbook/submit"
 )
@@ -96,6 +97,19 @@ func (r fileRoot) loadFile(name string) (*spec.Playbook, error) {
 		return nil, err
 	}
 	return b.Root, nil
+}
+
+// loadInput is load of a file under the root: the playbook and the
+// workflow's input that freezes it, for retry_run's file.
+func (r fileRoot) loadInput(name string) (*spec.Playbook, playbookwf.Input, error) {
+	if err := userfile.CheckName(name); err != nil {
+		return nil, playbookwf.Input{}, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
+	}
+	b, err := submit.LoadBundleIn(r.dir, name, r.readPlaybook)
+	if err != nil {
+		return nil, playbookwf.Input{}, err
+	}
+	return b.Root, frozen(name, b), nil
 }
 
 // loadText is `playbook validate` of a playbook given as text, shown as

@@ -70,9 +70,13 @@ type classifyArgs struct {
 }
 
 type retryArgs struct {
-	Run    string `json:"run" jsonschema:"the finished run to retry"`
-	Step   string `json:"step,omitempty" jsonschema:"run this step and everything downstream of it again, even if it completed"`
-	Reason string `json:"reason" jsonschema:"why: shown with the new run"`
+	Run    string   `json:"run" jsonschema:"the finished run to retry"`
+	Step   string   `json:"step,omitempty" jsonschema:"the old name of from"`
+	From   string   `json:"from,omitempty" jsonschema:"run this step and everything downstream of it again, even if unchanged"`
+	File   string   `json:"file,omitempty" jsonschema:"run this playbook file instead of the run's frozen one"`
+	Text   string   `json:"text,omitempty" jsonschema:"run this playbook text instead of the run's frozen one (its sub-playbooks are the run's)"`
+	Set    []string `json:"set,omitempty" jsonschema:"workload values KEY=VALUE set on top of the run's, as run --set"`
+	Reason string   `json:"reason" jsonschema:"why: shown with the new run"`
 }
 
 type cancelArgs struct {
@@ -123,7 +127,7 @@ func newMCPServer(t *mcpTools) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "step_logs", Description: "An attempt's stdout or stderr, a bounded chunk from an offset; page with next_offset.", Annotations: readOnly}, t.stepLogs)
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_playbook", Description: "Check a playbook (a file or inline YAML) as `playbook validate` does; errors are one line naming file, line and step.", Annotations: readOnly}, t.validate)
 	mcp.AddTool(srv, &mcp.Tool{Name: "classify_step", Description: "Resolve a pending_failed step: retry, fail or skip, with a reason recorded in the run. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.classify)
-	mcp.AddTool(srv, &mcp.Tool{Name: "retry_run", Description: "Start a new run of a finished run's playbook, reusing its completed steps (optionally running one step and its downstream again). Needs --allow-write."}, t.retryRun)
+	mcp.AddTool(srv, &mcp.Tool{Name: "retry_run", Description: "Start a new run of an ended run, with its playbook or a fixed one (file or text) and workload values set on top, reusing the completed steps whose definition and inputs did not change (from: run one step and its downstream again). Needs --allow-write."}, t.retryRun)
 	mcp.AddTool(srv, &mcp.Tool{Name: "cancel_run", Description: "Cancel a run: running steps are cancelled, pending ones skipped, then end runs. Needs --allow-write."}, t.cancelRun)
 	addMCPGuides(srv)
 	return srv
@@ -362,7 +366,12 @@ func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retry
 	if err := need("run", a.Run, "reason", a.Reason); err != nil {
 		return nil, nil, err
 	}
-	r, err := startRetry(ctx, t.conn, a.Run, a.Step, "", t.taskQueue, mcpWho, a.Reason)
+	req, err := mcpRetryRequest(ctx, t.conn, t.root, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.taskQueue, req.by = t.taskQueue, mcpWho
+	r, err := startRetry(ctx, t.conn, req)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}

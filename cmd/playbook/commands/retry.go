@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,28 +19,54 @@ import (
 
 func (a *app) retryCommand() *cobra.Command {
 	var (
-		step, id, reason string
-		out              printer
+		file, from, step, id, reason, input string
+		sets                                []string
+		dryRun                              bool
+		logicalTime                         rfc3339
+		out                                 printer
 	)
 	cmd := &cobra.Command{
 		Use:   "retry RUN",
-		Short: "start a new run of a finished run's frozen playbook, reusing the steps that completed",
-		Long: "The new run has the same playbook text, sub-playbooks and workload as RUN. Steps that\n" +
-			"completed are `reused` (their results carried over, not run again); failed, skipped and\n" +
-			"cancelled steps run. With --step S, S and everything downstream of it run again too.\n" +
-			"Followed like `run`: same output, --json and exit codes.",
+		Short: "start a new run of an ended run, with its playbook or a fixed one, reusing the steps that need not run again",
+		Long: "The new run has RUN's playbook (or, with --file, the new one, checked as `run` checks it), its\n" +
+			"workload with --input then --set on top, and its logical time (or --logical-time). A step that\n" +
+			"completed in RUN is `reused` (its result carried over, not run again) when its definition, the\n" +
+			"workload values and files it reads and the steps upstream of it are unchanged; every other step\n" +
+			"runs, and so does everything downstream of one that runs. With --from S, S and everything\n" +
+			"downstream of it run. Before it starts, one line per step says reused, or runs and why;\n" +
+			"--dry-run prints only those. Followed like `run`: same output, --json and exit codes.",
 		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
 		RunE: action(func(c *call) error {
-			earlierID := c.args[0]
 			// Every run playbook starts has an ID that follows the rule.
-			if err := spec.CheckPathName("RUN", earlierID); err != nil {
+			if err := spec.CheckPathName("RUN", c.args[0]); err != nil {
 				return invalid(err)
+			}
+			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: "cli", reason: reason, dryRun: dryRun}
+			if step != "" {
+				if from != "" && from != step {
+					return invalidf("give --from or --step (its old name), not both")
+				}
+				req.from = step
 			}
 			if err := checkRunID(id); err != nil {
 				return invalid(err)
 			}
+			if file != "" {
+				pb, in, err := load(file)
+				if err != nil {
+					return invalidFile(err)
+				}
+				req.pb, req.in, req.file = pb, &in, file
+			}
+			var err error
+			if req.overrides, err = workloadOverrides(input, sets); err != nil {
+				return invalid(err)
+			}
+			if t := time.Time(logicalTime); !t.IsZero() {
+				req.logicalTime = &t
+			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				r, err := startRetry(c.ctx, conn, earlierID, step, id, a.conn.taskQueue, "cli", reason)
+				r, err := startRetry(c.ctx, conn, req)
 				var mistake *retryError
 				var notStarted *submitError
 				switch {
@@ -50,18 +77,41 @@ func (a *app) retryCommand() *cobra.Command {
 				case err != nil:
 					return err
 				}
+				w := out.progress(c)
+				if dryRun {
+					w = c.stdout
+				}
+				for _, k := range r.dropped {
+					fmt.Fprintf(c.stderr, "warning: workload.%s was set in %s, but the playbook no longer declares it: dropped\n", k, req.earlierID)
+				}
+				for _, warn := range r.plan.Warnings {
+					fmt.Fprintf(c.stderr, "warning: %s\n", warn)
+				}
+				if dryRun {
+					fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.earlierID, countOf(len(r.reused), "step"))
+					fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
+					return nil
+				}
 				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, c.stderr)
 				if len(r.reused) == 0 {
-					fmt.Fprintf(out.progress(c), "Retrying %s as %s; no completed step to reuse: every step runs.\n", earlierID, r.run.GetID())
+					fmt.Fprintf(w, "Retrying %s as %s; no completed step to reuse: every step runs.\n", req.earlierID, r.run.GetID())
 				} else {
-					fmt.Fprintf(out.progress(c), "Retrying %s as %s, reusing %s: %s\n", earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
+					fmt.Fprintf(w, "Retrying %s as %s, reusing %s: %s\n", req.earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
 				}
+				fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
 				return followAndReport(c, conn, r.pb, r.run, &out)
 			})
 		}),
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&step, "step", "", "run this `STEP` and everything downstream of it again")
+	fs.StringVar(&file, "file", "", "run this playbook `FILE` (and the sub-playbooks it names, read again) instead of RUN's frozen one")
+	fs.StringArrayVar(&sets, "set", nil, "override a workload value on top of RUN's: `KEY=VALUE` (as `run --set`; repeatable)")
+	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`, on top of RUN's workload and under --set")
+	fs.StringVar(&from, "from", "", "run this `STEP` and everything downstream of it again, even if unchanged")
+	fs.StringVar(&step, "step", "", "the old name of --from")
+	_ = fs.MarkHidden("step")
+	fs.BoolVar(&dryRun, "dry-run", false, "print which steps would be reused and which would run, and why; start nothing")
+	fs.Var(&logicalTime, "logical-time", "the new run's logical `TIME` (RFC 3339; default RUN's)")
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
 	fs.StringVar(&id, "id", "", "workflow ID of the new run (default NAME-RANDOM)")
 	fs.StringVar(&reason, "reason", "", "why: recorded in the new run's events, status and Web UI details")

@@ -3,21 +3,55 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"playbook/contract"
 	"playbook/engine"
+	"playbook/playbookwf"
 	"playbook/spec"
 	"playbook/submit"
 )
 
-// retried is a new run of an earlier run's frozen playbook.
+// retryRequest is what a retry is asked to do.
+type retryRequest struct {
+	earlierID string
+	// pb and in are the new playbook (retry --file), loaded and checked as a
+	// submission; nil: the earlier run's frozen playbook.
+	pb *spec.Playbook
+	in *playbookwf.Input
+	// file is the new playbook's path as given, for the origin.
+	file string
+	// overrides are the workload values set on top of the earlier run's
+	// (--input, then --set), as read (workloadOverrides).
+	overrides map[string]any
+	// from runs again, with everything downstream of it.
+	from string
+	// id is the new run's workflow ID ("": NAME-RANDOM).
+	id, taskQueue, by, reason string
+	// logicalTime replaces the earlier run's; nil keeps it.
+	logicalTime *time.Time
+	// dryRun decides and starts nothing.
+	dryRun bool
+}
+
+// retried is a new run of an earlier run's playbook, or, on a dry run,
+// what it would reuse.
 type retried struct {
-	pb     *spec.Playbook
-	run    client.WorkflowRun
+	pb   *spec.Playbook
+	run  client.WorkflowRun // nil on a dry run
+	plan *engine.ReusePlan
+	// reused are the steps reused, in file order.
 	reused []string
+	// dropped are workload keys the earlier run set that the new playbook
+	// no longer declares.
+	dropped []string
 }
 
 // retryError is a retry that cannot be made as asked (a running run, an
@@ -36,57 +70,157 @@ func (e *submitError) Error() string { return fmt.Sprintf("cannot start %s: %v",
 
 func (e *submitError) Unwrap() error { return e.err }
 
-// startRetry starts a new run of a finished run's frozen playbook, reusing
-// the steps that completed; with step, that step and everything downstream
-// of it run again. by and reason say who asked and why: the new run records
-// them (its events, its aggregate, the Web UI's details).
-func startRetry(ctx context.Context, conn *connection, earlierID, step, id, taskQueue, by, reason string) (*retried, error) {
-	in, err := frozenInput(ctx, conn.client, earlierID)
+// startRetry starts a new run of an ended run: of its frozen playbook, or
+// of the new one the request carries, with its workload and the request's
+// overrides on top. The steps it reuses are those engine.PlanReuse
+// decides: completed before, and unchanged in definition, upstream, and in
+// the workload values, files and logical time they read. The new run
+// records where it came from, who asked and why (its events, aggregate,
+// the Web UI's details).
+func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried, error) {
+	before, err := frozenInput(ctx, conn.client, r.earlierID)
 	if err != nil {
 		return nil, err
 	}
-	d, err := conn.client.DescribeWorkflowExecution(ctx, earlierID, "")
+	d, err := conn.client.DescribeWorkflowExecution(ctx, r.earlierID, "")
 	if err != nil {
 		return nil, err
 	}
-	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", earlierID)}
-	}
-	earlier, err := result(ctx, conn.client.GetWorkflow(ctx, earlierID, ""))
-	if err != nil {
-		return nil, err
-	}
-	pb, err := spec.Parse(in.File, []byte(in.Source))
+	info := d.GetWorkflowExecutionInfo()
+	oldPb, err := spec.Parse(before.File, []byte(before.Source))
 	if err != nil {
 		return nil, fmt.Errorf("the frozen playbook no longer parses: %w", err)
 	}
-	// A retry is a submission: today's checks apply to the frozen
-	// playbook and workload (its files are not read again).
-	if _, err := submit.ParseStrict(in.File, []byte(in.Source), ""); err != nil {
+	var earlier *contract.Aggregate
+	switch info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", r.earlierID)}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		if earlier, err = result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
+			return nil, err
+		}
+	default:
+		// Terminated or timed out: the steps as they stood, when a worker
+		// replays them; else none, and every step runs.
+		earlier = endedByTemporal(ctx, conn.client, r.earlierID, info, oldPb)
+	}
+
+	pb, in := r.pb, r.in
+	if pb == nil {
+		// A retry is a submission: today's checks apply to the frozen
+		// playbook (its sub-playbooks are not read again).
+		if _, err := submit.ParseStrict(before.File, []byte(before.Source), ""); err != nil {
+			return nil, &retryError{err.Error()}
+		}
+		pb, in = oldPb, &playbookwf.Input{File: before.File, BaseDir: before.BaseDir, Source: before.Source, Files: before.Files}
+	}
+	out := &retried{pb: pb}
+	// The earlier run's overrides, but those of keys the playbook no longer
+	// declares, then the new ones on top.
+	kept := map[string]any{}
+	for k, v := range before.Workload {
+		if _, ok := pb.Workload[k]; ok || pb.WorkloadBroken() {
+			kept[k] = v
+		} else {
+			out.dropped = append(out.dropped, k)
+		}
+	}
+	sort.Strings(out.dropped)
+	if in.Workload, err = submit.CheckOverrides(pb, spec.MergeWorkload(kept, r.overrides)); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
+	lt := earlierLogicalTime(earlier, before, info.GetStartTime().AsTime())
+	if r.logicalTime != nil {
+		lt = r.logicalTime.UTC()
+	}
+	in.LogicalTime = &lt
+	if r.pb == nil {
+		// The frozen playbook: its scripts as they are now.
+		in.FileDigests = submit.FileDigests(pb, in.BaseDir, in.Files)
+	}
+
+	oldSide := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(before.Source)),
+		Workload: spec.MergeWorkload(oldPb.Workload, before.Workload), BaseDir: before.BaseDir, Texts: before.Files,
+		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierLogicalTime(earlier, before, info.GetStartTime().AsTime()).Format(time.RFC3339)}
+	if oldSide.Files == nil {
+		oldSide.Files = map[string]string{}
+	}
+	// Sub-playbooks are frozen into every run: their digests are known.
+	for path, text := range before.Files {
+		oldSide.Files[path] = submit.Digest(text)
+	}
+	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
+		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
+		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339)}
+	if out.plan, err = engine.PlanReuse(oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	if in.Reuse, err = engine.ReusableSteps(pb, contract.Reusable(earlier), step); err != nil {
-		return nil, &retryError{err.Error()}
+	for _, dcs := range out.plan.Decisions {
+		if dcs.Reused {
+			out.reused = append(out.reused, dcs.Step)
+		}
 	}
+	if r.dryRun {
+		return out, nil
+	}
+	in.Reuse = out.plan.Reuse
+	in.Origin = &contract.Origin{RetryOf: r.earlierID, From: r.from, By: r.by, Reason: r.reason, File: r.file,
+		FileChanged: r.pb != nil && (in.Source != before.Source || !maps.Equal(in.Files, before.Files)),
+		Overrides:   submit.PlainOverrides(r.overrides)}
+	if len(in.Origin.Overrides) == 0 {
+		in.Origin.Overrides = nil
+	}
+	id := r.id
 	if id == "" {
 		id = pb.Name + "-" + randomSuffix()
 	}
-	in.Origin = &contract.Origin{RetryOf: earlierID, From: step, By: by, Reason: reason}
-	if err := conn.checkCodec(ctx, taskQueue); err != nil {
+	if err := conn.checkCodec(ctx, r.taskQueue); err != nil {
 		return nil, &retryError{err.(*exitError).err.Error()}
 	}
-	wr, err := conn.submitWith(ctx, pb, in, id, taskQueue, in.Origin.String())
+	wr, err := conn.submitWith(ctx, pb, *in, id, r.taskQueue, in.Origin.String())
 	if err != nil {
 		return nil, &submitError{id: id, err: err}
 	}
-	r := &retried{pb: pb, run: wr}
-	for _, s := range pb.Steps {
-		if in.Reuse[s.Name] != nil {
-			r.reused = append(r.reused, s.Name)
+	out.run = wr
+	return out, nil
+}
+
+// earlierLogicalTime is the logical time of an earlier run: what its
+// aggregate says, else its input's, else (a run from before runs had one)
+// when it started.
+func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, started time.Time) time.Time {
+	if agg != nil && agg.LogicalTime != "" {
+		if t, err := time.Parse(time.RFC3339, agg.LogicalTime); err == nil {
+			return t.UTC()
 		}
 	}
-	return r, nil
+	if in.LogicalTime != nil {
+		return in.LogicalTime.UTC()
+	}
+	return started.UTC().Truncate(time.Second)
+}
+
+// decisionLines are a retry's decisions, one line per step: "reused", or
+// "runs: why", with the step names in one column.
+func decisionLines(plan *engine.ReusePlan) []string {
+	width := 0
+	for _, d := range plan.Decisions {
+		width = max(width, len(d.Step))
+	}
+	var out []string
+	for _, d := range plan.Decisions {
+		what := "reused"
+		if !d.Reused {
+			what = "runs: " + d.Why
+		}
+		out = append(out, fmt.Sprintf("  %-*s  %s", width, d.Step, what))
+	}
+	return out
+}
+
+// joinSorted lists names, sorted, comma-separated.
+func joinSorted(names []string) string {
+	s := slices.Clone(names)
+	slices.Sort(s)
+	return strings.Join(s, ", ")
 }

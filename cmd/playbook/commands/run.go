@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -29,6 +30,8 @@ func (a *app) runCommand() *cobra.Command {
 		input  string
 		id     string
 		detach bool
+		// logicalTime is the run's run.logical_time, when given.
+		logicalTime rfc3339
 	)
 	cmd := &cobra.Command{
 		Use:   "run FILE",
@@ -52,6 +55,12 @@ func (a *app) runCommand() *cobra.Command {
 			if in.Workload, err = submit.CheckOverrides(pb, in.Workload); err != nil {
 				return invalid(err)
 			}
+			// The run stands for when it was submitted, unless told.
+			lt := time.Now().UTC().Truncate(time.Second)
+			if t := time.Time(logicalTime); !t.IsZero() {
+				lt = t.UTC()
+			}
+			in.LogicalTime = &lt
 			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			c.ctx = ctx
@@ -87,6 +96,7 @@ func (a *app) runCommand() *cobra.Command {
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
 	fs.StringVar(&id, "id", "", "workflow ID of the run (default NAME-RANDOM)")
 	fs.BoolVar(&detach, "detach", false, "submit the run, print its ID and exit 0 without following it")
+	fs.Var(&logicalTime, "logical-time", "the time the run stands for, run.logical_time and PLAYBOOK_LOGICAL_TIME (`TIME`, RFC 3339; default: now)")
 	return cmd
 }
 

@@ -44,11 +44,17 @@ func load(path string) (*spec.Playbook, playbookwf.Input, error) {
 	if err != nil {
 		return nil, playbookwf.Input{}, err
 	}
+	return b.Root, frozen(path, b), nil
+}
+
+// frozen is the workflow's input for a bundle loaded from path.
+func frozen(path string, b *submit.Bundle) playbookwf.Input {
 	in := playbookwf.Input{File: path, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}
-	return b.Root, in, nil
+	in.FileDigests = submit.FileDigests(b.Root, in.BaseDir, in.Files)
+	return in
 }
 
 func unwrapPathError(err error) string {
