@@ -194,7 +194,9 @@ workflow:
 	code, out, errOut = cli(t, "status", "--address", server.Address, "ops28-order-1")
 	require.Equal(t, 0, code, out+errOut)
 	var rows []string
-	for _, line := range strings.Split(out, "\n")[3:] {
+	_, table, found := strings.Cut(out, "\nSTEP ")
+	require.True(t, found, out)
+	for _, line := range strings.Split(table, "\n")[1:] {
 		if f := strings.Fields(line); len(f) > 0 {
 			rows = append(rows, f[0])
 		}
