@@ -157,7 +157,7 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 	}
 	// Secrets are read as the attempt starts; only their names are in the
 	// step's input, and their texts are hidden in all it writes.
-	resolved, secrets, secretErr := a.withSecrets(in.Spec)
+	resolved, secrets, secretErr := a.withSecrets(in.Spec, in.Secrets)
 	var o ToolResult
 	if secretErr != nil {
 		o = ToolResult{Err: secretErr}
@@ -387,14 +387,15 @@ func (a *Activities) lostAttempt(ctx context.Context, log contract.AttemptLog, i
 // answer to a heartbeat, or no heartbeat reaching it for the timeout).
 func (a *Activities) runRecovery(ctx context.Context, info activity.Info, log contract.AttemptLog, in contract.StepInput, attempt, exitCode int, script string) (code int, stopped error) {
 	// The script sees the step's secrets as the step did; they are read
-	// again, and a secret gone since leaves its variable out.
-	resolved, secrets, _ := a.withSecrets(in.Spec)
-	if resolved == nil {
+	// again, and when one cannot be (gone since), the secrets' variables
+	// are left out.
+	resolved, secrets, secretErr := a.withSecrets(in.Spec, in.Secrets)
+	if secretErr != nil {
 		resolved = in.Spec
 	}
 	env, _ := resolved["env"].(map[string]any)
 	env = maps.Clone(env)
-	maps.DeleteFunc(env, func(_ string, v any) bool { _, ref := spec.SecretRef(v); return ref })
+	maps.DeleteFunc(env, func(name string, _ any) bool { _, named := in.Secrets["env."+name]; return named && secretErr != nil })
 	ctx = withRedactor(ctx, secrets)
 	stopCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)

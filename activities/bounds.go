@@ -64,5 +64,5 @@ func boundResult(o ToolResult) ToolResult {
 	return o
 }
 
-// size is n bytes as messages say it (engine.FormatBytes).
+// size is n bytes as messages say it (expr.FormatBytes).
 func size(n int64) string { return expr.FormatBytes(int(n)) }

@@ -74,6 +74,9 @@ func (a *Activities) runHTTP(ctx context.Context, in contract.StepInput, toolSpe
 	if client == nil {
 		client = http.DefaultClient
 	}
+	if secrets := redactorOf(ctx); secrets != nil {
+		client = secrets.keepOnRedirect(client)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errNoAnswer) {

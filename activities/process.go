@@ -236,9 +236,16 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		return run, &contract.StepError{Type: contract.ErrTool, Message: waitErr.Error()}
 	}
 	run.noStdout, run.noStderr = stdout.empty(), stderr.empty()
-	for _, l := range []*outputLog{stdout, stderr} {
-		if err := l.writeErr(); noSpace(err) {
-			return run, logSpaceFailure(a.LogDir, err)
+	// A process that failed while its logs found the disk full may have
+	// failed of the same full disk: the worker's failure, retried as a
+	// lost attempt. One that succeeded did its work: its outcome stands
+	// (run again, a step that is not idempotent would do it twice), with
+	// logs cut short.
+	if run.exitCode != 0 {
+		for _, l := range []*outputLog{stdout, stderr} {
+			if err := l.writeErr(); noSpace(err) {
+				return run, logSpaceFailure(a.LogDir, err)
+			}
 		}
 	}
 	return run, nil

@@ -24,7 +24,7 @@ type Decision struct {
 	Delay time.Duration
 	// Why explains a stop, for the step's error message.
 	Why string
-	// Recovery is the failure handler's outcome (see engine.Recovery*).
+	// Recovery is the failure handler's outcome (see contract.Recovery*).
 	Recovery string
 	// Rule is the exit-code rule that matched, if one did.
 	Rule *spec.ExitCodeRule
@@ -174,6 +174,13 @@ func retryEnv(scope map[string]any, attempt int, o ToolResult) map[string]any {
 func withinBudget(d Decision, budget, elapsed time.Duration, attempts int) Decision {
 	if !d.Retry || budget <= 0 || elapsed <= budget {
 		return d
+	}
+	// Given up as when the attempts are spent: a rule's retries as
+	// exceeded, the retry block's with no handler left (so that
+	// pending_failed still takes the step).
+	d.Recovery = contract.RecoveryNoHandler
+	if d.Rule != nil {
+		d.Recovery = contract.RecoveryMaxRetriesExceeded
 	}
 	d.Retry, d.Delay = false, 0
 	d.Why = fmt.Sprintf("retry budget of %s spent after %d %s", budget, attempts, map[bool]string{true: "attempt", false: "attempts"}[attempts == 1])

@@ -146,7 +146,9 @@ func TestRetryBudget(t *testing.T) {
 	retry := Decision{Retry: true, Delay: 500 * time.Millisecond}
 	require.Equal(t, retry, withinBudget(retry, 0, time.Hour, 9), "no budget")
 	require.Equal(t, retry, withinBudget(retry, 2*time.Second, 1900*time.Millisecond, 3), "not spent yet")
-	require.Equal(t, Decision{Why: "retry budget of 2s spent after 6 attempts"}, withinBudget(retry, 2*time.Second, 2100*time.Millisecond, 6))
+	require.Equal(t, Decision{Why: "retry budget of 2s spent after 6 attempts", Recovery: contract.RecoveryNoHandler}, withinBudget(retry, 2*time.Second, 2100*time.Millisecond, 6))
+	byRule := Decision{Retry: true, Delay: time.Second, Recovery: contract.RecoveryRetried, Rule: &spec.ExitCodeRule{MaxRetries: 9}}
+	require.Equal(t, Decision{Why: "retry budget of 2s spent after 1 attempt", Recovery: contract.RecoveryMaxRetriesExceeded, Rule: byRule.Rule}, withinBudget(byRule, 2*time.Second, 3*time.Second, 1))
 	done := Decision{Why: "gave up after 5 attempts"}
 	require.Equal(t, done, withinBudget(done, time.Second, time.Hour, 5), "a decision not to retry stays")
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,47 +30,36 @@ const maxSecretBytes = 64 << 10
 // value.
 const redactedSecret = "***"
 
-// secretKeys are the tool fields whose values may name a secret (env for
-// processes, headers for http).
-var secretKeys = []string{"env", "headers"}
-
-// withSecrets resolves the {secret: NAME} values of a step's rendered tool
-// fields: a copy of spec with each replaced by the secret's text, read from
-// the worker's secrets directory now, and the redactor that hides those
-// texts in whatever the attempt writes. A spec without secrets comes back
-// as it is, with a nil redactor.
-func (a *Activities) withSecrets(toolSpec map[string]any) (map[string]any, *redactor, *contract.StepError) {
-	var values []string
-	var out map[string]any
-	for _, key := range secretKeys {
-		fields, _ := toolSpec[key].(map[string]any)
-		var resolved map[string]any
-		for _, k := range slices.Sorted(maps.Keys(fields)) {
-			name, ok := spec.SecretRef(fields[k])
-			if !ok {
-				continue
-			}
-			value, err := a.readSecret(name)
-			if err != nil {
-				return nil, nil, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("%s %s: %v", key, k, err)}
-			}
-			if resolved == nil {
-				resolved = maps.Clone(fields)
-			}
-			resolved[k] = value
-			if value != "" {
-				values = append(values, value)
-			}
-		}
-		if resolved != nil {
-			if out == nil {
-				out = maps.Clone(toolSpec)
-			}
-			out[key] = resolved
-		}
-	}
-	if out == nil {
+// withSecrets resolves the secrets of a step's rendered tool fields: each
+// field the playbook's text names a secret in (fields, from
+// StepInput.Secrets) and that still holds {secret: NAME} gets the secret's
+// text, read from the worker's secrets directory now. A value a template
+// rendered into that shape is not a secret and stays as it is. It returns
+// a copy of toolSpec with the texts, and the redactor that hides them in
+// whatever the attempt writes; a spec without secrets comes back as it
+// is, with a nil redactor.
+func (a *Activities) withSecrets(toolSpec map[string]any, fields map[string]string) (map[string]any, *redactor, *contract.StepError) {
+	if len(fields) == 0 {
 		return toolSpec, nil, nil
+	}
+	out := maps.Clone(toolSpec)
+	var values []string
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		key, name, _ := strings.Cut(field, ".")
+		values0, _ := out[key].(map[string]any)
+		if secret, ok := spec.SecretRef(values0[name]); !ok || secret != fields[field] {
+			continue
+		}
+		value, err := a.readSecret(fields[field])
+		if err != nil {
+			return nil, nil, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("%s %s: %v", key, name, err)}
+		}
+		resolved := maps.Clone(values0)
+		resolved[name] = value
+		out[key] = resolved
+		if value != "" {
+			values = append(values, value)
+		}
 	}
 	return out, newRedactor(values), nil
 }
@@ -94,8 +84,15 @@ func (a *Activities) readSecret(name string) (string, error) {
 		return "", fmt.Errorf("secret %q cannot be read from %s: %v", name, dir, errors.Unwrap(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return "", fmt.Errorf("secret %q in %s is not a regular file", name, dir)
+	}
+	// The key that decrypts every history is the worker's, not a step's.
+	if key := os.Getenv("PLAYBOOK_CODEC_KEY_FILE"); key != "" {
+		if kst, err := os.Stat(key); err == nil && os.SameFile(st, kst) {
+			return "", fmt.Errorf("secret %q in %s is the worker's codec key (PLAYBOOK_CODEC_KEY_FILE), which no step may read: keep the key outside the secrets directory", name, dir)
+		}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSecretBytes+1))
 	switch {
@@ -237,4 +234,33 @@ func (s *stream) end() []byte {
 		return []byte(redactedSecret)
 	}
 	return p
+}
+
+// keepOnRedirect is client, except that a redirect to another host does
+// not carry the request's headers that hold a secret (Go's client drops
+// only Authorization and cookies there): the secret goes to the host the
+// playbook named, never to one an answer names.
+func (r *redactor) keepOnRedirect(client *http.Client) *http.Client {
+	c := *client
+	next := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != via[0].URL.Host {
+			for name, values := range req.Header {
+				for _, v := range values {
+					if r.text(v) != v {
+						req.Header.Del(name)
+						break
+					}
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,28 +49,75 @@ func TestWithSecrets(t *testing.T) {
 	a := &Activities{SecretsDir: dir}
 
 	plain := map[string]any{"command": "true", "env": map[string]any{"A": "1"}}
-	got, r, err := a.withSecrets(plain)
+	got, r, err := a.withSecrets(plain, nil)
 	require.Nil(t, err)
 	require.Nil(t, r)
 	require.Equal(t, plain, got)
 
 	spec := map[string]any{"env": map[string]any{"A": "1", "T": map[string]any{"secret": "token"}}, "headers": map[string]any{"X": map[string]any{"secret": "token"}}}
-	got, r, err = a.withSecrets(spec)
+	fields := map[string]string{"env.T": "token", "headers.X": "token", "env.Gone": "token"}
+	got, r, err = a.withSecrets(spec, fields)
 	require.Nil(t, err)
 	require.Equal(t, map[string]any{"A": "1", "T": "v4lue"}, got["env"])
 	require.Equal(t, map[string]any{"X": "v4lue"}, got["headers"])
 	require.Equal(t, map[string]any{"secret": "token"}, spec["env"].(map[string]any)["T"], "the step's input is not changed")
+	// A value a template rendered into the shape of a secret, where the
+	// playbook's text named none, is not read.
+	rendered := map[string]any{"env": map[string]any{"T": map[string]any{"secret": "token"}}}
+	got, r2, err := a.withSecrets(rendered, map[string]string{"env.U": "token"})
+	require.Nil(t, err)
+	require.Nil(t, r2)
+	require.Equal(t, rendered, got)
 	res := r.result(ToolResult{Result: map[string]any{"stdout": "v4lue!", "list": []any{"x v4lue"}}})
 	require.Equal(t, map[string]any{"stdout": "***!", "list": []any{"x ***"}}, res.Result)
 
+	t.Setenv("PLAYBOOK_CODEC_KEY_FILE", filepath.Join(dir, "token"))
+	_, _, err = a.withSecrets(spec, fields)
+	require.NotNil(t, err)
+	require.Contains(t, err.Message, "is the worker's codec key")
+	t.Setenv("PLAYBOOK_CODEC_KEY_FILE", "")
 	for name, want := range map[string]string{
 		"missing": `env T: secret "missing" is not in this worker's secrets directory`,
 		"adir":    `env T: secret "adir" in ` + dir + ` is not a regular file`,
 		"../x":    `env T: secret "../x": a secret's name is`,
 	} {
-		_, _, err := a.withSecrets(map[string]any{"env": map[string]any{"T": map[string]any{"secret": name}}})
+		_, _, err := a.withSecrets(map[string]any{"env": map[string]any{"T": map[string]any{"secret": name}}}, map[string]string{"env.T": name})
 		require.NotNil(t, err, name)
 		require.Equal(t, "tool_error", err.Type)
 		require.Contains(t, err.Message, want)
 	}
+}
+
+// A secret header goes to the host the playbook named, not to another
+// host a redirect names; a redirect on the same host keeps it.
+func TestSecretHeadersStayWithTheirHost(t *testing.T) {
+	var other, same string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other = r.Header.Get("X-Api-Key") + "|" + r.Header.Get("X-Plain")
+	}))
+	defer elsewhere.Close()
+	var named *httptest.Server
+	named = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, elsewhere.URL+"/x", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, named.URL+"/end", http.StatusFound)
+		case "/end":
+			same = r.Header.Get("X-Api-Key")
+		}
+	}))
+	defer named.Close()
+	client := newRedactor([]string{"k3y"}).keepOnRedirect(http.DefaultClient)
+	for _, path := range []string{"/away", "/here"} {
+		req, err := http.NewRequest("GET", named.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Api-Key", "k3y")
+		req.Header.Set("X-Plain", "p")
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	require.Equal(t, "|p", other, "the secret header stayed behind, the plain one went on")
+	require.Equal(t, "k3y", same)
 }

@@ -55,6 +55,10 @@ type StepInput struct {
 	// LogicalTime is the run's run.logical_time (RFC 3339, UTC), which a
 	// process step reads as PLAYBOOK_LOGICAL_TIME; "" in a run from before.
 	LogicalTime string `json:"logical_time,omitempty"`
+	// Secrets are the tool fields that name a secret in the playbook's
+	// text ("env.TOKEN" to "api_token", Tool.SecretFields): the activity
+	// reads those, and only those, from the worker's secrets directory.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // LostSpec is a step's budget of lost attempts. The activity's retry policy

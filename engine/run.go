@@ -47,10 +47,9 @@ type Run struct {
 	// cancelReason is why the run was cancelled or drained, when someone said.
 	cancelReason string
 	// origin is where a retried run came from (Started).
-	origin *contract.
-		// cancelling lists the running steps asked to cancel, so each is asked once.
-		Origin
+	origin *contract.Origin
 
+	// cancelling lists the running steps asked to cancel, so each is asked once.
 	cancelling map[string]bool
 	events     []Event
 	// final is the aggregate once `end` has decided.

@@ -52,7 +52,7 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]contract.Outc
 
 // startLoop runs a loop step's elements: inline when they fit in one batch,
 // else batch after batch as child workflows. The returned future yields the
-// combined engine.Outcome.
+// combined contract.Outcome.
 func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Future, *contract.StepError) {
 	items, stepErr := x.loopItems(s)
 	if stepErr != nil {

@@ -203,7 +203,7 @@ func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
 }
 
 // startDriver runs a long loop in its driver, a child workflow, and
-// returns a future of the step's engine.Outcome.
+// returns a future of the step's contract.Outcome.
 func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workflow.Future, *contract.StepError) {
 	id := x.childID(ctx, s.Name+".loop", s.Name+"-loop")
 	in := LoopInput{

@@ -79,7 +79,7 @@ var (
 		What: "when several become ready together the loop takes them in the order they were started, channels first, " +
 			"without a callback on every running step (before: the SDK's Selector, the first ready first; see waitSet)"})
 	changePayloadBudget = register(Change{ID: "payload-budget", Max: 1,
-		Where: "where a step's activity or child input cannot be encoded as JSON or is over engine.PayloadBudget",
+		Where: "where a step's activity or child input cannot be encoded as JSON or is over contract.PayloadBudget",
 		What: "the step fails (template_error, input_too_large) instead of being scheduled " +
 			"(before: the workflow task failed on every attempt when the input was over Temporal's limit, and the run hung)"})
 	changeLoopDriver = register(Change{ID: "loop-driver", Max: 1,
@@ -181,7 +181,7 @@ func (x *executor) detachEnd() bool {
 }
 
 // tooLarge says why v, about to be written to history as one payload,
-// cannot be (engine.CheckPayload). The version is asked only then, so
+// cannot be (contract.CheckPayload). The version is asked only then, so
 // runs whose payloads fit record no marker, and a run that wrote such a
 // payload before the change (it fit Temporal's limit, not the budget)
 // replays as it ran.

@@ -72,7 +72,7 @@ type Input struct {
 	// Workload deep-merges into the playbook's workload defaults.
 	Workload map[string]any `json:"workload,omitempty"`
 	// Files holds, by absolute path, every sub-playbook of the tree, frozen
-	// at submission (see engine.LoadBundle).
+	// at submission (see submit.LoadBundle).
 	Files map[string]string `json:"files,omitempty"`
 	// Index keeps the search attributes current; the submitter sets it when
 	// the namespace has them.

@@ -14,6 +14,26 @@ type Tool struct {
 	Spec map[string]any
 }
 
+// SecretFields are the fields of the tool that name a secret as the
+// playbook is written, "env.TOKEN" (or "headers.Authorization") to the
+// secret's name; nil when none does. Only these are read as secrets: a
+// value a template renders into the shape {secret: NAME} is not one.
+func (t *Tool) SecretFields() map[string]string {
+	var out map[string]string
+	for _, key := range []string{"env", "headers"} {
+		fields, _ := t.Spec[key].(map[string]any)
+		for name, v := range fields {
+			if secret, ok := SecretRef(v); ok {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[key+"."+name] = secret
+			}
+		}
+	}
+	return out
+}
+
 func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, d.errf(n, "tool must be a mapping with a kind")

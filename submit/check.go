@@ -238,7 +238,7 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 	if x.refs.hostZone {
 		// Workers in different zones would decide differently, and a
 		// replay on another worker would not match the run.
-		errs = append(errs, at(".Local() reads the time zone of the worker that evaluates it: use .UTC(), or .In(timezone(\"Europe/Paris\")) for a named zone"))
+		errs = append(errs, at(".Local() or the zone \"Local\" reads the time zone of the worker that evaluates it: use .UTC(), or .In(timezone(\"Europe/Paris\")) for a named zone"))
 	}
 	for _, key := range x.refs.workload {
 		if _, ok := c.workload[key]; !ok && !c.pb.WorkloadBroken() {
@@ -344,12 +344,31 @@ type refCollector struct {
 	steps, workload     []string
 	stepsIdents, byName int
 	dollarEnv           bool
-	// hostZone: it calls a time's .Local(), which reads the time zone of
-	// whichever host evaluates it.
+	// hostZone: it calls a time's .Local(), or names the zone "Local" to
+	// date or timezone, which reads the time zone of whichever host
+	// evaluates it.
 	hostZone bool
 }
 
 func (r *refCollector) Visit(node *ast.Node) {
+	// date(..., 'Local') and timezone('Local') read the host's zone too.
+	var fn string
+	var args []ast.Node
+	switch c := (*node).(type) {
+	case *ast.BuiltinNode:
+		fn, args = c.Name, c.Arguments
+	case *ast.CallNode:
+		if id, ok := c.Callee.(*ast.IdentifierNode); ok {
+			fn, args = id.Value, c.Arguments
+		}
+	}
+	if fn == "date" || fn == "timezone" {
+		for _, a := range args {
+			if s, ok := a.(*ast.StringNode); ok && strings.EqualFold(s.Value, "Local") {
+				r.hostZone = true
+			}
+		}
+	}
 	if m, ok := (*node).(*ast.MemberNode); ok && m.Method {
 		if prop, ok := m.Property.(*ast.StringNode); ok && prop.Value == "Local" {
 			r.hostZone = true

@@ -3,9 +3,9 @@ package submit
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 
 	"playbook/engine"
+	"playbook/internal/userfile"
 	"playbook/spec"
 )
 
@@ -25,10 +25,9 @@ func FileDigests(pb *spec.Playbook, baseDir string, texts map[string]string) map
 				out[f] = digest([]byte(text))
 				continue
 			}
-			if info, err := os.Stat(f); err != nil || !info.Mode().IsRegular() || info.Size() > MaxPlaybookSize*16 {
-				continue
-			}
-			if b, err := os.ReadFile(f); err == nil {
+			// A regular file within its bound, read without blocking (a FIFO
+			// or a device is left out, as a word that names no file is).
+			if b, err := userfile.Read(f, MaxPlaybookSize*16, "a script"); err == nil {
 				out[f] = digest(b)
 			}
 		}

@@ -24,7 +24,7 @@ var updateSchema = flag.Bool("update-schema", false, "rewrite docs/playbook.sche
 
 // TestSchemaFileIsUpToDate: the checked-in schema is what Schema() makes
 // (`playbook schema` prints the same bytes). Refresh it with
-// `make schema`, or go test ./interpreter -run TestSchemaFileIsUpToDate -update-schema.
+// `make schema`, or go test ./submit -run TestSchemaFileIsUpToDate -update-schema.
 func TestSchemaFileIsUpToDate(t *testing.T) {
 	if *updateSchema {
 		require.NoError(t, os.WriteFile(schemaFile, spec.SchemaJSON(), 0o644))

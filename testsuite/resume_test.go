@@ -271,7 +271,7 @@ workflow:
 `)
 	code, _, errOut := cli(t, "validate", local)
 	require.Equal(t, 2, code)
-	require.Equal(t, local+`:4: step "hour": tool: "date('2024-06-01T23:30:00Z').Local().Hour()": .Local() reads the time zone of the worker that evaluates it: use .UTC(), or .In(timezone("Europe/Paris")) for a named zone`+"\n", errOut)
+	require.Equal(t, local+`:4: step "hour": tool: "date('2024-06-01T23:30:00Z').Local().Hour()": .Local() or the zone "Local" reads the time zone of the worker that evaluates it: use .UTC(), or .In(timezone("Europe/Paris")) for a named zone`+"\n", errOut)
 
 	zoned := writePlaybook(t, dir, "zoned.yaml", `metadata: {name: zoned}
 workflow:
