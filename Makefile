@@ -51,8 +51,10 @@ vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 # Unit, end-to-end and replay tests. The first build compiles the Temporal
-# server (minutes on two cores); later runs take seconds to build.
+# server (minutes on two cores); later runs take seconds to build. Installs
+# Chromium where it is missing: a test opens the Web UI headless.
 test: vet
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	$(GO) test -count=1 -timeout 20m ./...
 
 # A real cluster on this machine (testsuite/cluster): PostgreSQL, Temporal's
