@@ -35,15 +35,8 @@ func TestStepsCannotReadTheWorkersSecrets(t *testing.T) {
 	pattern := filepath.Join(dir, "pattern")
 	require.NoError(t, os.WriteFile(pattern, []byte(secret+"\n"), 0o600))
 	queue := fmt.Sprintf("secrets-%d", time.Now().UnixNano())
-	cmd := exec.Command(playbookBinary(t), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", dir, "--step-env", "VISIBLE_TO_STEPS")
-	cmd.Env = append(os.Environ(), "AWS_SECRET_ACCESS_KEY="+secret, "PLAYBOOK_LOGS_TOKEN="+secret, "VISIBLE_TO_STEPS=passed-on", "TEMPORAL_CONFIG_FILE="+filepath.Join(dir, "none.toml"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	stderr := startWorkerProcess(t, dir, []string{"--task-queue", queue, "--log-dir", dir, "--step-env", "VISIBLE_TO_STEPS"},
+		"AWS_SECRET_ACCESS_KEY="+secret, "PLAYBOOK_LOGS_TOKEN="+secret, "VISIBLE_TO_STEPS=passed-on")
 	file := writePlaybook(t, dir, "peek.yaml", `metadata: {name: peek}
 workflow:
   - step: peek
@@ -85,15 +78,7 @@ func TestPlaybookSecrets(t *testing.T) {
 	defer hook.Close()
 
 	queue := fmt.Sprintf("playbook-secrets-%d", time.Now().UnixNano())
-	cmd := exec.Command(playbookBinary(t), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", logs, "--secrets-dir", secrets)
-	cmd.Env = append(os.Environ(), "TEMPORAL_CONFIG_FILE="+filepath.Join(dir, "none.toml"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	stderr := startWorkerProcess(t, dir, []string{"--task-queue", queue, "--log-dir", logs, "--secrets-dir", secrets})
 	file := writePlaybook(t, dir, "secrets.yaml", `metadata: {name: secrets}
 failure_mode: continue
 notify: {on_failure: {webhook: "`+hook.URL+`"}}
@@ -173,4 +158,21 @@ func historyText(t *testing.T, h *historypb.History) string {
 		require.NoError(t, err)
 		return string(raw)
 	})
+}
+
+// startWorkerProcess runs `playbook worker` on the test's server with
+// flags and more environment, until the test ends; its stderr is returned
+// for messages. dir holds a config file that is not there, so that no
+// profile of the machine's applies.
+func startWorkerProcess(t *testing.T, dir string, flags []string, env ...string) *strings.Builder {
+	cmd := exec.Command(playbookBinary(t), append([]string{"worker", "--address", server.Address}, flags...)...)
+	cmd.Env = append(append(os.Environ(), "TEMPORAL_CONFIG_FILE="+filepath.Join(dir, "none.toml")), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return &stderr
 }

@@ -17,13 +17,23 @@ func printLogFile(w io.Writer, header, path string) error {
 		return err
 	}
 	defer f.Close()
+	return copyStream(w, header, path, f, nil)
+}
+
+// copyStream writes header, then r as it is read (a log may be larger than
+// memory), ending with a newline; each read first calls beforeRead (nil:
+// none). name is what a read error names.
+func copyStream(w io.Writer, header, name string, r io.Reader, beforeRead func()) error {
 	if _, err := io.WriteString(w, header); err != nil {
 		return err
 	}
 	last := byte('\n')
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := f.Read(buf)
+		if beforeRead != nil {
+			beforeRead()
+		}
+		n, err := r.Read(buf)
 		if n > 0 {
 			last = buf[n-1]
 			if _, err := w.Write(buf[:n]); err != nil {
@@ -34,7 +44,7 @@ func printLogFile(w io.Writer, header, path string) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	if last != '\n' {

@@ -189,30 +189,5 @@ func copyLog(ctx context.Context, w io.Writer, header, u, token string) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
 	}
-	if _, err := io.WriteString(w, header); err != nil {
-		return err
-	}
-	last := byte('\n')
-	buf := make([]byte, 64<<10)
-	for {
-		silence.Reset(remoteLogTimeout)
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			last = buf[n-1]
-			if _, err := w.Write(buf[:n]); err != nil {
-				return err
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", u, err)
-		}
-	}
-	if last != '\n' {
-		_, err := io.WriteString(w, "\n")
-		return err
-	}
-	return nil
+	return copyStream(w, header, u, resp.Body, func() { silence.Reset(remoteLogTimeout) })
 }
