@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 
 	"playbook/contract"
@@ -129,7 +131,8 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	if in.Workload, err = submit.CheckOverrides(pb, spec.MergeWorkload(kept, r.overrides)); err != nil {
 		return nil, &retryError{err.Error()}
 	}
-	lt := earlierLogicalTime(earlier, before, info.GetStartTime().AsTime())
+	earlierTime := earlierLogicalTime(earlier, before, info)
+	lt := earlierTime
 	if r.logicalTime != nil {
 		lt = r.logicalTime.UTC()
 	}
@@ -141,7 +144,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 
 	oldSide := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(before.Source)),
 		Workload: spec.MergeWorkload(oldPb.Workload, before.Workload), BaseDir: before.BaseDir, Texts: before.Files,
-		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierLogicalTime(earlier, before, info.GetStartTime().AsTime()).Format(time.RFC3339)}
+		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierTime.Format(time.RFC3339)}
 	if oldSide.Files == nil {
 		oldSide.Files = map[string]string{}
 	}
@@ -188,7 +191,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 // earlierLogicalTime is the logical time of an earlier run: what its
 // aggregate says, else its input's, else (a run from before runs had one)
 // when it started.
-func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, started time.Time) time.Time {
+func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, info *workflowpb.WorkflowExecutionInfo) time.Time {
 	if agg != nil && agg.LogicalTime != "" {
 		if t, err := time.Parse(time.RFC3339, agg.LogicalTime); err == nil {
 			return t.UTC()
@@ -197,7 +200,15 @@ func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, started ti
 	if in.LogicalTime != nil {
 		return in.LogicalTime.UTC()
 	}
-	return started.UTC().Truncate(time.Second)
+	// A run a schedule started and that left no aggregate (terminated,
+	// timed out) stood for its scheduled time, as the workflow read it.
+	if p := info.GetSearchAttributes().GetIndexedFields()[playbookwf.AttrScheduledStartTime.GetName()]; p != nil {
+		var t time.Time
+		if json.Unmarshal(p.GetData(), &t) == nil && !t.IsZero() {
+			return t.UTC()
+		}
+	}
+	return info.GetStartTime().AsTime().UTC().Truncate(time.Second)
 }
 
 // decisionLines are a retry's decisions, one line per step: "reused", or
