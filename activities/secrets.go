@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"playbook/contract"
+	"playbook/internal/userfile"
 	"playbook/spec"
 )
 
@@ -75,19 +75,17 @@ func (a *Activities) readSecret(name string) (string, error) {
 	if dir == "" {
 		dir = DefaultSecretsDir
 	}
-	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := userfile.Open(filepath.Join(dir, name))
+	var notRegular *userfile.NotRegular
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("secret %q is not in this worker's secrets directory %s (playbook worker --secrets-dir)", name, dir)
+	case errors.As(err, &notRegular):
+		return "", fmt.Errorf("secret %q in %s is not a regular file", name, dir)
 	case err != nil:
-		return "", fmt.Errorf("secret %q cannot be read from %s: %v", name, dir, errors.Unwrap(err))
+		return "", fmt.Errorf("secret %q cannot be read from %s: %v", name, dir, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return "", fmt.Errorf("secret %q in %s is not a regular file", name, dir)
-	}
 	// The key that decrypts every history is the worker's, not a step's.
 	if key := os.Getenv("PLAYBOOK_CODEC_KEY_FILE"); key != "" {
 		if kst, err := os.Stat(key); err == nil && os.SameFile(st, kst) {

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,26 +28,11 @@ func thisHostsAddress() string {
 // once the endpoint answers.
 func startWorkerOn(t *testing.T, queue, listen, advertise string, env ...string) *lockedBuffer {
 	t.Helper()
-	args := []string{"worker", "--address", server.Address, "--task-queue", queue, "--log-dir", t.TempDir(),
-		"--metrics-address", listen, "--drain-timeout", "1s"}
+	flags := []string{"--task-queue", queue, "--log-dir", t.TempDir(), "--metrics-address", listen, "--drain-timeout", "1s"}
 	if advertise != "" {
-		args = append(args, "--advertise-address", advertise)
+		flags = append(flags, "--advertise-address", advertise)
 	}
-	cmd := exec.Command(playbookBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
+	_, stderr := runWorker(t, flags, env...)
 	_, port, _ := net.SplitHostPort(listen)
 	require.Eventually(t, func() bool { code, _ := httpGet("http://127.0.0.1:" + port + "/readyz"); return code == http.StatusOK },
 		60*time.Second, 100*time.Millisecond, "the worker gets ready; stderr:\n%s", stderr)

@@ -52,10 +52,23 @@ func observedWorker(t *testing.T, queue, logDir string, extra ...string) (url st
 func startObservedWorker(t *testing.T, queue, logDir string, extra ...string) (url string, stderr *lockedBuffer, cmd *exec.Cmd) {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := append([]string{"worker", "--address", server.Address, "--task-queue", queue, "--log-dir", logDir,
-		"--metrics-address", addr, "--drain-timeout", "1s"}, extra...)
-	cmd = exec.Command(playbookBinary(t), args...)
-	stderr = &lockedBuffer{}
+	cmd, stderr = runWorker(t, append([]string{"--task-queue", queue, "--log-dir", logDir,
+		"--metrics-address", addr, "--drain-timeout", "1s"}, extra...))
+	url = "http://" + addr
+	require.Eventually(t, func() bool { code, _ := httpGet(url + "/readyz"); return code == http.StatusOK },
+		60*time.Second, 100*time.Millisecond, "the worker gets ready; stderr:\n%s", stderr)
+	return url, stderr, cmd
+}
+
+// runWorker runs `playbook worker` on the test's server with flags and
+// more environment until the test ends, when it is stopped as an operator
+// would (SIGTERM, then a kill after 30 s; workerProcess kills at once);
+// its stderr is kept for messages.
+func runWorker(t *testing.T, flags []string, env ...string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(playbookBinary(t), append([]string{"worker", "--address", server.Address}, flags...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -69,10 +82,7 @@ func startObservedWorker(t *testing.T, queue, logDir string, extra ...string) (u
 			<-done
 		}
 	})
-	url = "http://" + addr
-	require.Eventually(t, func() bool { code, _ := httpGet(url + "/readyz"); return code == http.StatusOK },
-		60*time.Second, 100*time.Millisecond, "the worker gets ready; stderr:\n%s", stderr)
-	return url, stderr, cmd
+	return cmd, stderr
 }
 
 func httpGet(url string) (int, string) {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/contract"
+	"playbook/internal/proctest"
 	"playbook/worker"
 )
 
@@ -353,20 +354,7 @@ func TestWorkerLogsAttemptsAtDebug(t *testing.T) {
 // tool_errors naming the log directory, counted as lost attempts (retried
 // while lost_attempts allows), never as the step's own exit code.
 func TestFullLogDiskFailsAsTheWorkers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a full tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
-	filler, err := os.Create(filepath.Join(dir, "filler"))
-	require.NoError(t, err)
-	for err == nil {
-		_, err = filler.Write(make([]byte, 4096))
-	}
-	require.NoError(t, filler.Close())
+	dir := proctest.FullDisk(t)
 
 	queue := "ops28-fulldisk"
 	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: dir})

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,8 +34,8 @@ func TestStepsCannotReadTheWorkersSecrets(t *testing.T) {
 	pattern := filepath.Join(dir, "pattern")
 	require.NoError(t, os.WriteFile(pattern, []byte(secret+"\n"), 0o600))
 	queue := fmt.Sprintf("secrets-%d", time.Now().UnixNano())
-	stderr := startWorkerProcess(t, dir, []string{"--task-queue", queue, "--log-dir", dir, "--step-env", "VISIBLE_TO_STEPS"},
-		"AWS_SECRET_ACCESS_KEY="+secret, "PLAYBOOK_LOGS_TOKEN="+secret, "VISIBLE_TO_STEPS=passed-on")
+	_, stderr := runWorker(t, []string{"--task-queue", queue, "--log-dir", dir, "--step-env", "VISIBLE_TO_STEPS"},
+		"TEMPORAL_CONFIG_FILE="+filepath.Join(dir, "none.toml"), "AWS_SECRET_ACCESS_KEY="+secret, "PLAYBOOK_LOGS_TOKEN="+secret, "VISIBLE_TO_STEPS=passed-on")
 	file := writePlaybook(t, dir, "peek.yaml", `metadata: {name: peek}
 workflow:
   - step: peek
@@ -78,7 +77,7 @@ func TestPlaybookSecrets(t *testing.T) {
 	defer hook.Close()
 
 	queue := fmt.Sprintf("playbook-secrets-%d", time.Now().UnixNano())
-	stderr := startWorkerProcess(t, dir, []string{"--task-queue", queue, "--log-dir", logs, "--secrets-dir", secrets})
+	_, stderr := runWorker(t, []string{"--task-queue", queue, "--log-dir", logs, "--secrets-dir", secrets}, "TEMPORAL_CONFIG_FILE="+filepath.Join(dir, "none.toml"))
 	file := writePlaybook(t, dir, "secrets.yaml", `metadata: {name: secrets}
 failure_mode: continue
 notify: {on_failure: {webhook: "`+hook.URL+`"}}
@@ -158,21 +157,4 @@ func historyText(t *testing.T, h *historypb.History) string {
 		require.NoError(t, err)
 		return string(raw)
 	})
-}
-
-// startWorkerProcess runs `playbook worker` on the test's server with
-// flags and more environment, until the test ends; its stderr is returned
-// for messages. dir holds a config file that is not there, so that no
-// profile of the machine's applies.
-func startWorkerProcess(t *testing.T, dir string, flags []string, env ...string) *strings.Builder {
-	cmd := exec.Command(playbookBinary(t), append([]string{"worker", "--address", server.Address}, flags...)...)
-	cmd.Env = append(append(os.Environ(), "TEMPORAL_CONFIG_FILE="+filepath.Join(dir, "none.toml")), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return &stderr
 }
