@@ -41,6 +41,12 @@ const (
 	ErrPlaybookError = "playbook_error"
 	// ErrActivity: an activity failed with no step error of its own.
 	ErrActivity = "activity_error"
+	// ErrRejected: a person rejected an approval step (or its timeout did,
+	// with on_timeout: reject).
+	ErrRejected = "rejected"
+	// ErrApprovalTimeout: an approval step's timeout passed with no
+	// decision, with on_timeout: fail.
+	ErrApprovalTimeout = "timeout"
 	// ErrLoop: a batch of a loop's elements could not be started.
 	ErrLoop = "loop_error"
 )

@@ -37,6 +37,9 @@ const (
 	RunCompleted = "completed"
 	RunFailed    = "failed"
 	RunCancelled = "cancelled"
+	// RunWaiting: a step waits for a person's decision (an approval); the
+	// run is running otherwise.
+	RunWaiting = "waiting"
 )
 
 // StepError is the structured error of a failed step.
@@ -75,6 +78,8 @@ type StepState struct {
 	// (empty when no branch held), so that a retry reusing the step takes
 	// the same arcs without evaluating its `when` again.
 	TakenNext []string `json:"taken_next,omitzero"`
+	// Waiting is set while the step waits for a person (an approval).
+	Waiting *Waiting `json:"waiting,omitempty"`
 
 	// PriorAttempts counts attempts made before a classification retried
 	// it; PendingSince is when it became pending_failed. The run keeps
@@ -86,6 +91,9 @@ type StepState struct {
 // Note says in one line why a step is not simply completed: its error (with
 // the failure handler's outcome and its routing to end), or why it skipped.
 func (st *StepState) Note() string {
+	if st.Waiting != nil {
+		return Cut("waiting for "+st.Waiting.For+" since "+st.Waiting.Since.UTC().Format(time.RFC3339)+": "+expr.FirstLine(st.Waiting.Message), 300)
+	}
 	if st.Loop != nil {
 		return "loop: " + st.Loop.String()
 	}

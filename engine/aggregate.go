@@ -17,15 +17,22 @@ func (r *Run) Webhook(status string) (event, url string, err error) {
 	case contract.RunFailed:
 		event, url = "on_failure", r.pb.Notify.OnFailure
 	}
+	url, err = r.renderWebhook(url)
+	return event, url, err
+}
+
+// renderWebhook renders a webhook's URL in end's scope, when a template
+// builds it.
+func (r *Run) renderWebhook(url string) (string, error) {
 	if !expr.IsTemplate(url) {
-		return event, url, nil
+		return url, nil
 	}
 	t, err := expr.CompileTemplate(url, expr.ScopeEnd)
 	if err != nil {
-		return event, "", err
+		return "", err
 	}
 	v, err := t.Render(r.EndEnv())
-	return event, expr.Text(v), err
+	return expr.Text(v), err
 }
 
 // Finish lets `end` decide the run once every other step has resolved.
@@ -84,16 +91,21 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	return r.final
 }
 
-// Snapshot is the run's aggregate so far: status running until `end` has
-// decided, then the final aggregate.
+// Snapshot is the run's aggregate so far: status running (waiting while a
+// step waits for a person) until `end` has decided, then the final
+// aggregate.
 func (r *Run) Snapshot() *contract.Aggregate {
 	if r.final != nil {
 		return r.final
 	}
 	failed := r.failedSteps()
+	status := contract.RunRunning
+	if r.WaitsForPerson() {
+		status = contract.RunWaiting
+	}
 	return &contract.Aggregate{
 		Playbook:         r.pb.Name,
-		Status:           contract.RunRunning,
+		Status:           status,
 		TotalSteps:       len(r.pb.Steps) - 1,
 		FailedStepsCount: len(failed),
 		FailedSteps:      failed,

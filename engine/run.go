@@ -123,7 +123,7 @@ func (r *Run) started(st *contract.StepState) {
 
 func (r *Run) ended(st *contract.StepState) {
 	t := r.now()
-	st.EndedAt, st.Loop = &t, nil
+	st.EndedAt, st.Loop, st.Waiting = &t, nil, nil
 }
 
 // PriorAttempts counts a step's attempts before a classification retried it.

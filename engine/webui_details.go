@@ -3,8 +3,10 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"playbook/contract"
+	"playbook/spec/expr"
 )
 
 // DetailsMarkdown renders the step table the Web UI shows as the workflow's
@@ -27,6 +29,7 @@ func (r *Run) DetailsMarkdown() string {
 			fmt.Fprintf(&b, "\n\n**failed**: %s", why)
 		}
 	}
+	r.waitingMarkdown(&b)
 	b.WriteString("\n\n| step | status | attempts | note |\n| --- | --- | --- | --- |\n")
 	if r.rows == nil {
 		r.rows = make([]renderedRow, len(r.pb.Steps))
@@ -98,4 +101,25 @@ type rowSeen struct {
 type renderedRow struct {
 	seen rowSeen
 	text string
+}
+
+// waitingMarkdown says which steps wait for a person, since when, and the
+// exact commands that decide them: what an operator looking at the run in
+// the Web UI has to type.
+func (r *Run) waitingMarkdown(b *strings.Builder) {
+	if r.final != nil {
+		return
+	}
+	for i, s := range r.pb.Steps {
+		st := r.ordered[i]
+		switch {
+		case st.Waiting != nil:
+			fmt.Fprintf(b, "\n\n**waiting for approval**: step %s since %s: %s", s.Name, st.Waiting.Since.UTC().Format(time.RFC3339), expr.FirstLine(st.Waiting.Message))
+			for _, c := range ApprovalCommands(r.executionID, s.Name, s.Tool.Approval()) {
+				fmt.Fprintf(b, "\n\n`%s`", c)
+			}
+		case st.Status == contract.StatusPendingFailed:
+			fmt.Fprintf(b, "\n\n**waiting for a classification**: step %s since %s\n\n`%s`", s.Name, st.PendingSince.UTC().Format(time.RFC3339), ClassifyCommand(r.executionID, s.Name))
+		}
+	}
 }

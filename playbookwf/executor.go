@@ -63,6 +63,11 @@ type executor struct {
 	yields, noYields bool
 	// runningCap is the running-cap version, once asked.
 	runningCap *bool
+	// approvals holds, for each approval step waiting, the channel its
+	// decision goes to (pauses.go); indexedWaiting is the run's status in
+	// its search attribute: waiting or not.
+	approvals      map[string]workflow.Channel
+	indexedWaiting bool
 }
 
 // paceEvery is how many steps the workflow decides between two yields.
@@ -99,6 +104,9 @@ func (x *executor) start(s *spec.Step) (workflow.Future, *contract.StepError) {
 	x.cancels[s.Name] = cancel
 	if x.decidesInWorkflow(s) {
 		return x.decideInWorkflow(ctx, s)
+	}
+	if spec.IsPause(s.Tool.Kind) {
+		return x.startPause(ctx, s)
 	}
 	if s.Loop != nil {
 		// A loop renders its tool once per element.

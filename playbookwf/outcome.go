@@ -14,11 +14,14 @@ import (
 // settle records a finished activity in the run.
 func (x *executor) settle(s *spec.Step, f workflow.Future) {
 	x.run.Settle(s.Name, x.outcome(s, f))
+	if s.Tool.Kind == "approval" {
+		x.indexWaiting()
+	}
 }
 
 func (x *executor) outcome(s *spec.Step, f workflow.Future) contract.Outcome {
 	switch {
-	case s.Loop != nil:
+	case s.Loop != nil || spec.IsPause(s.Tool.Kind):
 		var o contract.Outcome
 		_ = f.Get(x.ctx, &o)
 		return o

@@ -33,6 +33,9 @@ func registerQueries(ctx workflow.Context, run *engine.Run) error {
 	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]engine.PendingStep, error) { return run.Pending(), nil }); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, QueryApprovals, func() ([]engine.WaitingApproval, error) { return run.Approvals(), nil }); err != nil {
+		return err
+	}
 	return workflow.SetQueryHandler(ctx, QueryState, func() (*contract.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
 }
 

@@ -34,6 +34,12 @@ const (
 	// clients send two arguments) and by defaults to "classify". result,
 	// JSON text, goes with skip: the step completes with it.
 	UpdateClassify = "classify"
+	// UpdateApproval decides a waiting approval step: its one argument is
+	// a contract.ApprovalDecision, {"step", "decision": approve|reject,
+	// "inputs", "by", "reason"}.
+	UpdateApproval = "approval"
+	// QueryApprovals lists the approval steps waiting for a decision.
+	QueryApprovals = "approvals"
 	// SignalDrain lets running steps finish and starts no new one.
 	SignalDrain = "drain"
 	// SignalCancelReason records why the run is being cancelled; a client
@@ -129,7 +135,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]contract.StepInput{}}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]contract.StepInput{}, approvals: map[string]workflow.Channel{}}
 
 	sel := &waitSet{}
 	// A classification or a cancel request wakes the loop, which then acts on
@@ -160,6 +166,9 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 		run.Drain()
 	})
 	if err := registerClassify(ctx, run, wake); err != nil {
+		return nil, err
+	}
+	if err := registerApproval(ctx, x); err != nil {
 		return nil, err
 	}
 	pendingGen := map[string]int{}

@@ -9,10 +9,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Notify holds the webhooks told of the run's outcome after `end` decides.
+// Notify holds the webhooks told of the run's outcome after `end` decides,
+// and the one told when a step starts waiting for a person.
 type Notify struct {
 	OnFailure string
 	OnSuccess string
+	OnWaiting string
 }
 
 func (d *decoder) notify(n *yaml.Node, out *Notify) error {
@@ -29,6 +31,7 @@ func (d *decoder) notifyKeys(out *Notify) keys {
 	return keys{
 		"on_failure": hook("on_failure", "The webhook told when the run fails.", &out.OnFailure),
 		"on_success": hook("on_success", "The webhook told when the run succeeds.", &out.OnSuccess),
+		"on_waiting": hook("on_waiting", "The webhook told when a step starts waiting for a person (an approval).", &out.OnWaiting),
 	}
 }
 

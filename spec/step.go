@@ -93,6 +93,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 		return s, err
 	}
 	d.refuseIgnored(s, x)
+	if err := d.refusePauseKeys(s, n, x); err != nil {
+		return s, err
+	}
 	if s.Loop != nil && s.Tool == nil {
 		return s, d.errf(n, "loop needs a tool to run for each element")
 	}

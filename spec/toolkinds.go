@@ -50,7 +50,8 @@ type processTool interface{ runsProcess() }
 type resultShaper interface{ resultShape() types.Map }
 
 // toolKinds are the tool kinds, by name.
-var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{})
+var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{},
+	&ApprovalTool{}, &WaitTool{})
 
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {

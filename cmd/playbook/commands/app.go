@@ -85,6 +85,8 @@ func (a *app) root() *cobra.Command {
 		a.workerCommand(),
 		a.pendingCommand(),
 		a.classifyCommand(),
+		a.approveCommand(),
+		a.rejectCommand(),
 		a.logsCommand(),
 		a.cancelCommand(),
 		a.terminateCommand(),

@@ -5,13 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/temporal"
 
+	"playbook/contract"
 	"playbook/engine"
 	"playbook/playbookwf"
+	"playbook/spec"
 	"playbook/spec/expr"
 )
 
@@ -58,7 +64,7 @@ func (a *app) pendingCommand() *cobra.Command {
 	var out printer
 	cmd := &cobra.Command{
 		Use:   "pending RUN",
-		Short: "list a run's pending_failed steps with their error and stderr, to decide how to classify them",
+		Short: "list a run's steps waiting for a person: approvals to decide, pending_failed steps to classify",
 		Args:  exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			run := c.args[0]
@@ -70,18 +76,73 @@ func (a *app) pendingCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return out.print(c.stdout, steps, func(w io.Writer) { printPending(w, run, steps) })
+			// A worker older than approvals answers no such query: the run
+			// then has none.
+			approvals, _ := queryApprovals(c.ctx, conn.client, run)
+			items := pendingItems(run, steps, approvals)
+			return out.print(c.stdout, items, func(w io.Writer) { printPending(w, run, steps, approvals) })
 		}),
 	}
 	out.flag(cmd.Flags(), "print the list as JSON")
 	return cmd
 }
 
-// printPending shows the pending_failed steps as a table, then each one's
-// stderr tail.
-func printPending(w io.Writer, run string, steps []engine.PendingStep) {
+// pendingItem is one step waiting for a person, as `pending --json` lists
+// it: an approval (kind approval) or a pending_failed step (kind
+// pending_failed, with the fields it always had), and the commands that
+// resolve it.
+type pendingItem struct {
+	Kind     string              `json:"kind"`
+	Step     string              `json:"step"`
+	Since    time.Time           `json:"since"`
+	Attempts int                 `json:"attempts"`
+	Recovery string              `json:"recovery"`
+	Error    *contract.StepError `json:"error"`
+	// An approval's.
+	Message   string         `json:"message,omitempty"`
+	Inputs    map[string]any `json:"inputs,omitempty"`
+	Approvers []string       `json:"approvers,omitempty"`
+	Deadline  *time.Time     `json:"deadline,omitempty"`
+	OnTimeout string         `json:"on_timeout,omitempty"`
+	Commands  []string       `json:"commands"`
+}
+
+func pendingItems(run string, steps []engine.PendingStep, approvals []engine.WaitingApproval) []pendingItem {
+	items := []pendingItem{}
+	for _, w := range approvals {
+		items = append(items, pendingItem{Kind: "approval", Step: w.Step, Since: w.Since, Message: w.Message, Inputs: w.Inputs, Approvers: w.Approvers, Deadline: w.Deadline, OnTimeout: w.OnTimeout,
+			Commands: engine.ApprovalCommands(run, w.Step, spec.Approval{Inputs: w.Inputs, Approvers: w.Approvers})})
+	}
+	for _, p := range steps {
+		items = append(items, pendingItem{Kind: string(contract.StatusPendingFailed), Step: p.Step, Since: p.Since, Attempts: p.Attempts, Recovery: p.Recovery, Error: p.Error,
+			Commands: []string{engine.ClassifyCommand(run, p.Step)}})
+	}
+	return items
+}
+
+// printPending shows the approvals waiting, with their inputs and the
+// commands that decide them, then the pending_failed steps as a table and
+// each one's stderr tail.
+func printPending(w io.Writer, run string, steps []engine.PendingStep, approvals []engine.WaitingApproval) {
+	if len(steps) == 0 && len(approvals) == 0 {
+		fmt.Fprintln(w, "No step is waiting for a person: no approval, no classification.")
+		return
+	}
+	for _, a := range approvals {
+		fmt.Fprintf(w, "%s waits for approval since %s: %s\n", a.Step, a.Since.Local().Format("15:04:05"), a.Message)
+		if len(a.Approvers) > 0 {
+			fmt.Fprintf(w, "  approvers: %s\n", strings.Join(a.Approvers, ", "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(a.Inputs)) {
+			fmt.Fprintf(w, "  input %s: %s, default %s\n", k, inputTypes[a.Types[k]], expr.Text(a.Inputs[k]))
+		}
+		if a.Deadline != nil {
+			fmt.Fprintf(w, "  timeout at %s: then %s\n", a.Deadline.Local().Format("15:04:05"), a.OnTimeout)
+		}
+		cmds := engine.ApprovalCommands(run, a.Step, spec.Approval{Inputs: a.Inputs, Approvers: a.Approvers})
+		fmt.Fprintf(w, "  approve: %s\n  reject:  %s\n\n", cmds[0], cmds[1])
+	}
 	if len(steps) == 0 {
-		fmt.Fprintln(w, "No step is waiting for a classification.")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -96,4 +157,10 @@ func printPending(w io.Writer, run string, steps []engine.PendingStep) {
 		}
 	}
 	fmt.Fprintf(w, "\nClassify with: playbook classify %s STEP retry|fail|skip\n", run)
+}
+
+// inputTypes say what an input takes, by its type (spec.InputType).
+var inputTypes = map[string]string{
+	spec.InputAny: "any value", spec.InputBool: "true or false", spec.InputInt: "a whole number", spec.InputFloat: "a number",
+	spec.InputString: "a string", spec.InputList: "a list", spec.InputMapping: "a mapping",
 }

@@ -211,6 +211,11 @@ func printStatus(out io.Writer, run string, st *Status) {
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
 	}
+	for _, name := range stepOrder(agg, st.playbook) {
+		if w := agg.Steps[name].Waiting; w != nil {
+			fmt.Fprintf(out, "Waiting for %s: step %s since %s (`playbook pending %s` says how to decide it)\n", w.For, name, w.Since.Local().Format("15:04:05"), run)
+		}
+	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")

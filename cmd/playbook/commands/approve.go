@@ -1,0 +1,159 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
+	"playbook/spec"
+	"playbook/submit"
+)
+
+// approveCommand and rejectCommand decide a waiting approval step. What
+// the run would refuse (an input not declared or of another type, a name
+// not among the approvers) is refused here first, exit 2, before anything
+// is sent; the run's Update validator checks the same again.
+func (a *app) approveCommand() *cobra.Command {
+	return a.decideCommand(contract.DecisionApprove)
+}
+
+func (a *app) rejectCommand() *cobra.Command {
+	return a.decideCommand(contract.DecisionReject)
+}
+
+func (a *app) decideCommand(decision string) *cobra.Command {
+	var sets []string
+	var reason, by string
+	use, short := "approve RUN STEP", "approve a waiting approval step, with its inputs (--set)"
+	if decision == contract.DecisionReject {
+		use, short = "reject RUN STEP", "reject a waiting approval step: it fails with error type rejected"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  exactArgs(2, "RUN STEP"),
+		PreRunE: func(*cobra.Command, []string) error {
+			for _, kv := range sets {
+				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+					return invalidf("--set %q: write NAME=VALUE", kv)
+				}
+			}
+			return nil
+		},
+		RunE: a.connected(func(c *call, conn *connection) error {
+			d := contract.ApprovalDecision{Step: c.args[1], Decision: decision, By: by, Reason: reason}
+			if d.By == "" {
+				d.By = userName()
+			}
+			waiting, err := waitingApproval(c.ctx, conn.client, c.args[0], d.Step)
+			if err != nil {
+				return err
+			}
+			if d.Inputs, err = inputsFromSets(waiting, sets); err != nil {
+				return invalid(err)
+			}
+			if len(waiting.Approvers) > 0 && !slices.Contains(waiting.Approvers, d.By) {
+				return invalidf("%s is not an approver of step %q (approvers: %s); give --by NAME", d.By, d.Step, strings.Join(waiting.Approvers, ", "))
+			}
+			answer, err := decideApproval(c.ctx, conn.client, c.args[0], d)
+			var rejected *temporal.ApplicationError
+			if errors.As(err, &rejected) {
+				return invalid(errors.New(rejected.Message()))
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, answer)
+			return nil
+		}),
+	}
+	fs := cmd.Flags()
+	if decision == contract.DecisionApprove {
+		fs.StringArrayVar(&sets, "set", nil, "give an input: `NAME=VALUE` (VALUE as written for a string input, else read as YAML; repeatable)")
+	}
+	fs.StringVar(&reason, "reason", "", "why, recorded with the decision")
+	fs.StringVar(&by, "by", "", "who decides (default: your user name); must be one of the step's approvers when it names some")
+	return cmd
+}
+
+// userName is who decides when --by is not given: the OS user.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "cli"
+}
+
+// waitingApproval finds the step among the run's approvals waiting for a
+// decision; a step not there is refused (exit 2).
+func waitingApproval(ctx context.Context, c client.Client, run, step string) (engine.WaitingApproval, error) {
+	approvals, err := queryApprovals(ctx, c, run)
+	if err != nil {
+		return engine.WaitingApproval{}, err
+	}
+	for _, w := range approvals {
+		if w.Step == step {
+			return w, nil
+		}
+	}
+	return engine.WaitingApproval{}, invalidf("step %q of run %s is not waiting for approval", step, run)
+}
+
+func queryApprovals(ctx context.Context, c client.Client, run string) ([]engine.WaitingApproval, error) {
+	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryApprovals)
+	var approvals []engine.WaitingApproval
+	if err == nil {
+		err = v.Get(&approvals)
+	}
+	return approvals, err
+}
+
+// inputsFromSets reads --set NAME=VALUE against the declared inputs: a
+// string input takes the text as written, any other reads it as YAML, and
+// the value must have its default's type.
+func inputsFromSets(waiting engine.WaitingApproval, sets []string) (map[string]any, error) {
+	if len(sets) == 0 {
+		return nil, nil
+	}
+	given := map[string]any{}
+	for _, kv := range sets {
+		k, text, _ := strings.Cut(kv, "=")
+		if waiting.Types[k] == spec.InputString {
+			given[k] = text
+			continue
+		}
+		given[k] = submit.PlainOverrides(map[string]any{k: submit.SetText(text)})[k]
+	}
+	if _, err := spec.ConvertInputs(waiting.Inputs, waiting.Types, given); err != nil {
+		return nil, err
+	}
+	return given, nil
+}
+
+// decideApproval sends the approval Update and waits for its answer. A
+// rejection by the run's validator is a *temporal.ApplicationError.
+func decideApproval(ctx context.Context, c client.Client, run string, d contract.ApprovalDecision) (string, error) {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run, UpdateName: playbookwf.UpdateApproval, Args: []any{d},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	var answer string
+	if err == nil {
+		err = h.Get(ctx, &answer)
+	}
+	return answer, err
+}
