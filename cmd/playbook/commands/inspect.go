@@ -481,7 +481,7 @@ func printRuns(w io.Writer, runs []Run) {
 
 // listStatuses are the statuses `list --status` takes: a run's own, and
 // those Temporal gives a run it ended itself.
-var listStatuses = []string{contract.RunRunning, contract.RunCompleted, contract.RunFailed, contract.RunCancelled, runTerminated, runTimedOut}
+var listStatuses = []string{contract.RunRunning, contract.RunWaiting, contract.RunCompleted, contract.RunFailed, contract.RunCancelled, runTerminated, runTimedOut}
 
 // The statuses of a run Temporal ended without its end step: the run
 // could not record them in its PlaybookStatus, which stays "running".
@@ -499,8 +499,8 @@ func statusQuery(status string) (string, error) {
 	switch status {
 	case "":
 		return "", nil
-	case contract.RunRunning:
-		return fmt.Sprintf(" AND %s = 'running' AND ExecutionStatus = 'Running'", attr), nil
+	case contract.RunRunning, contract.RunWaiting:
+		return fmt.Sprintf(" AND %s = '%s' AND ExecutionStatus = 'Running'", attr, status), nil
 	case runTerminated:
 		return " AND ExecutionStatus = 'Terminated'", nil
 	case runTimedOut:

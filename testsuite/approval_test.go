@@ -1,0 +1,287 @@
+package testsuite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"playbook/contract"
+	"playbook/engine"
+	"playbook/playbookwf"
+)
+
+// gatePlaybook is an approval gate whose next step reads the inputs the
+// person gave.
+const gatePlaybook = `
+metadata: {name: gate}
+workload: {version: "1.2"}
+workflow:
+  - step: sign_off
+    tool:
+      kind: approval
+      message: "Deploy {{ workload.version }}? Ticket number required."
+      inputs: {ticket: "", replicas: 3}
+      approvers: [alice, bob]
+%s
+    next: show
+  - step: show
+    tool:
+      kind: shell
+      command: 'echo "ticket $T replicas $R"'
+      env: {T: "{{ steps.sign_off.result.inputs.ticket }}", R: "{{ steps.sign_off.result.inputs.replicas }}"}
+`
+
+// startGate submits a gate playbook through the CLI, detached, and waits
+// until its approval step waits.
+func startGate(t *testing.T, timeout string) (id string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "gate.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(fmt.Sprintf(gatePlaybook, timeout)), 0o644))
+	id = fmt.Sprintf("gate-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	if timeout == "" {
+		waitFor(t, "sign_off to wait for approval", func() bool { return len(approvalsOf(t, id)) == 1 })
+	}
+	return id
+}
+
+func approvalsOf(t *testing.T, id string) []engine.WaitingApproval {
+	v, err := tc.QueryWorkflow(context.Background(), id, "", playbookwf.QueryApprovals)
+	if err != nil {
+		return nil
+	}
+	var out []engine.WaitingApproval
+	require.NoError(t, v.Get(&out))
+	return out
+}
+
+func finishID(t *testing.T, id string) *contract.Aggregate {
+	t.Helper()
+	return finish(t, tc.GetWorkflow(context.Background(), id, ""))
+}
+
+func TestApprovalApprovedWithInputs(t *testing.T) {
+	id := startGate(t, "")
+
+	// Refused before anything is sent, exit 2, one line; the run still waits.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "replicas=many", "--by", "alice"}, `approve: input replicas must be a whole number (its default is 3), not "many"`},
+		{[]string{"--set", "tickets=OPS-1", "--by", "alice"}, `approve: input "tickets" is not declared (declared: replicas, ticket)`},
+		{[]string{"--set", "ticket=OPS-1", "--by", "carol"}, `approve: carol is not an approver of step "sign_off" (approvers: alice, bob); give --by NAME`},
+	} {
+		code, out, errOut := cli(t, append([]string{"approve", "--address", server.Address, id, "sign_off"}, c.args...)...)
+		require.Equal(t, 2, code, out)
+		require.Equal(t, c.want+"\n", errOut)
+		require.Len(t, approvalsOf(t, id), 1, "nothing changed")
+	}
+	code, _, errOut := cli(t, "approve", "--address", server.Address, id, "show")
+	require.Equal(t, 2, code)
+	require.Equal(t, fmt.Sprintf("approve: step \"show\" of run %s is not waiting for approval\n", id), errOut)
+
+	// Waiting is visible: status, list --status waiting, pending.
+	code, out, errOut := cli(t, "status", "--address", server.Address, id)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, fmt.Sprintf("Run %s (playbook gate): waiting,", id))
+	require.Contains(t, out, "Waiting for approval: step sign_off since ")
+	waitFor(t, "list --status waiting to find the run", func() bool {
+		_, out, _ := cli(t, "list", "--address", server.Address, "--status", "waiting")
+		return strings.Contains(out, id)
+	})
+	_, out, _ = cli(t, "list", "--address", server.Address, "--status", "running")
+	require.NotContains(t, out, id, "a waiting run is not listed as running")
+	code, out, errOut = cli(t, "pending", "--address", server.Address, id)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "sign_off waits for approval since ")
+	require.Contains(t, out, ": Deploy 1.2? Ticket number required.\n")
+	require.Contains(t, out, "  approvers: alice, bob\n")
+	require.Contains(t, out, "  input replicas: a whole number, default 3\n")
+	require.Contains(t, out, fmt.Sprintf("  approve: playbook approve %s sign_off --set replicas=3 --set ticket='' --by alice\n", id))
+	require.Contains(t, out, fmt.Sprintf("  reject:  playbook reject %s sign_off --reason '...' --by alice\n", id))
+
+	code, out, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off", "--set", "ticket=OPS-1", "--by", "alice", "--reason", "change approved")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "step sign_off approved\n", out)
+	code, _, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off", "--by", "bob")
+	require.Equal(t, 2, code, "a decided step is decided once")
+	require.Contains(t, errOut, `step "sign_off"`)
+
+	agg := finishID(t, id)
+	replay(t, "approval_approved", id, agg.RunID)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	res := agg.Steps["sign_off"].Result.(map[string]any)
+	require.Equal(t, "approved", res["decision"])
+	require.Equal(t, "alice", res["by"])
+	require.Equal(t, "change approved", res["reason"])
+	require.Equal(t, map[string]any{"ticket": "OPS-1", "replicas": float64(3)}, res["inputs"], "given inputs merge over the defaults")
+	require.Equal(t, "ticket OPS-1 replicas 3\n", agg.Steps["show"].Result.(map[string]any)["stdout"])
+	_, out, _ = cli(t, "list", "--address", server.Address, "--status", "completed")
+	require.Contains(t, out, id, "the search attribute moved on from waiting")
+}
+
+func TestApprovalRejectedFailsTheRun(t *testing.T) {
+	id := startGate(t, "")
+	code, out, errOut := cli(t, "reject", "--address", server.Address, id, "sign_off", "--by", "bob", "--reason", "not on a Friday")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "step sign_off rejected\n", out)
+	agg := finishID(t, id)
+	replay(t, "approval_rejected", id, agg.RunID)
+	require.Equal(t, contract.RunFailed, agg.Status)
+	require.Equal(t, []string{"sign_off"}, agg.FailedSteps)
+	e := agg.Steps["sign_off"].Error
+	require.Equal(t, contract.ErrRejected, e.Type)
+	require.Equal(t, "rejected by bob: not on a Friday", e.Message)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["show"].Status)
+}
+
+func TestApprovalTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		onTimeout, status, errType string
+	}{
+		{"approve", contract.RunCompleted, ""},
+		{"reject", contract.RunFailed, contract.ErrRejected},
+		{"fail", contract.RunFailed, contract.ErrApprovalTimeout},
+	} {
+		t.Run(c.onTimeout, func(t *testing.T) {
+			t.Parallel()
+			began := time.Now()
+			id := startGate(t, "      timeout: 2s\n      on_timeout: "+c.onTimeout)
+			agg := finishID(t, id)
+			require.GreaterOrEqual(t, time.Since(began), 2*time.Second)
+			replay(t, "approval_timeout_"+c.onTimeout, id, agg.RunID)
+			require.Equal(t, c.status, agg.Status)
+			st := agg.Steps["sign_off"]
+			if c.errType == "" {
+				res := st.Result.(map[string]any)
+				require.Equal(t, "timeout", res["by"])
+				require.Equal(t, map[string]any{"ticket": "", "replicas": float64(3)}, res["inputs"], "the defaults")
+				require.Equal(t, "ticket  replicas 3\n", agg.Steps["show"].Result.(map[string]any)["stdout"])
+				return
+			}
+			require.Equal(t, c.errType, st.Error.Type)
+			require.Contains(t, st.Error.Message, "no decision within 2s")
+		})
+	}
+}
+
+// The approval Update is Temporal's: a plain SDK client, with the JSON
+// object docs/OPERATIONS.md shows for `temporal workflow update execute`,
+// decides the gate. A decision the validator refuses leaves no trace in
+// the history.
+func TestApprovalUpdateFromAnySDKClient(t *testing.T) {
+	id := startGate(t, "")
+	ctx := context.Background()
+	send := func(arg string) (string, error) {
+		var decision map[string]any
+		require.NoError(t, json.Unmarshal([]byte(arg), &decision))
+		h, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: "approval", Args: []any{decision}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			return "", err
+		}
+		var answer string
+		err = h.Get(ctx, &answer)
+		return answer, err
+	}
+	_, err := send(`{"step": "sign_off", "decision": "approve", "inputs": {"replicas": 2.5}, "by": "alice"}`)
+	require.ErrorContains(t, err, "input replicas must be a whole number (its default is 3), not 2.5")
+	_, err = send(`{"step": "sign_off", "decision": "approve"}`)
+	require.ErrorContains(t, err, `no one named is not an approver of step "sign_off" (approvers: alice, bob)`)
+	_, err = send(`{"step": "sign_off", "decision": "maybe", "by": "alice"}`)
+	require.ErrorContains(t, err, `decision "maybe": approve or reject`)
+	answer, err := send(`{"step": "sign_off", "decision": "approve", "inputs": {"ticket": "SDK-7", "replicas": 5}, "by": "bob", "reason": "from a script"}`)
+	require.NoError(t, err)
+	require.Equal(t, "step sign_off approved", answer)
+	agg := finishID(t, id)
+	replay(t, "approval_update_sdk", id, agg.RunID)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "ticket SDK-7 replicas 5\n", agg.Steps["show"].Result.(map[string]any)["stdout"])
+	accepted := 0
+	for _, e := range history(t, id, agg.RunID).Events {
+		if e.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED {
+			accepted++
+		}
+	}
+	require.Equal(t, 1, accepted, "the refused decisions left nothing in the history")
+}
+
+func TestWaitStepIsADurableTimer(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "wait.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+metadata: {name: waits}
+workflow:
+  - step: nap
+    tool: {kind: wait, duration: 2s}
+    next: past
+  - step: past
+    tool: {kind: wait, until: "{{ run.logical_time }}"}
+    next: long_past
+  - step: long_past
+    tool: {kind: wait, until: "2000-01-01T00:00:00Z"}
+`), 0o644))
+	began := time.Now()
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
+	took := time.Since(began)
+	require.Equal(t, 0, code, errOut)
+	var agg contract.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg))
+	replay(t, "wait", agg.WorkflowID, agg.RunID)
+	require.GreaterOrEqual(t, took, 2*time.Second)
+	nap := agg.Steps["nap"]
+	require.GreaterOrEqual(t, nap.EndedAt.Sub(*nap.StartedAt), 2*time.Second)
+	require.Equal(t, "2s", nap.Result.(map[string]any)["waited"])
+	for _, name := range []string{"past", "long_past"} {
+		st := agg.Steps[name]
+		require.Equal(t, "0s", st.Result.(map[string]any)["waited"], "%s: a time past completes at once", name)
+		require.Equal(t, *st.StartedAt, *st.EndedAt, "%s: no timer", name)
+	}
+	require.Equal(t, "2000-01-01T00:00:00Z", agg.Steps["long_past"].Result.(map[string]any)["until"])
+	timers := 0
+	for _, e := range history(t, agg.WorkflowID, agg.RunID).Events {
+		require.NotEqual(t, enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, e.GetEventType(), "a wait schedules no activity")
+		if e.GetEventType() == enums.EVENT_TYPE_TIMER_STARTED {
+			timers++
+		}
+	}
+	require.Equal(t, 1, timers, "one timer, for nap; none for a time past")
+}
+
+func TestWaitIsCancelled(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "wait.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+metadata: {name: long-wait}
+workflow:
+  - step: nap
+    tool: {kind: wait, duration: 1h}
+`), 0o644))
+	id := fmt.Sprintf("long-wait-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	waitFor(t, "the timer to start", func() bool {
+		for _, e := range history(t, id, "").Events {
+			if e.GetEventType() == enums.EVENT_TYPE_TIMER_STARTED {
+				return true
+			}
+		}
+		return false
+	})
+	code, _, errOut = cli(t, "status", "--address", server.Address, id)
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = cli(t, "cancel", "--address", server.Address, id, "--reason", "no need")
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	replay(t, "wait_cancelled", id, agg.RunID)
+	require.Equal(t, contract.RunCancelled, agg.Status)
+	require.Equal(t, contract.StatusCancelled, agg.Steps["nap"].Status)
+}
