@@ -29,7 +29,7 @@ func TestRecordedNamesStay(t *testing.T) {
 	roots := []any{
 		Input{}, LoopBatchInput{}, LoopInput{}, LoopProgressSignal{},
 		contract.StepInput{}, contract.StepOutput{}, contract.FailureDetails{}, contract.AttemptLog{},
-		contract.NotifyInput{}, contract.Aggregate{}, contract.Outcome{},
+		contract.NotifyInput{}, contract.Aggregate{}, contract.Outcome{}, contract.ApprovalDecision{},
 	}
 	var out strings.Builder
 	seen := map[reflect.Type]bool{}
