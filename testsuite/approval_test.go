@@ -285,3 +285,47 @@ workflow:
 	require.Equal(t, contract.RunCancelled, agg.Status)
 	require.Equal(t, contract.StatusCancelled, agg.Steps["nap"].Status)
 }
+
+// An agent decides approvals over MCP, in write mode only: the pending
+// listing shows what waits, approve_step gives inputs, a refusal of the
+// run's validator is the tool's error.
+func TestMCPApprovesAndRejects(t *testing.T) {
+	ro := mcpSession(t)
+	id := startGate(t, "")
+	text, isErr := callTool(t, ro, "approve_step", map[string]any{"run": id, "step": "sign_off", "reason": "r", "by": "alice"})
+	require.True(t, isErr)
+	require.Contains(t, text, "read-only: start it with `playbook mcp --allow-write`")
+	require.Len(t, approvalsOf(t, id), 1, "nothing changed")
+
+	s := mcpSession(t, "--allow-write")
+	text, isErr = callTool(t, s, "list_pending_failed", map[string]any{"run": id})
+	require.False(t, isErr, text)
+	var pending struct {
+		Approvals []engine.WaitingApproval `json:"approvals"`
+		Next      string                   `json:"next"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(text), &pending))
+	require.Len(t, pending.Approvals, 1)
+	require.Equal(t, "Deploy 1.2? Ticket number required.", pending.Approvals[0].Message)
+	require.Equal(t, map[string]string{"ticket": "string", "replicas": "int"}, pending.Approvals[0].Types)
+	require.Contains(t, pending.Next, "approve_step")
+
+	text, isErr = callTool(t, s, "approve_step", map[string]any{"run": id, "step": "sign_off", "reason": "r", "inputs": map[string]any{"ticket": "T"}})
+	require.True(t, isErr)
+	require.Equal(t, `mcp is not an approver of step "sign_off" (approvers: alice, bob)`, text)
+	text, isErr = callTool(t, s, "approve_step", map[string]any{"run": id, "step": "sign_off", "reason": "r", "by": "alice", "inputs": map[string]any{"replicas": "two"}})
+	require.True(t, isErr)
+	require.Equal(t, `input replicas must be a whole number (its default is 3), not "two"`, text)
+	text, isErr = callTool(t, s, "approve_step", map[string]any{"run": id, "step": "sign_off", "reason": "the ticket is open", "by": "alice", "inputs": map[string]any{"ticket": "MCP-1", "replicas": 2}})
+	require.False(t, isErr, text)
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "ticket MCP-1 replicas 2\n", agg.Steps["show"].Result.(map[string]any)["stdout"])
+
+	id = startGate(t, "")
+	text, isErr = callTool(t, s, "reject_step", map[string]any{"run": id, "step": "sign_off", "reason": "no ticket", "by": "bob"})
+	require.False(t, isErr, text)
+	agg = finishID(t, id)
+	require.Equal(t, contract.RunFailed, agg.Status)
+	require.Equal(t, "rejected by bob: no ticket", agg.Steps["sign_off"].Error.Message)
+}

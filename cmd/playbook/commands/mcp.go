@@ -34,8 +34,9 @@ func (a *app) mcpCommand() *cobra.Command {
 		Use:   "mcp",
 		Short: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs and resolve pending_failed steps",
 		Long: "Tools: list_runs, run_status, list_pending_failed, step_logs, validate_playbook, and,\n" +
-			"with --allow-write only, classify_step, retry_run, cancel_run (each recorded in the run\n" +
-			"with who (mcp) and the reason). Connects to Temporal like every command; it needs a\n" +
+			"with --allow-write only, classify_step, approve_step, reject_step, retry_run, cancel_run\n" +
+			"(each recorded in the run with who (mcp) and the reason). Connects to Temporal like\n" +
+			"every command; it needs a\n" +
 			"running server (no embedded one). With --http it listens on 127.0.0.1 by default and\n" +
 			"refuses browser requests from other origins.",
 		Args: noArgs,
@@ -61,7 +62,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&httpAddr, "http", "", "serve streamable HTTP on `HOST:PORT` (e.g. 127.0.0.1:8765) instead of stdio; a bare :PORT means 127.0.0.1:PORT")
-	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, retry_run and cancel_run")
+	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, approve_step, reject_step, retry_run and cancel_run")
 	fs.StringSliceVar(&allowOrigins, "allow-origin", nil, "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable")
 	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory, for step logs")
 	fs.StringVar(&rootDir, "root", ".", "validate_playbook reads playbook files only under this `DIR` (symbolic links resolved), never special files")

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/activities"
+	"playbook/contract"
 	"playbook/engine"
 	"playbook/playbookwf"
 	"playbook/spec"
@@ -29,7 +30,7 @@ const (
 	mcpListDefault  = 20
 	mcpListMax      = 200
 	mcpWho          = "mcp"
-	mcpWriteRefusal = "this MCP server is read-only: start it with `playbook mcp --allow-write` to classify, retry or cancel runs; nothing was changed"
+	mcpWriteRefusal = "this MCP server is read-only: start it with `playbook mcp --allow-write` to classify, approve, reject, retry or cancel; nothing was changed"
 )
 
 // mcpTools are the MCP server's tools over one Temporal connection.
@@ -67,6 +68,21 @@ type classifyArgs struct {
 	Step   string `json:"step" jsonschema:"the pending_failed step"`
 	Action string `json:"action" jsonschema:"retry (run the step again), fail (fail it as if no one had waited) or skip (skip it and its dependants)"`
 	Reason string `json:"reason" jsonschema:"why: recorded in the run's events and shown by status"`
+}
+
+type approveArgs struct {
+	Run    string         `json:"run" jsonschema:"the run's workflow ID"`
+	Step   string         `json:"step" jsonschema:"the approval step waiting for a decision"`
+	Inputs map[string]any `json:"inputs,omitempty" jsonschema:"values for the step's declared inputs, each of its default's type (list_pending_failed shows them)"`
+	Reason string         `json:"reason" jsonschema:"why: recorded with the decision"`
+	By     string         `json:"by,omitempty" jsonschema:"who decides, one of the step's approvers when it names some (default mcp)"`
+}
+
+type rejectArgs struct {
+	Run    string `json:"run" jsonschema:"the run's workflow ID"`
+	Step   string `json:"step" jsonschema:"the approval step waiting for a decision"`
+	Reason string `json:"reason" jsonschema:"why: recorded with the decision, in the step's error"`
+	By     string `json:"by,omitempty" jsonschema:"who decides, one of the step's approvers when it names some (default mcp)"`
 }
 
 type retryArgs struct {
@@ -123,10 +139,12 @@ func newMCPServer(t *mcpTools) *mcp.Server {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_runs", Description: "List playbook runs, newest first, with status and failed steps.", Annotations: readOnly}, t.listRuns)
 	mcp.AddTool(srv, &mcp.Tool{Name: "run_status", Description: "A run's step table: each step's status, attempts, times, error and classification, and the live retry state of running steps.", Annotations: readOnly}, t.runStatus)
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_pending_failed", Description: "The run's steps waiting in pending_failed for a classification, each with its error, exit code, attempts, since when, and the last 50 lines of its stderr and stdout.", Annotations: readOnly}, t.listPending)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_pending_failed", Description: "The run's steps waiting for a person: in pending_failed for a classification, each with its error, exit code, attempts, since when, and the last 50 lines of its stderr and stdout; and approval steps waiting for a decision, with their message, inputs and approvers.", Annotations: readOnly}, t.listPending)
 	mcp.AddTool(srv, &mcp.Tool{Name: "step_logs", Description: "An attempt's stdout or stderr, a bounded chunk from an offset; page with next_offset.", Annotations: readOnly}, t.stepLogs)
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_playbook", Description: "Check a playbook (a file or inline YAML) as `playbook validate` does; errors are one line naming file, line and step.", Annotations: readOnly}, t.validate)
 	mcp.AddTool(srv, &mcp.Tool{Name: "classify_step", Description: "Resolve a pending_failed step: retry, fail or skip, with a reason recorded in the run. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.classify)
+	mcp.AddTool(srv, &mcp.Tool{Name: "approve_step", Description: "Approve an approval step waiting for a decision, with values for its inputs and a reason recorded in the run. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.approve)
+	mcp.AddTool(srv, &mcp.Tool{Name: "reject_step", Description: "Reject an approval step waiting for a decision: it fails with error type rejected and the reason. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.reject)
 	mcp.AddTool(srv, &mcp.Tool{Name: "retry_run", Description: "Start a new run of an ended run, with its playbook or a fixed one (file or text) and workload values set on top, reusing the completed steps whose definition and inputs did not change (from: run one step and its downstream again). Needs --allow-write."}, t.retryRun)
 	mcp.AddTool(srv, &mcp.Tool{Name: "cancel_run", Description: "Cancel a run: running steps are cancelled, pending ones skipped, then end runs. Needs --allow-write."}, t.cancelRun)
 	addMCPGuides(srv)
@@ -247,7 +265,15 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 	if len(out) == 0 {
 		hint = "no step is waiting for a classification"
 	}
-	return reply(map[string]any{"run": a.Run, "pending_failed": out, "next": hint})
+	// A worker older than approvals answers no such query: none wait.
+	approvals, _ := queryApprovals(ctx, t.conn.client, a.Run)
+	if approvals == nil {
+		approvals = []engine.WaitingApproval{}
+	}
+	if len(approvals) > 0 {
+		hint += "; decide each approval with approve_step (inputs, a reason) or reject_step (a reason)"
+	}
+	return reply(map[string]any{"run": a.Run, "pending_failed": out, "approvals": approvals, "next": hint})
 }
 
 // tail is the last lines of an attempt's stream: from the log file the
@@ -357,6 +383,33 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "step": a.Step, "action": a.Action, "reason": a.Reason, "by": mcpWho, "result": answer})
+}
+
+func (t *mcpTools) approve(ctx context.Context, _ *mcp.CallToolRequest, a approveArgs) (*mcp.CallToolResult, any, error) {
+	return t.decide(ctx, contract.ApprovalDecision{Step: a.Step, Decision: contract.DecisionApprove, Inputs: a.Inputs, By: a.By, Reason: a.Reason}, a.Run)
+}
+
+func (t *mcpTools) reject(ctx context.Context, _ *mcp.CallToolRequest, a rejectArgs) (*mcp.CallToolResult, any, error) {
+	return t.decide(ctx, contract.ApprovalDecision{Step: a.Step, Decision: contract.DecisionReject, By: a.By, Reason: a.Reason}, a.Run)
+}
+
+// decide sends an approval decision; the run's validator refuses what
+// cannot apply, and the refusal is the tool's error.
+func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run string) (*mcp.CallToolResult, any, error) {
+	if !t.allowWrite {
+		return nil, nil, errors.New(mcpWriteRefusal)
+	}
+	if err := need("run", run, "step", d.Step, "reason", d.Reason); err != nil {
+		return nil, nil, err
+	}
+	if d.By == "" {
+		d.By = mcpWho
+	}
+	answer, err := decideApproval(ctx, t.conn.client, run, d)
+	if err != nil {
+		return nil, nil, toolError(run, err)
+	}
+	return reply(map[string]any{"run": run, "step": d.Step, "decision": d.Decision, "inputs": d.Inputs, "reason": d.Reason, "by": d.By, "result": answer})
 }
 
 func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retryArgs) (*mcp.CallToolResult, any, error) {
