@@ -144,14 +144,17 @@ func (r *Run) resolveApproval(name, decision string, inputs map[string]any, by, 
 	at := r.now().UTC().Format(time.RFC3339)
 	r.states[name].Waiting = nil
 	data := map[string]any{"decision": decision, "by": by}
-	msg := decision + " (by " + by + ")"
+	word := contract.DecisionApproved
+	if decision == contract.DecisionReject {
+		word = "rejected"
+	}
+	msg := word + " by " + by + optional(": ", reason)
 	if reason != "" {
 		data["reason"] = reason
-		msg += ": " + reason
 	}
 	if decision == contract.DecisionReject {
 		r.emit(Event{Type: "step_rejected", Step: name, Message: msg, Data: data})
-		return contract.Outcome{Attempts: 1, Err: &contract.StepError{Type: contract.ErrRejected, Message: "rejected by " + by + optional(": ", reason),
+		return contract.Outcome{Attempts: 1, Err: &contract.StepError{Type: contract.ErrRejected, Message: msg,
 			Details: map[string]any{"by": by, "reason": reason, "at": at}}}
 	}
 	if inputs == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,4 +330,64 @@ func TestMCPApprovesAndRejects(t *testing.T) {
 	agg = finishID(t, id)
 	require.Equal(t, contract.RunFailed, agg.Status)
 	require.Equal(t, "rejected by bob: no ticket", agg.Steps["sign_off"].Error.Message)
+}
+
+// notify.on_waiting tells a webhook when an approval starts waiting: the
+// run, the step, its message and the commands that decide it.
+func TestOnWaitingWebhook(t *testing.T) {
+	got := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		body["header"] = r.Header.Get("X-Playbook-Event")
+		got <- body
+	}))
+	defer hook.Close()
+	file := filepath.Join(t.TempDir(), "told.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+metadata: {name: told}
+notify: {on_waiting: {webhook: "`+hook.URL+`/waiting"}}
+workflow:
+  - step: sign_off
+    tool: {kind: approval, message: "Go?"}
+`), 0o644))
+	id := fmt.Sprintf("told-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	var body map[string]any
+	select {
+	case body = <-got:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the on_waiting webhook was not called within 60s")
+	}
+	require.Equal(t, "on_waiting", body["header"])
+	require.Equal(t, id, body["workflow_id"])
+	require.Equal(t, "sign_off", body["step"])
+	require.Equal(t, "Go?", body["message"])
+	require.Equal(t, []any{"playbook approve " + id + " sign_off", "playbook reject " + id + " sign_off --reason '...'"}, body["commands"])
+	code, _, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off")
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	replay(t, "approval_on_waiting", id, agg.RunID)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.NotEmpty(t, agg.Steps["sign_off"].Result.(map[string]any)["by"], "by: the user's name")
+}
+
+// The examples: approval.yaml waits until someone approves it, and the
+// step after reads the inputs given; wait.yaml waits 2 s, then not at all.
+func TestApprovalAndWaitExamples(t *testing.T) {
+	id := fmt.Sprintf("approval-example-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, filepath.Join("..", "playbooks", "approval.yaml"))
+	require.Equal(t, 0, code, errOut)
+	waitFor(t, "sign_off to wait", func() bool { return len(approvalsOf(t, id)) == 1 })
+	code, _, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off", "--set", "ticket=OPS-1", "--set", "replicas=2")
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	replay(t, "approval.yaml", id, agg.RunID)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "deploying 1.2.0 on 2 replicas under OPS-1\n", agg.Steps["deploy"].Result.(map[string]any)["stdout"])
+
+	r := runExample(t, "wait.yaml")
+	require.Equal(t, contract.RunCompleted, r.agg.Status)
+	require.Contains(t, r.agg.Steps["report"].Result, "waited 2s, then until ")
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -134,7 +135,11 @@ func printPending(w io.Writer, run string, steps []engine.PendingStep, approvals
 			fmt.Fprintf(w, "  approvers: %s\n", strings.Join(a.Approvers, ", "))
 		}
 		for _, k := range slices.Sorted(maps.Keys(a.Inputs)) {
-			fmt.Fprintf(w, "  input %s: %s, default %s\n", k, inputTypes[a.Types[k]], expr.Text(a.Inputs[k]))
+			def := expr.Text(a.Inputs[k])
+			if text, ok := a.Inputs[k].(string); ok {
+				def = strconv.Quote(text)
+			}
+			fmt.Fprintf(w, "  input %s: %s, default %s\n", k, inputTypes[a.Types[k]], def)
 		}
 		if a.Deadline != nil {
 			fmt.Fprintf(w, "  timeout at %s: then %s\n", a.Deadline.Local().Format("15:04:05"), a.OnTimeout)

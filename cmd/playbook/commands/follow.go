@@ -312,6 +312,12 @@ func describeEvent(e engine.Event, run string) string {
 		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify %s %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, run, e.Step)
 	case "step_classified":
 		return "classified " + e.Message
+	case "step_waiting":
+		return fmt.Sprintf("%s; decide with `playbook approve %s %s` or `playbook reject %s %s` (`playbook pending %s` shows its inputs)", e.Message, run, e.Step, run, e.Step, run)
+	case "step_approved", "step_rejected":
+		return e.Message
+	case "step_timed_out":
+		return "timed out: " + e.Message
 	case "step_reused":
 		return "reused: " + e.Message
 	case "step_cancelled":
