@@ -40,11 +40,11 @@ func TestApprovalWaitsForADecision(t *testing.T) {
 	require.Equal(t, time.Date(2026, 3, 1, 7, 0, 0, 0, time.UTC), *w[0].Deadline)
 
 	for d, want := range map[*contract.ApprovalDecision]string{
-		{Step: "after", Decision: "approve", By: "alice"}:                                           `step "after" is not an approval step`,
-		{Step: "nosuch", Decision: "approve", By: "alice"}:                                          `no step "nosuch" in playbook t`,
-		{Step: "gate", Decision: "ok", By: "alice"}:                                                 `decision "ok": approve or reject`,
-		{Step: "gate", Decision: "approve", By: "carol"}:                                            `carol is not an approver of step "gate" (approvers: alice)`,
-		{Step: "gate", Decision: "approve", By: "alice", Inputs: map[string]any{"replicas": "x"}}:   `input replicas must be a whole number (its default is 3), not "x"`,
+		{Step: "after", Decision: "approve", By: "alice"}:                                          `step "after" is not an approval step`,
+		{Step: "nosuch", Decision: "approve", By: "alice"}:                                         `no step "nosuch" in playbook t`,
+		{Step: "gate", Decision: "ok", By: "alice"}:                                                `decision "ok": approve or reject`,
+		{Step: "gate", Decision: "approve", By: "carol"}:                                           `carol is not an approver of step "gate" (approvers: alice)`,
+		{Step: "gate", Decision: "approve", By: "alice", Inputs: map[string]any{"replicas": "x"}}:  `input replicas must be a whole number (its default is 3), not "x"`,
 		{Step: "gate", Decision: "reject", By: "alice", Inputs: map[string]any{"ticket": "OPS-1"}}: `inputs go with approve, not reject`,
 	} {
 		require.EqualError(t, run.CheckApproval(*d), want)
