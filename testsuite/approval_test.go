@@ -67,6 +67,17 @@ func approvalsOf(t *testing.T, id string) []engine.WaitingApproval {
 	return out
 }
 
+// countEvents counts a run's history events of one type.
+func countEvents(t *testing.T, id, runID string, typ enums.EventType) int {
+	n := 0
+	for _, e := range history(t, id, runID).Events {
+		if e.GetEventType() == typ {
+			n++
+		}
+	}
+	return n
+}
+
 func finishID(t *testing.T, id string) *contract.Aggregate {
 	t.Helper()
 	return finish(t, tc.GetWorkflow(context.Background(), id, ""))
@@ -209,13 +220,7 @@ func TestApprovalUpdateFromAnySDKClient(t *testing.T) {
 	replay(t, "approval_update_sdk", id, agg.RunID)
 	require.Equal(t, contract.RunCompleted, agg.Status)
 	require.Equal(t, "ticket SDK-7 replicas 5\n", agg.Steps["show"].Result.(map[string]any)["stdout"])
-	accepted := 0
-	for _, e := range history(t, id, agg.RunID).Events {
-		if e.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED {
-			accepted++
-		}
-	}
-	require.Equal(t, 1, accepted, "the refused decisions left nothing in the history")
+	require.Equal(t, 1, countEvents(t, id, agg.RunID, enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), "the refused decisions left nothing in the history")
 }
 
 func TestWaitStepIsADurableTimer(t *testing.T) {
@@ -249,14 +254,8 @@ workflow:
 		require.Equal(t, *st.StartedAt, *st.EndedAt, "%s: no timer", name)
 	}
 	require.Equal(t, "2000-01-01T00:00:00Z", agg.Steps["long_past"].Result.(map[string]any)["until"])
-	timers := 0
-	for _, e := range history(t, agg.WorkflowID, agg.RunID).Events {
-		require.NotEqual(t, enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, e.GetEventType(), "a wait schedules no activity")
-		if e.GetEventType() == enums.EVENT_TYPE_TIMER_STARTED {
-			timers++
-		}
-	}
-	require.Equal(t, 1, timers, "one timer, for nap; none for a time past")
+	require.Zero(t, countEvents(t, agg.WorkflowID, agg.RunID, enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), "a wait schedules no activity")
+	require.Equal(t, 1, countEvents(t, agg.WorkflowID, agg.RunID, enums.EVENT_TYPE_TIMER_STARTED), "one timer, for nap; none for a time past")
 }
 
 func TestWaitIsCancelled(t *testing.T) {
@@ -270,14 +269,7 @@ workflow:
 	id := fmt.Sprintf("long-wait-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
 	require.Equal(t, 0, code, errOut)
-	waitFor(t, "the timer to start", func() bool {
-		for _, e := range history(t, id, "").Events {
-			if e.GetEventType() == enums.EVENT_TYPE_TIMER_STARTED {
-				return true
-			}
-		}
-		return false
-	})
+	waitFor(t, "the timer to start", func() bool { return countEvents(t, id, "", enums.EVENT_TYPE_TIMER_STARTED) == 1 })
 	code, _, errOut = cli(t, "status", "--address", server.Address, id)
 	require.Equal(t, 0, code, errOut)
 	code, _, errOut = cli(t, "cancel", "--address", server.Address, id, "--reason", "no need")

@@ -18,13 +18,7 @@ import (
 // screenshot of it is kept beside the test's files. `make test` installs
 // Chromium where it is missing.
 func TestWebUIFirstViewNamesTheCause(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	require.NoError(t, err, "no chromium on PATH: `make test` installs it (apt-get install chromium)")
-	bin := playbookBinary(t)
-	port, uiPort := freePort(t), freePort(t)
-	stop := startDev(t, bin, ":memory:", port, uiPort)
-	defer stop()
-
+	browser, address, uiPort := devWithBrowser(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "ui_fail.yaml", `metadata: {name: ui-fail}
 workflow:
@@ -34,7 +28,7 @@ workflow:
   - step: transform
     tool: {kind: shell, command: 'echo "disk full" >&2; exit 3'}
 `)
-	code, _, errOut := cli(t, "run", "--address", fmt.Sprintf("127.0.0.1:%d", port), "--id", "ui-fail-1", file)
+	code, _, errOut := cli(t, "run", "--address", address, "--id", "ui-fail-1", file)
 	require.Equal(t, 1, code, errOut)
 
 	page := fmt.Sprintf("http://127.0.0.1:%d/namespaces/default/workflows/ui-fail-1", uiPort)

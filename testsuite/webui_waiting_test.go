@@ -17,20 +17,13 @@ import (
 // headless Chromium opens the run's page on `playbook dev`'s Web UI, as
 // TestWebUIFirstViewNamesTheCause does, and reads the page as rendered.
 func TestWebUIWaitingRunShowsTheCommands(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	require.NoError(t, err, "no chromium on PATH: `make test` installs it (apt-get install chromium)")
-	bin := playbookBinary(t)
-	port, uiPort := freePort(t), freePort(t)
-	stop := startDev(t, bin, ":memory:", port, uiPort)
-	defer stop()
-
+	browser, address, uiPort := devWithBrowser(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "ui_wait.yaml", `metadata: {name: ui-wait}
 workflow:
   - step: sign_off
     tool: {kind: approval, message: "Ship it?", inputs: {ticket: ""}, approvers: [alice]}
 `)
-	address := fmt.Sprintf("127.0.0.1:%d", port)
 	code, _, errOut := cli(t, "run", "--address", address, "--detach", "--id", "ui-wait-1", file)
 	require.Equal(t, 0, code, errOut)
 	waitFor(t, "the run to wait", func() bool {
@@ -55,4 +48,16 @@ workflow:
 
 	code, _, errOut = cli(t, "approve", "--address", address, "ui-wait-1", "sign_off", "--by", "alice", "--set", "ticket=UI-1")
 	require.Equal(t, 0, code, errOut)
+}
+
+// devWithBrowser starts `playbook dev` (stopped when the test ends) and
+// finds Chromium: its path, the server's address and the Web UI's port.
+func devWithBrowser(t *testing.T) (browser, address string, uiPort int) {
+	t.Helper()
+	browser, err := exec.LookPath("chromium")
+	require.NoError(t, err, "no chromium on PATH: `make test` installs it (apt-get install chromium)")
+	bin := playbookBinary(t)
+	port, uiPort := freePort(t), freePort(t)
+	t.Cleanup(startDev(t, bin, ":memory:", port, uiPort))
+	return browser, fmt.Sprintf("127.0.0.1:%d", port), uiPort
 }

@@ -67,12 +67,8 @@ func (a *app) decideCommand(decision string) *cobra.Command {
 				return invalidf("%s is not an approver of step %q (approvers: %s); give --by NAME", d.By, d.Step, strings.Join(waiting.Approvers, ", "))
 			}
 			answer, err := decideApproval(c.ctx, conn.client, c.args[0], d)
-			var rejected *temporal.ApplicationError
-			if errors.As(err, &rejected) {
-				return invalid(errors.New(rejected.Message()))
-			}
 			if err != nil {
-				return err
+				return refusedByRun(err)
 			}
 			fmt.Fprintln(c.stdout, answer)
 			return nil
@@ -156,4 +152,14 @@ func decideApproval(ctx context.Context, c client.Client, run string, d contract
 		err = h.Get(ctx, &answer)
 	}
 	return answer, err
+}
+
+// refusedByRun is an Update's error: one the run's validator refused
+// (*temporal.ApplicationError) is invalid input, exit 2, in its own words.
+func refusedByRun(err error) error {
+	var rejected *temporal.ApplicationError
+	if errors.As(err, &rejected) {
+		return invalid(errors.New(rejected.Message()))
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/temporal"
 
 	"playbook/contract"
 	"playbook/engine"
@@ -45,12 +43,8 @@ func (a *app) classifyCommand() *cobra.Command {
 		},
 		RunE: a.connected(func(c *call, conn *connection) error {
 			answer, err := classifyStepWith(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, "", result)
-			var rejected *temporal.ApplicationError
-			if errors.As(err, &rejected) {
-				return invalid(errors.New(rejected.Message()))
-			}
 			if err != nil {
-				return err
+				return refusedByRun(err)
 			}
 			fmt.Fprintln(c.stdout, answer)
 			return nil
