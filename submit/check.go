@@ -79,11 +79,8 @@ func check(pb *spec.Playbook, dir string) spec.Errors {
 			errs = append(errs, c.expr(x)...)
 		}
 	}
-	for _, event := range []string{"on_failure", "on_success"} {
-		src := pb.Notify.OnFailure
-		if event == "on_success" {
-			src = pb.Notify.OnSuccess
-		}
+	for _, event := range []string{"on_failure", "on_success", "on_waiting"} {
+		src := map[string]string{"on_failure": pb.Notify.OnFailure, "on_success": pb.Notify.OnSuccess, "on_waiting": pb.Notify.OnWaiting}[event]
 		if expr.IsTemplate(src) {
 			for _, x := range c.template(-1, nil, pb.KeyLine("notify."+event), "notify."+event+".webhook", src, expr.ScopeEnd, readsEvery, nil) {
 				errs = append(errs, c.expr(x)...)
