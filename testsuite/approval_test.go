@@ -258,20 +258,35 @@ workflow:
 	require.Equal(t, 1, countEvents(t, agg.WorkflowID, agg.RunID, enums.EVENT_TYPE_TIMER_STARTED), "one timer, for nap; none for a time past")
 }
 
+// After its approval, a run is running again (its search attribute too);
+// a wait step's timer does not make it waiting; a cancel ends the wait.
 func TestWaitIsCancelled(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "wait.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`
 metadata: {name: long-wait}
 workflow:
+  - step: go
+    tool: {kind: approval}
+    next: nap
   - step: nap
     tool: {kind: wait, duration: 1h}
 `), 0o644))
 	id := fmt.Sprintf("long-wait-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
 	require.Equal(t, 0, code, errOut)
-	waitFor(t, "the timer to start", func() bool { return countEvents(t, id, "", enums.EVENT_TYPE_TIMER_STARTED) == 1 })
-	code, _, errOut = cli(t, "status", "--address", server.Address, id)
+	listed := func(status string) bool {
+		_, out, _ := cli(t, "list", "--address", server.Address, "--status", status, "--playbook", "long-wait")
+		return strings.Contains(out, id)
+	}
+	waitFor(t, "list --status waiting to find the run", func() bool { return listed("waiting") })
+	code, _, errOut = cli(t, "approve", "--address", server.Address, id, "go")
 	require.Equal(t, 0, code, errOut)
+	waitFor(t, "the timer to start", func() bool { return countEvents(t, id, "", enums.EVENT_TYPE_TIMER_STARTED) == 1 })
+	waitFor(t, "list --status running to find the run again", func() bool { return listed("running") })
+	require.False(t, listed("waiting"), "a timer is not a person")
+	code, out, errOut := cli(t, "status", "--address", server.Address, id)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, fmt.Sprintf("Run %s (playbook long-wait): running,", id))
 	code, _, errOut = cli(t, "cancel", "--address", server.Address, id, "--reason", "no need")
 	require.Equal(t, 0, code, errOut)
 	agg := finishID(t, id)
@@ -382,4 +397,18 @@ func TestApprovalAndWaitExamples(t *testing.T) {
 	r := runExample(t, "wait.yaml")
 	require.Equal(t, contract.RunCompleted, r.agg.Status)
 	require.Contains(t, r.agg.Steps["report"].Result, "waited 2s, then until ")
+}
+
+// Cancelling a run cancels the approval it waits for.
+func TestApprovalCancelled(t *testing.T) {
+	id := startGate(t, "")
+	code, _, errOut := cli(t, "cancel", "--address", server.Address, id, "--reason", "release called off")
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	replay(t, "approval_cancelled", id, agg.RunID)
+	require.Equal(t, contract.RunCancelled, agg.Status)
+	require.Equal(t, contract.StatusCancelled, agg.Steps["sign_off"].Status)
+	require.Nil(t, agg.Steps["sign_off"].Waiting)
+	code, _, _ = cli(t, "approve", "--address", server.Address, id, "sign_off", "--by", "alice")
+	require.NotEqual(t, 0, code, "an ended run takes no decision")
 }
