@@ -412,3 +412,32 @@ func TestApprovalCancelled(t *testing.T) {
 	code, _, _ = cli(t, "approve", "--address", server.Address, id, "sign_off", "--by", "alice")
 	require.NotEqual(t, 0, code, "an ended run takes no decision")
 }
+
+// An approval in a sub-playbook waits in the child run, which is the one
+// waiting and the one to approve.
+func TestApprovalInASubPlaybook(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "child.yaml"), []byte(`
+metadata: {name: child}
+workflow:
+  - step: gate
+    tool: {kind: approval, message: "child asks"}
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "parent.yaml"), []byte(`
+metadata: {name: parent}
+workflow:
+  - step: sub
+    tool: {kind: playbook, path: child.yaml}
+`), 0o644))
+	id := fmt.Sprintf("parent-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, filepath.Join(dir, "parent.yaml"))
+	require.Equal(t, 0, code, errOut)
+	child := id + ".sub"
+	waitFor(t, "the child's gate to wait", func() bool { return len(approvalsOf(t, child)) == 1 })
+	_, out, _ := cli(t, "status", "--address", server.Address, child)
+	require.Contains(t, out, "(playbook child): waiting,")
+	code, _, errOut = cli(t, "approve", "--address", server.Address, child, "gate")
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+}
