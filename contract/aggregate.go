@@ -2,15 +2,20 @@ package contract
 
 // Aggregate is a run's outcome as `end` decided it: the workflow's result.
 type Aggregate struct {
-	Playbook           string                `json:"playbook"`
-	WorkflowID         string                `json:"workflow_id"`
-	RunID              string                `json:"run_id"`
-	Status             string                `json:"status"`
-	EvaluatedByEndStep bool                  `json:"evaluated_by_end_step"`
-	TotalSteps         int                   `json:"total_steps"`
-	FailedStepsCount   int                   `json:"failed_steps_count"`
-	FailedSteps        []string              `json:"failed_steps"`
-	Steps              map[string]*StepState `json:"steps"`
+	Playbook           string   `json:"playbook"`
+	WorkflowID         string   `json:"workflow_id"`
+	RunID              string   `json:"run_id"`
+	Status             string   `json:"status"`
+	EvaluatedByEndStep bool     `json:"evaluated_by_end_step"`
+	TotalSteps         int      `json:"total_steps"`
+	FailedStepsCount   int      `json:"failed_steps_count"`
+	FailedSteps        []string `json:"failed_steps"`
+	// WarningSteps lists, in file order, the steps with allow_failure that
+	// failed: they do not count in FailedSteps, and a run that succeeded
+	// with any is completed_with_warnings.
+	WarningSteps      []string              `json:"warning_steps,omitempty"`
+	WarningStepsCount int                   `json:"warning_steps_count,omitempty"`
+	Steps             map[string]*StepState `json:"steps"`
 	// StepsOmitted counts the completed, reused and skipped steps left out
 	// of Steps because the aggregate would not fit its budget otherwise
 	// (AggregateBudget): only a playbook of tens of thousands of steps.

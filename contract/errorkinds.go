@@ -45,6 +45,13 @@ const (
 	ErrLoop = "loop_error"
 )
 
+// BuiltinErrorTypes are the error types above, which the engine gives:
+// a fail step raises an error of a type of its own, so that a condition
+// matching it can tell it from them.
+var BuiltinErrorTypes = []string{ErrTool, ErrTemplate, ErrExpression, ErrExitCode, ErrHTTP, ErrHTTPStatus,
+	ErrPythonException, ErrResultTooLarge, ErrInputTooLarge, ErrRetryWhen, ErrExecutionTimeout,
+	ErrHeartbeatTimeout, ErrWorkerStopped, ErrCancelled, ErrPlaybookFailed, ErrPlaybookError, ErrActivity, ErrLoop}
+
 // IsEngineError tells whether an error type is a failure the engine caused
 // or could not judge: no exit-code rule or retry applies to it.
 func IsEngineError(typ string) bool {

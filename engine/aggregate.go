@@ -12,7 +12,7 @@ import (
 // run's outcome; the URL is empty when the playbook names none.
 func (r *Run) Webhook(status string) (event, url string, err error) {
 	switch status {
-	case contract.RunCompleted:
+	case contract.RunCompleted, contract.RunCompletedWithWarnings:
 		event, url = "on_success", r.pb.Notify.OnSuccess
 	case contract.RunFailed:
 		event, url = "on_failure", r.pb.Notify.OnFailure
@@ -31,11 +31,14 @@ func (r *Run) Webhook(status string) (event, url string, err error) {
 // Finish lets `end` decide the run once every other step has resolved.
 // endResult/endErr are the outcome of end's own tool (both nil without one);
 // a failed end tool fails the run. Otherwise success_when decides, or, when
-// there is none, the run succeeds iff no step failed.
+// there is none, the run succeeds iff no step failed but those with
+// allow_failure. A run that succeeds while such steps failed is
+// completed_with_warnings.
 func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int) *contract.Aggregate {
 	end := r.pb.End()
 	env := r.EndEnv()
 	failed := env["failed_steps"].([]string)
+	warnings := env["warning_steps"].([]string)
 	success := len(failed) == 0
 	if endErr == nil && end.SuccessWhen != nil {
 		ok, err := r.evalBool(end.SuccessWhen, env)
@@ -57,12 +60,18 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	case r.Cancelled():
 		// A cancelled run ends cancelled whatever success_when would say.
 		status = contract.RunCancelled
+	case success && len(warnings) > 0:
+		status = contract.RunCompletedWithWarnings
 	case success:
 		status = contract.RunCompleted
 	}
-	r.emit(Event{Type: "end_evaluated", Step: spec.EndStep, Error: endErr,
-		Message: fmt.Sprintf("%d of %d %s failed; run %s", len(failed), len(r.pb.Steps)-1, plural(len(r.pb.Steps)-1, "step"), status),
-		Data:    map[string]any{"evaluated_by_end_step": true, "total_steps": len(r.pb.Steps) - 1, "failed_steps_count": len(failed), "status": status}})
+	msg := fmt.Sprintf("%d of %d %s failed", len(failed), len(r.pb.Steps)-1, plural(len(r.pb.Steps)-1, "step"))
+	data := map[string]any{"evaluated_by_end_step": true, "total_steps": len(r.pb.Steps) - 1, "failed_steps_count": len(failed), "status": status}
+	if len(warnings) > 0 {
+		msg += fmt.Sprintf(", %d allowed to fail", len(warnings))
+		data["warning_steps_count"] = len(warnings)
+	}
+	r.emit(Event{Type: "end_evaluated", Step: spec.EndStep, Error: endErr, Message: msg + "; run " + status, Data: data})
 	// playbook_* is end's verdict; workflow_* is the engine's workflow ending
 	// with it. A cancelled run has no verdict, only the workflow's end.
 	if status != contract.RunCancelled {
@@ -76,6 +85,8 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 		TotalSteps:         len(r.pb.Steps) - 1,
 		FailedStepsCount:   len(failed),
 		FailedSteps:        failed,
+		WarningSteps:       warnings,
+		WarningStepsCount:  len(warnings),
 		Steps:              r.states,
 		CancelReason:       r.CancelReason(),
 		Origin:             r.origin,
@@ -90,17 +101,19 @@ func (r *Run) Snapshot() *contract.Aggregate {
 	if r.final != nil {
 		return r.final
 	}
-	failed := r.failedSteps()
+	failed, warnings := r.failedSteps(), r.warningSteps()
 	return &contract.Aggregate{
-		Playbook:         r.pb.Name,
-		Status:           contract.RunRunning,
-		TotalSteps:       len(r.pb.Steps) - 1,
-		FailedStepsCount: len(failed),
-		FailedSteps:      failed,
-		Steps:            r.states,
-		CancelReason:     r.CancelReason(),
-		Origin:           r.origin,
-		LogicalTime:      r.logicalTime,
+		Playbook:          r.pb.Name,
+		Status:            contract.RunRunning,
+		TotalSteps:        len(r.pb.Steps) - 1,
+		FailedStepsCount:  len(failed),
+		FailedSteps:       failed,
+		WarningSteps:      warnings,
+		WarningStepsCount: len(warnings),
+		Steps:             r.states,
+		CancelReason:      r.CancelReason(),
+		Origin:            r.origin,
+		LogicalTime:       r.logicalTime,
 	}
 }
 
@@ -115,11 +128,15 @@ func plural(n int, noun string) string {
 // FirstFailure says, in one line, which step failed first in file order
 // and why ("transform: exit_code: exited with code 3: disk full"), or ""
 // when none did: what a failed run's message and its Web UI details lead
-// with, so that the first view of a failed run names its cause.
+// with, so that the first view of a failed run names its cause. A step
+// allowed to fail is named only when no other step failed (a success_when
+// that reads warning_steps failed the run).
 func (r *Run) FirstFailure() string {
-	for _, s := range r.pb.Steps {
-		if st := r.states[s.Name]; st.Status == contract.StatusFailed && st.Error != nil {
-			return contract.Cut(s.Name+": "+st.Error.Type+": "+expr.FirstLine(st.Error.Message), 300)
+	for _, allowed := range []bool{false, true} {
+		for i, s := range r.pb.Steps {
+			if st := r.ordered[i]; s.AllowFailure == allowed && st.Status == contract.StatusFailed && st.Error != nil {
+				return contract.Cut(s.Name+": "+st.Error.Type+": "+expr.FirstLine(st.Error.Message), 300)
+			}
 		}
 	}
 	return ""

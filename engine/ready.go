@@ -192,6 +192,9 @@ func (r *Run) decide(s *spec.Step) (run, resolved bool, reason, origin string) {
 			return false, false, "", ""
 		}
 		switch {
+		case p.Status == contract.StatusFailed && r.pb.Step(a.From).AllowFailure:
+			// A failure allowed: its arcs are taken as a completed step's.
+			taken = taken || r.taken[a]
 		case p.Status == contract.StatusFailed || p.Status == contract.StatusCancelled:
 			if origin == "" {
 				origin = a.From

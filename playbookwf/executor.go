@@ -97,6 +97,9 @@ func (x *executor) pace() {
 func (x *executor) start(s *spec.Step) (workflow.Future, *contract.StepError) {
 	ctx, cancel := workflow.WithCancel(x.ctx)
 	x.cancels[s.Name] = cancel
+	if s.Tool.Kind == spec.FailKind {
+		return x.raise(ctx, s)
+	}
 	if x.decidesInWorkflow(s) {
 		return x.decideInWorkflow(ctx, s)
 	}

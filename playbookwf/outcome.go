@@ -18,7 +18,7 @@ func (x *executor) settle(s *spec.Step, f workflow.Future) {
 
 func (x *executor) outcome(s *spec.Step, f workflow.Future) contract.Outcome {
 	switch {
-	case s.Loop != nil:
+	case s.Loop != nil || s.Tool.Kind == spec.FailKind:
 		var o contract.Outcome
 		_ = f.Get(x.ctx, &o)
 		return o

@@ -270,7 +270,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	x.notify(written)
 	agg.Notifications = written.Notifications
 	switch agg.Status {
-	case contract.RunCompleted:
+	case contract.RunCompleted, contract.RunCompletedWithWarnings:
 		return written, nil
 	case contract.RunCancelled:
 		return nil, temporal.NewCanceledError(written)

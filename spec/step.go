@@ -25,6 +25,9 @@ type Step struct {
 	SuccessWhen    *expr.Expr // `end` only
 	FailureHandler *FailureHandler
 	Loop           *Loop
+	// AllowFailure (`allow_failure: true`): the step's failure is a
+	// warning: it does not fail the run nor stop what follows it.
+	AllowFailure bool
 	// failureHandlerRef is the name given in the file, resolved at validation.
 	failureHandlerRef     string
 	failureHandlerRefLine int
@@ -96,6 +99,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	if s.Loop != nil && s.Tool == nil {
 		return s, d.errf(n, "loop needs a tool to run for each element")
 	}
+	if s.Loop != nil && s.Tool.Kind == FailKind {
+		d.refuse(n, "a fail step cannot run in a loop: it fails at once; route to it with a when in the next of the step before")
+	}
 	if s.Loop != nil && s.Tool.Kind == "playbook" {
 		d.refuse(n, "a playbook tool cannot run in a loop: write the loop inside the sub-playbook, or list its runs as steps")
 	}
@@ -114,6 +120,8 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			return nil, d.errf(n, "retry needs a tool")
 		case onFailureNode != nil:
 			return nil, d.errf(onFailureNode, "end always runs: on_failure does not apply to it")
+		case x.allowFailureNode != nil:
+			return nil, d.errf(x.allowFailureNode, "end decides the run: allow_failure does not apply to it (success_when decides which failures the run tolerates)")
 		}
 	}
 	return s, nil
@@ -127,6 +135,8 @@ type stepKeysState struct {
 	retryNode, onFailureNode *yaml.Node
 	lostNode, onLostNode     *yaml.Node
 	timeoutNode              *yaml.Node
+	allowFailureNode         *yaml.Node
+	retriesNode              *yaml.Node // retries or retry_delay
 	heartbeatNode            *yaml.Node
 }
 
@@ -160,7 +170,7 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			{"type": "boolean"}, {"type": "integer", "minimum": 1, "maximum": MaxAttempts}, {"$ref": "#/$defs/retry"},
 		}}, func(v *yaml.Node) (err error) { t.x.retryNode = v; t.s.Retry, err = d.retry(v); return err }},
 		"retries": {sInt("How many times a failed attempt is retried (instead of retry).", 0, MaxAttempts-1), func(v *yaml.Node) error {
-			t.x.retries = new(int)
+			t.x.retries, t.x.retriesNode = new(int), v
 			if err := d.integer(v, "retries", t.x.retries); err != nil {
 				return err
 			}
@@ -171,7 +181,7 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			return nil
 		}},
 		"retry_delay": {sDuration("The delay between retries (with retries)."), func(v *yaml.Node) error {
-			t.x.retryDelay = new(time.Duration)
+			t.x.retryDelay, t.x.retriesNode = new(time.Duration), v
 			return d.duration(v, "retry_delay", t.x.retryDelay)
 		}},
 		"next": {jsonSchema{"description": "The steps that follow: a name, a list of names, or when/then items closed by an optional else.", "anyOf": []jsonSchema{
@@ -189,6 +199,10 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			}
 			t.s.OnFailureRun = v.Value == "run"
 			return nil
+		}},
+		"allow_failure": {sBool("true: the step's failure is a warning: its dependants run as after a completed step, and a run whose only failures are such steps ends completed_with_warnings."), func(v *yaml.Node) error {
+			t.x.allowFailureNode = v
+			return d.boolean(v, "allow_failure", &t.s.AllowFailure)
 		}},
 		"success_when": {sString("end only: the expression that decides whether the run succeeded."), func(v *yaml.Node) error {
 			if t.s.Name != EndStep {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"playbook/contract"
 	"playbook/spec"
 	"playbook/spec/expr"
 
@@ -77,6 +78,9 @@ func check(pb *spec.Playbook, dir string) spec.Errors {
 		}
 		for _, x := range exprs[i] {
 			errs = append(errs, c.expr(x)...)
+		}
+		if e := checkRaisedType(pb, s); e != nil {
+			errs = append(errs, e)
 		}
 	}
 	for _, event := range []string{"on_failure", "on_success"} {
@@ -785,4 +789,18 @@ func (g *statusGuard) Visit(node *ast.Node) {
 			g.guarded = true
 		}
 	}
+}
+
+// checkRaisedType refuses a fail step that raises one of the engine's own
+// error types: a condition matching the type could not tell the two apart.
+func checkRaisedType(pb *spec.Playbook, s *spec.Step) *spec.Error {
+	if s.Tool == nil || s.Tool.Kind != spec.FailKind {
+		return nil
+	}
+	typ, _ := s.Tool.Spec["type"].(string)
+	if !slices.Contains(contract.BuiltinErrorTypes, typ) {
+		return nil
+	}
+	return &spec.Error{File: pb.File, Line: s.Tool.Line, Step: s.Name,
+		Msg: fmt.Sprintf("fail tool: type %q is an error type the engine gives; a raised error needs a type of its own (such as no_rows), so that conditions tell the two apart", typ)}
 }

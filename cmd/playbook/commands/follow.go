@@ -296,6 +296,9 @@ func describeEvent(e engine.Event, run string) string {
 		}
 		return "completed"
 	case "step_failed":
+		if e.Data["allow_failure"] == true {
+			return fmt.Sprintf("failed%s: %s: %s (allowed to fail: the run goes on)", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message)
+		}
 		return fmt.Sprintf("failed%s: %s: %s (routed to end)", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message)
 	case "step_retry":
 		line := fmt.Sprintf("retried: attempt %d failed", e.Attempts)
@@ -354,7 +357,7 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 	if len(agg.FailedSteps) > 0 {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
-	fmt.Fprintln(out, line+".")
+	fmt.Fprintln(out, line+allowedToFail(agg)+".")
 	for _, n := range agg.Notifications {
 		if n.Delivered {
 			fmt.Fprintf(out, "Notified %s (%s).\n", n.Webhook, n.Event)
@@ -362,6 +365,15 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 			fmt.Fprintf(out, "Could not notify %s (%s): %s\n", n.Webhook, n.Event, n.Error)
 		}
 	}
+}
+
+// allowedToFail says which steps failed with allow_failure, after a
+// run's "N of M steps failed": "; 1 allowed to fail (probe)", or "".
+func allowedToFail(agg *contract.Aggregate) string {
+	if len(agg.WarningSteps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d allowed to fail (%s)", len(agg.WarningSteps), strings.Join(agg.WarningSteps, ", "))
 }
 
 // countOf says "1 step", "2 steps".
