@@ -29,7 +29,7 @@ metadata: {name: x}
 workflow:
   - step: a
     nxt: b
-`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)`},
+`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: allow_failure, depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)`},
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []
@@ -109,7 +109,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: bash, command: ls}
-`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: http, noop, playbook, python, shell)`},
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: fail, http, noop, playbook, python, shell)`},
 		{"unknown tool field", `
 metadata: {name: x}
 workflow:

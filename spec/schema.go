@@ -177,6 +177,10 @@ func fieldSchema(t reflect.Type) jsonSchema {
 
 func (Values) schema() jsonSchema { return jsonSchema{"type": "object"} }
 
+func (ErrorType) schema() jsonSchema {
+	return jsonSchema{"type": "string", "pattern": errorType.String()}
+}
+
 func (PlainValues) schema() jsonSchema {
 	secret := jsonSchema{"type": "object", "required": []string{"secret"}, "additionalProperties": false,
 		"properties": jsonSchema{"secret": jsonSchema{"type": "string", "pattern": secretName.String()}}}

@@ -140,9 +140,9 @@ const FailKind = "fail"
 // in the workflow like a noop: the error is {type, message, details}, as
 // a tool's failure would be, so that conditions route on its type.
 type FailTool struct {
-	Type    string `json:"type" required:"true" doc:"The error's type, which conditions match (steps.NAME.error.type): a lower-case identifier, not one of the engine's own error types."`
-	Message string `json:"message" doc:"The error's message (templates allowed)."`
-	Details any    `json:"details" doc:"The error's details: any value (templates allowed)."`
+	Type    ErrorType `json:"type" required:"true" doc:"The error's type, which conditions match (steps.NAME.error.type): a lower-case identifier, not one of the engine's own error types."`
+	Message string    `json:"message" doc:"The error's message (templates allowed)."`
+	Details any       `json:"details" doc:"The error's details: any value (templates allowed)."`
 }
 
 func (*FailTool) Kind() string { return FailKind }
@@ -157,6 +157,9 @@ func (*FailTool) check(fields map[string]any) (string, string) {
 	}
 	return "", ""
 }
+
+// ErrorType is a raised error's type: a lower-case identifier (errorType).
+type ErrorType string
 
 // errorType is what a raised error's type may be.
 var errorType = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
