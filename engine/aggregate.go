@@ -78,20 +78,8 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 		r.emit(Event{Type: "playbook_" + status})
 	}
 	r.emit(Event{Type: "workflow_" + status})
-	r.final = &contract.Aggregate{
-		Playbook:           r.pb.Name,
-		Status:             status,
-		EvaluatedByEndStep: true,
-		TotalSteps:         len(r.pb.Steps) - 1,
-		FailedStepsCount:   len(failed),
-		FailedSteps:        failed,
-		WarningSteps:       warnings,
-		WarningStepsCount:  len(warnings),
-		Steps:              r.states,
-		CancelReason:       r.CancelReason(),
-		Origin:             r.origin,
-		LogicalTime:        r.logicalTime,
-	}
+	r.final = r.aggregate(status, failed, warnings)
+	r.final.EvaluatedByEndStep = true
 	return r.final
 }
 
@@ -101,10 +89,15 @@ func (r *Run) Snapshot() *contract.Aggregate {
 	if r.final != nil {
 		return r.final
 	}
-	failed, warnings := r.failedSteps(), r.warningSteps()
+	return r.aggregate(contract.RunRunning, r.failedSteps(), r.warningSteps())
+}
+
+// aggregate is the run's aggregate with this status and these failed and
+// warning steps.
+func (r *Run) aggregate(status string, failed, warnings []string) *contract.Aggregate {
 	return &contract.Aggregate{
 		Playbook:          r.pb.Name,
-		Status:            contract.RunRunning,
+		Status:            status,
 		TotalSteps:        len(r.pb.Steps) - 1,
 		FailedStepsCount:  len(failed),
 		FailedSteps:       failed,
