@@ -74,7 +74,9 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 			return nil, err
 		}
 	}
-	cancelOnFailure := x.run.Playbook().FailureMode == spec.FailureCancel
+	// failure_mode does not act on a step allowed to fail, nor on its
+	// elements (a playbook from before allow_failure has none).
+	cancelOnFailure := x.run.Playbook().FailureMode == spec.FailureCancel && !s.AllowFailure
 	// Progress is shown by queries and the current details, never recorded.
 	progress := func(p contract.LoopProgress) {
 		x.run.SetLoopProgress(s.Name, p)

@@ -190,3 +190,40 @@ func TestRaisedErrorRoutesOnItsType(t *testing.T) {
 	require.Equal(t, contract.StatusSkipped, r.agg.Steps["triage"].Status)
 	require.True(t, strings.HasPrefix(r.agg.WorkflowID, "raise-"))
 }
+
+// failure_mode: cancel does not act on a loop step allowed to fail: its
+// other elements run to their end, where without allow_failure they are
+// cancelled.
+func TestAllowFailureLoopIsNotCancelledByFailureMode(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		src := `metadata: {name: warn-loop-cancel}
+failure_mode: cancel
+workflow:
+  - step: each
+    loop: {in: "[1, 2]", iterator: n, mode: parallel}
+    tool: {kind: shell, command: 'if [ "$N" = 1 ]; then exit 3; fi; sleep 2', env: {N: "{{ n }}"}}
+`
+		if allow {
+			src += "    allow_failure: true\n"
+		}
+		file := filepath.Join(t.TempDir(), "loop.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+		code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
+		var agg contract.Aggregate
+		require.NoError(t, json.Unmarshal([]byte(out), &agg), errOut)
+		replay(t, "", agg.WorkflowID, agg.RunID)
+		cancelRequested := false
+		for _, e := range history(t, agg.WorkflowID, agg.RunID).GetEvents() {
+			cancelRequested = cancelRequested || e.GetEventType() == enums.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
+		}
+		require.Equal(t, contract.StatusFailed, agg.Steps["each"].Status)
+		if allow {
+			require.Equal(t, 0, code, errOut)
+			require.Equal(t, contract.RunCompletedWithWarnings, agg.Status)
+			require.False(t, cancelRequested, "the element still running was not cancelled")
+		} else {
+			require.Equal(t, 1, code, errOut)
+			require.True(t, cancelRequested, "without allow_failure, failure_mode cancel cancels the element still running")
+		}
+	}
+}
