@@ -82,6 +82,20 @@ func TestAllowFailureEndsCompletedWithWarnings(t *testing.T) {
 		require.Contains(t, out+errOut, "  failed: exit_code: exited with code 7: geocoder unavailable (allowed to fail: the run goes on)")
 	}
 
+	// retry follows the new run as run does, --strict included.
+	for _, strict := range []bool{false, true} {
+		args := []string{"retry", "--address", server.Address, "--json", agg.WorkflowID}
+		if strict {
+			args = append(args, "--strict")
+		}
+		code, out, errOut := cli(t, args...)
+		require.Equal(t, map[bool]int{false: 0, true: 1}[strict], code, "retry --strict=%v\n%s", strict, errOut)
+		var retried contract.Aggregate
+		require.NoError(t, json.Unmarshal([]byte(out), &retried), errOut)
+		require.Equal(t, contract.RunCompletedWithWarnings, retried.Status)
+		require.Equal(t, contract.StatusReused, retried.Steps["extract"].Status)
+	}
+
 	// Without a warning, the same playbook completes.
 	r = runExample(t, "warnings.yaml", "--set", "geocoder_up=true")
 	require.Equal(t, contract.RunCompleted, r.agg.Status)
