@@ -35,6 +35,9 @@ const (
 	ErrWorkerStopped = "worker_stopped"
 	// ErrCancelled is the error type of a step whose activity was cancelled.
 	ErrCancelled = "cancelled"
+	// ErrTimeout: the step was cancelled, or never classified, because the
+	// run's deadline (the playbook's timeout) passed; its status is cancelled.
+	ErrTimeout = "timeout"
 	// ErrPlaybookFailed: a sub-playbook ended failed.
 	ErrPlaybookFailed = "playbook_failed"
 	// ErrPlaybookError: a sub-playbook could not run.

@@ -54,14 +54,21 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	}
 	status := contract.RunFailed
 	switch {
-	case r.Cancelled():
+	case r.Cancelled() && !r.deadlineFirst:
 		// A cancelled run ends cancelled whatever success_when would say.
 		status = contract.RunCancelled
+	case r.timedOut && (r.pb.OnTimeout == spec.TimeoutFail || end.SuccessWhen == nil):
+		// Past its deadline only a success_when may accept the run, and
+		// not under on_timeout: fail.
 	case success:
 		status = contract.RunCompleted
 	}
+	msg := fmt.Sprintf("%d of %d %s failed; ", len(failed), len(r.pb.Steps)-1, plural(len(r.pb.Steps)-1, "step"))
+	if r.timedOut {
+		msg += r.timeoutRecord().String() + "; "
+	}
 	r.emit(Event{Type: "end_evaluated", Step: spec.EndStep, Error: endErr,
-		Message: fmt.Sprintf("%d of %d %s failed; run %s", len(failed), len(r.pb.Steps)-1, plural(len(r.pb.Steps)-1, "step"), status),
+		Message: msg + "run " + status,
 		Data:    map[string]any{"evaluated_by_end_step": true, "total_steps": len(r.pb.Steps) - 1, "failed_steps_count": len(failed), "status": status}})
 	// playbook_* is end's verdict; workflow_* is the engine's workflow ending
 	// with it. A cancelled run has no verdict, only the workflow's end.
@@ -78,6 +85,7 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 		FailedSteps:        failed,
 		Steps:              r.states,
 		CancelReason:       r.CancelReason(),
+		Timeout:            r.timeoutSoFar(),
 		Origin:             r.origin,
 		LogicalTime:        r.logicalTime,
 	}
@@ -99,6 +107,7 @@ func (r *Run) Snapshot() *contract.Aggregate {
 		FailedSteps:      failed,
 		Steps:            r.states,
 		CancelReason:     r.CancelReason(),
+		Timeout:          r.timeoutSoFar(),
 		Origin:           r.origin,
 		LogicalTime:      r.logicalTime,
 	}
@@ -116,11 +125,34 @@ func plural(n int, noun string) string {
 // and why ("transform: exit_code: exited with code 3: disk full"), or ""
 // when none did: what a failed run's message and its Web UI details lead
 // with, so that the first view of a failed run names its cause.
+//
+// A run its deadline failed leads with that ("the run's deadline of 3s
+// passed (on_timeout: cancel)"), then the first failed step, if any.
 func (r *Run) FirstFailure() string {
+	if r.timedOut && r.deadlineFirst {
+		t := r.timeoutRecord()
+		why := fmt.Sprintf("%s (on_timeout: %s)", t, t.OnTimeout)
+		if step := r.firstFailedStep(); step != "" {
+			why += "; " + step
+		}
+		return contract.Cut(why, 300)
+	}
+	return r.firstFailedStep()
+}
+
+func (r *Run) firstFailedStep() string {
 	for _, s := range r.pb.Steps {
 		if st := r.states[s.Name]; st.Status == contract.StatusFailed && st.Error != nil {
 			return contract.Cut(s.Name+": "+st.Error.Type+": "+expr.FirstLine(st.Error.Message), 300)
 		}
 	}
 	return ""
+}
+
+// timeoutSoFar is the aggregate's record of the deadline, nil until it passed.
+func (r *Run) timeoutSoFar() *contract.RunTimeout {
+	if !r.timedOut {
+		return nil
+	}
+	return r.timeoutRecord()
 }

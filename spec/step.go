@@ -22,6 +22,9 @@ type Step struct {
 	// dependsOnLines are the lines of DependsOn's names, for errors.
 	dependsOnLines []int
 	OnFailureRun   bool       // `on_failure: run`: runs even when an upstream failed
+	// OnCancelRun (`on_cancel: run`): a cleanup step, which runs after a
+	// cancel, a drain or the run's deadline too, and is never cancelled.
+	OnCancelRun bool
 	SuccessWhen    *expr.Expr // `end` only
 	FailureHandler *FailureHandler
 	Loop           *Loop
@@ -68,6 +71,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	err := d.fields(n, "a step", d.stepTable)
 	x := d.stepAt.x
 	retries, retryDelay, retryNode, onFailureNode := x.retries, x.retryDelay, x.retryNode, x.onFailureNode
+	onCancelNode, alwaysNode := x.onCancelNode, x.alwaysNode
 	lostNode, onLostNode := x.lostNode, x.onLostNode
 	if err != nil {
 		// The step as far as it decoded: the graph keeps it, so that the
@@ -92,6 +96,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	if err := d.onLost(s, lostNode, onLostNode); err != nil {
 		return s, err
 	}
+	if alwaysNode != nil && (onFailureNode != nil || onCancelNode != nil) {
+		return s, d.errf(alwaysNode, "give either always or on_failure/on_cancel, not both (always: true is on_failure: run and on_cancel: run)")
+	}
 	d.refuseIgnored(s, x)
 	if s.Loop != nil && s.Tool == nil {
 		return s, d.errf(n, "loop needs a tool to run for each element")
@@ -114,6 +121,10 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			return nil, d.errf(n, "retry needs a tool")
 		case onFailureNode != nil:
 			return nil, d.errf(onFailureNode, "end always runs: on_failure does not apply to it")
+		case onCancelNode != nil:
+			return nil, d.errf(onCancelNode, "end always runs: on_cancel does not apply to it")
+		case alwaysNode != nil:
+			return nil, d.errf(alwaysNode, "end always runs: always does not apply to it")
 		}
 	}
 	return s, nil
@@ -125,6 +136,7 @@ type stepKeysState struct {
 	retries                  *int
 	retryDelay               *time.Duration
 	retryNode, onFailureNode *yaml.Node
+	onCancelNode, alwaysNode *yaml.Node
 	lostNode, onLostNode     *yaml.Node
 	timeoutNode              *yaml.Node
 	heartbeatNode            *yaml.Node
@@ -188,6 +200,23 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
 			}
 			t.s.OnFailureRun = v.Value == "run"
+			return nil
+		}},
+		"on_cancel": {sEnum("run: a cleanup step; it runs after a cancel, a drain or the run's deadline too, once the other steps have settled, and is never cancelled.", "run"), func(v *yaml.Node) error {
+			t.x.onCancelNode = v
+			if v.Value != "run" {
+				return d.errf(v, "on_cancel must be run (leave it out for a step a cancel skips), not %q", v.Value)
+			}
+			t.s.OnCancelRun = true
+			return nil
+		}},
+		"always": {sBool("true: the step runs whatever happens upstream or to the run (on_failure: run and on_cancel: run)."), func(v *yaml.Node) error {
+			t.x.alwaysNode = v
+			var always bool
+			if err := d.boolean(v, "always", &always); err != nil {
+				return err
+			}
+			t.s.OnFailureRun, t.s.OnCancelRun = always, always
 			return nil
 		}},
 		"success_when": {sString("end only: the expression that decides whether the run succeeded."), func(v *yaml.Node) error {
