@@ -204,7 +204,7 @@ func (p *positions) Pop() any {
 func (r *Run) decide(s *spec.Step) (run, resolved bool, reason, origin string) {
 	arcs := r.pb.Incoming(s.Name)
 	taken := len(arcs) == 0
-	stopped := false // an upstream failed, was cancelled or skipped
+	stopped := false            // an upstream failed, was cancelled or skipped
 	var counted map[string]bool // with firstArcOnly
 	if r.firstArcOnly {
 		counted = map[string]bool{}
