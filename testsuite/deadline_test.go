@@ -174,3 +174,59 @@ func TestCleanupStepsRunOnCancelDrainAndFailure(t *testing.T) {
 		require.Equal(t, "acquired\nreleased\nend\n", readJournal(t, journal))
 	})
 }
+
+// A deadline and a cancel: whichever comes first decides how the run ends.
+// The deadline first, then a cancel while the cleanup step runs: the run
+// fails by its deadline and the cleanup step finishes. A cancel first, then
+// the deadline while the cleanup step runs: the run ends cancelled, and
+// the aggregate records that the deadline passed too.
+func TestDeadlineAndCancelFirstDecides(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name        string
+		cancelFirst bool
+		status      string
+		workError   string
+	}{
+		{"deadline first", false, contract.RunFailed, contract.ErrTimeout},
+		{"cancel first", true, contract.RunCancelled, contract.ErrCancelled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := writePlaybook(t, dir, "both.yaml", `metadata: {name: deadline-and-cancel}
+timeout: 3s
+workflow:
+  - {step: work, tool: {kind: shell, command: "sleep 60 # playbook-deadline-cancel"}}
+  - {step: cleanup, depends_on: [work], on_cancel: run, tool: {kind: shell, command: "sleep 4; echo cleaned"}}
+`)
+			run := start(t, file, "playbook", nil)
+			waitFor(t, "work to run", func() bool { return slices.Equal(runningSteps(tc, run.GetID()), []string{"work"}) })
+			if c.cancelFirst {
+				code, _, errOut := cli(t, "cancel", "--address", server.Address, run.GetID())
+				require.Equal(t, 0, code, errOut)
+			}
+			waitFor(t, "the cleanup step to run", func() bool { return slices.Equal(runningSteps(tc, run.GetID()), []string{"cleanup"}) })
+			if !c.cancelFirst {
+				code, _, errOut := cli(t, "cancel", "--address", server.Address, run.GetID())
+				require.Equal(t, 0, code, errOut)
+			}
+			agg := finish(t, run)
+			require.Equal(t, c.status, agg.Status)
+			require.Equal(t, c.workError, agg.Steps["work"].Error.Type)
+			require.Equal(t, contract.StatusCompleted, agg.Steps["cleanup"].Status, "the cleanup step was not cancelled")
+			require.Equal(t, "cleaned\n", agg.Steps["cleanup"].Result.(map[string]any)["stdout"])
+			require.NotNil(t, agg.Timeout, "the deadline passed either way")
+			var types []string
+			for _, e := range runEvents(t, run.GetID(), run.GetRunID()) {
+				if e.Type == "deadline_passed" || e.Type == "cancel_requested" {
+					types = append(types, e.Type)
+				}
+			}
+			want := []string{"deadline_passed", "cancel_requested"}
+			if c.cancelFirst {
+				want = []string{"cancel_requested", "deadline_passed"}
+			}
+			require.Equal(t, want, types)
+		})
+	}
+	require.Empty(t, processesMatching("playbook-deadline-cancel"))
+}
