@@ -21,10 +21,10 @@ type Step struct {
 	DependsOn        []string
 	// dependsOnLines are the lines of DependsOn's names, for errors.
 	dependsOnLines []int
-	OnFailureRun   bool       // `on_failure: run`: runs even when an upstream failed
+	OnFailureRun   bool // `on_failure: run`: runs even when an upstream failed
 	// OnCancelRun (`on_cancel: run`): a cleanup step, which runs after a
 	// cancel, a drain or the run's deadline too, and is never cancelled.
-	OnCancelRun bool
+	OnCancelRun    bool
 	SuccessWhen    *expr.Expr // `end` only
 	FailureHandler *FailureHandler
 	Loop           *Loop
