@@ -63,8 +63,8 @@ func (r *Run) windingDown() bool { return r.cancelled || r.drained || r.timedOut
 
 // cleanupMayStart tells whether a cleanup step may start while the run
 // winds down: once every other step has settled (a cancelled step has
-// ended, a drained one finished).
-func (r *Run) cleanupMayStart() bool { return r.rd.othersRunning == 0 }
+// ended, a drained one finished, none waits for a classification).
+func (r *Run) cleanupMayStart() bool { return r.rd.othersUnsettled == 0 }
 
 // notCancelledByDeadline are the steps the deadline leaves running: a
 // sub-playbook carries the deadline and winds down by it itself.

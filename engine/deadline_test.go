@@ -197,3 +197,24 @@ func TestInheritedDeadlineNamesItsRun(t *testing.T) {
 	require.Equal(t, "parent-1", agg.Timeout.SetBy)
 	require.Equal(t, "the run's deadline of 3s (inherited from parent-1) passed (on_timeout: cancel)", r.FirstFailure())
 }
+
+// After a drain, which leaves a step waiting for its classification, the
+// cleanup steps wait for that step to be classified too.
+func TestCleanupWaitsForAClassification(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+use_pending_failed: true
+workflow:
+  - {step: a, tool: {kind: shell, command: "exit 1"}}
+  - {step: b, tool: {kind: shell, command: "sleep 1"}, next: release}
+  - {step: release, on_cancel: run, tool: {kind: noop}}
+`))
+	require.NoError(t, err)
+	r := NewRun(pb, nil, "t-1", time.Now)
+	require.Equal(t, []string{"a", "b"}, names(r.Ready()))
+	r.Settle("a", contract.Outcome{Err: &contract.StepError{Type: "exit_code"}, Attempts: 1, Recovery: contract.RecoveryNoHandler})
+	r.Drain()
+	r.Settle("b", contract.Outcome{Result: "done", Attempts: 1})
+	require.Empty(t, r.Ready(), "a still waits for a classification")
+	require.NoError(t, r.Classify("a", ClassifyFail, "", "test"))
+	require.Equal(t, []string{"release"}, names(r.Ready()))
+}

@@ -92,18 +92,19 @@ type readiness struct {
 	// the pending steps that may be ready now; inNoted and queued mark them.
 	noted, candidates []int
 	inNoted, queued   []bool
-	// running is whether each step was running when last looked at;
-	// othersRunning counts those that are not cleanup steps (on_cancel:
-	// run), which are listed in cleanup.
-	running       []bool
-	othersRunning int
-	cleanup       []int
+	// unsettled is whether each step was running or waiting for a
+	// classification when last looked at; othersUnsettled counts those
+	// that are not cleanup steps (on_cancel: run), which are listed in
+	// cleanup.
+	unsettled       []bool
+	othersUnsettled int
+	cleanup         []int
 }
 
 func newReadiness(pb *spec.Playbook) readiness {
 	n := len(pb.Steps)
 	rd := readiness{pos: make(map[string]int, n), succs: make([][]int, n), ended: make([]bool, n), waiting: make([]int, n),
-		inNoted: make([]bool, n), queued: make([]bool, n), running: make([]bool, n)}
+		inNoted: make([]bool, n), queued: make([]bool, n), unsettled: make([]bool, n)}
 	for i, s := range pb.Steps {
 		rd.pos[s.Name] = i
 	}
@@ -153,13 +154,13 @@ func (r *Run) lookAgain() {
 	for _, i := range rd.noted {
 		rd.inNoted[i] = false
 		st := r.ordered[i]
-		if running := st.Status == contract.StatusRunning; running != rd.running[i] {
-			rd.running[i] = running
+		if unsettled := st.Status == contract.StatusRunning || st.Status == contract.StatusPendingFailed; unsettled != rd.unsettled[i] {
+			rd.unsettled[i] = unsettled
 			if s := r.pb.Steps[i]; !s.OnCancelRun && s.Name != spec.EndStep {
-				if running {
-					rd.othersRunning++
+				if unsettled {
+					rd.othersUnsettled++
 				} else {
-					rd.othersRunning--
+					rd.othersUnsettled--
 				}
 			}
 		}
