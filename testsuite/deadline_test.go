@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,7 @@ workflow:
 `)
 	began := time.Now()
 	code, agg := runJSON(t, "--id", "deadline-parent-1", parent)
+	replay(t, "deadline_inherited.yaml", agg.WorkflowID, agg.RunID)
 	require.Less(t, time.Since(began), 30*time.Second)
 	require.Equal(t, 1, code)
 	require.Equal(t, contract.RunFailed, agg.Status)
@@ -122,12 +124,16 @@ workflow:
 }
 
 // cleanupRun starts playbooks/cleanup.yaml with a journal of its own.
-func cleanupRun(t *testing.T, workload map[string]any) (journal string, agg func() *contract.Aggregate, id string) {
+func cleanupRun(t *testing.T, name string, workload map[string]any) (journal string, agg func() *contract.Aggregate, id string) {
 	journal = filepath.Join(t.TempDir(), "journal")
 	workload["journal"] = journal
 	run := start(t, "../playbooks/cleanup.yaml", "playbook", workload)
 	waitFor(t, "work to run", func() bool { return slices.Equal(runningSteps(tc, run.GetID()), []string{"work"}) })
-	return journal, func() *contract.Aggregate { return finish(t, run) }, run.GetID()
+	return journal, func() *contract.Aggregate {
+		agg := finish(t, run)
+		replay(t, name, run.GetID(), run.GetRunID())
+		return agg
+	}, run.GetID()
 }
 
 func readJournal(t *testing.T, file string) string {
@@ -141,7 +147,7 @@ func readJournal(t *testing.T, file string) string {
 // cancel`, on a drain, and after a failure; end runs after it.
 func TestCleanupStepsRunOnCancelDrainAndFailure(t *testing.T) {
 	t.Run("cancel", func(t *testing.T) {
-		journal, finished, id := cleanupRun(t, map[string]any{"seconds": 60})
+		journal, finished, id := cleanupRun(t, "cleanup_cancelled.yaml", map[string]any{"seconds": 60})
 		code, _, errOut := cli(t, "cancel", "--address", server.Address, "--reason", "testing cleanup", id)
 		require.Equal(t, 0, code, errOut)
 		agg := finished()
@@ -153,7 +159,7 @@ func TestCleanupStepsRunOnCancelDrainAndFailure(t *testing.T) {
 		require.Empty(t, processesMatching("playbook-cleanup"))
 	})
 	t.Run("drain", func(t *testing.T) {
-		journal, finished, id := cleanupRun(t, map[string]any{"seconds": 2})
+		journal, finished, id := cleanupRun(t, "cleanup_drained.yaml", map[string]any{"seconds": 2})
 		code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", id)
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, out, "Draining")
@@ -210,6 +216,7 @@ workflow:
 				require.Equal(t, 0, code, errOut)
 			}
 			agg := finish(t, run)
+			replay(t, "deadline_and_cancel_"+strings.ReplaceAll(c.name, " ", "_")+".yaml", run.GetID(), run.GetRunID())
 			require.Equal(t, c.status, agg.Status)
 			require.Equal(t, c.workError, agg.Steps["work"].Error.Type)
 			require.Equal(t, contract.StatusCompleted, agg.Steps["cleanup"].Status, "the cleanup step was not cancelled")
