@@ -71,3 +71,16 @@ func (r *Run) cleanupMayStart() bool { return r.rd.othersUnsettled == 0 }
 func notCancelledByDeadline(s *spec.Step) bool {
 	return s.Tool != nil && s.Tool.Kind == "playbook" && s.Loop == nil
 }
+
+// childEndedByDeadline tells whether a sub-playbook step's error is its
+// child's having wound down by this run's deadline, which it inherited:
+// the step is then cancelled by the deadline like the steps the run
+// cancelled itself, the child's aggregate in its error's details.
+func (r *Run) childEndedByDeadline(err *contract.StepError) bool {
+	if !r.timedOut || (err.Type != contract.ErrPlaybookFailed && err.Type != contract.ErrCancelled) {
+		return false
+	}
+	child, _ := err.Details.(map[string]any)
+	timeout, _ := child["timeout"].(map[string]any)
+	return timeout != nil && timeout["set_by"] == r.deadline.SetBy
+}

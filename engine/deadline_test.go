@@ -218,3 +218,35 @@ workflow:
 	require.NoError(t, r.Classify("a", ClassifyFail, "", "test"))
 	require.Equal(t, []string{"release"}, names(r.Ready()))
 }
+
+// A sub-playbook step is left running at the deadline; a child that wound
+// down by the deadline it inherited from this run cancels the step like
+// the steps the run cancelled itself, its aggregate kept in the details. A
+// child that failed by a timeout of its own fails the step.
+func TestChildEndedByTheInheritedDeadline(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+timeout: 3s
+failure_mode: continue
+workflow:
+  - {step: inherited, tool: {kind: playbook, path: sub.yaml}}
+  - {step: own, tool: {kind: playbook, path: sub.yaml}}
+`))
+	require.NoError(t, err)
+	r := NewRun(pb, nil, "t-1", time.Now, WithDeadline(threeSeconds))
+	require.Equal(t, []string{"inherited", "own"}, names(r.Ready()))
+	r.TimeOut()
+	require.Empty(t, r.ToCancel(), "sub-playbooks end by the deadline they inherited")
+	childFailed := func(setBy string) contract.Outcome {
+		agg := map[string]any{"status": "failed", "timeout": map[string]any{"after": "3s", "set_by": setBy}}
+		return contract.Outcome{Err: &contract.StepError{Type: contract.ErrPlaybookFailed, Message: "playbook sub failed", Details: agg}, Attempts: 1, Recovery: contract.RecoveryNoHandler}
+	}
+	r.Settle("inherited", childFailed("t-1"))
+	own := childFailed("")
+	delete(own.Err.Details.(map[string]any)["timeout"].(map[string]any), "set_by")
+	r.Settle("own", own)
+	st := r.State("inherited")
+	require.Equal(t, contract.StatusCancelled, st.Status)
+	require.Equal(t, "timeout: the run's deadline of 3s passed", st.Error.Type+": "+st.Error.Message)
+	require.Equal(t, "failed", st.Error.Details.(map[string]any)["status"], "the child's aggregate")
+	require.Equal(t, contract.StatusFailed, r.State("own").Status, "a child's own timeout is its failure")
+}

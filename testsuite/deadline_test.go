@@ -111,8 +111,10 @@ workflow:
 	require.Equal(t, contract.RunFailed, agg.Status)
 	require.Equal(t, "3s", agg.Timeout.After)
 	step := agg.Steps["child"]
-	require.Equal(t, contract.StatusFailed, step.Status, "the child ended by the deadline it inherited; the parent did not cancel it")
-	require.Equal(t, contract.ErrPlaybookFailed, step.Error.Type)
+	require.Equal(t, contract.StatusCancelled, step.Status, "the child ended by the deadline it inherited, and the step with it")
+	require.Equal(t, contract.ErrTimeout, step.Error.Type)
+	require.Equal(t, "the run's deadline of 3s passed", step.Error.Message)
+	require.Zero(t, agg.FailedStepsCount)
 	child := step.Error.Details.(map[string]any)
 	require.Equal(t, "failed", child["status"])
 	require.Equal(t, map[string]any{"after": "3s", "on_timeout": "cancel", "deadline": agg.Timeout.Deadline, "set_by": "deadline-parent-1"}, child["timeout"])
