@@ -98,7 +98,9 @@ func (x *executor) pace() {
 }
 
 // start renders a step's tool and schedules its activity, or its child
-// workflow for a sub-playbook, in a cancellation scope of its own.
+// workflow for a sub-playbook, in a cancellation scope of its own; a
+// cleanup step's scope is under a context the run's cancellation does not
+// reach, so that it runs after a cancel and is never cancelled with it.
 func (x *executor) start(s *spec.Step) (workflow.Future, *contract.StepError) {
 	parent := x.ctx
 	if s.OnCancelRun {
