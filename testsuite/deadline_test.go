@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
-	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"playbook/contract"
 )
@@ -55,11 +54,7 @@ func TestRunDeadline(t *testing.T) {
 	require.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, last.GetEventType())
 	require.Equal(t, "playbook deadline failed: 0 of 3 steps failed; the run's deadline of 3s passed (on_timeout: cancel)",
 		last.GetWorkflowExecutionFailedEventAttributes().GetFailure().GetMessage())
-	v, err := tc.QueryWorkflow(context.Background(), "deadline-1", "", "__temporal_workflow_metadata")
-	require.NoError(t, err)
-	var meta sdkpb.WorkflowMetadata
-	require.NoError(t, v.Get(&meta))
-	require.Contains(t, meta.GetCurrentDetails(), "**failed**: the run's deadline of 3s passed (on_timeout: cancel)", "the Web UI's details lead with it")
+	require.Contains(t, workflowMetadata(t, "deadline-1").GetCurrentDetails(), "**failed**: the run's deadline of 3s passed (on_timeout: cancel)", "the Web UI's details lead with it")
 	code, out, _ = cli(t, "status", "--address", server.Address, "deadline-1")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "Deadline: the run's deadline of 3s passed (on_timeout: cancel)\n")
