@@ -35,6 +35,9 @@ const (
 	ErrWorkerStopped = "worker_stopped"
 	// ErrCancelled is the error type of a step whose activity was cancelled.
 	ErrCancelled = "cancelled"
+	// ErrTimeout: the step was cancelled, or never classified, because the
+	// run's deadline (the playbook's timeout) passed; its status is cancelled.
+	ErrTimeout = "timeout"
 	// ErrPlaybookFailed: a sub-playbook ended failed.
 	ErrPlaybookFailed = "playbook_failed"
 	// ErrPlaybookError: a sub-playbook could not run.
@@ -50,7 +53,7 @@ const (
 // matching it can tell it from them.
 var BuiltinErrorTypes = []string{ErrTool, ErrTemplate, ErrExpression, ErrExitCode, ErrHTTP, ErrHTTPStatus,
 	ErrPythonException, ErrResultTooLarge, ErrInputTooLarge, ErrRetryWhen, ErrExecutionTimeout,
-	ErrHeartbeatTimeout, ErrWorkerStopped, ErrCancelled, ErrPlaybookFailed, ErrPlaybookError, ErrActivity, ErrLoop}
+	ErrHeartbeatTimeout, ErrTimeout, ErrWorkerStopped, ErrCancelled, ErrPlaybookFailed, ErrPlaybookError, ErrActivity, ErrLoop}
 
 // IsEngineError tells whether an error type is a failure the engine caused
 // or could not judge: no exit-code rule or retry applies to it.

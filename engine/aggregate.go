@@ -57,9 +57,12 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	}
 	status := contract.RunFailed
 	switch {
-	case r.Cancelled():
+	case r.Cancelled() && !r.deadlineFirst:
 		// A cancelled run ends cancelled whatever success_when would say.
 		status = contract.RunCancelled
+	case r.timedOut && (r.pb.OnTimeout == spec.TimeoutFail || end.SuccessWhen == nil):
+		// Past its deadline only a success_when may accept the run, and
+		// not under on_timeout: fail.
 	case success && len(warnings) > 0:
 		status = contract.RunCompletedWithWarnings
 	case success:
@@ -70,6 +73,9 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	if len(warnings) > 0 {
 		msg += fmt.Sprintf(", %d allowed to fail", len(warnings))
 		data["warning_steps_count"] = len(warnings)
+	}
+	if r.timedOut {
+		msg += "; " + r.timeoutRecord().String()
 	}
 	r.emit(Event{Type: "end_evaluated", Step: spec.EndStep, Error: endErr, Message: msg + "; run " + status, Data: data})
 	// playbook_* is end's verdict; workflow_* is the engine's workflow ending
@@ -105,6 +111,7 @@ func (r *Run) aggregate(status string, failed, warnings []string) *contract.Aggr
 		WarningStepsCount: len(warnings),
 		Steps:             r.states,
 		CancelReason:      r.CancelReason(),
+		Timeout:           r.timeoutSoFar(),
 		Origin:            r.origin,
 		LogicalTime:       r.logicalTime,
 	}
@@ -124,7 +131,22 @@ func plural(n int, noun string) string {
 // with, so that the first view of a failed run names its cause. A step
 // allowed to fail is named only when no other step failed (a success_when
 // that reads warning_steps failed the run).
+//
+// A run its deadline failed leads with that ("the run's deadline of 3s
+// passed (on_timeout: cancel)"), then the first failed step, if any.
 func (r *Run) FirstFailure() string {
+	if r.timedOut && r.deadlineFirst {
+		t := r.timeoutRecord()
+		why := fmt.Sprintf("%s (on_timeout: %s)", t, t.OnTimeout)
+		if step := r.firstFailedStep(); step != "" {
+			why += "; " + step
+		}
+		return contract.Cut(why, 300)
+	}
+	return r.firstFailedStep()
+}
+
+func (r *Run) firstFailedStep() string {
 	for _, allowed := range []bool{false, true} {
 		for i, s := range r.pb.Steps {
 			if st := r.ordered[i]; s.AllowFailure == allowed && st.Status == contract.StatusFailed && st.Error != nil {
@@ -133,4 +155,12 @@ func (r *Run) FirstFailure() string {
 		}
 	}
 	return ""
+}
+
+// timeoutSoFar is the aggregate's record of the deadline, nil until it passed.
+func (r *Run) timeoutSoFar() *contract.RunTimeout {
+	if !r.timedOut {
+		return nil
+	}
+	return r.timeoutRecord()
 }

@@ -18,7 +18,7 @@ func (r *Run) envWith(steps map[string]any) map[string]any {
 		"steps":        steps,
 		"execution_id": r.executionID,
 		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
-		"run":          map[string]any{"logical_time": r.logicalTime},
+		"run":          map[string]any{"logical_time": r.logicalTime, "timed_out": r.timedOut},
 	}
 }
 

@@ -34,6 +34,10 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 	switch {
 	case o.Err == nil:
 		r.Complete(name, o.Result, o.Attempts)
+	case (o.Err.Type == contract.ErrCancelled && r.byDeadline[name]) || r.childEndedByDeadline(o.Err):
+		err := r.deadlineError()
+		err.Details = o.Err.Details
+		r.cancel(name, err, o.Attempts)
 	case o.Err.Type == contract.ErrCancelled:
 		r.cancel(name, o.Err, o.Attempts)
 	case r.pb.UsePendingFailed && (o.Recovery == contract.RecoveryNoHandler || o.Recovery == contract.RecoveryNoMatchingRule):

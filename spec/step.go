@@ -21,7 +21,10 @@ type Step struct {
 	DependsOn        []string
 	// dependsOnLines are the lines of DependsOn's names, for errors.
 	dependsOnLines []int
-	OnFailureRun   bool       // `on_failure: run`: runs even when an upstream failed
+	OnFailureRun   bool // `on_failure: run`: runs even when an upstream failed
+	// OnCancelRun (`on_cancel: run`): a cleanup step, which runs after a
+	// cancel, a drain or the run's deadline too, and is never cancelled.
+	OnCancelRun    bool
 	SuccessWhen    *expr.Expr // `end` only
 	FailureHandler *FailureHandler
 	Loop           *Loop
@@ -71,6 +74,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	err := d.fields(n, "a step", d.stepTable)
 	x := d.stepAt.x
 	retries, retryDelay, retryNode, onFailureNode := x.retries, x.retryDelay, x.retryNode, x.onFailureNode
+	onCancelNode, alwaysNode := x.onCancelNode, x.alwaysNode
 	lostNode, onLostNode := x.lostNode, x.onLostNode
 	if err != nil {
 		// The step as far as it decoded: the graph keeps it, so that the
@@ -94,6 +98,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	}
 	if err := d.onLost(s, lostNode, onLostNode); err != nil {
 		return s, err
+	}
+	if alwaysNode != nil && (onFailureNode != nil || onCancelNode != nil) {
+		return s, d.errf(alwaysNode, "give either always or on_failure/on_cancel, not both (always: true is on_failure: run and on_cancel: run)")
 	}
 	d.refuseIgnored(s, x)
 	if s.Loop != nil && s.Tool == nil {
@@ -122,6 +129,10 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			return nil, d.errf(onFailureNode, "end always runs: on_failure does not apply to it")
 		case x.allowFailureNode != nil:
 			return nil, d.errf(x.allowFailureNode, "end decides the run: allow_failure does not apply to it (success_when decides which failures the run tolerates)")
+		case onCancelNode != nil:
+			return nil, d.errf(onCancelNode, "end always runs: on_cancel does not apply to it")
+		case alwaysNode != nil:
+			return nil, d.errf(alwaysNode, "end always runs: always does not apply to it")
 		}
 	}
 	return s, nil
@@ -133,6 +144,7 @@ type stepKeysState struct {
 	retries                  *int
 	retryDelay               *time.Duration
 	retryNode, onFailureNode *yaml.Node
+	onCancelNode, alwaysNode *yaml.Node
 	lostNode, onLostNode     *yaml.Node
 	timeoutNode              *yaml.Node
 	allowFailureNode         *yaml.Node
@@ -203,6 +215,23 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 		"allow_failure": {sBool("true: the step's failure is a warning: its dependants run as after a completed step, and a run whose only failures are such steps ends completed_with_warnings."), func(v *yaml.Node) error {
 			t.x.allowFailureNode = v
 			return d.boolean(v, "allow_failure", &t.s.AllowFailure)
+		}},
+		"on_cancel": {sEnum("run: a cleanup step; it runs after a cancel, a drain or the run's deadline too, once the other steps have settled, and is never cancelled.", "run"), func(v *yaml.Node) error {
+			t.x.onCancelNode = v
+			if v.Value != "run" {
+				return d.errf(v, "on_cancel must be run (leave it out for a step a cancel skips), not %q", v.Value)
+			}
+			t.s.OnCancelRun = true
+			return nil
+		}},
+		"always": {sBool("true: the step runs whatever happens upstream or to the run (on_failure: run and on_cancel: run)."), func(v *yaml.Node) error {
+			t.x.alwaysNode = v
+			var always bool
+			if err := d.boolean(v, "always", &always); err != nil {
+				return err
+			}
+			t.s.OnFailureRun, t.s.OnCancelRun = always, always
+			return nil
 		}},
 		"success_when": {sString("end only: the expression that decides whether the run succeeded."), func(v *yaml.Node) error {
 			if t.s.Name != EndStep {

@@ -649,7 +649,7 @@ func (c *checker) env(x *exprCheck) types.Map {
 	}
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
-	env["run"] = types.Map{"logical_time": types.String}
+	env["run"] = types.Map{"logical_time": types.String, "timed_out": types.Bool}
 	if x.scope == expr.ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)

@@ -40,7 +40,8 @@ func ScopeNames(s Scope, extra ...string) types.Map {
 		"steps":        types.Any,
 		"execution_id": types.String,
 		"playbook":     types.Any,
-		// run.logical_time: the time the run stands for (RFC 3339, UTC).
+		// run.logical_time: the time the run stands for (RFC 3339, UTC);
+		// run.timed_out: whether the run's deadline has passed.
 		"run": types.Any,
 	}
 	switch s {

@@ -319,7 +319,7 @@ func describeEvent(e engine.Event, run string) string {
 		return "reused: " + e.Message
 	case "step_cancelled":
 		return "cancelled: " + e.Message
-	case "cancel_requested", "drain_requested":
+	case "cancel_requested", "drain_requested", "deadline_passed":
 		return e.Message
 	case "end_evaluated":
 		if e.Error != nil {
@@ -358,6 +358,9 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
 	fmt.Fprintln(out, line+allowedToFail(agg)+".")
+	if agg.Timeout != nil {
+		fmt.Fprintf(out, "%s (on_timeout: %s).\n", upperFirst(agg.Timeout.String()), agg.Timeout.OnTimeout)
+	}
 	for _, n := range agg.Notifications {
 		if n.Delivered {
 			fmt.Fprintf(out, "Notified %s (%s).\n", n.Webhook, n.Event)
@@ -382,4 +385,12 @@ func countOf(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// upperFirst begins a sentence.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -211,6 +211,9 @@ func printStatus(out io.Writer, run string, st *Status) {
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
 	}
+	if agg.Timeout != nil {
+		fmt.Fprintf(out, "Deadline: %s (on_timeout: %s)\n", agg.Timeout, agg.Timeout.OnTimeout)
+	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
