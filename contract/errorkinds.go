@@ -35,6 +35,11 @@ const (
 	ErrWorkerStopped = "worker_stopped"
 	// ErrCancelled is the error type of a step whose activity was cancelled.
 	ErrCancelled = "cancelled"
+	// ErrTimeout: the step was cancelled, or never classified, because the
+	// run's deadline (the playbook's timeout) passed; its status is
+	// cancelled. Or an approval step's own timeout passed with no decision,
+	// with on_timeout: fail; its status is failed.
+	ErrTimeout = "timeout"
 	// ErrPlaybookFailed: a sub-playbook ended failed.
 	ErrPlaybookFailed = "playbook_failed"
 	// ErrPlaybookError: a sub-playbook could not run.
@@ -44,12 +49,16 @@ const (
 	// ErrRejected: a person rejected an approval step (or its timeout did,
 	// with on_timeout: reject).
 	ErrRejected = "rejected"
-	// ErrApprovalTimeout: an approval step's timeout passed with no
-	// decision, with on_timeout: fail.
-	ErrApprovalTimeout = "timeout"
 	// ErrLoop: a batch of a loop's elements could not be started.
 	ErrLoop = "loop_error"
 )
+
+// BuiltinErrorTypes are the error types above, which the engine gives:
+// a fail step raises an error of a type of its own, so that a condition
+// matching it can tell it from them.
+var BuiltinErrorTypes = []string{ErrTool, ErrTemplate, ErrExpression, ErrExitCode, ErrHTTP, ErrHTTPStatus,
+	ErrPythonException, ErrResultTooLarge, ErrInputTooLarge, ErrRetryWhen, ErrExecutionTimeout,
+	ErrHeartbeatTimeout, ErrTimeout, ErrWorkerStopped, ErrCancelled, ErrPlaybookFailed, ErrPlaybookError, ErrActivity, ErrRejected, ErrLoop}
 
 // IsEngineError tells whether an error type is a failure the engine caused
 // or could not judge: no exit-code rule or retry applies to it.

@@ -35,12 +35,21 @@ func (s Status) Terminal() bool {
 const (
 	RunRunning   = "running"
 	RunCompleted = "completed"
-	RunFailed    = "failed"
-	RunCancelled = "cancelled"
+	// RunCompletedWithWarnings: the run succeeded, and some step with
+	// allow_failure failed (Aggregate.WarningSteps).
+	RunCompletedWithWarnings = "completed_with_warnings"
+	RunFailed                = "failed"
+	RunCancelled             = "cancelled"
 	// RunWaiting: a step waits for a person's decision (an approval); the
 	// run is running otherwise.
 	RunWaiting = "waiting"
 )
+
+// Succeeded tells whether a run's status is a success: completed, with
+// warnings or without.
+func Succeeded(status string) bool {
+	return status == RunCompleted || status == RunCompletedWithWarnings
+}
 
 // StepError is the structured error of a failed step.
 type StepError struct {
@@ -59,6 +68,9 @@ type StepState struct {
 	Error              *StepError `json:"error"`
 	RoutedToEnd        bool       `json:"routed_to_end"`
 	OriginalFailedStep *string    `json:"original_failed_step"`
+	// AllowedFailure says that the step failed with allow_failure: a
+	// warning, not routed to end, its dependants run.
+	AllowedFailure bool `json:"allowed_failure,omitempty"`
 	// SkipReason says why a skipped step did not run.
 	SkipReason string `json:"skip_reason,omitempty"`
 	// Recovery is the failure handler's outcome for the step's last failure:
@@ -106,6 +118,9 @@ func (st *StepState) Note() string {
 	}
 	if st.RoutedToEnd {
 		note += " (routed to end)"
+	}
+	if st.AllowedFailure {
+		note += " (allowed to fail)"
 	}
 	return joinNotes(joinNotes(note, st.classifiedNote()), st.lostNote())
 }

@@ -137,7 +137,7 @@ func (r *Run) ApprovalTimedOut(name string) contract.Outcome {
 	}
 	r.states[name].Waiting = nil
 	r.emit(Event{Type: "step_timed_out", Step: name, Message: reason})
-	return contract.Outcome{Attempts: 1, Err: &contract.StepError{Type: contract.ErrApprovalTimeout, Message: reason + " (on_timeout: fail)"}}
+	return contract.Outcome{Attempts: 1, Err: &contract.StepError{Type: contract.ErrTimeout, Message: reason + " (on_timeout: fail)"}}
 }
 
 func (r *Run) resolveApproval(name, decision string, inputs map[string]any, by, reason string) contract.Outcome {

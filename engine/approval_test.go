@@ -70,7 +70,7 @@ func TestApprovalRejectedAndTimedOut(t *testing.T) {
 	require.Equal(t, contract.ErrRejected, run.State("gate").Error.Type)
 	require.Equal(t, "rejected by alice: not now", run.State("gate").Error.Message)
 
-	for onTimeout, want := range map[string]string{"fail": contract.ErrApprovalTimeout, "reject": contract.ErrRejected, "approve": ""} {
+	for onTimeout, want := range map[string]string{"fail": contract.ErrTimeout, "reject": contract.ErrRejected, "approve": ""} {
 		run := gateRun(t, onTimeout)
 		o := run.ApprovalTimedOut("gate")
 		require.False(t, run.WaitsForPerson())

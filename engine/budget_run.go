@@ -1,6 +1,9 @@
 package engine
 
-import "playbook/contract"
+import (
+	"playbook/contract"
+	"playbook/spec"
+)
 
 // Bounded returns the aggregate as the run writes it: agg itself when it
 // fits AggregateBudget, else a copy whose largest step results, error
@@ -26,6 +29,8 @@ func (r *Run) fullIn(step, field string) string {
 		return "the run's history"
 	case s.Tool.Kind == "playbook":
 		return "the sub-playbook's own run (its child workflow's result)"
+	case s.Tool.Kind == spec.FailKind:
+		return "nowhere: a fail step's error is made in the workflow from the playbook's text; render its message and details from what they read"
 	case s.Tool.Kind == "noop" && field == "result":
 		return "nowhere: a noop step's result is computed in the workflow; read the step it copies"
 	case s.Loop != nil:

@@ -46,10 +46,10 @@ func (r *Run) RecordCancelReason(reason string) {
 	}
 }
 
-// CancelReason is why the run was cancelled or drained, if it was and
-// someone said.
+// CancelReason is why the run was cancelled or drained, if it was (before
+// its deadline passed) and someone said.
 func (r *Run) CancelReason() string {
-	if !r.Cancelled() {
+	if !r.Cancelled() || r.deadlineFirst {
 		return ""
 	}
 	return r.cancelReason
@@ -75,18 +75,26 @@ func (r *Run) Drain() {
 func (r *Run) Cancelled() bool { return r.cancelled || r.drained }
 
 // ToCancel lists the running steps to cancel now: all of them after a
-// cancel request, and under failure_mode cancel after a failure all but
-// those with on_failure: run. Each step is listed once.
+// cancel request, all but sub-playbooks (which end by the deadline they
+// inherited) once the run's deadline passed, and under failure_mode cancel
+// after a failure all but those with on_failure: run. A cleanup step
+// (on_cancel: run) is never listed. Each step is listed once.
 func (r *Run) ToCancel() []string {
-	if !r.cancelled && (r.pb.FailureMode != spec.FailureCancel || r.stoppedBy == "") {
+	all := r.cancelled || r.timedOut
+	if !all && (r.pb.FailureMode != spec.FailureCancel || r.stoppedBy == "") {
 		return nil
 	}
 	var out []string
 	for _, s := range r.pb.Steps {
-		if r.states[s.Name].Status != contract.StatusRunning || r.cancelling[s.Name] || (!r.cancelled && s.OnFailureRun) {
+		if r.states[s.Name].Status != contract.StatusRunning || r.cancelling[s.Name] || s.OnCancelRun || (!all && s.OnFailureRun) {
+			continue
+		}
+		deadline := r.timedOut && !r.cancelled
+		if deadline && notCancelledByDeadline(s) {
 			continue
 		}
 		r.cancelling[s.Name] = true
+		r.byDeadline[s.Name] = deadline
 		out = append(out, s.Name)
 	}
 	return out
@@ -100,6 +108,10 @@ func (r *Run) ToCancel() []string {
 func (r *Run) Withdraw(s *spec.Step) bool {
 	var reason, origin string
 	switch {
+	case s.OnCancelRun && r.windingDown():
+		return false // a cleanup step runs after a cancel too
+	case r.deadlineFirst:
+		reason = r.timeoutRecord().String()
 	case r.cancelled:
 		reason = "run cancelled"
 	case r.drained:

@@ -18,7 +18,7 @@ func (r *Run) envWith(steps map[string]any) map[string]any {
 		"steps":        steps,
 		"execution_id": r.executionID,
 		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
-		"run":          map[string]any{"logical_time": r.logicalTime},
+		"run":          map[string]any{"logical_time": r.logicalTime, "timed_out": r.timedOut},
 	}
 }
 
@@ -29,17 +29,33 @@ func (r *Run) EndEnv() map[string]any {
 	env["failed_steps"] = failed
 	env["failed_steps_count"] = len(failed)
 	env["total_steps"] = len(r.pb.Steps) - 1
+	warnings := r.warningSteps()
+	env["warning_steps"] = warnings
+	env["warning_steps_count"] = len(warnings)
 	return env
 }
 
+// failedSteps lists, in file order, the failed steps that count against
+// the run: all but those with allow_failure (warningSteps).
 func (r *Run) failedSteps() []string {
 	failed := []string{}
-	for _, s := range r.pb.Steps {
-		if s.Name != spec.EndStep && r.states[s.Name].Status == contract.StatusFailed {
+	for i, s := range r.pb.Steps {
+		if s.Name != spec.EndStep && !s.AllowFailure && r.ordered[i].Status == contract.StatusFailed {
 			failed = append(failed, s.Name)
 		}
 	}
 	return failed
+}
+
+// warningSteps lists, in file order, the steps with allow_failure that failed.
+func (r *Run) warningSteps() []string {
+	warnings := []string{}
+	for i, s := range r.pb.Steps {
+		if s.AllowFailure && r.ordered[i].Status == contract.StatusFailed {
+			warnings = append(warnings, s.Name)
+		}
+	}
+	return warnings
 }
 
 // RenderTool renders a step's tool fields against the run's current state:

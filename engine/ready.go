@@ -22,6 +22,15 @@ func (r *Run) Ready() []*spec.Step {
 	at := -1
 	for {
 		r.lookAgain()
+		if r.windingDown() && r.cleanupMayStart() {
+			// The other steps have settled: the cleanup steps waiting
+			// for that are looked at again.
+			for _, i := range r.rd.cleanup {
+				if r.ordered[i].Status == contract.StatusPending && r.rd.waiting[i] == 0 {
+					r.rd.candidate(i)
+				}
+			}
+		}
 		for _, i := range r.rd.candidates {
 			if i > at {
 				heap.Push(&this, i)
@@ -83,12 +92,19 @@ type readiness struct {
 	// the pending steps that may be ready now; inNoted and queued mark them.
 	noted, candidates []int
 	inNoted, queued   []bool
+	// unsettled is whether each step was running or waiting for a
+	// classification when last looked at; othersUnsettled counts those
+	// that are not cleanup steps (on_cancel: run), which are listed in
+	// cleanup.
+	unsettled       []bool
+	othersUnsettled int
+	cleanup         []int
 }
 
 func newReadiness(pb *spec.Playbook) readiness {
 	n := len(pb.Steps)
 	rd := readiness{pos: make(map[string]int, n), succs: make([][]int, n), ended: make([]bool, n), waiting: make([]int, n),
-		inNoted: make([]bool, n), queued: make([]bool, n)}
+		inNoted: make([]bool, n), queued: make([]bool, n), unsettled: make([]bool, n)}
 	for i, s := range pb.Steps {
 		rd.pos[s.Name] = i
 	}
@@ -105,6 +121,9 @@ func newReadiness(pb *spec.Playbook) readiness {
 	for i, s := range pb.Steps {
 		if s.Name != spec.EndStep {
 			rd.left++
+		}
+		if s.OnCancelRun {
+			rd.cleanup = append(rd.cleanup, i)
 		}
 		if rd.waiting[i] == 0 {
 			rd.candidates = append(rd.candidates, i)
@@ -135,6 +154,16 @@ func (r *Run) lookAgain() {
 	for _, i := range rd.noted {
 		rd.inNoted[i] = false
 		st := r.ordered[i]
+		if unsettled := st.Status == contract.StatusRunning || st.Status == contract.StatusPendingFailed; unsettled != rd.unsettled[i] {
+			rd.unsettled[i] = unsettled
+			if s := r.pb.Steps[i]; !s.OnCancelRun && s.Name != spec.EndStep {
+				if unsettled {
+					rd.othersUnsettled++
+				} else {
+					rd.othersUnsettled--
+				}
+			}
+		}
 		if ended := st.Status.Terminal(); ended != rd.ended[i] {
 			rd.ended[i] = ended
 			d := 1
@@ -176,6 +205,7 @@ func (p *positions) Pop() any {
 func (r *Run) decide(s *spec.Step) (run, resolved bool, reason, origin string) {
 	arcs := r.pb.Incoming(s.Name)
 	taken := len(arcs) == 0
+	stopped := false            // an upstream failed, was cancelled or skipped
 	var counted map[string]bool // with firstArcOnly
 	if r.firstArcOnly {
 		counted = map[string]bool{}
@@ -191,7 +221,13 @@ func (r *Run) decide(s *spec.Step) (run, resolved bool, reason, origin string) {
 		if !p.Status.Terminal() {
 			return false, false, "", ""
 		}
+		if p.Status == contract.StatusFailed || p.Status == contract.StatusCancelled || p.Status == contract.StatusSkipped {
+			stopped = true
+		}
 		switch {
+		case p.Status == contract.StatusFailed && r.pb.Step(a.From).AllowFailure:
+			// A failure allowed: its arcs are taken as a completed step's.
+			taken = taken || r.taken[a]
 		case p.Status == contract.StatusFailed || p.Status == contract.StatusCancelled:
 			if origin == "" {
 				origin = a.From
@@ -211,6 +247,19 @@ func (r *Run) decide(s *spec.Step) (run, resolved bool, reason, origin string) {
 		}
 	}
 	switch {
+	case s.OnCancelRun && r.windingDown():
+		// A cleanup step waits for the other steps to settle, then runs
+		// whatever happened upstream, unless the graph had already
+		// chosen another way.
+		if !r.cleanupMayStart() {
+			return false, false, "", ""
+		}
+		if !taken && !stopped {
+			return false, true, "no branch led here", ""
+		}
+		return true, true, "", ""
+	case r.deadlineFirst:
+		return false, true, r.timeoutRecord().String(), ""
 	case r.cancelled:
 		return false, true, "run cancelled", ""
 	case r.drained:

@@ -46,6 +46,13 @@ type Run struct {
 	cancelled, drained bool
 	// cancelReason is why the run was cancelled or drained, when someone said.
 	cancelReason string
+	// deadline is the run's deadline (WithDeadline), nil without one;
+	// timedOut: it passed before end ran; deadlineFirst: before any
+	// cancel or drain, so that it decides the outcome.
+	deadline                *contract.Deadline
+	timedOut, deadlineFirst bool
+	// byDeadline lists the running steps the deadline cancelled.
+	byDeadline map[string]bool
 	// origin is where a retried run came from (Started).
 	origin *contract.Origin
 
@@ -74,7 +81,7 @@ type Run struct {
 // playbook's defaults (MergeWorkload); now is the clock events are stamped
 // with (the workflow's deterministic clock).
 func NewRun(pb *spec.Playbook, workload map[string]any, executionID string, now func() time.Time, opts ...RunOption) *Run {
-	r := &Run{pb: pb, executionID: executionID, now: now, states: map[string]*contract.StepState{}, taken: map[spec.Arc]bool{}, cancelling: map[string]bool{}}
+	r := &Run{pb: pb, executionID: executionID, now: now, states: map[string]*contract.StepState{}, taken: map[spec.Arc]bool{}, cancelling: map[string]bool{}, byDeadline: map[string]bool{}}
 	for _, o := range opts {
 		o(r)
 	}

@@ -34,6 +34,10 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 	switch {
 	case o.Err == nil:
 		r.Complete(name, o.Result, o.Attempts)
+	case (o.Err.Type == contract.ErrCancelled && r.byDeadline[name]) || r.childEndedByDeadline(o.Err):
+		err := r.deadlineError()
+		err.Details = o.Err.Details
+		r.cancel(name, err, o.Attempts)
 	case o.Err.Type == contract.ErrCancelled:
 		r.cancel(name, o.Err, o.Attempts)
 	case r.pb.UsePendingFailed && (o.Recovery == contract.RecoveryNoHandler || o.Recovery == contract.RecoveryNoMatchingRule):
@@ -108,11 +112,16 @@ func (r *Run) takeArcs(name string, targets []string) {
 }
 
 // Fail records a step whose retries are spent. It routes to `end`; under
-// failure_mode stop no new step starts after it.
+// failure_mode stop no new step starts after it. A step with allow_failure
+// does neither: see tolerate.
 func (r *Run) Fail(name string, err *contract.StepError, attempts int) {
 	st := r.states[name]
 	st.Status, st.Result, st.Error, st.Attempts = contract.StatusFailed, nil, err, st.PriorAttempts+attempts
 	attempts = st.Attempts
+	if r.pb.Step(name).AllowFailure {
+		r.tolerate(name, st)
+		return
+	}
 	st.RoutedToEnd = true
 	st.OriginalFailedStep = &name
 	r.ended(st)
@@ -121,4 +130,24 @@ func (r *Run) Fail(name string, err *contract.StepError, attempts int) {
 	}
 	r.emit(Event{Type: "step_failed", Step: name, Attempts: attempts, Error: err, Message: "routed to end",
 		Data: map[string]any{"routed_to_end": true, "original_failed_step": name}})
+}
+
+// tolerate records the failure of a step with allow_failure as a warning:
+// the run goes on as if it had completed. Its `next` is evaluated (its
+// conditions read its status and error) and its arcs are taken; failure_mode
+// is not triggered. A `next` that does not evaluate takes none of its next
+// arcs (its depends_on arcs still are), and the event says why.
+func (r *Run) tolerate(name string, st *contract.StepState) {
+	st.RoutedToEnd, st.OriginalFailedStep, st.AllowedFailure = false, nil, true
+	r.ended(st)
+	msg := "allowed to fail: the run goes on"
+	taken, err := r.nextTargets(name)
+	if err != nil {
+		msg += "; next: when " + err.Error() + ": no next step taken"
+		taken = []string{}
+	}
+	st.TakenNext = taken
+	r.takeArcs(name, taken)
+	r.emit(Event{Type: "step_failed", Step: name, Attempts: st.Attempts, Error: st.Error, Message: msg,
+		Data: map[string]any{"allow_failure": true}})
 }

@@ -29,6 +29,9 @@ func (r *Run) DetailsMarkdown() string {
 			fmt.Fprintf(&b, "\n\n**failed**: %s", why)
 		}
 	}
+	if r.final != nil && r.final.Status == contract.RunCompletedWithWarnings {
+		fmt.Fprintf(&b, "\n\n**completed_with_warnings**: allowed to fail: %s", contract.Cut(strings.Join(r.final.WarningSteps, ", "), 300))
+	}
 	r.waitingMarkdown(&b)
 	b.WriteString("\n\n| step | status | attempts | note |\n| --- | --- | --- | --- |\n")
 	if r.rows == nil {

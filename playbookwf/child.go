@@ -24,6 +24,11 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 	}
 	workload, _ := toolSpec["workload"].(map[string]any)
 	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LogicalTime: x.in.LogicalTime}
+	if !s.OnCancelRun {
+		// The child winds down by the parent's deadline too; a cleanup
+		// step's child runs after it, and is not bound by it.
+		child.Deadline = x.deadline
+	}
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:          x.childID(ctx, s.Name, s.Name),
 		TaskQueue:           x.info.TaskQueueName,

@@ -63,6 +63,11 @@ type executor struct {
 	yields, noYields bool
 	// runningCap is the running-cap version, once asked.
 	runningCap *bool
+	// deadline is the run's (nil: none), which its sub-playbooks inherit.
+	deadline *contract.Deadline
+	// cleanupCtx is where cleanup steps (on_cancel: run) start: a context
+	// a cancel request does not reach, made when the first one starts.
+	cleanupCtx workflow.Context
 	// approvals holds, for each approval step waiting, the channel its
 	// decision goes to (pauses.go); indexedWaiting is the run's status in
 	// its search attribute: waiting or not.
@@ -98,10 +103,22 @@ func (x *executor) pace() {
 }
 
 // start renders a step's tool and schedules its activity, or its child
-// workflow for a sub-playbook, in a cancellation scope of its own.
+// workflow for a sub-playbook, in a cancellation scope of its own; a
+// cleanup step's scope is under a context the run's cancellation does not
+// reach, so that it runs after a cancel and is never cancelled with it.
 func (x *executor) start(s *spec.Step) (workflow.Future, *contract.StepError) {
-	ctx, cancel := workflow.WithCancel(x.ctx)
+	parent := x.ctx
+	if s.OnCancelRun {
+		if x.cleanupCtx == nil {
+			x.cleanupCtx, _ = workflow.NewDisconnectedContext(x.ctx)
+		}
+		parent = x.cleanupCtx
+	}
+	ctx, cancel := workflow.WithCancel(parent)
 	x.cancels[s.Name] = cancel
+	if s.Tool.Kind == spec.FailKind {
+		return x.raise(ctx, s)
+	}
 	if x.decidesInWorkflow(s) {
 		return x.decideInWorkflow(ctx, s)
 	}

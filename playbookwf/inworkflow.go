@@ -85,3 +85,18 @@ func asActivityResult(v any) (any, error) {
 	err = json.Unmarshal(b, &out)
 	return out, err
 }
+
+// raise fails a fail step with the error it describes, in the workflow:
+// no activity, no attempt to retry (submission refuses retry on it), and,
+// the kind being newer than every recorded history, no version: no old
+// run has such a step. The future holds the step's outcome, as a loop's
+// does (outcome reads it).
+func (x *executor) raise(ctx workflow.Context, s *spec.Step) (workflow.Future, *contract.StepError) {
+	toolSpec, err := x.run.RenderTool(s)
+	if err != nil {
+		return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
+	}
+	f, settle := workflow.NewFuture(ctx)
+	settle.Set(contract.Outcome{Err: engine.Raised(s.Name, toolSpec), Attempts: 1}, nil)
+	return f, nil
+}

@@ -74,7 +74,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 			return nil, err
 		}
 	}
-	cancelOnFailure := x.run.Playbook().FailureMode == spec.FailureCancel
+	cancelOnFailure := cancelsElements(x.run.Playbook(), s)
 	// Progress is shown by queries and the current details, never recorded.
 	progress := func(p contract.LoopProgress) {
 		x.run.SetLoopProgress(s.Name, p)
@@ -226,4 +226,12 @@ func anyFailed(outcomes []contract.Outcome) bool {
 		}
 	}
 	return false
+}
+
+// cancelsElements tells whether a failed element of a loop step cancels
+// its other elements: under failure_mode cancel, unless the step is
+// allowed to fail, on which failure_mode does not act (a playbook from
+// before allow_failure has no such step).
+func cancelsElements(pb *spec.Playbook, s *spec.Step) bool {
+	return pb.FailureMode == spec.FailureCancel && !s.AllowFailure
 }

@@ -211,7 +211,7 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		Scope:           x.run.LoopScope(s),
 		Workload:        x.in.Workload,
 		Common:          x.stepInput(s, s.Name, nil),
-		CancelOnFailure: x.run.Playbook().FailureMode == spec.FailureCancel,
+		CancelOnFailure: cancelsElements(x.run.Playbook(), s),
 		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
 	}
 	if err := contract.CheckPayload("the input of loop step "+s.Name, in); err != nil {

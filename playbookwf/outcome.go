@@ -21,7 +21,7 @@ func (x *executor) settle(s *spec.Step, f workflow.Future) {
 
 func (x *executor) outcome(s *spec.Step, f workflow.Future) contract.Outcome {
 	switch {
-	case s.Loop != nil || spec.IsPause(s.Tool.Kind):
+	case s.Loop != nil || s.Tool.Kind == spec.FailKind || spec.IsPause(s.Tool.Kind):
 		var o contract.Outcome
 		_ = f.Get(x.ctx, &o)
 		return o

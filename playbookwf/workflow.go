@@ -97,6 +97,11 @@ type Input struct {
 	// scripts, sub-playbooks) as they were at submission, by absolute
 	// path: what a retry compares to tell whether they changed.
 	FileDigests map[string]string `json:"file_digests,omitempty"`
+	// Deadline is the deadline a sub-playbook inherits from its parent
+	// run (the parent's playbook timeout, or one it inherited): the child
+	// winds down by the earlier of it and its own timeout. Nil for a run
+	// submitted by hand, and for a cleanup step's sub-playbook.
+	Deadline *contract.Deadline `json:"deadline,omitempty"`
 }
 
 // AttrScheduledStartTime is the search attribute Temporal sets on a run a
@@ -129,13 +134,18 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	info := workflow.GetInfo(ctx)
 	lt := logicalTime(ctx, in)
 	in.LogicalTime = &lt
-	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, append(runOptions(ctx, pb, in.Workload), engine.WithLogicalTime(lt))...)
+	opts := append(runOptions(ctx, pb, in.Workload), engine.WithLogicalTime(lt))
+	deadline := runDeadline(ctx, pb, in)
+	if deadline != nil {
+		opts = append(opts, engine.WithDeadline(*deadline))
+	}
+	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, opts...)
 	run.Started(in.Origin)
 	run.Reuse(in.Reuse)
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]contract.StepInput{}, approvals: map[string]workflow.Channel{}}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]contract.StepInput{}, deadline: deadline, approvals: map[string]workflow.Channel{}}
 
 	sel := &waitSet{}
 	// A classification or a cancel request wakes the loop, which then acts on
@@ -171,6 +181,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	if err := registerApproval(ctx, x); err != nil {
 		return nil, err
 	}
+	watchDeadline(ctx, sel, run, deadline)
 	pendingGen := map[string]int{}
 	running := 0
 	// queued are ready steps waiting for one of the maxRunning slots.
@@ -279,7 +290,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	x.notify(written)
 	agg.Notifications = written.Notifications
 	switch agg.Status {
-	case contract.RunCompleted:
+	case contract.RunCompleted, contract.RunCompletedWithWarnings:
 		return written, nil
 	case contract.RunCancelled:
 		return nil, temporal.NewCanceledError(written)
@@ -294,6 +305,44 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 		msg += "; " + why
 	}
 	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{written}})
+}
+
+// runDeadline is the run's deadline: its playbook's timeout from now (the
+// workflow's clock, which a replay reads the same), or the deadline its
+// parent carried down, whichever is earlier; nil when neither is set, so
+// a run without a timeout issues no timer.
+func runDeadline(ctx workflow.Context, pb *spec.Playbook, in Input) *contract.Deadline {
+	d := in.Deadline
+	if pb.Timeout > 0 {
+		own := contract.Deadline{At: workflow.Now(ctx).Add(pb.Timeout), Timeout: pb.Timeout.String(), SetBy: workflow.GetInfo(ctx).WorkflowExecution.ID}
+		if d == nil || own.At.Before(d.At) {
+			d = &own
+		}
+	}
+	return d
+}
+
+// watchDeadline starts the deadline's timer, whose firing winds the run
+// down (engine.Run.TimeOut); a deadline already past (a sub-playbook
+// started late) does so at once. The timer lives in a context of its own,
+// so that a cancel request does not cancel it: a deadline that passes
+// while a cancel winds the run down still bounds it.
+func watchDeadline(ctx workflow.Context, sel *waitSet, run *engine.Run, deadline *contract.Deadline) {
+	if deadline == nil {
+		return
+	}
+	left := deadline.At.Sub(workflow.Now(ctx))
+	if left <= 0 {
+		run.TimeOut()
+		return
+	}
+	tctx, _ := workflow.NewDisconnectedContext(ctx)
+	timer := workflow.NewTimerWithOptions(tctx, left, workflow.TimerOptions{Summary: "deadline: timeout " + deadline.Timeout + " of " + deadline.SetBy})
+	sel.AddFuture(timer, func(f workflow.Future) {
+		if f.Get(tctx, nil) == nil {
+			run.TimeOut()
+		}
+	})
 }
 
 // parseFrozen parses the run's frozen playbook. A worker that cannot parse

@@ -27,6 +27,17 @@ const (
 	FailureCancel FailureMode = "cancel"
 )
 
+// OnTimeout says how a run whose deadline passed ends.
+type OnTimeout string
+
+const (
+	// TimeoutCancel lets `end` decide: a success_when may accept the run;
+	// without one it fails. The default.
+	TimeoutCancel OnTimeout = "cancel"
+	// TimeoutFail fails the run whatever success_when says.
+	TimeoutFail OnTimeout = "fail"
+)
+
 // Playbook is a parsed, validated playbook: steps in file order, `end` last.
 type Playbook struct {
 	File        string
@@ -48,6 +59,11 @@ type Playbook struct {
 	LostAttempts int
 	// Schedule is when `playbook schedule apply` runs it; runs ignore it.
 	Schedule *Schedule
+	// Timeout is the run's deadline, from its start (`timeout`); 0: none.
+	// When it passes the run winds down and `end` decides (OnTimeout).
+	Timeout time.Duration
+	// OnTimeout says what a passed deadline makes of the run's outcome.
+	OnTimeout OnTimeout
 
 	byName map[string]*Step
 	// incoming and outgoing list, for every step, the arcs into and out of it.

@@ -47,7 +47,7 @@ func Decode(file string, src []byte) (*Playbook, error) {
 	if err := d.expandAliases(&doc); err != nil {
 		return nil, err
 	}
-	pb := &Playbook{File: file, FailureMode: FailureStop, Workload: map[string]any{}, LostAttempts: DefaultLostAttempts}
+	pb := &Playbook{File: file, FailureMode: FailureStop, OnTimeout: TimeoutCancel, Workload: map[string]any{}, LostAttempts: DefaultLostAttempts}
 	decodeErr := d.playbook(doc.Content[0], pb)
 	if decodeErr != nil && (pb.byName == nil || len(pb.Steps) == 0) {
 		return nil, decodeErr

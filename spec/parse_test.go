@@ -29,11 +29,11 @@ metadata: {name: x}
 workflow:
   - step: a
     nxt: b
-`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)`},
+`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_cancel, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)`},
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []
-`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, lost_attempts, metadata, notify, pending_timeout, schedule, use_pending_failed, workflow, workload)`},
+`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, lost_attempts, metadata, notify, on_timeout, pending_timeout, schedule, timeout, use_pending_failed, workflow, workload)`},
 		{"duplicate step", `
 metadata: {name: x}
 workflow:
@@ -109,7 +109,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: bash, command: ls}
-`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: approval, http, noop, playbook, python, shell, wait)`},
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait)`},
 		{"unknown tool field", `
 metadata: {name: x}
 workflow:
@@ -235,6 +235,64 @@ workflow:
         then: [b]
   - step: b
 `, `flows/x.yaml:6: step "a": next: else must be the last item`},
+		{"on_timeout without timeout", `
+metadata: {name: x}
+on_timeout: fail
+workflow:
+  - step: a
+`, `flows/x.yaml:3: on_timeout applies to the run's timeout, and the playbook sets none`},
+		{"on_timeout unknown", `
+metadata: {name: x}
+timeout: 1m
+on_timeout: skip
+workflow:
+  - step: a
+`, `flows/x.yaml:4: on_timeout must be cancel or fail, not "skip"`},
+		{"bad run timeout", `
+metadata: {name: x}
+timeout: soon
+workflow:
+  - step: a
+`, `flows/x.yaml:3: timeout: bad duration "soon" (write e.g. 30s, 10m, 1h30m)`},
+		{"zero run timeout", `
+metadata: {name: x}
+timeout: 0s
+workflow:
+  - step: a
+`, `flows/x.yaml:3: timeout must be more than 0 (leave it out for a run without a deadline)`},
+		{"always with on_failure", `
+metadata: {name: x}
+workflow:
+  - step: a
+    always: true
+    on_failure: run
+`, `flows/x.yaml:5: step "a": give either always or on_failure/on_cancel, not both (always: true is on_failure: run and on_cancel: run)`},
+		{"always with on_cancel", `
+metadata: {name: x}
+workflow:
+  - step: a
+    on_cancel: run
+    always: false
+`, `flows/x.yaml:6: step "a": give either always or on_failure/on_cancel, not both (always: true is on_failure: run and on_cancel: run)`},
+		{"on_cancel not run", `
+metadata: {name: x}
+workflow:
+  - step: a
+    on_cancel: skip
+`, `flows/x.yaml:5: step "a": on_cancel must be run (leave it out for a step a cancel skips), not "skip"`},
+		{"always not a boolean", `
+metadata: {name: x}
+workflow:
+  - step: a
+    always: 3
+`, `flows/x.yaml:5: step "a": always must be true or false, not 3`},
+		{"on_cancel on end", `
+metadata: {name: x}
+workflow:
+  - step: a
+  - step: end
+    on_cancel: run
+`, `flows/x.yaml:6: step "end": end always runs: on_cancel does not apply to it`},
 		{"yaml syntax", "metadata: {name: x\nworkflow: []\n", `flows/x.yaml:1: did not find expected ',' or '}': a {...} or [...] is not closed, or a value in it holds a comma or a colon and must be quoted`},
 	}
 	for _, tc := range cases {

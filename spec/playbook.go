@@ -7,8 +7,8 @@ import (
 )
 
 func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
-	var steps *yaml.Node
-	err := d.fields(n, "the playbook", d.playbookKeys(pb, &steps))
+	var steps, onTimeout *yaml.Node
+	err := d.fields(n, "the playbook", d.playbookKeys(pb, &steps, &onTimeout))
 	// A required key may be missing because it is misspelt: then the
 	// unknown key says it, and "required" would only repeat it.
 	errs := Errors{}.Add(d.file, err)
@@ -19,6 +19,9 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		errs = errs.Add(d.file, d.errf(n, "workflow (the list of steps) is required"))
 	case steps != nil && steps.Kind != yaml.SequenceNode:
 		errs = errs.Add(d.file, d.errf(steps, "workflow must be a list of steps"))
+	}
+	if onTimeout != nil && pb.Timeout == 0 && err == nil {
+		errs = errs.Add(d.file, d.errf(onTimeout, "on_timeout applies to the run's timeout, and the playbook sets none"))
 	}
 	if steps == nil || steps.Kind != yaml.SequenceNode {
 		return errs.Err()
@@ -51,7 +54,7 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 
 // playbookKeys are the playbook's top-level keys; steps receives the
 // workflow's node, decoded after the other keys.
-func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
+func (d *decoder) playbookKeys(pb *Playbook, steps, onTimeout **yaml.Node) keys {
 	return keys{
 		"apiVersion": {sEnum("The language's version.", "playbook/v1"), func(v *yaml.Node) error {
 			var s string
@@ -113,6 +116,24 @@ func (d *decoder) playbookKeys(pb *Playbook, steps **yaml.Node) keys {
 		"workflow":      {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/step"}, "minItems": 1, "description": "The steps."}, func(v *yaml.Node) error { *steps = v; return nil }},
 		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
 		"schedule":      {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
+		"timeout": {sDuration("The run's deadline, from its start: when it passes, running steps are cancelled, the rest skipped, cleanup steps run, then end."), func(v *yaml.Node) error {
+			if err := d.duration(v, "timeout", &pb.Timeout); err != nil {
+				return err
+			}
+			if pb.Timeout == 0 {
+				return d.errf(v, "timeout must be more than 0 (leave it out for a run without a deadline)")
+			}
+			return nil
+		}},
+		"on_timeout": {sEnum("What a passed deadline makes of the run: cancel (default: end decides, a success_when may accept it) or fail.", string(TimeoutCancel), string(TimeoutFail)), func(v *yaml.Node) error {
+			*onTimeout = v
+			switch OnTimeout(v.Value) {
+			case TimeoutCancel, TimeoutFail:
+				pb.OnTimeout = OnTimeout(v.Value)
+				return nil
+			}
+			return d.errf(v, "on_timeout must be cancel or fail, not %q", v.Value)
+		}},
 	}
 }
 

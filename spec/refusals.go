@@ -116,6 +116,8 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 		case k.node == nil:
 		case s.Tool == nil && !(s.Name == EndStep && k.key == "retry"): // end's own error says so
 			d.refuse(k.node, "%s applies to a step's tool, and this step has none", k.key)
+		case kind == FailKind:
+			d.refuse(k.node, "%s does not apply to a fail step: it fails at once, on purpose, with nothing to retry or bound", k.key)
 		case kind == "noop" && k.key == "timeout":
 			d.refuse(k.node, "timeout does not apply to a noop step: it is decided at once, without an attempt to bound")
 		case kind == "noop" && k.key == "heartbeat_timeout" && (s.Retry == nil || s.Retry.RetryWhen == nil):
@@ -123,6 +125,9 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 		case kind == "playbook" && k.key == "heartbeat_timeout":
 			d.refuse(k.node, "heartbeat_timeout does not apply to a playbook step: the sub-playbook's own steps heartbeat")
 		}
+	}
+	if kind == FailKind && x.retryNode == nil && (x.retries != nil || x.retryDelay != nil) {
+		d.refuse(x.retriesNode, "retries does not apply to a fail step: it fails at once, on purpose, with nothing to retry")
 	}
 	if x.heartbeatNode != nil && s.HeartbeatTimeout == 0 {
 		d.refuse(x.heartbeatNode, "heartbeat_timeout must be more than 0 (leave it out for the default, 30s)")

@@ -126,7 +126,7 @@ func Schema() jsonSchema {
 		tools = append(tools, jsonSchema{"$ref": "#/$defs/" + def})
 	}
 	defs["tool"] = jsonSchema{"description": "What the step runs: a kind and its fields.", "oneOf": tools}
-	root := d.playbookKeys(&Playbook{}, &node).object("A playbook file.", "metadata", "workflow")
+	root := d.playbookKeys(&Playbook{}, &node, &node).object("A playbook file.", "metadata", "workflow")
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["title"] = "playbook"
 	root["$defs"] = defs
@@ -176,6 +176,10 @@ func fieldSchema(t reflect.Type) jsonSchema {
 }
 
 func (Values) schema() jsonSchema { return jsonSchema{"type": "object"} }
+
+func (ErrorType) schema() jsonSchema {
+	return jsonSchema{"type": "string", "pattern": errorType.String()}
+}
 
 func (PlainValues) schema() jsonSchema {
 	secret := jsonSchema{"type": "object", "required": []string{"secret"}, "additionalProperties": false,

@@ -21,10 +21,16 @@ type Step struct {
 	DependsOn        []string
 	// dependsOnLines are the lines of DependsOn's names, for errors.
 	dependsOnLines []int
-	OnFailureRun   bool       // `on_failure: run`: runs even when an upstream failed
+	OnFailureRun   bool // `on_failure: run`: runs even when an upstream failed
+	// OnCancelRun (`on_cancel: run`): a cleanup step, which runs after a
+	// cancel, a drain or the run's deadline too, and is never cancelled.
+	OnCancelRun    bool
 	SuccessWhen    *expr.Expr // `end` only
 	FailureHandler *FailureHandler
 	Loop           *Loop
+	// AllowFailure (`allow_failure: true`): the step's failure is a
+	// warning: it does not fail the run nor stop what follows it.
+	AllowFailure bool
 	// failureHandlerRef is the name given in the file, resolved at validation.
 	failureHandlerRef     string
 	failureHandlerRefLine int
@@ -68,6 +74,7 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	err := d.fields(n, "a step", d.stepTable)
 	x := d.stepAt.x
 	retries, retryDelay, retryNode, onFailureNode := x.retries, x.retryDelay, x.retryNode, x.onFailureNode
+	onCancelNode, alwaysNode := x.onCancelNode, x.alwaysNode
 	lostNode, onLostNode := x.lostNode, x.onLostNode
 	if err != nil {
 		// The step as far as it decoded: the graph keeps it, so that the
@@ -92,12 +99,18 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	if err := d.onLost(s, lostNode, onLostNode); err != nil {
 		return s, err
 	}
+	if alwaysNode != nil && (onFailureNode != nil || onCancelNode != nil) {
+		return s, d.errf(alwaysNode, "give either always or on_failure/on_cancel, not both (always: true is on_failure: run and on_cancel: run)")
+	}
 	d.refuseIgnored(s, x)
 	if err := d.refusePauseKeys(s, n, x); err != nil {
 		return s, err
 	}
 	if s.Loop != nil && s.Tool == nil {
 		return s, d.errf(n, "loop needs a tool to run for each element")
+	}
+	if s.Loop != nil && s.Tool.Kind == FailKind {
+		d.refuse(n, "a fail step cannot run in a loop: it fails at once; route to it with a when in the next of the step before")
 	}
 	if s.Loop != nil && s.Tool.Kind == "playbook" {
 		d.refuse(n, "a playbook tool cannot run in a loop: write the loop inside the sub-playbook, or list its runs as steps")
@@ -117,6 +130,12 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 			return nil, d.errf(n, "retry needs a tool")
 		case onFailureNode != nil:
 			return nil, d.errf(onFailureNode, "end always runs: on_failure does not apply to it")
+		case x.allowFailureNode != nil:
+			return nil, d.errf(x.allowFailureNode, "end decides the run: allow_failure does not apply to it (success_when decides which failures the run tolerates)")
+		case onCancelNode != nil:
+			return nil, d.errf(onCancelNode, "end always runs: on_cancel does not apply to it")
+		case alwaysNode != nil:
+			return nil, d.errf(alwaysNode, "end always runs: always does not apply to it")
 		}
 	}
 	return s, nil
@@ -128,8 +147,11 @@ type stepKeysState struct {
 	retries                  *int
 	retryDelay               *time.Duration
 	retryNode, onFailureNode *yaml.Node
+	onCancelNode, alwaysNode *yaml.Node
 	lostNode, onLostNode     *yaml.Node
 	timeoutNode              *yaml.Node
+	allowFailureNode         *yaml.Node
+	retriesNode              *yaml.Node // retries or retry_delay
 	heartbeatNode            *yaml.Node
 }
 
@@ -163,7 +185,7 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			{"type": "boolean"}, {"type": "integer", "minimum": 1, "maximum": MaxAttempts}, {"$ref": "#/$defs/retry"},
 		}}, func(v *yaml.Node) (err error) { t.x.retryNode = v; t.s.Retry, err = d.retry(v); return err }},
 		"retries": {sInt("How many times a failed attempt is retried (instead of retry).", 0, MaxAttempts-1), func(v *yaml.Node) error {
-			t.x.retries = new(int)
+			t.x.retries, t.x.retriesNode = new(int), v
 			if err := d.integer(v, "retries", t.x.retries); err != nil {
 				return err
 			}
@@ -174,7 +196,7 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 			return nil
 		}},
 		"retry_delay": {sDuration("The delay between retries (with retries)."), func(v *yaml.Node) error {
-			t.x.retryDelay = new(time.Duration)
+			t.x.retryDelay, t.x.retriesNode = new(time.Duration), v
 			return d.duration(v, "retry_delay", t.x.retryDelay)
 		}},
 		"next": {jsonSchema{"description": "The steps that follow: a name, a list of names, or when/then items closed by an optional else.", "anyOf": []jsonSchema{
@@ -191,6 +213,27 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 				return d.errf(v, "on_failure must be run or skip, not %q", v.Value)
 			}
 			t.s.OnFailureRun = v.Value == "run"
+			return nil
+		}},
+		"allow_failure": {sBool("true: the step's failure is a warning: its dependants run as after a completed step, and a run whose only failures are such steps ends completed_with_warnings."), func(v *yaml.Node) error {
+			t.x.allowFailureNode = v
+			return d.boolean(v, "allow_failure", &t.s.AllowFailure)
+		}},
+		"on_cancel": {sEnum("run: a cleanup step; it runs after a cancel, a drain or the run's deadline too, once the other steps have settled, and is never cancelled.", "run"), func(v *yaml.Node) error {
+			t.x.onCancelNode = v
+			if v.Value != "run" {
+				return d.errf(v, "on_cancel must be run (leave it out for a step a cancel skips), not %q", v.Value)
+			}
+			t.s.OnCancelRun = true
+			return nil
+		}},
+		"always": {sBool("true: the step runs whatever happens upstream or to the run (on_failure: run and on_cancel: run)."), func(v *yaml.Node) error {
+			t.x.alwaysNode = v
+			var always bool
+			if err := d.boolean(v, "always", &always); err != nil {
+				return err
+			}
+			t.s.OnFailureRun, t.s.OnCancelRun = always, always
 			return nil
 		}},
 		"success_when": {sString("end only: the expression that decides whether the run succeeded."), func(v *yaml.Node) error {

@@ -103,3 +103,24 @@ func TestDynamicNamesCompile(t *testing.T) {
 	_, err := expr.CompileExpr("exit_code == 1", expr.ScopeStep, true)
 	require.EqualError(t, err, `"exit_code == 1": unknown name exit_code (1:1)`, "exit_code exists only in retry expressions")
 }
+
+// allow_failure is read on any step; a fail tool keeps its type, its
+// message template and its details as written.
+func TestParseAllowFailureAndFail(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte(`metadata: {name: t}
+workflow:
+  - step: probe
+    tool: {kind: shell, command: "false"}
+    allow_failure: true
+    next: no_rows
+  - step: no_rows
+    tool: {kind: fail, type: empty_input, message: "{{ steps.probe.status }}", details: {table: orders}}
+    allow_failure: false
+`))
+	require.NoError(t, err)
+	require.True(t, pb.Step("probe").AllowFailure)
+	require.False(t, pb.Step("no_rows").AllowFailure)
+	require.False(t, pb.Step("end").AllowFailure)
+	require.Equal(t, FailKind, pb.Step("no_rows").Tool.Kind)
+	require.Equal(t, map[string]any{"type": "empty_input", "message": "{{ steps.probe.status }}", "details": map[string]any{"table": "orders"}}, pb.Step("no_rows").Tool.Spec)
+}

@@ -50,7 +50,7 @@ type processTool interface{ runsProcess() }
 type resultShaper interface{ resultShape() types.Map }
 
 // toolKinds are the tool kinds, by name.
-var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &PlaybookTool{},
+var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &FailTool{}, &PlaybookTool{},
 	&ApprovalTool{}, &WaitTool{})
 
 // ShellTool runs `/bin/sh -c command`.
@@ -133,6 +133,37 @@ type NoopTool struct {
 
 func (*NoopTool) Kind() string                          { return "noop" }
 func (*NoopTool) check(map[string]any) (string, string) { return "", "" }
+
+// FailKind is the tool kind that fails its step on purpose.
+const FailKind = "fail"
+
+// FailTool fails its step on purpose with the error it describes, decided
+// in the workflow like a noop: the error is {type, message, details}, as
+// a tool's failure would be, so that conditions route on its type.
+type FailTool struct {
+	Type    ErrorType `json:"type" required:"true" doc:"The error's type, which conditions match (steps.NAME.error.type): a lower-case identifier, not one of the engine's own error types."`
+	Message string    `json:"message" doc:"The error's message (templates allowed)."`
+	Details any       `json:"details" doc:"The error's details: any value (templates allowed)."`
+}
+
+func (*FailTool) Kind() string { return FailKind }
+func (*FailTool) check(fields map[string]any) (string, string) {
+	typ, _ := fields["type"].(string)
+	switch {
+	case fields["type"] == nil:
+		return "", "fail tool needs a type: the error type that conditions match, such as empty_input"
+	case !errorType.MatchString(typ):
+		// A plain name: routing on it is decided when the playbook is read.
+		return "type", fmt.Sprintf("fail tool: type %q must be a lower-case identifier ([a-z][a-z0-9_]*), such as empty_input", typ)
+	}
+	return "", ""
+}
+
+// ErrorType is a raised error's type: a lower-case identifier (errorType).
+type ErrorType string
+
+// errorType is what a raised error's type may be.
+var errorType = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // PlaybookTool runs a sub-playbook as a child workflow.
 type PlaybookTool struct {

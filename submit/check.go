@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"playbook/contract"
 	"playbook/spec"
 	"playbook/spec/expr"
 
@@ -77,6 +78,9 @@ func check(pb *spec.Playbook, dir string) spec.Errors {
 		}
 		for _, x := range exprs[i] {
 			errs = append(errs, c.expr(x)...)
+		}
+		if e := checkRaisedType(pb, s); e != nil {
+			errs = append(errs, e)
 		}
 	}
 	for _, event := range []string{"on_failure", "on_success", "on_waiting"} {
@@ -642,7 +646,7 @@ func (c *checker) env(x *exprCheck) types.Map {
 	}
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
-	env["run"] = types.Map{"logical_time": types.String}
+	env["run"] = types.Map{"logical_time": types.String, "timed_out": types.Bool}
 	if x.scope == expr.ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)
@@ -782,4 +786,18 @@ func (g *statusGuard) Visit(node *ast.Node) {
 			g.guarded = true
 		}
 	}
+}
+
+// checkRaisedType refuses a fail step that raises one of the engine's own
+// error types: a condition matching the type could not tell the two apart.
+func checkRaisedType(pb *spec.Playbook, s *spec.Step) *spec.Error {
+	if s.Tool == nil || s.Tool.Kind != spec.FailKind {
+		return nil
+	}
+	typ, _ := s.Tool.Spec["type"].(string)
+	if !slices.Contains(contract.BuiltinErrorTypes, typ) {
+		return nil
+	}
+	return &spec.Error{File: pb.File, Line: s.Tool.Line, Step: s.Name,
+		Msg: fmt.Sprintf("fail tool: type %q is an error type the engine gives; a raised error needs a type of its own (such as no_rows), so that conditions tell the two apart", typ)}
 }

@@ -61,7 +61,8 @@ func TestMalformedPlaybooks(t *testing.T) {
 // workflow's re-parse (engine.Parse) must keep accepting them
 // (docs/VERSIONING.md).
 var submitOnly = []string{
-	"bool_quoted.yaml", "bool_yes.yaml", "catchup_zero.yaml", "desc_template.yaml", "env_key_template.yaml",
+	"bool_quoted.yaml", "bool_yes.yaml", "fail_builtin_type.yaml", "fail_in_loop.yaml",
+	"fail_retries.yaml", "fail_retry.yaml", "fail_timeout.yaml", "catchup_zero.yaml", "desc_template.yaml", "env_key_template.yaml",
 	"exit_codes_empty.yaml", "exit_codes_out_of_range.yaml", "heartbeat_on_playbook_step.yaml", "heartbeat_without_tool.yaml",
 	"heartbeat_zero.yaml", "http_method_space.yaml", "loop_in_list_template.yaml", "loop_over_int.yaml",
 	"loop_over_string.yaml", "loop_range_over_limit.yaml", "recovery_script_template.yaml", "retry_when_not_bool.yaml",

@@ -165,7 +165,7 @@ func TestApprovalTimeouts(t *testing.T) {
 	}{
 		{"approve", contract.RunCompleted, ""},
 		{"reject", contract.RunFailed, contract.ErrRejected},
-		{"fail", contract.RunFailed, contract.ErrApprovalTimeout},
+		{"fail", contract.RunFailed, contract.ErrTimeout},
 	} {
 		t.Run(c.onTimeout, func(t *testing.T) {
 			t.Parallel()

@@ -110,7 +110,7 @@ func runExample(t *testing.T, name string, extra ...string) runResult {
 }
 
 func exitCodeFor(status string) int {
-	return map[string]int{"completed": 0, "failed": 1, "cancelled": 3}[status]
+	return map[string]int{"completed": 0, "completed_with_warnings": 0, "failed": 1, "cancelled": 3}[status]
 }
 
 // history fetches a run's full history.

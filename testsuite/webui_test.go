@@ -12,6 +12,17 @@ import (
 // What the Web UI shows: the run's summary names the playbook and its
 // description, its current details hold the step table, and every activity
 // and child workflow carries its step's name.
+// workflowMetadata asks the SDK's built-in metadata query: what the Web
+// UI reads for a run's current details.
+func workflowMetadata(t *testing.T, id string) *sdkpb.WorkflowMetadata {
+	t.Helper()
+	v, err := tc.QueryWorkflow(context.Background(), id, "", "__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var meta sdkpb.WorkflowMetadata
+	require.NoError(t, v.Get(&meta))
+	return &meta
+}
+
 func TestWhatTheWebUIShows(t *testing.T) {
 	r := runExample(t, "parent.yaml", "--set", "child_fails=true")
 	id := r.agg.WorkflowID
@@ -23,11 +34,7 @@ func TestWhatTheWebUIShows(t *testing.T) {
 	require.NoError(t, dc.FromPayload(d.GetExecutionConfig().GetUserMetadata().GetSummary(), &summary))
 	require.Equal(t, "playbook parent: Runs sub-playbooks as child workflows and uses their aggregates", summary)
 
-	// The SDK's built-in metadata query: what the Web UI reads for current details.
-	v, err := tc.QueryWorkflow(context.Background(), id, "", "__temporal_workflow_metadata")
-	require.NoError(t, err)
-	var meta sdkpb.WorkflowMetadata
-	require.NoError(t, v.Get(&meta))
+	meta := workflowMetadata(t, id)
 	require.Contains(t, meta.GetCurrentDetails(), "| step | status | attempts | note |")
 	// A failed run's first view leads with its cause, down through the sub-playbook.
 	require.Contains(t, meta.GetCurrentDetails(), "\n\n**failed**: load: playbook_failed: playbook load failed: 1 of 1 steps failed (insert); insert: exit_code: exited with code 1: constraint violated\n\n")

@@ -26,7 +26,8 @@ const (
 	ScopeStep Scope = iota
 	// ScopeRetry adds result, error, exit_code, status_code, success, attempt.
 	ScopeRetry
-	// ScopeEnd adds failed_steps_count, total_steps, failed_steps.
+	// ScopeEnd adds failed_steps_count, total_steps, failed_steps,
+	// warning_steps and warning_steps_count.
 	ScopeEnd
 )
 
@@ -39,7 +40,8 @@ func ScopeNames(s Scope, extra ...string) types.Map {
 		"steps":        types.Any,
 		"execution_id": types.String,
 		"playbook":     types.Any,
-		// run.logical_time: the time the run stands for (RFC 3339, UTC).
+		// run.logical_time: the time the run stands for (RFC 3339, UTC);
+		// run.timed_out: whether the run's deadline has passed.
 		"run": types.Any,
 	}
 	switch s {
@@ -55,6 +57,8 @@ func ScopeNames(s Scope, extra ...string) types.Map {
 		env["failed_steps_count"] = types.Int
 		env["total_steps"] = types.Int
 		env["failed_steps"] = types.Array(types.String)
+		env["warning_steps"] = types.Array(types.String)
+		env["warning_steps_count"] = types.Int
 	}
 	for _, name := range extra {
 		env[name] = types.Any

@@ -19,7 +19,8 @@ func (a *app) cancelCommand() *cobra.Command {
 		Short: "cancel a run: running steps are cancelled, pending ones skipped, then end runs and the run ends cancelled",
 		Long: "Exit 5 when the run has already ended (nothing to cancel).\n" +
 			"With --drain, running steps finish and no new step starts (a `drain` signal);\n" +
-			"either way `end` still runs. The same cancel can come from `temporal workflow cancel`,\n" +
+			"either way the cleanup steps (on_cancel: run, always: true), then `end`, still run.\n" +
+			"The same cancel can come from `temporal workflow cancel`,\n" +
 			"the Web UI or any Temporal client.",
 		Args: exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {

@@ -296,6 +296,9 @@ func describeEvent(e engine.Event, run string) string {
 		}
 		return "completed"
 	case "step_failed":
+		if e.Data["allow_failure"] == true {
+			return fmt.Sprintf("failed%s: %s: %s (allowed to fail: the run goes on)", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message)
+		}
 		return fmt.Sprintf("failed%s: %s: %s (routed to end)", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message)
 	case "step_retry":
 		line := fmt.Sprintf("retried: attempt %d failed", e.Attempts)
@@ -322,7 +325,7 @@ func describeEvent(e engine.Event, run string) string {
 		return "reused: " + e.Message
 	case "step_cancelled":
 		return "cancelled: " + e.Message
-	case "cancel_requested", "drain_requested":
+	case "cancel_requested", "drain_requested", "deadline_passed":
 		return e.Message
 	case "end_evaluated":
 		if e.Error != nil {
@@ -360,7 +363,10 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 	if len(agg.FailedSteps) > 0 {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
-	fmt.Fprintln(out, line+".")
+	fmt.Fprintln(out, line+allowedToFail(agg)+".")
+	if agg.Timeout != nil {
+		fmt.Fprintf(out, "%s (on_timeout: %s).\n", upperFirst(agg.Timeout.String()), agg.Timeout.OnTimeout)
+	}
 	for _, n := range agg.Notifications {
 		if n.Delivered {
 			fmt.Fprintf(out, "Notified %s (%s).\n", n.Webhook, n.Event)
@@ -370,10 +376,27 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 	}
 }
 
+// allowedToFail says which steps failed with allow_failure, after a
+// run's "N of M steps failed": "; 1 allowed to fail (probe)", or "".
+func allowedToFail(agg *contract.Aggregate) string {
+	if len(agg.WarningSteps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d allowed to fail (%s)", len(agg.WarningSteps), strings.Join(agg.WarningSteps, ", "))
+}
+
 // countOf says "1 step", "2 steps".
 func countOf(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// upperFirst begins a sentence.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -200,7 +200,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
 		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate; the steps stood as below when it ended, and those running were abandoned.")
 	default:
-		fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+		fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed%s\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
 	}
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
@@ -210,6 +210,9 @@ func printStatus(out io.Writer, run string, st *Status) {
 	}
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
+	}
+	if agg.Timeout != nil {
+		fmt.Fprintf(out, "Deadline: %s (on_timeout: %s)\n", agg.Timeout, agg.Timeout.OnTimeout)
 	}
 	for _, name := range stepOrder(agg, st.playbook) {
 		if w := agg.Steps[name].Waiting; w != nil {
@@ -401,7 +404,7 @@ func printEvent(out io.Writer, e engine.Event, asJSON bool, width int) {
 	if e.Error != nil {
 		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, expr.FirstLine(e.Error.Message))
 	}
-	for _, k := range []string{"routed_to_end", "original_failed_step", "evaluated_by_end_step", "total_steps", "failed_steps_count"} {
+	for _, k := range []string{"routed_to_end", "original_failed_step", "allow_failure", "evaluated_by_end_step", "total_steps", "failed_steps_count", "warning_steps_count"} {
 		if v, ok := e.Data[k]; ok {
 			line += fmt.Sprintf(" %s=%v", k, v)
 		}
@@ -481,7 +484,7 @@ func printRuns(w io.Writer, runs []Run) {
 
 // listStatuses are the statuses `list --status` takes: a run's own, and
 // those Temporal gives a run it ended itself.
-var listStatuses = []string{contract.RunRunning, contract.RunWaiting, contract.RunCompleted, contract.RunFailed, contract.RunCancelled, runTerminated, runTimedOut}
+var listStatuses = []string{contract.RunRunning, contract.RunWaiting, contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled, runTerminated, runTimedOut}
 
 // The statuses of a run Temporal ended without its end step: the run
 // could not record them in its PlaybookStatus, which stays "running".
@@ -505,7 +508,7 @@ func statusQuery(status string) (string, error) {
 		return " AND ExecutionStatus = 'Terminated'", nil
 	case runTimedOut:
 		return " AND ExecutionStatus = 'TimedOut'", nil
-	case contract.RunCompleted, contract.RunFailed, contract.RunCancelled:
+	case contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled:
 		return fmt.Sprintf(" AND %s = '%s'", attr, status), nil
 	}
 	return "", fmt.Errorf("--status %q is not a run status (%s)", status, strings.Join(listStatuses, ", "))

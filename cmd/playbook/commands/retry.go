@@ -21,7 +21,7 @@ func (a *app) retryCommand() *cobra.Command {
 	var (
 		file, from, step, id, reason, input string
 		sets                                []string
-		dryRun                              bool
+		dryRun, strict                      bool
 		logicalTime                         rfc3339
 		out                                 printer
 	)
@@ -34,7 +34,7 @@ func (a *app) retryCommand() *cobra.Command {
 			"workload values and files it reads and the steps upstream of it are unchanged; every other step\n" +
 			"runs, and so does everything downstream of one that runs. With --from S, S and everything\n" +
 			"downstream of it run. Before it starts, one line per step says reused, or runs and why;\n" +
-			"--dry-run prints only those. Followed like `run`: same output, --json and exit codes.",
+			"--dry-run prints only those. Followed like `run`: same output, --json, --strict and exit codes.",
 		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
 		RunE: action(func(c *call) error {
 			// Every run playbook starts has an ID that follows the rule.
@@ -99,7 +99,7 @@ func (a *app) retryCommand() *cobra.Command {
 					fmt.Fprintf(w, "Retrying %s as %s, reusing %s: %s\n", req.earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
 				}
 				fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
-				return followAndReport(c, conn, r.pb, r.run, &out)
+				return followAndReport(c, conn, r.pb, r.run, &out, strict)
 			})
 		}),
 	}
@@ -115,6 +115,7 @@ func (a *app) retryCommand() *cobra.Command {
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
 	fs.StringVar(&id, "id", "", "workflow ID of the new run (default NAME-RANDOM)")
 	fs.StringVar(&reason, "reason", "", "why: recorded in the new run's events, status and Web UI details")
+	strictFlag(fs, &strict)
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"playbook/contract"
 	"playbook/internal/userfile"
@@ -30,13 +31,15 @@ func (a *app) runCommand() *cobra.Command {
 		input  string
 		id     string
 		detach bool
+		strict bool
 		// logicalTime is the run's run.logical_time, when given.
 		logicalTime rfc3339
 	)
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "submit a playbook and follow it to its end",
-		Long: "Exit codes: 0 completed, 1 failed, 2 invalid input (nothing started), 3 cancelled,\n" +
+		Long: "Exit codes: 0 completed (or completed_with_warnings: only allow_failure steps failed;\n" +
+			"1 with --strict), 1 failed, 2 invalid input (nothing started), 3 cancelled,\n" +
 			"4 Temporal unreachable, 130 detached by Ctrl-C (the run goes on).\n" +
 			"With no server configured (no --address, TEMPORAL_ADDRESS or profile) and none listening\n" +
 			"on 127.0.0.1:7233, an embedded in-memory server and worker run for this run only.",
@@ -87,10 +90,11 @@ func (a *app) runCommand() *cobra.Command {
 				fmt.Fprintf(c.stdout, "Started %s (run %s); follow it with: playbook events %s --follow\n", wr.GetID(), wr.GetRunID(), wr.GetID())
 				return nil
 			}
-			return followAndReport(c, conn, pb, wr, &out)
+			return followAndReport(c, conn, pb, wr, &out, strict)
 		}),
 	}
 	fs := cmd.Flags()
+	strictFlag(fs, &strict)
 	fs.StringArrayVar(&sets, "set", nil, "override a workload value: `KEY=VALUE` (VALUE as written for a string key, else read as YAML; KEY may be dotted; repeatable)")
 	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`")
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
@@ -103,7 +107,7 @@ func (a *app) runCommand() *cobra.Command {
 // followAndReport follows a run to its end, prints its progress and summary
 // (or, with --json, only the aggregate on stdout) and returns the exit code
 // for its outcome.
-func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.WorkflowRun, out *printer) error {
+func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.WorkflowRun, out *printer, strict bool) error {
 	progress := out.progress(c)
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
 	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
@@ -120,17 +124,29 @@ func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.Wor
 		return err
 	}
 	printSummary(progress, pb, agg)
-	return exitWith(exitCodeOf(agg.Status))
+	return exitWith(exitCodeOf(agg.Status, strict))
 }
 
-func exitCodeOf(status string) int {
+// exitCodeOf is a run's exit code for its status: a run completed with
+// warnings succeeded, unless strict says that a warning fails the command.
+func exitCodeOf(status string, strict bool) int {
 	switch status {
 	case contract.RunCompleted:
+		return exitOK
+	case contract.RunCompletedWithWarnings:
+		if strict {
+			return exitFailed
+		}
 		return exitOK
 	case contract.RunCancelled:
 		return exitCancelled
 	}
 	return exitFailed
+}
+
+// strictFlag is --strict of the commands that follow a run to its end.
+func strictFlag(fs *pflag.FlagSet, strict *bool) {
+	fs.BoolVar(strict, "strict", false, "exit 1 when the run ends completed_with_warnings (a step with allow_failure failed); default 0")
 }
 
 // workloadOverrides reads --input then applies each --set on top.
