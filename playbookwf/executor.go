@@ -73,6 +73,9 @@ type executor struct {
 	// its search attribute: waiting or not.
 	approvals      map[string]workflow.Channel
 	indexedWaiting bool
+	// waitingNotices are the on_waiting webhooks sent, which the run
+	// waits for before it ends, so that none is abandoned.
+	waitingNotices []workflow.Future
 }
 
 // paceEvery is how many steps the workflow decides between two yields.

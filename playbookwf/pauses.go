@@ -158,7 +158,8 @@ func (x *executor) indexWaiting() {
 // notifyWaiting posts notify.on_waiting's webhook, if the playbook has
 // one, when a step starts waiting for a person: the run, the step, its
 // message and the commands that decide it. It runs beside the run, which
-// does not wait for it; a webhook that fails is logged, not fatal.
+// waits for it only before it ends (awaitWaitingNotices); a webhook that
+// fails is logged, not fatal.
 func (x *executor) notifyWaiting(step string) {
 	url, err := x.run.WaitingWebhook()
 	if err != nil {
@@ -176,9 +177,18 @@ func (x *executor) notifyWaiting(step string) {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 10 * time.Second, MaximumAttempts: 4},
 	})
 	f := workflow.ExecuteActivity(ctx, contract.NotifyName, contract.NotifyInput{Event: "on_waiting", Webhook: url, Aggregate: notice})
+	x.waitingNotices = append(x.waitingNotices, f)
 	workflow.Go(x.ctx, func(gctx workflow.Context) {
 		if err := f.Get(gctx, nil); err != nil {
 			workflow.GetLogger(gctx).Warn("notify on_waiting failed", "step", step, "error", err)
 		}
 	})
+}
+
+// awaitWaitingNotices waits for the on_waiting webhooks still being sent:
+// a run that ends at once after a decision would otherwise abandon them.
+func (x *executor) awaitWaitingNotices() {
+	for _, f := range x.waitingNotices {
+		_ = f.Get(x.ctx, nil)
+	}
 }

@@ -288,6 +288,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	// aggregate within its budget; queries read the same.
 	written := run.Bounded(agg)
 	x.notify(written)
+	x.awaitWaitingNotices()
 	agg.Notifications = written.Notifications
 	switch agg.Status {
 	case contract.RunCompleted, contract.RunCompletedWithWarnings:

@@ -441,3 +441,45 @@ workflow:
 	agg := finishID(t, id)
 	require.Equal(t, contract.RunCompleted, agg.Status)
 }
+
+// A run that ends while its on_waiting webhook is still being sent waits
+// for it: the approval times out at once, the webhook answers a few
+// seconds later, and the notify activity's completion is in the history
+// before the run's.
+func TestOnWaitingWebhookOutlivesAQuickDecision(t *testing.T) {
+	called := make(chan struct{}, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		called <- struct{}{}
+		time.Sleep(3 * time.Second)
+	}))
+	defer hook.Close()
+	file := filepath.Join(t.TempDir(), "quick.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+metadata: {name: quick}
+notify: {on_waiting: {webhook: "`+hook.URL+`/waiting"}}
+workflow:
+  - step: sign_off
+    tool: {kind: approval, message: "Go?", timeout: 1s, on_timeout: approve}
+`), 0o644))
+	id := fmt.Sprintf("quick-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	select {
+	case <-called:
+	default:
+		t.Fatal("the on_waiting webhook was never called")
+	}
+	var notified, closed int
+	for i, e := range history(t, id, agg.RunID).Events {
+		switch e.GetEventType() {
+		case enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			notified = i
+		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+			closed = i
+		}
+	}
+	require.NotZero(t, notified, "the webhook's activity completed in the run")
+	require.Less(t, notified, closed)
+}
