@@ -45,12 +45,6 @@ const (
 	RunWaiting = "waiting"
 )
 
-// Succeeded tells whether a run's status is a success: completed, with
-// warnings or without.
-func Succeeded(status string) bool {
-	return status == RunCompleted || status == RunCompletedWithWarnings
-}
-
 // StepError is the structured error of a failed step.
 type StepError struct {
 	Type    string `json:"type"`

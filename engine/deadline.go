@@ -14,6 +14,21 @@ func WithDeadline(d contract.Deadline) RunOption {
 	return func(r *Run) { r.deadline = &d }
 }
 
+// RunDeadline is a run's deadline: its playbook's timeout from now, or
+// the deadline its parent carried down (inherited), whichever is earlier;
+// nil when neither is set, so that a run without a timeout has no timer.
+// run is the run's workflow ID, which a deadline it sets records.
+func RunDeadline(pb *spec.Playbook, now time.Time, run string, inherited *contract.Deadline) *contract.Deadline {
+	d := inherited
+	if pb.Timeout > 0 {
+		own := contract.Deadline{At: now.Add(pb.Timeout), Timeout: pb.Timeout.String(), SetBy: run}
+		if d == nil || own.At.Before(d.At) {
+			d = &own
+		}
+	}
+	return d
+}
+
 // TimeOut records that the run's deadline passed: running steps are to be
 // cancelled (ToCancel; a sub-playbook, which inherited the deadline, ends
 // by it on its own, and a cleanup step is never cancelled), pending ones
@@ -76,11 +91,20 @@ func notCancelledByDeadline(s *spec.Step) bool {
 // child's having wound down by this run's deadline, which it inherited:
 // the step is then cancelled by the deadline like the steps the run
 // cancelled itself, the child's aggregate in its error's details.
+//
+// The child's timer and this run's are set for the same instant, so the
+// child's end may reach this run before its own timer does: the deadline
+// has then passed here too, and is recorded first (both come from the
+// history, so a replay takes the same turn).
 func (r *Run) childEndedByDeadline(err *contract.StepError) bool {
-	if !r.timedOut || (err.Type != contract.ErrPlaybookFailed && err.Type != contract.ErrCancelled) {
+	if r.deadline == nil || (err.Type != contract.ErrPlaybookFailed && err.Type != contract.ErrCancelled) {
 		return false
 	}
 	child, _ := err.Details.(map[string]any)
 	timeout, _ := child["timeout"].(map[string]any)
-	return timeout != nil && timeout["set_by"] == r.deadline.SetBy
+	if timeout == nil || timeout["set_by"] != r.deadline.SetBy {
+		return false
+	}
+	r.TimeOut()
+	return true
 }

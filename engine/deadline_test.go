@@ -250,3 +250,100 @@ workflow:
 	require.Equal(t, "failed", st.Error.Details.(map[string]any)["status"], "the child's aggregate")
 	require.Equal(t, contract.StatusFailed, r.State("own").Status, "a child's own timeout is its failure")
 }
+
+// A step that fails while the run winds down does not wait for a person
+// when nothing but a person would end the wait: past the deadline, any
+// step (a sub-playbook left running, a cleanup step); after a cancel or a
+// drain, a cleanup step. Each fails at once and end runs.
+func TestNoClassificationWaitWhileWindingDown(t *testing.T) {
+	src := `metadata: {name: t}
+use_pending_failed: true
+timeout: 3s
+workflow:
+  - {step: work, tool: {kind: shell, command: "sleep 60"}}
+  - {step: sub, tool: {kind: playbook, path: sub.yaml}}
+  - {step: release, depends_on: [work], on_cancel: run, tool: {kind: shell, command: "exit 1"}}
+`
+	failed := contract.Outcome{Err: &contract.StepError{Type: "exit_code", Message: "exited with code 1"}, Attempts: 1, Recovery: contract.RecoveryNoHandler}
+	cancelled := contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled}, Attempts: 1}
+	for _, c := range []struct {
+		name string
+		stop func(*Run)
+	}{
+		{"deadline", (*Run).TimeOut},
+		{"cancel", func(r *Run) { r.CancelRun("test") }},
+		{"drain", (*Run).Drain},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pb, err := spec.Parse("t.yaml", []byte(src))
+			require.NoError(t, err)
+			r := NewRun(pb, nil, "t-1", time.Now, WithDeadline(threeSeconds))
+			require.Equal(t, []string{"work", "sub"}, names(r.Ready()))
+			c.stop(r)
+			r.ToCancel()
+			if c.name == "drain" {
+				r.Settle("work", contract.Outcome{Result: "done", Attempts: 1})
+			} else {
+				r.Settle("work", cancelled)
+			}
+			if c.name == "deadline" {
+				r.Settle("sub", failed)
+				require.Equal(t, contract.StatusFailed, r.State("sub").Status, "past the deadline a failure waits for no one")
+			} else {
+				r.Settle("sub", cancelled)
+			}
+			require.Equal(t, []string{"release"}, names(r.Ready()))
+			r.Settle("release", failed)
+			require.Equal(t, contract.StatusFailed, r.State("release").Status)
+			require.True(t, r.EndReady(), "end runs")
+		})
+	}
+	// Without a cancel, drain or deadline the failure waits as before.
+	pb, err := spec.Parse("t.yaml", []byte(src))
+	require.NoError(t, err)
+	r := NewRun(pb, nil, "t-1", time.Now, WithDeadline(threeSeconds))
+	r.Ready()
+	r.Settle("sub", failed)
+	require.Equal(t, contract.StatusPendingFailed, r.State("sub").Status)
+}
+
+// The child's end can reach the run before the run's own timer fires
+// (both are set for the same instant): the deadline is then taken as
+// passed, and the step is cancelled by it, not failed.
+func TestChildEndedByTheDeadlineBeforeTheRunsTimer(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+timeout: 3s
+workflow:
+  - {step: inherited, tool: {kind: playbook, path: sub.yaml}}
+  - {step: slow, tool: {kind: shell, command: "sleep 60"}}
+`))
+	require.NoError(t, err)
+	r := NewRun(pb, nil, "t-1", time.Now, WithDeadline(threeSeconds))
+	require.Equal(t, []string{"inherited", "slow"}, names(r.Ready()))
+	agg := map[string]any{"status": "failed", "timeout": map[string]any{"after": "3s", "set_by": "t-1"}}
+	r.Settle("inherited", contract.Outcome{Err: &contract.StepError{Type: contract.ErrPlaybookFailed, Details: agg}, Attempts: 1})
+	require.True(t, r.TimedOut())
+	require.Equal(t, contract.StatusCancelled, r.State("inherited").Status)
+	require.Equal(t, contract.ErrTimeout, r.State("inherited").Error.Type)
+	require.Equal(t, []string{"slow"}, r.ToCancel(), "the run winds down at once")
+}
+
+// A run's deadline is the earlier of its own timeout and the one it
+// inherited; without either it has none.
+func TestRunDeadlineIsTheEarlier(t *testing.T) {
+	now := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	parse := func(src string) *spec.Playbook {
+		pb, err := spec.Parse("t.yaml", []byte(src))
+		require.NoError(t, err)
+		return pb
+	}
+	own := parse("metadata: {name: t}\ntimeout: 3s\nworkflow: [{step: a}]\n")
+	none := parse("metadata: {name: t}\nworkflow: [{step: a}]\n")
+	soon := &contract.Deadline{At: now.Add(time.Second), Timeout: "1m", SetBy: "parent"}
+	late := &contract.Deadline{At: now.Add(time.Hour), Timeout: "2h", SetBy: "parent"}
+	require.Nil(t, RunDeadline(none, now, "t-1", nil))
+	require.Equal(t, soon, RunDeadline(none, now, "t-1", soon), "inherited only")
+	require.Equal(t, &contract.Deadline{At: now.Add(3 * time.Second), Timeout: "3s", SetBy: "t-1"}, RunDeadline(own, now, "t-1", nil))
+	require.Equal(t, &contract.Deadline{At: now.Add(3 * time.Second), Timeout: "3s", SetBy: "t-1"}, RunDeadline(own, now, "t-1", late), "its own is earlier")
+	require.Equal(t, soon, RunDeadline(own, now, "t-1", soon), "the inherited one is earlier")
+}

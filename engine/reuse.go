@@ -54,8 +54,8 @@ type ReusePlan struct {
 	Decisions []ReuseDecision
 	// Reuse holds the earlier states of the steps reused (Input.Reuse).
 	Reuse map[string]*contract.StepState
-	// Warnings name reused steps upstream of an on_failure: run step that
-	// ran in the earlier run: what they left may have been cleaned up.
+	// Warnings name reused steps upstream of a cleanup step (on_failure:
+	// run, on_cancel: run) that ran in the earlier run: what they left may have been cleaned up.
 	Warnings []string
 }
 
@@ -276,14 +276,14 @@ func predecessors(p *spec.Playbook, name string) []string {
 	return out
 }
 
-// cleanupWarnings are a line for each on_failure: run step that ran in the
-// earlier run and has reused steps upstream of it: whatever those left
+// cleanupWarnings are a line for each cleanup step (on_failure: run or
+// on_cancel: run) that ran in the earlier run and has reused steps upstream of it: whatever those left
 // (files, tables) that step may have cleaned up.
 func cleanupWarnings(p *spec.Playbook, reused, earlier map[string]*contract.StepState) []string {
 	var out []string
 	for _, s := range p.Steps {
 		prev := earlier[s.Name]
-		if !s.OnFailureRun || prev == nil || prev.StartedAt == nil || prev.Status == contract.StatusReused {
+		if !(s.OnFailureRun || s.OnCancelRun) || prev == nil || prev.StartedAt == nil || prev.Status == contract.StatusReused {
 			continue
 		}
 		var up []string
@@ -293,8 +293,19 @@ func cleanupWarnings(p *spec.Playbook, reused, earlier map[string]*contract.Step
 			}
 		}
 		if len(up) > 0 {
-			out = append(out, fmt.Sprintf("%s (on_failure: run) ran in the earlier run after %s, which this run reuses: what %s left may have been cleaned up", s.Name, strings.Join(up, ", "), strings.Join(up, ", ")))
+			out = append(out, fmt.Sprintf("%s (%s) ran in the earlier run after %s, which this run reuses: what %s left may have been cleaned up", s.Name, cleanupKey(s), strings.Join(up, ", "), strings.Join(up, ", ")))
 		}
 	}
 	return out
+}
+
+// cleanupKey is the key that makes s a cleanup step, as a playbook writes it.
+func cleanupKey(s *spec.Step) string {
+	switch {
+	case s.OnFailureRun && s.OnCancelRun:
+		return "always: true"
+	case s.OnCancelRun:
+		return "on_cancel: run"
+	}
+	return "on_failure: run"
 }

@@ -123,4 +123,12 @@ workflow:
 	require.Equal(t, []string{"cleanup (on_failure: run) ran in the earlier run after fetch, which this run reuses: what fetch left may have been cleaned up"}, plan.Warnings)
 	_, err = PlanReuse(s, s, earlier, "end")
 	require.EqualError(t, err, `no step "end" to retry from in playbook t`)
+
+	// A cleanup step that ran after a cancel warns the same way.
+	for key, shown := range map[string]string{"on_cancel: run": "on_cancel: run", "always: true": "always: true"} {
+		s := side(t, strings.Replace(src, "on_failure: run", key, 1), nil, "", "")
+		plan, err := PlanReuse(s, s, earlier, "")
+		require.NoError(t, err)
+		require.Equal(t, []string{"cleanup (" + shown + ") ran in the earlier run after fetch, which this run reuses: what fetch left may have been cleaned up"}, plan.Warnings)
+	}
 }

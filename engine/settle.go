@@ -40,7 +40,7 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 		r.cancel(name, err, o.Attempts)
 	case o.Err.Type == contract.ErrCancelled:
 		r.cancel(name, o.Err, o.Attempts)
-	case r.pb.UsePendingFailed && (o.Recovery == contract.RecoveryNoHandler || o.Recovery == contract.RecoveryNoMatchingRule):
+	case r.pb.UsePendingFailed && (o.Recovery == contract.RecoveryNoHandler || o.Recovery == contract.RecoveryNoMatchingRule) && !r.windsDownWithout(name):
 		st.Status, st.Error, st.Result = contract.StatusPendingFailed, o.Err, nil
 		st.Attempts = st.PriorAttempts + o.Attempts
 		st.PendingSince = r.now()
@@ -49,6 +49,16 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 	default:
 		r.Fail(name, o.Err, o.Attempts)
 	}
+}
+
+// windsDownWithout tells whether a step that fails now fails at once
+// rather than wait in pending_failed: past the run's deadline (nothing
+// would end the wait but a person, and the deadline bounds the run), and a
+// cleanup step while the run winds down (the cancel or drain that started
+// it has cancelled what waited already). Only playbooks with a deadline or
+// a cleanup step come here.
+func (r *Run) windsDownWithout(name string) bool {
+	return r.timedOut || (r.pb.Step(name).OnCancelRun && r.windingDown())
 }
 
 // Complete records a step's result and takes its outgoing arcs: every plain

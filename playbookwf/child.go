@@ -25,8 +25,10 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 	workload, _ := toolSpec["workload"].(map[string]any)
 	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LogicalTime: x.in.LogicalTime}
 	if !s.OnCancelRun {
-		// The child winds down by the parent's deadline too; a cleanup
-		// step's child runs after it, and is not bound by it.
+		// The child winds down by the parent's deadline too. A cleanup
+		// step's child is never bound by it, whether it runs after the
+		// deadline or (without a cancel) before it, as the graph says: a
+		// cleanup step is never cancelled, by the deadline neither.
 		child.Deadline = x.deadline
 	}
 	opts := workflow.ChildWorkflowOptions{

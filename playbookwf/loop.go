@@ -230,8 +230,9 @@ func anyFailed(outcomes []contract.Outcome) bool {
 
 // cancelsElements tells whether a failed element of a loop step cancels
 // its other elements: under failure_mode cancel, unless the step is
-// allowed to fail, on which failure_mode does not act (a playbook from
-// before allow_failure has no such step).
+// allowed to fail, on which failure_mode does not act, or is a cleanup
+// step, which nothing cancels (a playbook from before allow_failure and
+// on_cancel has no such step).
 func cancelsElements(pb *spec.Playbook, s *spec.Step) bool {
-	return pb.FailureMode == spec.FailureCancel && !s.AllowFailure
+	return pb.FailureMode == spec.FailureCancel && !s.AllowFailure && !s.OnCancelRun
 }

@@ -308,19 +308,15 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	return nil, temporal.NewApplicationErrorWithOptions(msg, FailedErrorType, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{written}})
 }
 
-// runDeadline is the run's deadline: its playbook's timeout from now (the
-// workflow's clock, which a replay reads the same), or the deadline its
-// parent carried down, whichever is earlier; nil when neither is set, so
-// a run without a timeout issues no timer.
+// runDeadline is the run's deadline (engine.RunDeadline), its timeout
+// counted from now on the workflow's clock, which a replay reads the
+// same; the clock is read only when the playbook has a timeout.
 func runDeadline(ctx workflow.Context, pb *spec.Playbook, in Input) *contract.Deadline {
-	d := in.Deadline
+	var now time.Time
 	if pb.Timeout > 0 {
-		own := contract.Deadline{At: workflow.Now(ctx).Add(pb.Timeout), Timeout: pb.Timeout.String(), SetBy: workflow.GetInfo(ctx).WorkflowExecution.ID}
-		if d == nil || own.At.Before(d.At) {
-			d = &own
-		}
+		now = workflow.Now(ctx)
 	}
-	return d
+	return engine.RunDeadline(pb, now, workflow.GetInfo(ctx).WorkflowExecution.ID, in.Deadline)
 }
 
 // watchDeadline starts the deadline's timer, whose firing winds the run

@@ -134,6 +134,14 @@ type NoopTool struct {
 func (*NoopTool) Kind() string                          { return "noop" }
 func (*NoopTool) check(map[string]any) (string, string) { return "", "" }
 
+// RunsAnActivity tells whether a tool kind's steps run as an activity,
+// whose runner is in activities/: not a sub-playbook (a child workflow),
+// nor a raised error, an approval or a wait (the workflow decides them).
+// noop's runner serves runs from before noop-in-workflow.
+func RunsAnActivity(kind string) bool {
+	return kind != "playbook" && kind != FailKind && !IsPause(kind)
+}
+
 // FailKind is the tool kind that fails its step on purpose.
 const FailKind = "fail"
 

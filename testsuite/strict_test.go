@@ -67,7 +67,7 @@ func TestRunChecksOverrides(t *testing.T) {
 func TestListRefusesAnUnknownStatus(t *testing.T) {
 	code, _, errOut := cli(t, "list", "--address", server.Address, "--status", "bogus")
 	require.Equal(t, 2, code)
-	require.Equal(t, `list: --status "bogus" is not a run status (running, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`+"\n", errOut)
+	require.Equal(t, `list: --status "bogus" is not a run status (running, waiting, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`+"\n", errOut)
 }
 
 // undeclaredReads is a playbook the submission checks reject (it reads an

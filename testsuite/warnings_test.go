@@ -209,7 +209,9 @@ func TestRaisedErrorRoutesOnItsType(t *testing.T) {
 // other elements run to their end, where without allow_failure they are
 // cancelled.
 func TestAllowFailureLoopIsNotCancelledByFailureMode(t *testing.T) {
-	for _, allow := range []bool{true, false} {
+	// With allow_failure, and as a cleanup step (always: true), which
+	// nothing cancels, the element still running is let finish.
+	for _, key := range []string{"allow_failure: true", "always: true", ""} {
 		src := `metadata: {name: warn-loop-cancel}
 failure_mode: cancel
 workflow:
@@ -217,25 +219,29 @@ workflow:
     loop: {in: "[1, 2]", iterator: n, mode: parallel}
     tool: {kind: shell, command: 'if [ "$N" = 1 ]; then exit 3; fi; sleep 2', env: {N: "{{ n }}"}}
 `
-		if allow {
-			src += "    allow_failure: true\n"
+		if key != "" {
+			src += "    " + key + "\n"
 		}
 		file := filepath.Join(t.TempDir(), "loop.yaml")
 		require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 		code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
 		var agg contract.Aggregate
 		require.NoError(t, json.Unmarshal([]byte(out), &agg), errOut)
-		replay(t, "", agg.WorkflowID, agg.RunID)
+		replay(t, map[string]string{"allow_failure: true": "loop_allow_failure", "always: true": "loop_cleanup"}[key], agg.WorkflowID, agg.RunID)
 		cancelRequested := false
 		for _, e := range history(t, agg.WorkflowID, agg.RunID).GetEvents() {
 			cancelRequested = cancelRequested || e.GetEventType() == enums.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
 		}
 		require.Equal(t, contract.StatusFailed, agg.Steps["each"].Status)
-		if allow {
+		switch key {
+		case "allow_failure: true":
 			require.Equal(t, 0, code, errOut)
 			require.Equal(t, contract.RunCompletedWithWarnings, agg.Status)
 			require.False(t, cancelRequested, "the element still running was not cancelled")
-		} else {
+		case "always: true":
+			require.Equal(t, 1, code, errOut)
+			require.False(t, cancelRequested, "a cleanup step's element still running was not cancelled")
+		default:
 			require.Equal(t, 1, code, errOut)
 			require.True(t, cancelRequested, "without allow_failure, failure_mode cancel cancels the element still running")
 		}

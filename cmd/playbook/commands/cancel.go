@@ -38,7 +38,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			if err := requestCancel(c.ctx, conn, run, reason); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "Cancel requested for %s: running steps are being cancelled; end will run.\n", run)
+			fmt.Fprintf(c.stdout, "Cancel requested for %s: running steps are being cancelled; cleanup steps (on_cancel: run), then end, will run.\n", run)
 			return nil
 		}),
 	}

@@ -30,7 +30,7 @@ func endedOutcome(ctx context.Context, c client.Client, run string) string {
 	if len(agg.FailedSteps) > 0 {
 		outcome += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
-	return outcome
+	return outcome + allowedToFail(agg)
 }
 
 // refuseEnded is the answer to cancelling a run that has already ended,
