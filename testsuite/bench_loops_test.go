@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,6 +46,14 @@ func BenchmarkHugeLoops(b *testing.B) {
 		wall := nativeLongLoop(b, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, continuing as new every %d elements)\n",
 			fmt.Sprintf("loop %d native:", n), wall.Seconds(), ms(wall)/float64(n), nativeLoopChunk)
+		// What is left without the server's per-activity work, then
+		// without Temporal at all: the floor one process per element sets.
+		wall = nativeLocalLoop(b, n, inFlight)
+		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, local activities)\n",
+			fmt.Sprintf("loop %d native local:", n), wall.Seconds(), ms(wall)/float64(n))
+		wall = bareProcesses(b, n, inFlight)
+		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (sh -c true from %d goroutines, no Temporal)\n",
+			fmt.Sprintf("loop %d processes:", n), wall.Seconds(), ms(wall)/float64(n), inFlight)
 	}
 }
 
@@ -102,4 +111,54 @@ func historyBytes(b *testing.B, id string) int {
 
 func rusageSeconds(r syscall.Rusage) float64 {
 	return float64(r.Utime.Sec+r.Stime.Sec) + float64(r.Utime.Usec+r.Stime.Usec)/1e6
+}
+
+// BenchNativeLocalLongLoop is BenchNativeLongLoop with local activities:
+// the server records their results with the workflow's tasks, and does
+// no work of its own per element.
+func BenchNativeLocalLongLoop(ctx workflow.Context, n, inFlight int) error {
+	chunk := min(n, nativeLoopChunk)
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	err := nativeLoop(ctx, chunk, inFlight, func(ctx workflow.Context, _ int) workflow.Future {
+		return workflow.ExecuteLocalActivity(ctx, BenchTrue)
+	})
+	if err != nil || n == chunk {
+		return err
+	}
+	return workflow.NewContinueAsNewError(ctx, BenchNativeLocalLongLoop, n-chunk, inFlight)
+}
+
+// nativeLocalLoop runs BenchNativeLocalLongLoop on a worker of the test's
+// own, and returns its wall time across its runs.
+func nativeLocalLoop(b *testing.B, n, inFlight int) time.Duration {
+	const queue = "bench-native-local-loop"
+	w := sdkworker.New(tc, queue, sdkworker.Options{})
+	w.RegisterWorkflow(BenchNativeLocalLongLoop)
+	w.RegisterActivity(BenchTrue)
+	require.NoError(b, w.Start())
+	defer w.Stop()
+	start := time.Now()
+	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-local-%d", time.Now().UnixNano()), TaskQueue: queue}, BenchNativeLocalLongLoop, n, inFlight)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(context.Background(), nil))
+	return time.Since(start)
+}
+
+// bareProcesses runs n `sh -c true`, inFlight at a time, from this
+// process, with no Temporal: the floor of a loop of one process each.
+func bareProcesses(b *testing.B, n, inFlight int) time.Duration {
+	start := time.Now()
+	slots := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	for range n {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			require.NoError(b, BenchTrue(context.Background()))
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
 }
