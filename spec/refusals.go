@@ -129,6 +129,14 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 	if kind == FailKind && x.retryNode == nil && (x.retries != nil || x.retryDelay != nil) {
 		d.refuse(x.retriesNode, "retries does not apply to a fail step: it fails at once, on purpose, with nothing to retry")
 	}
+	for _, k := range []struct {
+		node *yaml.Node
+		key  string
+	}{{x.lostNode, "lost_attempts"}, {x.onLostNode, "on_lost"}} {
+		if kind == FailKind && k.node != nil {
+			d.refuse(k.node, "%s does not apply to a fail step: it runs on no worker, so no attempt of it can be lost", k.key)
+		}
+	}
 	if x.heartbeatNode != nil && s.HeartbeatTimeout == 0 {
 		d.refuse(x.heartbeatNode, "heartbeat_timeout must be more than 0 (leave it out for the default, 30s)")
 	}
