@@ -68,10 +68,10 @@ type executor struct {
 	// cleanupCtx is where cleanup steps (on_cancel: run) start: a context
 	// a cancel request does not reach, made when the first one starts.
 	cleanupCtx workflow.Context
-	// approvals holds, for each approval step waiting, the channel its
-	// decision goes to (pauses.go); indexedWaiting is the run's status in
-	// its search attribute: waiting or not.
-	approvals      map[string]workflow.Channel
+	// approvals holds each approval step waiting (pauses.go);
+	// indexedWaiting is the run's status in its search attribute: waiting
+	// or not.
+	approvals      map[string]pendingApproval
 	indexedWaiting bool
 	// waitingNotices are the on_waiting webhooks sent, which the run
 	// waits for before it ends, so that none is abandoned.

@@ -73,7 +73,7 @@ func (x *executor) startApproval(ctx workflow.Context, s *spec.Step, toolSpec ma
 	x.indexWaiting()
 	x.notifyWaiting(s.Name)
 	decided := workflow.NewBufferedChannel(ctx, 1)
-	x.approvals[s.Name] = decided
+	x.approvals[s.Name] = pendingApproval{decided: decided, ctx: ctx}
 	f, settle := workflow.NewFuture(ctx)
 	timeout := s.Tool.Approval().Timeout
 	workflow.Go(ctx, func(gctx workflow.Context) {
@@ -86,6 +86,13 @@ func (x *executor) startApproval(ctx workflow.Context, s *spec.Step, toolSpec ma
 			o = &d
 		})
 		sel.AddReceive(gctx.Done(), func(workflow.ReceiveChannel, bool) {
+			// A decision accepted before the cancel reached the step
+			// stands: its sender was told so.
+			var d contract.Outcome
+			if decided.ReceiveAsync(&d) {
+				o = &d
+				return
+			}
 			c := cancelledWaiting("while it waited for approval")
 			o = &c
 		})
@@ -110,22 +117,44 @@ func (x *executor) startApproval(ctx workflow.Context, s *spec.Step, toolSpec ma
 	return f
 }
 
+// pendingApproval is an approval step waiting: the channel its decision
+// goes to, and the step's context, which a cancel or the run's deadline
+// cancels.
+type pendingApproval struct {
+	decided workflow.Channel
+	ctx     workflow.Context
+}
+
+// waiting is the approval step a decision names, while a decision can
+// still reach it: not once a cancel or the deadline has reached the step
+// (its wait ends cancelled, and a decision accepted then would be lost).
+func (x *executor) waiting(step string) (pendingApproval, error) {
+	p, ok := x.approvals[step]
+	switch {
+	case !ok:
+		return p, fmt.Errorf("step %q is not waiting for approval", step)
+	case p.ctx.Err() != nil:
+		return p, fmt.Errorf("step %q is being cancelled: it no longer waits for approval", step)
+	}
+	return p, nil
+}
+
 // registerApproval accepts decisions on waiting approval steps. The
 // validator rejects a decision that cannot apply (no such step, not
-// waiting, an input not declared or of another type, a name not among the
-// approvers) before anything is written to history.
+// waiting, being cancelled, an input not declared or of another type, a
+// name not among the approvers) before anything is written to history.
 func registerApproval(ctx workflow.Context, x *executor) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateApproval,
 		func(ctx workflow.Context, d contract.ApprovalDecision) (string, error) {
-			decided := x.approvals[d.Step]
-			if decided == nil {
-				return "", fmt.Errorf("step %q is not waiting for approval", d.Step)
+			p, err := x.waiting(d.Step)
+			if err != nil {
+				return "", err
 			}
 			o, err := x.run.Decide(d)
 			if err != nil {
 				return "", err
 			}
-			decided.SendAsync(o)
+			p.decided.SendAsync(o)
 			word := "approved"
 			if d.Decision == contract.DecisionReject {
 				word = "rejected"
@@ -133,6 +162,9 @@ func registerApproval(ctx workflow.Context, x *executor) error {
 			return fmt.Sprintf("step %s %s", d.Step, word), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(d contract.ApprovalDecision) error {
+			if _, err := x.waiting(d.Step); err != nil {
+				return err
+			}
 			return x.run.CheckApproval(d)
 		}})
 }
@@ -170,7 +202,10 @@ func (x *executor) notifyWaiting(step string) {
 		return
 	}
 	notice := x.run.WaitingNotice(step)
-	ctx := workflow.WithActivityOptions(x.ctx, workflow.ActivityOptions{
+	// Told apart from the run's cancellation, as the run's outcome is: a
+	// cancel that comes while it is sent does not lose it.
+	ctx, _ := workflow.NewDisconnectedContext(x.ctx)
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          "notify-on_waiting-" + step,
 		Summary:             "notify on_waiting " + step,
 		StartToCloseTimeout: 30 * time.Second,

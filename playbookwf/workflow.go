@@ -145,7 +145,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	if err := registerQueries(ctx, run); err != nil {
 		return nil, err
 	}
-	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]contract.StepInput{}, deadline: deadline, approvals: map[string]workflow.Channel{}}
+	x := &executor{ctx: ctx, run: run, in: in, info: info, cancels: map[string]workflow.CancelFunc{}, inputs: map[string]contract.StepInput{}, deadline: deadline, approvals: map[string]pendingApproval{}}
 
 	sel := &waitSet{}
 	// A classification or a cancel request wakes the loop, which then acts on

@@ -129,6 +129,14 @@ func (d *decoder) refusePauseKeys(s *Step, n *yaml.Node, x stepKeysState) error 
 		return d.errf(n, "lost_attempts and on_lost do not apply to %s step: it runs no activity a worker could lose", aKind)
 	case s.Loop != nil:
 		return d.errf(n, "%s step cannot run in a loop: list the steps one by one", aKind)
+	case kind == "approval" && (x.onCancelNode != nil || x.alwaysNode != nil):
+		// A cleanup step runs after a cancel, when nobody is asked any
+		// more, and nothing would end its wait.
+		node := x.onCancelNode
+		if node == nil {
+			node = x.alwaysNode
+		}
+		return d.errf(node, "an approval cannot be a cleanup step (on_cancel, always): after a cancel or the deadline nobody is asked, and nothing would end its wait")
 	case s.Name == EndStep:
 		return d.errf(n, "end's tool runs once the run is decided: put %s step before end", aKind)
 	}

@@ -50,6 +50,14 @@ func TestPauseStepErrors(t *testing.T) {
   - step: a
     tool: {kind: approval}
     retry: 3`, `flows/x.yaml:4: step "a": retry does not apply to an approval step: it runs no attempt to repeat`},
+		{"approval as a cleanup step", `
+  - step: a
+    tool: {kind: approval, timeout: 1h}
+    on_cancel: run`, `flows/x.yaml:6: step "a": an approval cannot be a cleanup step (on_cancel, always): after a cancel or the deadline nobody is asked, and nothing would end its wait`},
+		{"approval always", `
+  - step: a
+    tool: {kind: approval}
+    always: true`, `flows/x.yaml:6: step "a": an approval cannot be a cleanup step (on_cancel, always): after a cancel or the deadline nobody is asked, and nothing would end its wait`},
 		{"approval in a loop", `
   - step: a
     tool: {kind: approval}
@@ -62,6 +70,14 @@ func TestPauseStepErrors(t *testing.T) {
 			require.Equal(t, tc.want, err.Error())
 		})
 	}
+}
+
+// An unquoted time, which YAML reads as a timestamp, is a wait's until as
+// written.
+func TestWaitUntilUnquoted(t *testing.T) {
+	pb, err := Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: a\n    tool: {kind: wait, until: 2026-01-02T06:00:00Z}\n"))
+	require.NoError(t, err)
+	require.Equal(t, "2026-01-02T06:00:00Z", pb.Step("a").Tool.Spec["until"])
 }
 
 func TestApprovalFieldsRead(t *testing.T) {

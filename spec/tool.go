@@ -61,7 +61,13 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 				return err
 			}
 			if err := f.check(val); err != nil {
-				return d.errf(v, "tool %s: %v", f.key, err)
+				// YAML reads an unquoted 2026-01-02T06:00:00Z as a
+				// timestamp; where text is wanted (a wait's until) it
+				// is the text as written.
+				if v.ShortTag() != "!!timestamp" || f.check(v.Value) != nil {
+					return d.errf(v, "tool %s: %v", f.key, err)
+				}
+				val = v.Value
 			}
 			t.Spec[f.key] = val
 			return nil

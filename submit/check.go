@@ -671,6 +671,18 @@ func resultType(s *spec.Step, whole bool) types.Type {
 		if shape := spec.ResultShape(s.Tool.Kind); shape != nil {
 			t = shape
 		}
+		if s.Tool.Kind == "approval" {
+			// An approval's result holds every input it declares, of its
+			// default's type, and no other.
+			inputs, _ := s.Tool.Spec["inputs"].(map[string]any)
+			declared := types.Map{}
+			for name, v := range inputs {
+				declared[name] = declaredType(v)
+			}
+			shape := maps.Clone(t.(types.Map))
+			shape["inputs"] = declared
+			t = shape
+		}
 	}
 	if whole && s.Loop != nil {
 		return types.Array(t)

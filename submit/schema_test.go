@@ -221,6 +221,7 @@ var schemaCannotExpress = map[string]string{
 	"fail_retries.yaml":                "a key that applies only to some tool kinds",
 	"fail_timeout.yaml":                "a key that applies only to some tool kinds",
 	"fail_in_loop.yaml":                "a key that applies only to some tool kinds",
+	"approval_input_typo.yaml":         "the type an expression gives",
 	"fail_lost.yaml":                   "a key that applies only to some tool kinds",
 	"allow_failure_on_end.yaml":        "a key that applies to every step but the one named end",
 }

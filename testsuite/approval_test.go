@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -409,8 +410,9 @@ func TestApprovalCancelled(t *testing.T) {
 	require.Equal(t, contract.RunCancelled, agg.Status)
 	require.Equal(t, contract.StatusCancelled, agg.Steps["sign_off"].Status)
 	require.Nil(t, agg.Steps["sign_off"].Waiting)
-	code, _, _ = cli(t, "approve", "--address", server.Address, id, "sign_off", "--by", "alice")
-	require.NotEqual(t, 0, code, "an ended run takes no decision")
+	code, _, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off", "--by", "alice")
+	require.Equal(t, 2, code, "an ended run takes no decision")
+	require.Equal(t, `approve: step "sign_off" of run `+id+" is not waiting for approval\n", errOut)
 }
 
 // An approval in a sub-playbook waits in the child run, which is the one
@@ -436,6 +438,9 @@ workflow:
 	waitFor(t, "the child's gate to wait", func() bool { return len(approvalsOf(t, child)) == 1 })
 	_, out, _ := cli(t, "status", "--address", server.Address, child)
 	require.Contains(t, out, "(playbook child): waiting,")
+	// The parent's pending points at the child's run.
+	_, out, _ = cli(t, "pending", "--address", server.Address, id)
+	require.Equal(t, "No step is waiting for a person: no approval, no classification.\nStep sub runs a sub-playbook, whose steps may wait in its own run: playbook pending "+child+"\n", out)
 	code, _, errOut = cli(t, "approve", "--address", server.Address, child, "gate")
 	require.Equal(t, 0, code, errOut)
 	agg := finishID(t, id)
@@ -482,4 +487,37 @@ workflow:
 	}
 	require.NotZero(t, notified, "the webhook's activity completed in the run")
 	require.Less(t, notified, closed)
+}
+
+// A decision and a cancel sent together: whichever the run takes first
+// decides, and the sender is told the truth. An approval the Update
+// answered "approved" is completed in the aggregate; one the run no
+// longer waited for is refused, and the step ends cancelled.
+func TestApprovalAndCancelTogether(t *testing.T) {
+	ctx := context.Background()
+	for i := range 8 {
+		id := startGate(t, "")
+		decision := map[string]any{"step": "sign_off", "decision": "approve", "inputs": map[string]any{"ticket": fmt.Sprint("OPS-", i)}, "by": "alice"}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = tc.CancelWorkflow(ctx, id, "")
+		}()
+		var answer string
+		h, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: "approval", Args: []any{decision}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, &answer)
+		}
+		wg.Wait()
+		agg := finishID(t, id)
+		require.Equal(t, contract.RunCancelled, agg.Status)
+		gate := agg.Steps["sign_off"]
+		if err == nil {
+			require.Equal(t, "step sign_off approved", answer)
+			require.Equal(t, contract.StatusCompleted, gate.Status, "round %d: the Update said approved", i)
+		} else {
+			require.Equal(t, contract.StatusCancelled, gate.Status, "round %d: the Update was refused: %v", i, err)
+		}
+	}
 }

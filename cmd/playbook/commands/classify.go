@@ -75,7 +75,15 @@ func (a *app) pendingCommand() *cobra.Command {
 			// then has none.
 			approvals, _ := queryApprovals(c.ctx, conn.client, run)
 			items := pendingItems(run, steps, approvals)
-			return out.print(c.stdout, items, func(w io.Writer) { printPending(w, run, steps, approvals) })
+			return out.print(c.stdout, items, func(w io.Writer) {
+				printPending(w, run, steps, approvals)
+				if len(steps) == 0 && len(approvals) == 0 {
+					for _, step := range runningSubPlaybooks(c, conn, run) {
+						child := childRun(c, conn, run, step)
+						fmt.Fprintf(w, "Step %s runs a sub-playbook, whose steps may wait in its own run: playbook pending %s\n", step, child)
+					}
+				}
+			})
 		}),
 	}
 	out.flag(cmd.Flags(), "print the list as JSON")
@@ -90,22 +98,24 @@ type pendingItem struct {
 	Kind     string              `json:"kind"`
 	Step     string              `json:"step"`
 	Since    time.Time           `json:"since"`
-	Attempts int                 `json:"attempts"`
-	Recovery string              `json:"recovery"`
-	Error    *contract.StepError `json:"error"`
-	// An approval's.
-	Message   string         `json:"message,omitempty"`
-	Inputs    map[string]any `json:"inputs,omitempty"`
-	Approvers []string       `json:"approvers,omitempty"`
-	Deadline  *time.Time     `json:"deadline,omitempty"`
-	OnTimeout string         `json:"on_timeout,omitempty"`
-	Commands  []string       `json:"commands"`
+	Attempts int                 `json:"attempts,omitempty"`
+	Recovery string              `json:"recovery,omitempty"`
+	Error    *contract.StepError `json:"error,omitempty"`
+	// An approval's: its inputs' defaults and types (a default of 3 and
+	// one of 3.0 read the same in JSON).
+	Message   string            `json:"message,omitempty"`
+	Inputs    map[string]any    `json:"inputs,omitempty"`
+	Types     map[string]string `json:"types,omitempty"`
+	Approvers []string          `json:"approvers,omitempty"`
+	Deadline  *time.Time        `json:"deadline,omitempty"`
+	OnTimeout string            `json:"on_timeout,omitempty"`
+	Commands  []string          `json:"commands"`
 }
 
 func pendingItems(run string, steps []engine.PendingStep, approvals []engine.WaitingApproval) []pendingItem {
 	items := []pendingItem{}
 	for _, w := range approvals {
-		items = append(items, pendingItem{Kind: "approval", Step: w.Step, Since: w.Since, Message: w.Message, Inputs: w.Inputs, Approvers: w.Approvers, Deadline: w.Deadline, OnTimeout: w.OnTimeout,
+		items = append(items, pendingItem{Kind: "approval", Step: w.Step, Since: w.Since, Message: w.Message, Inputs: w.Inputs, Types: w.Types, Approvers: w.Approvers, Deadline: w.Deadline, OnTimeout: w.OnTimeout,
 			Commands: engine.ApprovalCommands(run, w.Step, spec.Approval{Inputs: w.Inputs, Approvers: w.Approvers})})
 	}
 	for _, p := range steps {
@@ -118,6 +128,23 @@ func pendingItems(run string, steps []engine.PendingStep, approvals []engine.Wai
 // printPending shows the approvals waiting, with their inputs and the
 // commands that decide them, then the pending_failed steps as a table and
 // each one's stderr tail.
+// runningSubPlaybooks are a run's sub-playbook steps still running: an
+// approval or a classification there waits in the child's run.
+func runningSubPlaybooks(c *call, conn *connection, run string) []string {
+	agg, err := queryState(c.ctx, conn.client, run)
+	pb := frozenPlaybook(c.ctx, conn.client, run)
+	if err != nil || pb == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range pb.Steps {
+		if st := agg.Steps[s.Name]; st != nil && st.Status == contract.StatusRunning && s.Tool != nil && s.Tool.Kind == "playbook" {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
 func printPending(w io.Writer, run string, steps []engine.PendingStep, approvals []engine.WaitingApproval) {
 	if len(steps) == 0 && len(approvals) == 0 {
 		fmt.Fprintln(w, "No step is waiting for a person: no approval, no classification.")

@@ -32,7 +32,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs and resolve pending_failed steps",
+		Short: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs, resolve pending_failed steps and decide approvals",
 		Long: "Tools: list_runs, run_status, list_pending_failed, step_logs, validate_playbook, and,\n" +
 			"with --allow-write only, classify_step, approve_step, reject_step, retry_run, cancel_run\n" +
 			"(each recorded in the run with who (mcp) and the reason). Connects to Temporal like\n" +
