@@ -122,8 +122,9 @@ func TestApprovalApprovedWithInputs(t *testing.T) {
 	require.Contains(t, out, ": Deploy 1.2? Ticket number required.\n")
 	require.Contains(t, out, "  approvers: alice, bob\n")
 	require.Contains(t, out, "  input replicas: a whole number, default 3\n")
-	require.Contains(t, out, fmt.Sprintf("  approve: playbook approve %s sign_off --set replicas=3 --set ticket='' --by alice\n", id))
-	require.Contains(t, out, fmt.Sprintf("  reject:  playbook reject %s sign_off --reason '...' --by alice\n", id))
+	// The lines to type reach the server this command reached.
+	require.Contains(t, out, fmt.Sprintf("  approve: playbook approve %s sign_off --set replicas=3 --set ticket='' --by alice --address %s\n", id, server.Address))
+	require.Contains(t, out, fmt.Sprintf("  reject:  playbook reject %s sign_off --reason '...' --by alice --address %s\n", id, server.Address))
 
 	code, out, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off", "--set", "ticket=OPS-1", "--by", "alice", "--reason", "change approved")
 	require.Equal(t, 0, code, errOut)
@@ -440,7 +441,7 @@ workflow:
 	require.Contains(t, out, "(playbook child): waiting,")
 	// The parent's pending points at the child's run.
 	_, out, _ = cli(t, "pending", "--address", server.Address, id)
-	require.Equal(t, "No step is waiting for a person: no approval, no classification.\nStep sub runs a sub-playbook, whose steps may wait in its own run: playbook pending "+child+"\n", out)
+	require.Equal(t, "No step is waiting for a person: no approval, no classification.\nStep sub runs a sub-playbook, whose steps may wait in its own run: playbook pending "+child+" --address "+server.Address+"\n", out)
 	code, _, errOut = cli(t, "approve", "--address", server.Address, child, "gate")
 	require.Equal(t, 0, code, errOut)
 	agg := finishID(t, id)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,4 +166,23 @@ func uiWorkflowIDs(t *testing.T, uiPort int) []string {
 		ids = append(ids, e.Execution.WorkflowID)
 	}
 	return ids
+}
+
+// On the embedded server the lines `run` suggests for a step that waits
+// for a person name that server's address: typed in another terminal,
+// they reach the run.
+func TestEmbeddedRunSuggestsItsAddress(t *testing.T) {
+	if listening("127.0.0.1:7233") {
+		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
+	}
+	file := filepath.Join(t.TempDir(), "gate.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("metadata: {name: gate}\nworkflow:\n  - step: gate\n    tool: {kind: approval, message: go, timeout: 2s, on_timeout: approve}\n"), 0o644))
+	cmd := exec.Command(playbookBinary(t), "run", "--id", "embedded-gate", file)
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS=", "TEMPORAL_CONFIG_FILE="+filepath.Join(t.TempDir(), "none.toml"), "PLAYBOOK_LOG_DIR="+t.TempDir())
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	address := regexp.MustCompile(`embedded in-memory one on (127\.0\.0\.1:\d+)`).FindStringSubmatch(stderr.String())
+	require.NotNil(t, address, stderr.String())
+	require.Contains(t, stdout.String(), "decide with `playbook approve embedded-gate gate --address "+address[1]+"`")
 }

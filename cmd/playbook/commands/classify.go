@@ -74,13 +74,13 @@ func (a *app) pendingCommand() *cobra.Command {
 			// A worker older than approvals answers no such query: the run
 			// then has none.
 			approvals, _ := queryApprovals(c.ctx, conn.client, run)
-			items := pendingItems(run, steps, approvals)
+			items := pendingItems(run, conn.reach, steps, approvals)
 			return out.print(c.stdout, items, func(w io.Writer) {
-				printPending(w, run, steps, approvals)
+				printPending(w, run, conn.reach, steps, approvals)
 				if len(steps) == 0 && len(approvals) == 0 {
 					for _, step := range runningSubPlaybooks(c, conn, run) {
 						child := childRun(c, conn, run, step)
-						fmt.Fprintf(w, "Step %s runs a sub-playbook, whose steps may wait in its own run: playbook pending %s\n", step, child)
+						fmt.Fprintf(w, "Step %s runs a sub-playbook, whose steps may wait in its own run: playbook pending %s%s\n", step, child, conn.reach)
 					}
 				}
 			})
@@ -112,22 +112,19 @@ type pendingItem struct {
 	Commands  []string          `json:"commands"`
 }
 
-func pendingItems(run string, steps []engine.PendingStep, approvals []engine.WaitingApproval) []pendingItem {
+func pendingItems(run, reach string, steps []engine.PendingStep, approvals []engine.WaitingApproval) []pendingItem {
 	items := []pendingItem{}
 	for _, w := range approvals {
 		items = append(items, pendingItem{Kind: "approval", Step: w.Step, Since: w.Since, Message: w.Message, Inputs: w.Inputs, Types: w.Types, Approvers: w.Approvers, Deadline: w.Deadline, OnTimeout: w.OnTimeout,
-			Commands: engine.ApprovalCommands(run, w.Step, spec.Approval{Inputs: w.Inputs, Approvers: w.Approvers})})
+			Commands: withReach(engine.ApprovalCommands(run, w.Step, spec.Approval{Inputs: w.Inputs, Approvers: w.Approvers}), reach)})
 	}
 	for _, p := range steps {
 		items = append(items, pendingItem{Kind: string(contract.StatusPendingFailed), Step: p.Step, Since: p.Since, Attempts: p.Attempts, Recovery: p.Recovery, Error: p.Error,
-			Commands: []string{engine.ClassifyCommand(run, p.Step)}})
+			Commands: []string{engine.ClassifyCommand(run, p.Step) + reach}})
 	}
 	return items
 }
 
-// printPending shows the approvals waiting, with their inputs and the
-// commands that decide them, then the pending_failed steps as a table and
-// each one's stderr tail.
 // runningSubPlaybooks are a run's sub-playbook steps still running: an
 // approval or a classification there waits in the child's run.
 func runningSubPlaybooks(c *call, conn *connection, run string) []string {
@@ -145,7 +142,10 @@ func runningSubPlaybooks(c *call, conn *connection, run string) []string {
 	return out
 }
 
-func printPending(w io.Writer, run string, steps []engine.PendingStep, approvals []engine.WaitingApproval) {
+// printPending shows the approvals waiting, with their inputs and the
+// commands that decide them, then the pending_failed steps as a table and
+// each one's stderr tail.
+func printPending(w io.Writer, run, reach string, steps []engine.PendingStep, approvals []engine.WaitingApproval) {
 	if len(steps) == 0 && len(approvals) == 0 {
 		fmt.Fprintln(w, "No step is waiting for a person: no approval, no classification.")
 		return
@@ -165,7 +165,7 @@ func printPending(w io.Writer, run string, steps []engine.PendingStep, approvals
 		if a.Deadline != nil {
 			fmt.Fprintf(w, "  timeout at %s: then %s\n", a.Deadline.Local().Format("15:04:05"), a.OnTimeout)
 		}
-		cmds := engine.ApprovalCommands(run, a.Step, spec.Approval{Inputs: a.Inputs, Approvers: a.Approvers})
+		cmds := withReach(engine.ApprovalCommands(run, a.Step, spec.Approval{Inputs: a.Inputs, Approvers: a.Approvers}), reach)
 		fmt.Fprintf(w, "  approve: %s\n  reject:  %s\n\n", cmds[0], cmds[1])
 	}
 	if len(steps) == 0 {
@@ -182,7 +182,15 @@ func printPending(w io.Writer, run string, steps []engine.PendingStep, approvals
 			fmt.Fprintf(w, "\n%s stderr (tail):\n%s", p.Step, d["stderr"])
 		}
 	}
-	fmt.Fprintf(w, "\nClassify with: playbook classify %s STEP retry|fail|skip\n", run)
+	fmt.Fprintf(w, "\nClassify with: playbook classify %s STEP retry|fail|skip%s\n", run, reach)
+}
+
+// withReach adds to each command line what reaches the server (connection.reach).
+func withReach(cmds []string, reach string) []string {
+	for i := range cmds {
+		cmds[i] += reach
+	}
+	return cmds
 }
 
 // inputTypes say what an input takes, by its type (spec.InputType).

@@ -44,6 +44,11 @@ type connection struct {
 	codec *codec.AESGCM
 	// profileCodec is the codec endpoint the envconfig profile names.
 	profileCodec string
+	// reach is what a command typed in another terminal adds to reach
+	// this server and namespace, when the environment would not: the
+	// --address and --namespace given, or the embedded server's address.
+	// Printed in the command lines the CLI suggests.
+	reach string
 }
 
 // Close closes the connection, and stops the embedded server and worker it
@@ -93,6 +98,9 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 		tune(&opts)
 	}
 	conn := &connection{codec: keys, profileCodec: settings.codecEndpoint}
+	if a.conn.given("address") {
+		conn.reach += " --address " + opts.HostPort
+	}
 	if opts.HostPort == "" && embedOK {
 		if listening(localDevAddress) {
 			opts.HostPort = localDevAddress
@@ -103,10 +111,14 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 			}
 			conn.embedded = dev
 			opts.HostPort = address
+			conn.reach += " --address " + address
 			fmt.Fprintf(c.stderr, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
 		}
 	}
 	conn.namespace = opts.Namespace
+	if a.conn.given("namespace") {
+		conn.reach += " --namespace " + opts.Namespace
+	}
 	if conn.namespace == "" {
 		conn.namespace = client.DefaultNamespace
 	}

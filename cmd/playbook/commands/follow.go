@@ -31,7 +31,9 @@ const pollTimeout = 2 * time.Second
 
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spec.Playbook, out io.Writer) (*contract.Aggregate, error) {
+// reach is what the command lines it suggests add to reach the server
+// (connection.reach).
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spec.Playbook, out io.Writer, reach string) (*contract.Aggregate, error) {
 	type ended struct {
 		agg *contract.Aggregate
 		err error
@@ -42,6 +44,7 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spe
 		done <- ended{agg, err}
 	}()
 	p := newProgress(pb, out)
+	p.reach = reach
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -83,6 +86,7 @@ func result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, er
 
 type progress struct {
 	out      io.Writer
+	reach    string // see connection.reach
 	seen     int
 	attempts map[string]int32
 	// width is the step column's: the longest step name (loop elements
@@ -181,7 +185,7 @@ func (p *progress) events(ctx context.Context, c client.Client, wr client.Workfl
 			}
 			p.attempts[e.Step] = int32(e.Attempts + 1)
 		}
-		if line := describeEvent(e, wr.GetID()); line != "" {
+		if line := describeEvent(e, wr.GetID(), p.reach); line != "" {
 			step := e.Step
 			if step == "" {
 				step = "(run)"
@@ -286,7 +290,7 @@ func lastTaskFailure(ctx context.Context, c client.Client, wr client.WorkflowRun
 	return why
 }
 
-func describeEvent(e engine.Event, run string) string {
+func describeEvent(e engine.Event, run, reach string) string {
 	switch e.Type {
 	case "step_started":
 		return "started"
@@ -312,11 +316,11 @@ func describeEvent(e engine.Event, run string) string {
 	case "step_skipped":
 		return "skipped: " + e.Message
 	case "step_pending_failed":
-		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `playbook classify %s %s retry|fail|skip`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, run, e.Step)
+		return fmt.Sprintf("pending_failed%s: %s: %s; waiting for `%s%s`", afterAttempts(e.Attempts), e.Error.Type, e.Error.Message, engine.ClassifyCommand(run, e.Step), reach)
 	case "step_classified":
 		return "classified " + e.Message
 	case "step_waiting":
-		return fmt.Sprintf("%s; decide with `playbook approve %s %s` or `playbook reject %s %s` (`playbook pending %s` shows its inputs)", e.Message, run, e.Step, run, e.Step, run)
+		return fmt.Sprintf("%s; decide with `playbook approve %s %s%s` or `playbook reject %s %s%s` (`playbook pending %s%s` shows its inputs)", e.Message, run, e.Step, reach, run, e.Step, reach, run, reach)
 	case "step_approved", "step_rejected":
 		return e.Message
 	case "step_timed_out":

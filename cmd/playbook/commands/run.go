@@ -87,7 +87,7 @@ func (a *app) runCommand() *cobra.Command {
 				return startFailed(id, err)
 			}
 			if detach {
-				fmt.Fprintf(c.stdout, "Started %s (run %s); follow it with: playbook events %s --follow\n", wr.GetID(), wr.GetRunID(), wr.GetID())
+				fmt.Fprintf(c.stdout, "Started %s (run %s); follow it with: playbook events %s --follow%s\n", wr.GetID(), wr.GetRunID(), wr.GetID(), conn.reach)
 				return nil
 			}
 			return followAndReport(c, conn, pb, wr, &out, strict)
@@ -112,7 +112,7 @@ func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.Wor
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
 	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	agg, err := follow(ctx, conn.client, wr, pb, progress)
+	agg, err := follow(ctx, conn.client, wr, pb, progress, conn.reach)
 	if err != nil && ctx.Err() != nil {
 		return detached(c, conn, wr.GetID())
 	}
