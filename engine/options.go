@@ -30,14 +30,38 @@ func WithNullSafeComparisons(allowed func() bool) RunOption {
 	return func(r *Run) { r.nullSafeAllowed = allowed }
 }
 
+// WithNullSafeMembers asks, the first time a condition the run evaluates
+// takes a field or an index of null (`steps.x.error.type` when x did not
+// fail), whether it is null, as in runs since the change
+// "null-safe-member", or an expression_error, as in runs before it.
+// Without it (tests, tools) it is null.
+func WithNullSafeMembers(allowed func() bool) RunOption {
+	return func(r *Run) { r.nullMemberAllowed = allowed }
+}
+
 // evalBool evaluates a condition; an ordering that meets a null is false
-// when the run allows it (WithNullSafeComparisons).
+// and a field of null is null, each when the run allows it
+// (WithNullSafeComparisons, WithNullSafeMembers). Each rule is asked for
+// only when the evaluation without it fails for want of it.
 func (r *Run) evalBool(e *expr.Expr, env map[string]any) (bool, error) {
-	ok, err := e.EvalBool(env)
-	if expr.IsNullComparison(err) && (r.nullSafeAllowed == nil || r.nullSafeAllowed()) {
-		return e.EvalBoolNullSafe(env)
+	var safety expr.Safety
+	for {
+		ok, err := e.EvalBoolWith(env, safety)
+		need := expr.Needs(err)
+		if need == 0 || safety&need != 0 || !r.allows(need) {
+			return ok, err
+		}
+		safety |= need
 	}
-	return ok, err
+}
+
+// allows tells whether the run applies a null-safety rule.
+func (r *Run) allows(s expr.Safety) bool {
+	allowed := r.nullSafeAllowed
+	if s == expr.NullMembers {
+		allowed = r.nullMemberAllowed
+	}
+	return allowed == nil || allowed()
 }
 
 // WithLogicalTime sets the time the run stands for, which expressions read

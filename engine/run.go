@@ -71,8 +71,9 @@ type Run struct {
 
 	// Old runs' decisions (see options.go).
 	shallowWorkload, firstArcOnly bool
-	// nullSafeAllowed: see WithNullSafeComparisons.
-	nullSafeAllowed func() bool
+	// nullSafeAllowed: see WithNullSafeComparisons; nullMemberAllowed:
+	// see WithNullSafeMembers.
+	nullSafeAllowed, nullMemberAllowed func() bool
 	// logicalTime is run.logical_time (WithLogicalTime).
 	logicalTime string
 }

@@ -147,3 +147,35 @@ workflow:
 	require.Zero(t, asked)
 	require.Equal(t, []string{"big"}, run.State("probe").TakenNext)
 }
+
+// A when that takes a field of null (the error of a step that did not
+// fail) reads null when the run allows it, and fails the step as before
+// when it does not; the run asks once, where it happened.
+func TestWhenFieldOfNullIsNull(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - step: probe
+    tool: {kind: noop}
+    next:
+      - when: "steps.probe.error.type == 'disk_low'"
+        then: [alarm]
+      - else: [fine]
+  - {step: alarm, tool: {kind: noop}}
+  - {step: fine, tool: {kind: noop}}
+`))
+	require.NoError(t, err)
+	for _, allowed := range []bool{true, false} {
+		asked := 0
+		run := NewRun(pb, nil, "t-1", time.Now, WithNullSafeComparisons(func() bool { t.Fatal("no ordering here"); return false }),
+			WithNullSafeMembers(func() bool { asked++; return allowed }))
+		run.Ready()
+		run.Settle("probe", contract.Outcome{Result: "ok", Attempts: 1})
+		require.Equal(t, 1, asked)
+		if allowed {
+			require.Equal(t, []string{"fine"}, run.State("probe").TakenNext)
+			continue
+		}
+		require.Equal(t, contract.StatusFailed, run.State("probe").Status)
+		require.Contains(t, run.State("probe").Error.Message, "cannot fetch type from <nil>")
+	}
+}

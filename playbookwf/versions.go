@@ -98,6 +98,9 @@ var (
 	changeNullSafeCompare = register(Change{ID: "null-safe-compare", Max: 1,
 		Where: "where a condition the workflow evaluates (a next rule's when, end's success_when) first orders a null with <, <=, > or >=",
 		What:  "the ordering is false (before: the condition failed with expression_error; engine.WithNullSafeComparisons)"})
+	changeNullSafeMember = register(Change{ID: "null-safe-member", Max: 1,
+		Where: "where a condition the workflow evaluates (a next rule's when, end's success_when) first takes a field or an index of null",
+		What:  "it is null, as with ?. (before: the condition failed with expression_error; engine.WithNullSafeMembers)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
@@ -153,6 +156,8 @@ func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any
 	}
 	opts = append(opts, engine.WithNullSafeComparisons(func() bool {
 		return version(ctx, changeNullSafeCompare) != workflow.DefaultVersion
+	}), engine.WithNullSafeMembers(func() bool {
+		return version(ctx, changeNullSafeMember) != workflow.DefaultVersion
 	}))
 	return opts
 }

@@ -86,6 +86,21 @@ workflow:
 `},
 	{change: "pace-yields", source: noopChain(120)},
 	{change: "running-cap", source: wideFanOut(1001)},
+	{change: "null-safe-member", source: `metadata: {name: null-member}
+workflow:
+  - step: probe
+    tool: {kind: shell, command: "true"}
+    next:
+      - when: "steps.probe.error.type == 'disk_low'"
+        then: [alarm]
+      - else: [fine]
+  - step: alarm
+    tool: {kind: noop, result: alarm}
+  - step: fine
+    tool: {kind: noop, result: fine}
+  - step: end
+    success_when: "steps.probe.error.type != 'disk_low'"
+`},
 	{change: "null-safe-compare", source: `metadata: {name: null-compare}
 workflow:
   - step: probe

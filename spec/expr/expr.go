@@ -85,9 +85,9 @@ type Expr struct {
 	// broken is why a received expression did not compile (see
 	// Retry.UnmarshalJSON); evaluating it returns this error.
 	broken error
-	// recompile compiles it with comparisons with null false (nullSafe).
-	recompile func() (*vm.Program, error)
-	nullSafe  *nullSafe
+	// recompile compiles it under a Safety, whose programs safer keeps.
+	recompile func(Safety) (*vm.Program, error)
+	safer     *[allSafeties + 1]nullSafe
 }
 
 // BrokenExpr is an expression received that does not compile here:
@@ -125,11 +125,11 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 		return nil, fmt.Errorf("%q: %s", body, msg)
 	}
 	base := opts[:len(opts)-1] // without the read collector
-	recompile := func() (*vm.Program, error) {
-		return expr.Compile(body, append(base[:len(base):len(base)], nullSafeCompare, expr.Patch(orderings{}))...)
+	recompile := func(s Safety) (*vm.Program, error) {
+		return expr.Compile(body, append(base[:len(base):len(base)], safetyOptions(s)...)...)
 	}
 	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), ReadsRun: refs.run || refs.dollarEnv,
-		program: program, recompile: recompile, nullSafe: &nullSafe{}}, nil
+		program: program, recompile: recompile, safer: &[allSafeties + 1]nullSafe{}}, nil
 }
 
 // dashedStep finds steps.NAME where NAME holds a dash, which an

@@ -12,13 +12,50 @@ import (
 	"github.com/expr-lang/expr/vm/runtime"
 )
 
-// Comparisons with null are false: `status_code >= 500` when a request
-// got no answer (status_code is null) is false, not an engine error, and
-// so are <, <= and >; == and != already compare with null. An expression
-// is compiled as written (Expr.program) and, the first time an evaluation
-// meets a null in an ordering, once more with each ordering turned into a
-// call of nullSafeCompare (Expr.nullSafe). Runs from before this rule
-// keep their error (engine.WithNullSafeComparisons).
+// A null does not make a condition an engine error:
+//   - comparisons with null are false: `status_code >= 500` when a request
+//     got no answer (status_code is null) is false, and so are <, <= and >;
+//     == and != already compare with null;
+//   - a field or an index of null is null: `steps.x.error.type` when x did
+//     not fail (its error is null) is null, as `steps.x.error?.type` is.
+//
+// An expression is compiled as written (Expr.program) and, the first time
+// an evaluation meets a null where it would fail, once more with each
+// ordering turned into a call of nullSafeCompare, or each member access
+// into one of nullSafeFetch, or both (Expr.safer). Runs from before each
+// rule keep their error (engine.WithNullSafeComparisons,
+// engine.WithNullSafeMembers).
+
+// Safety says which of the rules above an evaluation applies.
+type Safety uint8
+
+const (
+	// NullOrderings: an ordering with null is false.
+	NullOrderings Safety = 1 << iota
+	// NullMembers: a field or an index of null is null.
+	NullMembers
+	allSafeties = NullOrderings | NullMembers
+)
+
+// nilMember is the error expr-lang gives for a field or index of null.
+var nilMember = regexp.MustCompile(`cannot fetch \S+ from <nil>`)
+
+// IsNullMember says whether err is a field or an index of null.
+func IsNullMember(err error) bool {
+	return err != nil && nilMember.MatchString(err.Error())
+}
+
+// Needs is the rule that would have spared an evaluation its error: an
+// ordering with null, a member of null; 0 for any other error.
+func Needs(err error) Safety {
+	switch {
+	case IsNullComparison(err):
+		return NullOrderings
+	case IsNullMember(err):
+		return NullMembers
+	}
+	return 0
+}
 
 // nilOrdering is the error expr-lang gives for an ordering with null.
 var nilOrdering = regexp.MustCompile(`invalid operation: (<nil> [<>]=? \S+|\S+ [<>]=? <nil>)`)
@@ -28,7 +65,8 @@ func IsNullComparison(err error) bool {
 	return err != nil && nilOrdering.MatchString(err.Error())
 }
 
-// nullSafe holds an expression's second program, compiled on first use.
+// nullSafe holds a program of an expression under some Safety, compiled
+// on first use.
 type nullSafe struct {
 	once    sync.Once
 	program *vm.Program
@@ -79,23 +117,70 @@ var nullSafeCompare = expr.Function(nullSafeCompareName, func(params ...any) (ou
 	return nil, errors.New("unknown ordering " + op)
 }, new(func(any, any, string) bool))
 
-// EvalNullSafe runs the expression with comparisons with null false.
-func (e *Expr) EvalNullSafe(env map[string]any) (any, error) {
-	if e.broken != nil || e.recompile == nil {
-		return e.Eval(env)
+// members turns every field or index access (but a method's, and one
+// already written ?.) into nullSafeFetch(node, property).
+type members struct{}
+
+func (members) Visit(node *ast.Node) {
+	m, ok := (*node).(*ast.MemberNode)
+	if !ok || m.Method || m.Optional {
+		return
 	}
-	e.nullSafe.once.Do(func() { e.nullSafe.program, e.nullSafe.err = e.recompile() })
-	if e.nullSafe.err != nil {
-		return nil, fmt.Errorf("%q: %s", e.Source, FirstLine(e.nullSafe.err.Error()))
-	}
-	return e.run(e.nullSafe.program, env)
+	ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: nullSafeFetchName}, Arguments: []ast.Node{m.Node, m.Property}})
 }
 
-// EvalBoolNullSafe is EvalBool with comparisons with null false.
-func (e *Expr) EvalBoolNullSafe(env map[string]any) (bool, error) {
-	out, err := e.EvalNullSafe(env)
+const nullSafeFetchName = "nullSafeFetch"
+
+// nullSafeFetch is a field or an index that is null when what it is taken
+// from is null, and otherwise what expr-lang gives.
+var nullSafeFetch = expr.Function(nullSafeFetchName, func(params ...any) (out any, err error) {
+	if params[0] == nil {
+		return nil, nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return runtime.Fetch(params[0], params[1]), nil
+}, new(func(any, any) any))
+
+// safetyOptions are the compile options that apply s.
+func safetyOptions(s Safety) []expr.Option {
+	var opts []expr.Option
+	if s&NullOrderings != 0 {
+		opts = append(opts, nullSafeCompare, expr.Patch(orderings{}))
+	}
+	if s&NullMembers != 0 {
+		opts = append(opts, nullSafeFetch, expr.Patch(members{}))
+	}
+	return opts
+}
+
+// EvalWith runs the expression under the rules s (none: as written).
+func (e *Expr) EvalWith(env map[string]any, s Safety) (any, error) {
+	s &= allSafeties
+	if s == 0 || e.broken != nil || e.recompile == nil {
+		return e.Eval(env)
+	}
+	p := &e.safer[s]
+	p.once.Do(func() { p.program, p.err = e.recompile(s) })
+	if p.err != nil {
+		return nil, fmt.Errorf("%q: %s", e.Source, FirstLine(p.err.Error()))
+	}
+	return e.run(p.program, env)
+}
+
+// EvalBoolWith is EvalBool under the rules s.
+func (e *Expr) EvalBoolWith(env map[string]any, s Safety) (bool, error) {
+	out, err := e.EvalWith(env, s)
 	if err != nil {
 		return false, err
 	}
 	return e.asBool(out)
+}
+
+// EvalBoolNullSafe is EvalBool under every rule above.
+func (e *Expr) EvalBoolNullSafe(env map[string]any) (bool, error) {
+	return e.EvalBoolWith(env, allSafeties)
 }

@@ -44,3 +44,37 @@ func TestOrderingsWithNullAreFalse(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, IsNullComparison(err))
 }
+
+// A field or an index of null is null under NullMembers, and an error, as
+// always, in the program as written; the two rules apply apart.
+func TestMembersOfNullAreNull(t *testing.T) {
+	env := map[string]any{"steps": map[string]any{
+		"probe": map[string]any{"status": "completed", "error": nil, "result": map[string]any{"count": nil, "items": []any{1}}},
+	}}
+	for _, c := range []struct {
+		src  string
+		need Safety
+		want bool
+	}{
+		{"steps.probe.error.type == 'disk_low'", NullMembers, false},
+		{"steps.probe.error.type != 'disk_low'", NullMembers, true},
+		{"steps.probe.error['type'] == nil", NullMembers, true},
+		{"steps.probe.error?.type == nil", 0, true},
+		{"steps.probe.result.count.n == nil", NullMembers, true},
+		{"steps.probe.result.items[0] == 1", 0, true},
+		{"steps.probe.error.code > 3", NullMembers | NullOrderings, false},
+	} {
+		e, err := CompileExpr(c.src, ScopeEnd, true)
+		require.NoError(t, err, c.src)
+		got, err := e.EvalBoolWith(env, c.need)
+		require.NoError(t, err, c.src)
+		require.Equal(t, c.want, got, c.src)
+		if c.need == 0 {
+			continue
+		}
+		_, strict := e.EvalBool(env)
+		require.Equal(t, c.need&NullMembers, Needs(strict), "%s: %v", c.src, strict)
+		_, partly := e.EvalBoolWith(env, c.need&^NullMembers)
+		require.Error(t, partly, c.src)
+	}
+}
