@@ -47,6 +47,11 @@ func (*ApprovalTool) check(fields map[string]any) (string, string) {
 		return "on_timeout", fmt.Sprintf("approval tool: on_timeout must be approve, reject or fail, not %q", on)
 	case fields["on_timeout"] != nil && fields["timeout"] == nil:
 		return "on_timeout", "approval tool: on_timeout needs a timeout"
+	case fields["timeout"] != nil && isZeroDuration(fields["timeout"]):
+		return "timeout", "approval tool: timeout must be more than 0 (leave it out to wait for ever)"
+	}
+	if list, ok := fields["approvers"].([]any); ok && len(list) == 0 {
+		return "approvers", "approval tool: approvers is empty (leave it out to let anyone decide)"
 	}
 	for _, field := range []string{"inputs", "approvers", "timeout", "on_timeout"} {
 		if holdsTemplate(fields[field]) {
@@ -72,6 +77,8 @@ func (*WaitTool) check(fields map[string]any) (string, string) {
 		return "", "wait tool needs a duration or an until"
 	case fields["duration"] != nil && fields["until"] != nil:
 		return "until", "wait tool: give a duration or an until, not both"
+	case fields["duration"] != nil && isZeroDuration(fields["duration"]):
+		return "duration", "wait tool: duration must be more than 0"
 	}
 	if u, ok := fields["until"].(string); ok && !expr.IsTemplate(u) {
 		if _, err := time.Parse(time.RFC3339, u); err != nil {
@@ -79,6 +86,12 @@ func (*WaitTool) check(fields map[string]any) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// isZeroDuration tells whether a tool's duration, as written, is 0.
+func isZeroDuration(v any) bool {
+	d, err := toolDuration(v)
+	return err == nil && d == 0
 }
 
 // holdsTemplate tells whether a value holds a template anywhere.

@@ -129,6 +129,16 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 	if kind == FailKind && x.retryNode == nil && (x.retries != nil || x.retryDelay != nil) {
 		d.refuse(x.retriesNode, "retries does not apply to a fail step: it fails at once, on purpose, with nothing to retry")
 	}
+	if kind == FailKind && !s.AllowFailure {
+		// A failed step's next rules are not read: their conditions
+		// could never choose.
+		for _, r := range s.Next {
+			if r.When != nil || r.Else {
+				d.refuse(&yaml.Node{Line: r.Line}, "a fail step's next conditions are never read: it always fails, and a failed step takes no conditional arc (give it allow_failure: true to go on after it, or route on its error in end or a step with on_failure: run)")
+				break
+			}
+		}
+	}
 	for _, k := range []struct {
 		node *yaml.Node
 		key  string

@@ -223,6 +223,7 @@ var schemaCannotExpress = map[string]string{
 	"fail_in_loop.yaml":                "a key that applies only to some tool kinds",
 	"approval_input_typo.yaml":         "the type an expression gives",
 	"fail_lost.yaml":                   "a key that applies only to some tool kinds",
+	"fail_next_when.yaml":              "a key that applies only to some tool kinds, unless another key says otherwise",
 	"allow_failure_on_end.yaml":        "a key that applies to every step but the one named end",
 }
 

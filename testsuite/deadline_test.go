@@ -28,7 +28,7 @@ func TestRunDeadline(t *testing.T) {
 	require.GreaterOrEqual(t, took, 3*time.Second)
 	require.Contains(t, out, "the run's deadline of 3s passed: running steps are cancelled, the rest skipped\n")
 	require.Regexp(t, `work +cancelled +1 +timeout: the run's deadline of 3s passed \(routed to end\)`, out)
-	require.Contains(t, out, "Run deadline-1 failed: 0 of 3 steps failed.\nThe run's deadline of 3s passed (on_timeout: cancel).\n")
+	require.Contains(t, out, "Run deadline-1 failed: the run's deadline of 3s passed (on_timeout: cancel); 0 of 3 steps failed.\n")
 
 	run := tc.GetWorkflow(context.Background(), "deadline-1", "")
 	agg := finish(t, run)
@@ -57,7 +57,7 @@ func TestRunDeadline(t *testing.T) {
 	require.Contains(t, workflowMetadata(t, "deadline-1").GetCurrentDetails(), "**failed**: the run's deadline of 3s passed (on_timeout: cancel)", "the Web UI's details lead with it")
 	code, out, _ = cli(t, "status", "--address", server.Address, "deadline-1")
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "Deadline: the run's deadline of 3s passed (on_timeout: cancel)\n")
+	require.Contains(t, out, "Run deadline-1 (playbook deadline): failed, the run's deadline of 3s passed (on_timeout: cancel), 0 of 3 steps failed\n", "status leads with it")
 }
 
 // on_timeout: fail fails the run whatever success_when says; under the

@@ -363,14 +363,11 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 	if agg.StepsOmitted > 0 {
 		fmt.Fprintf(out, "(%s that completed, were reused or skipped are left out: the aggregate would be over its budget.)\n", countOf(agg.StepsOmitted, "step"))
 	}
-	line := fmt.Sprintf("Run %s %s: %d of %s failed", agg.WorkflowID, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	line := fmt.Sprintf("Run %s %s: %s%d of %s failed", agg.WorkflowID, agg.Status, deadlinePassed(agg, "; "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	if len(agg.FailedSteps) > 0 {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
 	fmt.Fprintln(out, line+allowedToFail(agg)+".")
-	if agg.Timeout != nil {
-		fmt.Fprintf(out, "%s (on_timeout: %s).\n", upperFirst(agg.Timeout.String()), agg.Timeout.OnTimeout)
-	}
 	for _, n := range agg.Notifications {
 		if n.Delivered {
 			fmt.Fprintf(out, "Notified %s (%s).\n", n.Webhook, n.Event)
@@ -382,6 +379,15 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 
 // allowedToFail says which steps failed with allow_failure, after a
 // run's "N of M steps failed": "; 1 allowed to fail (probe)", or "".
+// deadlinePassed leads a run's outcome with its deadline, when it passed:
+// "the run's deadline of 3s passed (on_timeout: cancel)" and then sep.
+func deadlinePassed(agg *contract.Aggregate, sep string) string {
+	if agg.Timeout == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s (on_timeout: %s)%s", agg.Timeout, agg.Timeout.OnTimeout, sep)
+}
+
 func allowedToFail(agg *contract.Aggregate) string {
 	if len(agg.WarningSteps) == 0 {
 		return ""
@@ -397,10 +403,3 @@ func countOf(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// upperFirst begins a sentence.
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}

@@ -200,7 +200,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
 		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate; the steps stood as below when it ended, and those running were abandoned.")
 	default:
-		fmt.Fprintf(out, "Run %s (playbook %s): %s, %d of %s failed%s\n", run, agg.Playbook, agg.Status, agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
+		fmt.Fprintf(out, "Run %s (playbook %s): %s, %s%d of %s failed%s\n", run, agg.Playbook, agg.Status, deadlinePassed(agg, ", "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
 	}
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
@@ -210,9 +210,6 @@ func printStatus(out io.Writer, run string, st *Status) {
 	}
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
-	}
-	if agg.Timeout != nil {
-		fmt.Fprintf(out, "Deadline: %s (on_timeout: %s)\n", agg.Timeout, agg.Timeout.OnTimeout)
 	}
 	for _, name := range stepOrder(agg, st.playbook) {
 		if w := agg.Steps[name].Waiting; w != nil {
