@@ -38,6 +38,14 @@ func (r *Run) AwaitApproval(name, message string) {
 	r.emit(Event{Type: "step_waiting", Step: name, Message: "waiting for approval: " + message})
 }
 
+// AwaitTime records that a wait step waits until a time, for d: an event
+// for `run`, `events` and the Web UI, so that a long wait says when it
+// ends.
+func (r *Run) AwaitTime(name string, until time.Time, d time.Duration) {
+	r.emit(Event{Type: "step_waiting_until", Step: name, Message: fmt.Sprintf("waits until %s (%s)", until.UTC().Format(time.RFC3339), d),
+		Data: map[string]any{"until": until.UTC().Format(time.RFC3339Nano)}})
+}
+
 // WaitsForPerson tells whether a step waits for a person's decision: the
 // run's status is then `waiting`.
 func (r *Run) WaitsForPerson() bool {

@@ -46,11 +46,12 @@ func (x *executor) startWait(ctx workflow.Context, s *spec.Step, toolSpec map[st
 	}
 	f, settle := workflow.NewFuture(ctx)
 	waited := max(until.Sub(now), 0)
-	done := contract.Outcome{Attempts: 1, Result: map[string]any{"waited": waited.String(), "until": until.UTC().Format(time.RFC3339Nano)}}
+	done := contract.Outcome{Attempts: 1, Result: map[string]any{"waited": waited.Round(time.Millisecond).String(), "until": until.UTC().Format(time.RFC3339Nano)}}
 	if waited == 0 {
 		settle.Set(done, nil)
 		return f, nil
 	}
+	x.run.AwaitTime(s.Name, until, waited.Round(time.Millisecond))
 	timer := workflow.NewTimerWithOptions(ctx, waited, workflow.TimerOptions{Summary: "wait " + s.Name})
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		if timer.Get(gctx, nil) != nil {

@@ -258,6 +258,14 @@ workflow:
 	require.Equal(t, "2000-01-01T00:00:00Z", agg.Steps["long_past"].Result.(map[string]any)["until"])
 	require.Zero(t, countEvents(t, agg.WorkflowID, agg.RunID, enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), "a wait schedules no activity")
 	require.Equal(t, 1, countEvents(t, agg.WorkflowID, agg.RunID, enums.EVENT_TYPE_TIMER_STARTED), "one timer, for nap; none for a time past")
+	// The run says until when nap waits.
+	var told []string
+	for _, e := range runEvents(t, agg.WorkflowID, agg.RunID) {
+		if e.Type == "step_waiting_until" {
+			told = append(told, e.Step+": "+strings.SplitN(e.Message, " (", 2)[1])
+		}
+	}
+	require.Equal(t, []string{"nap: 2s)"}, told)
 }
 
 // After its approval, a run is running again (its search attribute too);

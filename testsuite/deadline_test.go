@@ -215,8 +215,9 @@ workflow:
 			}
 			waitFor(t, "the cleanup step to run", func() bool { return slices.Equal(runningSteps(tc, run.GetID()), []string{"cleanup"}) })
 			if !c.cancelFirst {
-				code, _, errOut := cli(t, "cancel", "--address", server.Address, run.GetID())
+				code, out, errOut := cli(t, "cancel", "--address", server.Address, run.GetID())
 				require.Equal(t, 0, code, errOut)
+				require.Equal(t, "Cancel requested for "+run.GetID()+", whose deadline has passed: it already winds down, and ends as its on_timeout says; its cleanup steps are not cancelled.\n", out)
 			}
 			agg := finish(t, run)
 			replay(t, "deadline_and_cancel_"+strings.ReplaceAll(c.name, " ", "_")+".yaml", run.GetID(), run.GetRunID())

@@ -35,10 +35,17 @@ func (a *app) cancelCommand() *cobra.Command {
 				fmt.Fprintf(c.stdout, "Draining %s: running steps finish, no new step starts.\n", run)
 				return nil
 			}
+			// A run its deadline already winds down ends as the deadline
+			// says (docs/LANGUAGE.md): the cancel changes nothing of that.
+			agg, _ := queryState(c.ctx, conn.client, run)
 			if err := requestCancel(c.ctx, conn, run, reason); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "Cancel requested for %s: running steps are being cancelled; cleanup steps (on_cancel: run), then end, will run.\n", run)
+			if agg != nil && agg.Timeout != nil && agg.CancelReason == "" {
+				fmt.Fprintf(c.stdout, "Cancel requested for %s, whose deadline has passed: it already winds down, and ends as its on_timeout says; its cleanup steps are not cancelled.\n", run)
+				return nil
+			}
+			fmt.Fprintf(c.stdout, "Cancel requested for %s: running steps are being cancelled; end will run (after the cleanup steps, if any).\n", run)
 			return nil
 		}),
 	}

@@ -321,7 +321,7 @@ func describeEvent(e engine.Event, run, reach string) string {
 		return "classified " + e.Message
 	case "step_waiting":
 		return fmt.Sprintf("%s; decide with `playbook approve %s %s%s` or `playbook reject %s %s%s` (`playbook pending %s%s` shows its inputs)", e.Message, run, e.Step, reach, run, e.Step, reach, run, reach)
-	case "step_approved", "step_rejected":
+	case "step_approved", "step_rejected", "step_waiting_until":
 		return e.Message
 	case "step_timed_out":
 		return "timed out: " + e.Message

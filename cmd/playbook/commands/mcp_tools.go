@@ -445,5 +445,5 @@ func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a canc
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "cancel_requested": true, "reason": a.Reason, "by": mcpWho,
-		"next": "running steps are being cancelled; cleanup steps (on_cancel: run), then end, will run. Follow it with run_status " + a.Run})
+		"next": "running steps are being cancelled; end will run (after the cleanup steps, if any). Follow it with run_status " + a.Run})
 }
