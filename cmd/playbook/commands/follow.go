@@ -402,4 +402,3 @@ func countOf(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
-
