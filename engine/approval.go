@@ -201,11 +201,11 @@ func (r *Run) WaitingNotice(step string) map[string]any {
 func ApprovalCommands(run, step string, a spec.Approval) []string {
 	approve := "playbook approve " + run + " " + step
 	for _, k := range slices.Sorted(maps.Keys(a.Inputs)) {
-		approve += " --set " + k + "=" + shellWord(expr.Text(a.Inputs[k]))
+		approve += " --set " + k + "=" + ShellWord(expr.Text(a.Inputs[k]))
 	}
 	by := ""
 	if len(a.Approvers) > 0 {
-		by = " --by " + shellWord(a.Approvers[0])
+		by = " --by " + ShellWord(a.Approvers[0])
 	}
 	return []string{approve + by, "playbook reject " + run + " " + step + " --reason '...'" + by}
 }
@@ -215,8 +215,9 @@ func ClassifyCommand(run, step string) string {
 	return "playbook classify " + run + " " + step + " retry|fail|skip"
 }
 
-// shellWord quotes a word for a shell when it needs quotes.
-func shellWord(s string) string {
+// ShellWord quotes a word for a shell when it needs quotes: the command
+// lines the engine and the CLI suggest are typed as printed.
+func ShellWord(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,:/@=+") == "" {
 		return s
 	}

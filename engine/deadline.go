@@ -88,7 +88,8 @@ func notCancelledByDeadline(s *spec.Step) bool {
 }
 
 // childEndedByDeadline tells whether a sub-playbook step's error is its
-// child's having wound down by this run's deadline, which it inherited:
+// child's having wound down by this run's deadline, which it inherited,
+// and then records the deadline as passed here too (below):
 // the step is then cancelled by the deadline like the steps the run
 // cancelled itself, the child's aggregate in its error's details.
 //

@@ -48,7 +48,7 @@ func (r *Run) evalBool(e *expr.Expr, env map[string]any) (bool, error) {
 	for {
 		ok, err := e.EvalBoolWith(env, safety)
 		need := expr.Needs(err)
-		if need == 0 || safety&need != 0 || !r.allows(need) {
+		if need == 0 || safety&need != 0 || (need == expr.NullMembers && e.ReadsTruncated(env)) || !r.allows(need) {
 			return ok, err
 		}
 		safety |= need

@@ -6,6 +6,7 @@ import (
 
 	"playbook/contract"
 	"playbook/spec"
+	"playbook/spec/expr"
 
 	"github.com/stretchr/testify/require"
 )
@@ -178,4 +179,59 @@ workflow:
 		require.Equal(t, contract.StatusFailed, run.State("probe").Status)
 		require.Contains(t, run.State("probe").Error.Message, "cannot fetch type from <nil>")
 	}
+}
+
+// The two rules are asked apart, each where an evaluation needs it: a
+// run that has the ordering rule and not the member rule (recorded
+// between the two changes) fails on a field of null as it did, whichever
+// comes first. And a field of a result kept only as a stub (over the
+// budget) is never taken as null: the error that says so stands.
+func TestNullRulesAskedApart(t *testing.T) {
+	for _, c := range []struct {
+		when  string
+		asked []string
+	}{
+		{"steps.probe.result.n > 3 or steps.probe.error.type == 'x'", []string{"compare", "member"}},
+		{"steps.probe.error.type == 'x' or steps.probe.result.n > 3", []string{"member"}},
+	} {
+		pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - step: probe
+    tool: {kind: noop}
+    next:
+      - when: "`+c.when+`"
+        then: [big]
+      - else: [small]
+  - {step: big, tool: {kind: noop}}
+  - {step: small, tool: {kind: noop}}
+`))
+		require.NoError(t, err)
+		var asked []string
+		run := NewRun(pb, nil, "t-1", time.Now,
+			WithNullSafeComparisons(func() bool { asked = append(asked, "compare"); return true }),
+			WithNullSafeMembers(func() bool { asked = append(asked, "member"); return false }))
+		run.Ready()
+		run.Settle("probe", contract.Outcome{Result: map[string]any{"n": nil}, Attempts: 1})
+		require.Equal(t, c.asked, asked, c.when)
+		require.Equal(t, contract.StatusFailed, run.State("probe").Status, c.when)
+		require.Contains(t, run.State("probe").Error.Message, "cannot fetch type from <nil>", c.when)
+	}
+
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - step: probe
+    tool: {kind: noop}
+    next:
+      - when: "steps.probe.result.rows.count > 0"
+        then: [big]
+      - else: [small]
+  - {step: big, tool: {kind: noop}}
+  - {step: small, tool: {kind: noop}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", time.Now, WithNullSafeMembers(func() bool { t.Fatal("a stub is not a null"); return true }))
+	run.Ready()
+	run.Settle("probe", contract.Outcome{Result: expr.Truncated(2<<20, 256<<10, "the history"), Attempts: 1})
+	require.Equal(t, contract.StatusFailed, run.State("probe").Status)
+	require.Contains(t, run.State("probe").Error.Message, "steps.probe.result was truncated")
 }

@@ -47,16 +47,24 @@ func (*ApprovalTool) check(fields map[string]any) (string, string) {
 		return "on_timeout", fmt.Sprintf("approval tool: on_timeout must be approve, reject or fail, not %q", on)
 	case fields["on_timeout"] != nil && fields["timeout"] == nil:
 		return "on_timeout", "approval tool: on_timeout needs a timeout"
-	case fields["timeout"] != nil && isZeroDuration(fields["timeout"]):
-		return "timeout", "approval tool: timeout must be more than 0 (leave it out to wait for ever)"
-	}
-	if list, ok := fields["approvers"].([]any); ok && len(list) == 0 {
-		return "approvers", "approval tool: approvers is empty (leave it out to let anyone decide)"
 	}
 	for _, field := range []string{"inputs", "approvers", "timeout", "on_timeout"} {
 		if holdsTemplate(fields[field]) {
 			return field, fmt.Sprintf("approval tool: %s holds a template; only message is rendered", field)
 		}
+	}
+	return "", ""
+}
+
+// strictCheck refuses, at submission only (builds before it accepted
+// them, and a run they started must replay), what an approval would
+// accept and ignore.
+func (*ApprovalTool) strictCheck(fields map[string]any) (string, string) {
+	if fields["timeout"] != nil && isZeroDuration(fields["timeout"]) {
+		return "timeout", "approval tool: timeout must be more than 0 (leave it out to wait for ever)"
+	}
+	if list, ok := fields["approvers"].([]any); ok && len(list) == 0 {
+		return "approvers", "approval tool: approvers is empty (leave it out to let anyone decide)"
 	}
 	return "", ""
 }
@@ -77,8 +85,6 @@ func (*WaitTool) check(fields map[string]any) (string, string) {
 		return "", "wait tool needs a duration or an until"
 	case fields["duration"] != nil && fields["until"] != nil:
 		return "until", "wait tool: give a duration or an until, not both"
-	case fields["duration"] != nil && isZeroDuration(fields["duration"]):
-		return "duration", "wait tool: duration must be more than 0"
 	}
 	if u, ok := fields["until"].(string); ok && !expr.IsTemplate(u) {
 		if _, err := time.Parse(time.RFC3339, u); err != nil {
@@ -92,6 +98,14 @@ func (*WaitTool) check(fields map[string]any) (string, string) {
 func isZeroDuration(v any) bool {
 	d, err := toolDuration(v)
 	return err == nil && d == 0
+}
+
+// strictCheck refuses, at submission only, a wait of nothing.
+func (*WaitTool) strictCheck(fields map[string]any) (string, string) {
+	if fields["duration"] != nil && isZeroDuration(fields["duration"]) {
+		return "duration", "wait tool: duration must be more than 0"
+	}
+	return "", ""
 }
 
 // holdsTemplate tells whether a value holds a template anywhere.
@@ -142,16 +156,18 @@ func (d *decoder) refusePauseKeys(s *Step, n *yaml.Node, x stepKeysState) error 
 		return d.errf(n, "lost_attempts and on_lost do not apply to %s step: it runs no activity a worker could lose", aKind)
 	case s.Loop != nil:
 		return d.errf(n, "%s step cannot run in a loop: list the steps one by one", aKind)
-	case kind == "approval" && (x.onCancelNode != nil || x.alwaysNode != nil):
+	case s.Name == EndStep:
+		return d.errf(n, "end's tool runs once the run is decided: put %s step before end", aKind)
+	}
+	if kind == "approval" && (x.onCancelNode != nil || x.alwaysNode != nil) {
 		// A cleanup step runs after a cancel, when nobody is asked any
-		// more, and nothing would end its wait.
+		// more, and nothing would end its wait. Refused at submission
+		// only: builds before this accepted it.
 		node := x.onCancelNode
 		if node == nil {
 			node = x.alwaysNode
 		}
-		return d.errf(node, "an approval cannot be a cleanup step (on_cancel, always): after a cancel or the deadline nobody is asked, and nothing would end its wait")
-	case s.Name == EndStep:
-		return d.errf(n, "end's tool runs once the run is decided: put %s step before end", aKind)
+		d.refuse(node, "an approval cannot be a cleanup step (on_cancel, always): after a cancel or the deadline nobody is asked, and nothing would end its wait")
 	}
 	return nil
 }

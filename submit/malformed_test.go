@@ -61,7 +61,7 @@ func TestMalformedPlaybooks(t *testing.T) {
 // workflow's re-parse (engine.Parse) must keep accepting them
 // (docs/VERSIONING.md).
 var submitOnly = []string{
-	"approval_input_typo.yaml", "bool_quoted.yaml", "bool_yes.yaml", "fail_builtin_type.yaml", "fail_in_loop.yaml", "fail_lost.yaml", "fail_next_when.yaml",
+	"approval_approvers_empty.yaml", "approval_cleanup.yaml", "approval_input_typo.yaml", "approval_timeout_zero.yaml", "wait_duration_zero.yaml", "bool_quoted.yaml", "bool_yes.yaml", "fail_builtin_type.yaml", "fail_in_loop.yaml", "fail_lost.yaml", "fail_next_when.yaml",
 	"fail_retries.yaml", "fail_retry.yaml", "fail_timeout.yaml", "catchup_zero.yaml", "desc_template.yaml", "env_key_template.yaml",
 	"exit_codes_empty.yaml", "exit_codes_out_of_range.yaml", "heartbeat_on_playbook_step.yaml", "heartbeat_without_tool.yaml",
 	"heartbeat_zero.yaml", "http_method_space.yaml", "loop_in_list_template.yaml", "loop_over_int.yaml",

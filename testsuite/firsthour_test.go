@@ -88,7 +88,7 @@ func TestRunRefusesAnOpenRunsID(t *testing.T) {
 	defer func() { _ = tc.TerminateWorkflow(context.Background(), other.GetID(), "", "test over") }()
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", other.GetID(), "../playbooks/hello.yaml")
 	require.Equal(t, 2, code, out)
-	require.Equal(t, fmt.Sprintf("run: a run with ID %s is still open (run %s): give another --id, or follow it with `playbook events %s --follow`\n", other.GetID(), other.GetRunID(), other.GetID()), errOut)
+	require.Equal(t, fmt.Sprintf("run: a run with ID %s is still open (run %s): give another --id, or follow it with `playbook events %s --follow --address %s`\n", other.GetID(), other.GetRunID(), other.GetID(), server.Address), errOut)
 }
 
 // The first Ctrl-C on `run` detaches: a line says the run goes on and how

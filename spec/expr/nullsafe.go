@@ -37,8 +37,17 @@ const (
 	allSafeties = NullOrderings | NullMembers
 )
 
-// nilMember is the error expr-lang gives for a field or index of null.
-var nilMember = regexp.MustCompile(`cannot fetch \S+ from <nil>`)
+// nilMember is the error expr-lang gives for a field or index of null
+// (the key may hold spaces, or be empty).
+var nilMember = regexp.MustCompile(`cannot fetch .* from <nil>`)
+
+// ReadsTruncated tells whether the expression reads a step whose result
+// env holds only as a stub (over the budget): a field of it is null for
+// want of the value, not because the value has none, so the member rule
+// does not apply and the error, which says so, stands.
+func (e *Expr) ReadsTruncated(env map[string]any) bool {
+	return truncatedNote(e.StepRefs, env) != ""
+}
 
 // IsNullMember says whether err is a field or an index of null.
 func IsNullMember(err error) bool {

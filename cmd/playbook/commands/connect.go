@@ -17,6 +17,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"playbook/engine"
 	"playbook/internal/codec"
 	"playbook/playbookwf"
 	"playbook/spec"
@@ -98,8 +99,11 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 		tune(&opts)
 	}
 	conn := &connection{codec: keys, profileCodec: settings.codecEndpoint}
+	if a.conn.given("profile") {
+		conn.reach += " --profile " + engine.ShellWord(a.conn.profile)
+	}
 	if a.conn.given("address") {
-		conn.reach += " --address " + opts.HostPort
+		conn.reach += " --address " + engine.ShellWord(opts.HostPort)
 	}
 	if opts.HostPort == "" && embedOK {
 		if listening(localDevAddress) {
@@ -111,13 +115,13 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 			}
 			conn.embedded = dev
 			opts.HostPort = address
-			conn.reach += " --address " + address
+			conn.reach += " --address " + engine.ShellWord(address)
 			fmt.Fprintf(c.stderr, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
 		}
 	}
 	conn.namespace = opts.Namespace
 	if a.conn.given("namespace") {
-		conn.reach += " --namespace " + opts.Namespace
+		conn.reach += " --namespace " + engine.ShellWord(opts.Namespace)
 	}
 	if conn.namespace == "" {
 		conn.namespace = client.DefaultNamespace

@@ -16,7 +16,7 @@ import (
 // once, stops the server and worker, and a second Ctrl-C stops at once.
 func detached(c *call, conn *connection, id string) error {
 	if conn.embedded == nil {
-		msg := fmt.Sprintf("\nDetached from %s: the run continues. Follow it with `playbook events %s --follow`, cancel it with `playbook cancel %s`.", id, id, id)
+		msg := fmt.Sprintf("\nDetached from %s: the run continues. Follow it with `playbook events %s --follow%s`, cancel it with `playbook cancel %s%s`.", id, id, conn.reach, id, conn.reach)
 		return &exitError{code: exitDetached, err: errors.New(msg), whole: true}
 	}
 	fmt.Fprintf(c.stderr, "\nStopped following %s. The embedded in-memory server ends with this command, and the run with it: stopping its running steps and the server (Ctrl-C again to stop at once; use `playbook dev` for runs that outlive the command).\n", id)
@@ -37,10 +37,10 @@ func detached(c *call, conn *connection, id string) error {
 
 // startFailed explains a run that could not start: an ID in use by an open
 // run is the user's input (exit 2), naming that run.
-func startFailed(id string, err error) error {
+func startFailed(id, reach string, err error) error {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
-		return invalidf("a run with ID %s is still open (run %s): give another --id, or follow it with `playbook events %s --follow`", id, started.RunId, id)
+		return invalidf("a run with ID %s is still open (run %s): give another --id, or follow it with `playbook events %s --follow%s`", id, started.RunId, id, reach)
 	}
 	return fmt.Errorf("cannot start %s: %w", id, err)
 }

@@ -61,7 +61,7 @@ func (a *app) statusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return out.print(c.stdout, st, func(w io.Writer) { printStatus(w, c.args[0], st) })
+			return out.print(c.stdout, st, func(w io.Writer) { printStatus(w, c.args[0], conn.reach, st) })
 		}),
 	}
 	out.flag(cmd.Flags(), "print the aggregate so far (the shape of run --json), with live retry state under \"live\"")
@@ -189,7 +189,7 @@ func configuredAttempts(s *spec.Step) int {
 	return n
 }
 
-func printStatus(out io.Writer, run string, st *Status) {
+func printStatus(out io.Writer, run, reach string, st *Status) {
 	agg := st.Aggregate
 	switch {
 	case st.byTemporal && len(agg.Steps) == 0:
@@ -213,7 +213,7 @@ func printStatus(out io.Writer, run string, st *Status) {
 	}
 	for _, name := range stepOrder(agg, st.playbook) {
 		if w := agg.Steps[name].Waiting; w != nil {
-			fmt.Fprintf(out, "Waiting for %s: step %s since %s (`playbook pending %s` says how to decide it)\n", w.For, name, w.Since.Local().Format("15:04:05"), run)
+			fmt.Fprintf(out, "Waiting for %s: step %s since %s (`playbook pending %s%s` says how to decide it)\n", w.For, name, w.Since.Local().Format("15:04:05"), run, reach)
 		}
 	}
 	fmt.Fprintln(out)

@@ -73,7 +73,7 @@ func (a *app) retryCommand() *cobra.Command {
 				case errors.As(err, &mistake):
 					return invalid(err)
 				case errors.As(err, &notStarted):
-					return startFailed(notStarted.id, notStarted.err)
+					return startFailed(notStarted.id, conn.reach, notStarted.err)
 				case err != nil:
 					return err
 				}

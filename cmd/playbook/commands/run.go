@@ -84,7 +84,7 @@ func (a *app) runCommand() *cobra.Command {
 			conn.warnWithoutWorker(ctx, a.conn.taskQueue, c.stderr)
 			wr, err := conn.submit(ctx, pb, in, id, a.conn.taskQueue)
 			if err != nil {
-				return startFailed(id, err)
+				return startFailed(id, conn.reach, err)
 			}
 			if detach {
 				fmt.Fprintf(c.stdout, "Started %s (run %s); follow it with: playbook events %s --follow%s\n", wr.GetID(), wr.GetRunID(), wr.GetID(), conn.reach)
