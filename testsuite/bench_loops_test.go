@@ -43,12 +43,12 @@ func BenchmarkHugeLoops(b *testing.B) {
 				fmt.Sprintf("loop %d %s:", n, loop.name), r.wall.Seconds(), ms(r.wall)/float64(n), rss, float64(parent)/1024, r.events,
 				1000*(rusageSeconds(after)-rusageSeconds(server))/float64(n), 1000*cpu.own/float64(n), 1000*cpu.children/float64(n))
 		}
-		wall := nativeLongLoop(b, n, inFlight)
+		wall := nativeLongLoop(b, BenchNativeLongLoop, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, continuing as new every %d elements)\n",
 			fmt.Sprintf("loop %d native:", n), wall.Seconds(), ms(wall)/float64(n), nativeLoopChunk)
 		// What is left without the server's per-activity work, then
 		// without Temporal at all: the floor one process per element sets.
-		wall = nativeLocalLoop(b, n, inFlight)
+		wall = nativeLongLoop(b, BenchNativeLocalLongLoop, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, local activities)\n",
 			fmt.Sprintf("loop %d native local:", n), wall.Seconds(), ms(wall)/float64(n))
 		wall = bareProcesses(b, n, inFlight)
@@ -71,18 +71,18 @@ func BenchNativeLongLoop(ctx workflow.Context, n, inFlight int) error {
 	return workflow.NewContinueAsNewError(ctx, BenchNativeLongLoop, n-chunk, inFlight)
 }
 
-// nativeLongLoop runs BenchNativeLongLoop on a worker of the test's own,
-// and returns its wall time across its runs.
-func nativeLongLoop(b *testing.B, n, inFlight int) time.Duration {
+// nativeLongLoop runs a hand-written long loop (BenchNativeLongLoop, or
+// BenchNativeLocalLongLoop) on a worker of the test's own, and returns its
+// wall time across its runs.
+func nativeLongLoop(b *testing.B, loop func(workflow.Context, int, int) error, n, inFlight int) time.Duration {
 	const queue = "bench-native-long-loop"
 	w := sdkworker.New(tc, queue, sdkworker.Options{})
-	w.RegisterWorkflow(BenchNativeLongLoop)
-	w.RegisterWorkflow(BenchNativeLoop)
+	w.RegisterWorkflow(loop)
 	w.RegisterActivity(BenchTrue)
 	require.NoError(b, w.Start())
 	defer w.Stop()
 	start := time.Now()
-	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-long-%d", time.Now().UnixNano()), TaskQueue: queue}, BenchNativeLongLoop, n, inFlight)
+	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-long-%d", time.Now().UnixNano()), TaskQueue: queue}, loop, n, inFlight)
 	require.NoError(b, err)
 	require.NoError(b, run.Get(context.Background(), nil))
 	return time.Since(start)
@@ -126,22 +126,6 @@ func BenchNativeLocalLongLoop(ctx workflow.Context, n, inFlight int) error {
 		return err
 	}
 	return workflow.NewContinueAsNewError(ctx, BenchNativeLocalLongLoop, n-chunk, inFlight)
-}
-
-// nativeLocalLoop runs BenchNativeLocalLongLoop on a worker of the test's
-// own, and returns its wall time across its runs.
-func nativeLocalLoop(b *testing.B, n, inFlight int) time.Duration {
-	const queue = "bench-native-local-loop"
-	w := sdkworker.New(tc, queue, sdkworker.Options{})
-	w.RegisterWorkflow(BenchNativeLocalLongLoop)
-	w.RegisterActivity(BenchTrue)
-	require.NoError(b, w.Start())
-	defer w.Stop()
-	start := time.Now()
-	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-local-%d", time.Now().UnixNano()), TaskQueue: queue}, BenchNativeLocalLongLoop, n, inFlight)
-	require.NoError(b, err)
-	require.NoError(b, run.Get(context.Background(), nil))
-	return time.Since(start)
 }
 
 // bareProcesses runs n `sh -c true`, inFlight at a time, from this
