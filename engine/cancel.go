@@ -122,11 +122,7 @@ func (r *Run) Withdraw(s *spec.Step) bool {
 		return false
 	}
 	st := r.states[s.Name]
-	st.Status, st.SkipReason, st.StartedAt = contract.StatusSkipped, reason, nil
-	r.ended(st)
-	if origin != "" {
-		st.OriginalFailedStep = &origin
-	}
-	r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
+	st.StartedAt = nil
+	r.resolve(s, st, false, reason, origin)
 	return true
 }

@@ -56,21 +56,29 @@ func (r *Run) Ready() []*spec.Step {
 		if !resolved {
 			continue
 		}
-		if run {
-			st.Status = contract.StatusRunning
-			r.started(st)
-			r.emit(Event{Type: "step_started", Step: s.Name})
+		if r.resolve(s, st, run, reason, origin) {
 			ready = append(ready, s)
-			continue
 		}
-		st.Status = contract.StatusSkipped
-		st.SkipReason = reason
-		r.ended(st)
-		if origin != "" {
-			st.OriginalFailedStep = &origin
-		}
-		r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
 	}
+}
+
+// resolve records what decide said of a pending step: it starts (true),
+// or it is skipped for reason, a failure at origin behind it if any.
+func (r *Run) resolve(s *spec.Step, st *contract.StepState, run bool, reason, origin string) bool {
+	if run {
+		st.Status = contract.StatusRunning
+		r.started(st)
+		r.emit(Event{Type: "step_started", Step: s.Name})
+		return true
+	}
+	st.Status = contract.StatusSkipped
+	st.SkipReason = reason
+	r.ended(st)
+	if origin != "" {
+		st.OriginalFailedStep = &origin
+	}
+	r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
+	return false
 }
 
 // readiness is what Ready and EndReady keep between calls. They run after

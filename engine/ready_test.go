@@ -30,20 +30,9 @@ func readyByScan(r *Run) []*spec.Step {
 				continue
 			}
 			changed = true
-			if run {
-				st.Status = contract.StatusRunning
-				r.started(st)
-				r.emit(Event{Type: "step_started", Step: s.Name})
+			if r.resolve(s, st, run, reason, origin) {
 				ready = append(ready, s)
-				continue
 			}
-			st.Status = contract.StatusSkipped
-			st.SkipReason = reason
-			r.ended(st)
-			if origin != "" {
-				st.OriginalFailedStep = &origin
-			}
-			r.emit(Event{Type: "step_skipped", Step: s.Name, Message: reason, Data: map[string]any{"reason": reason}})
 		}
 	}
 	return ready
