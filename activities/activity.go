@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"playbook/contract"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"

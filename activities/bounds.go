@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"playbook/contract"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec/expr"
 )
 
 // Every read a step's output drives has a bound, named in the error a user

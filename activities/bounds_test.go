@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // A PLAYBOOK_ERROR_FILE over its bound is not read; the error says why.

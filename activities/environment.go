@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // baseEnv are the worker's variables every step process sees: enough to

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // beatCounter is a client that counts the heartbeats sent through it.

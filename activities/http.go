@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"playbook/contract"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 var _ = runs((*Activities).runHTTP)

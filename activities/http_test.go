@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 )
 
 func TestHTTP(t *testing.T) {

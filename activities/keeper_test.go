@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"playbook/contract"
 	"playbook/internal/proctest"
+	"playbook/interpreter/contract"
 )
 
 // fakeWorkerEnv makes this test binary a worker that runs one long step

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 )
 
 // Every tool kind of the core that runs as an activity has its runner here:

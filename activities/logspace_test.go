@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"playbook/contract"
 	"playbook/internal/proctest"
+	"playbook/interpreter/contract"
 
 	"github.com/stretchr/testify/require"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"

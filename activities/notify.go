@@ -12,7 +12,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // webhookTimeout bounds a webhook's request, its answer included: under

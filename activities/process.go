@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"playbook/contract"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 )
 
 // tailBytes is how much of stdout and stderr a result carries; the log

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // BenchmarkShellTrue runs `sh -c true` as a shell step's attempt does (its

@@ -8,8 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"playbook/contract"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 )
 
 var _ = runs((*Activities).runPython)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 func pythonInput(t *testing.T, code string, args map[string]any) contract.StepInput {

@@ -5,9 +5,9 @@ import (
 	"math"
 	"time"
 
-	"playbook/contract"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // ToolResult is what one attempt of a tool produced.

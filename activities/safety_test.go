@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // A run ID or step name that would climb out of the log directory fails the

@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"playbook/contract"
 	"playbook/internal/userfile"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 )
 
 // DefaultSecretsDir is where a worker reads the secrets steps name with

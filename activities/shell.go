@@ -3,8 +3,8 @@ package activities
 import (
 	"context"
 
-	"playbook/contract"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 )
 
 var _ = runs((*Activities).runShell)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
 	"playbook/internal/proctest"
+	"playbook/interpreter/contract"
 )
 
 func shellInput(t *testing.T, toolSpec map[string]any) contract.StepInput {

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"playbook/internal/userfile"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // Bundle is a playbook with every sub-playbook it includes, read once at

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 
 	"github.com/stretchr/testify/require"
 )

@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"playbook/contract"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 
 	exprlang "github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"

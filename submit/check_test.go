@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 
 	"github.com/stretchr/testify/require"
 )

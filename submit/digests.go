@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"playbook/engine"
 	"playbook/internal/userfile"
-	"playbook/spec"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
 )
 
 // FileDigests digests the files the steps of a playbook read by name, as

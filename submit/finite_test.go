@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 
 	"github.com/stretchr/testify/require"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"playbook/engine"
-	"playbook/spec"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
 
 	"github.com/stretchr/testify/require"
 )

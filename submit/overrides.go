@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"playbook/contract"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 
 	"go.yaml.in/yaml/v3"
 )

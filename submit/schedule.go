@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 )
 
 // CheckSchedule checks the playbook's `schedule:` key, if it has one: an ID

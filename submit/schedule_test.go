@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 
 	"github.com/stretchr/testify/require"
 )

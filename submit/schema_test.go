@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"

@@ -17,9 +17,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
 )
 
 // gatePlaybook is an approval gate whose next step reads the inputs the

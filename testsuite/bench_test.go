@@ -24,11 +24,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
-	"playbook/contract"
 	"playbook/internal/devserver"
 	"playbook/internal/quietlog"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/worker"
 )
 

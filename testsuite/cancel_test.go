@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
 )
 
 func TestFailureModeCancel(t *testing.T) {

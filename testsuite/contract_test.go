@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // The whole example (playbooks/nightly_etl, docs/LANGUAGE.md) runs: a retry_when

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // Acceptance (#31): a 3 s playbook timeout over a 60 s step ends the run

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/contract"
-	"playbook/engine"
 	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
 	"playbook/worker"
 )
 

@@ -19,7 +19,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // `playbook dev --codec-key-file K --step-env VAR`, as a user starts it:

@@ -20,10 +20,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
-	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/submit"
 	"playbook/worker"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
 )
 
 // --set gives a string key its text as written: 1.10 stays "1.10".

@@ -20,10 +20,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"playbook/activities"
-	"playbook/contract"
-	"playbook/engine"
 	"playbook/internal/proctest"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
 )
 
 // start submits a playbook without following it, as another client would.

@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 
-	"playbook/contract"
-	"playbook/engine"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
 )
 
 // Flags work after positional arguments as well as before, for every

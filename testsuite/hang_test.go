@@ -16,10 +16,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/cmd/playbook/commands"
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec/expr"
 )
 
 // endsWithin runs a playbook written for the test with `run --json` and

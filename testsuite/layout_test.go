@@ -18,7 +18,7 @@ import (
 // everything stricter than the workflow's re-parse, and all IO, is in
 // playbook/submit, which the workflow cannot import
 // (TestWorkflowAdapterImportsOnlyCoreAndSDK).
-var coreLayers = []string{"playbook/spec/expr", "playbook/spec", "playbook/contract", "playbook/engine"}
+var coreLayers = []string{"playbook/interpreter/spec/expr", "playbook/interpreter/spec", "playbook/interpreter/contract", "playbook/interpreter/engine"}
 
 func TestCoreLayersImportOnlyWhatIsBelowThem(t *testing.T) {
 	for i, pkg := range coreLayers {
@@ -31,7 +31,7 @@ func TestCoreLayersImportOnlyWhatIsBelowThem(t *testing.T) {
 		}
 		for _, imp := range goList(t, "-f", `{{join .Imports "\n"}}`, pkg) {
 			require.NotContains(t, []string{"os", "os/exec", "io/fs", "io/ioutil", "net/http", "syscall"}, imp, "%s imports %s: IO belongs in playbook/submit", pkg, imp)
-			if pkg == "playbook/spec/expr" && strings.Contains(imp, ".") {
+			if pkg == "playbook/interpreter/spec/expr" && strings.Contains(imp, ".") {
 				require.True(t, strings.HasPrefix(imp, "github.com/expr-lang/expr"), "%s imports %s: expressions use expr-lang only", pkg, imp)
 			}
 		}
@@ -52,7 +52,7 @@ func TestCoreLayersImportOnlyWhatIsBelowThem(t *testing.T) {
 // activities (processes, HTTP, randomness), whose data it shares through
 // playbook/contract.
 func TestWorkflowAdapterImportsOnlyCoreAndSDK(t *testing.T) {
-	const adapter = "playbook/playbookwf"
+	const adapter = "playbook/interpreter/playbookwf"
 	for _, dep := range goList(t, "-deps", adapter) {
 		require.False(t, strings.HasPrefix(dep, "playbook/") && dep != adapter && !slices.Contains(coreLayers, dep),
 			"%s depends on %s (the workflow may reach the core only: never the submission's checks, playbook/submit)", adapter, dep)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
 	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
 	"playbook/worker"
 )
 

@@ -28,10 +28,10 @@ import (
 
 	"playbook/activities"
 	"playbook/cmd/playbook/commands"
-	"playbook/contract"
 	"playbook/internal/devserver"
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
 	"playbook/worker"
 )
 

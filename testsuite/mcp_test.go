@@ -14,9 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
 )
 
 // mcpSession starts the real `playbook mcp` binary on the shared server and

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
 	"playbook/internal/proctest"
+	"playbook/interpreter/contract"
 	"playbook/worker"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"playbook/contract"
 	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
 	"playbook/worker"
 )
 

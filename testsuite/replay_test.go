@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // The acceptance of issue 30: fix and resume, and every run's logical time.

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 // Tokens in URLs never reach what people and webhooks see: the aggregate,

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // runFile runs a playbook written for the test with `run --json` and

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 	"playbook/submit"
 	"playbook/worker"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 func workflowStatus(t *testing.T, id string) enums.WorkflowExecutionStatus {

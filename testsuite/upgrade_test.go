@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
-	"playbook/contract"
 	"playbook/internal/quietlog"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 	"playbook/worker"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 )
 
 // newSides are playbooks whose runs reach the point of each change (docs/

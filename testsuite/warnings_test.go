@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"playbook/cmd/playbook/commands"
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // A step allowed to fail fails, the steps after it run and read its

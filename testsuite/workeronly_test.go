@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/contract"
+	"playbook/interpreter/contract"
 )
 
 // serverPackages are the modules the worker-only build must not link.

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"playbook/activities"
-	"playbook/spec"
+	"playbook/interpreter/spec"
 )
 
 // EndpointOptions configure a worker's HTTP endpoint: one listener for

@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
-	"playbook/contract"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 )
 
 // Options configure a playbook worker.

@@ -29,7 +29,7 @@ import (
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 // Options configure an embedded Temporal server: frontend, history,

@@ -27,10 +27,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/contract"
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 )
 
 // runs is how many runs the test submits.

@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/submit"
 )
 

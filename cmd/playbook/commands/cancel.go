@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 func (a *app) cancelCommand() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 // requestCancel cancels a run, with a reason when there is one; a run that

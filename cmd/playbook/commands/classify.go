@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 func (a *app) classifyCommand() *cobra.Command {

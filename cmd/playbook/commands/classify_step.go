@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 // classifyStep sends the classify Update and waits for its answer; by says

@@ -17,10 +17,10 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"playbook/engine"
 	"playbook/internal/codec"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/worker"
 )
 

@@ -14,11 +14,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // pollEvery is how often `run` asks a run for new events while following it.

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"playbook/activities"
-	"playbook/spec"
+	"playbook/interpreter/spec"
 	"playbook/worker"
 )
 

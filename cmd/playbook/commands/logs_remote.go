@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 // remoteLogTimeout bounds a worker's silence while one log is fetched from it.

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"playbook/internal/userfile"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/submit"
 )
 

@@ -15,11 +15,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/activities"
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
-	"playbook/spec"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // Bounds of what one tool call returns.

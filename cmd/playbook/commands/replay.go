@@ -13,12 +13,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"playbook/contract"
-	"playbook/engine"
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
 	"playbook/internal/userfile"
-	"playbook/spec/expr"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/spec/expr"
 	"playbook/worker"
 )
 

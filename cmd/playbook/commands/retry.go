@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"playbook/internal/codec"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 )
 
 func (a *app) retryCommand() *cobra.Command {

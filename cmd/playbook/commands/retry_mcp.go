@@ -5,7 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 	"playbook/submit"
 )
 

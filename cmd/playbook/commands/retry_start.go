@@ -14,10 +14,10 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 
-	"playbook/contract"
-	"playbook/engine"
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/submit"
 )
 

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"playbook/contract"
-	"playbook/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 )
 
 // A retry keeps the time the earlier run stood for: its aggregate's, its

@@ -23,7 +23,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +

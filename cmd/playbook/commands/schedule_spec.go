@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/submit"
 )
 

@@ -3,7 +3,7 @@ package commands
 import (
 	"github.com/spf13/cobra"
 
-	"playbook/spec"
+	"playbook/interpreter/spec"
 )
 
 func schemaCommand() *cobra.Command {

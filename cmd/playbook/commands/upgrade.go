@@ -12,8 +12,8 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
-	"playbook/playbookwf"
-	"playbook/spec/expr"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec/expr"
 	"playbook/worker"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/playbookwf"
-	"playbook/spec"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 	"playbook/submit"
 )
 

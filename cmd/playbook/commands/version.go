@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/playbookwf"
+	"playbook/interpreter/playbookwf"
 )
 
 // Version and Commit are what a release build stamps (`make release`,

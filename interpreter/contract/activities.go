@@ -1,0 +1,131 @@
+// Package contract is what a run's history records: the activities' names,
+// input and output, failure details, attempt records, error kinds, a step's
+// state and the aggregate. Their JSON names never change (recorded
+// histories must still read; playbookwf's TestRecordedNamesStay holds
+// them). The budget on what a run writes to its history is here too.
+package contract
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"playbook/interpreter/spec"
+)
+
+// This file is the contract between the workflow and the activities: the
+// activity names and the data each passes to the other. Both sides import
+// it from here, so the workflow never depends on the package that runs
+// processes. Field names are in recorded histories: never rename one.
+
+// RunStepName is the activity type every step runs as.
+const RunStepName = "RunStep"
+
+// NotifyName is the activity type that posts a run's aggregate to a webhook.
+const NotifyName = "Notify"
+
+// StepInput is one step's rendered tool and the context an attempt needs.
+type StepInput struct {
+	WorkflowID string         `json:"workflow_id"`
+	RunID      string         `json:"run_id"`
+	Step       string         `json:"step"`
+	Kind       string         `json:"kind"`
+	Spec       map[string]any `json:"spec"`
+	// BaseDir is the submitted playbook's directory; relative paths resolve
+	// against it where the worker has it, else against the worker's directory.
+	BaseDir string `json:"base_dir"`
+	// Timeout bounds one attempt; the activity enforces it itself so that the
+	// timeout goes through the retry decision like any failure.
+	Timeout time.Duration `json:"timeout"`
+	// Retry is the step's retry block; its expressions travel as source and
+	// are compiled again where the attempt runs.
+	Retry   spec.Retry           `json:"retry"`
+	Handler *spec.FailureHandler `json:"handler,omitempty"`
+	// PriorAttempts counts the step's attempts before this activity (a
+	// classification can run a step again); logs, PLAYBOOK_ATTEMPT and
+	// attempt records number attempts across both.
+	PriorAttempts int `json:"prior_attempts,omitempty"`
+	// Scope is the run's expression scope, sent only when the step has
+	// retry_when or stop_when.
+	Scope map[string]any `json:"scope,omitempty"`
+	// Lost is the step's budget of attempts lost with their worker; nil in
+	// a run started before lost attempts were retried apart, whose every
+	// attempt counts against its retry block.
+	Lost *LostSpec `json:"lost,omitempty"`
+	// LogicalTime is the run's run.logical_time (RFC 3339, UTC), which a
+	// process step reads as PLAYBOOK_LOGICAL_TIME; "" in a run from before.
+	LogicalTime string `json:"logical_time,omitempty"`
+	// Secrets are the tool fields that name a secret in the playbook's
+	// text ("env.TOKEN" to "api_token", Tool.SecretFields): the activity
+	// reads those, and only those, from the worker's secrets directory.
+	Secrets map[string]string `json:"secrets,omitempty"`
+}
+
+// LostSpec is a step's budget of lost attempts. The activity's retry policy
+// allows the retry block's attempts plus Attempts more, so that the server
+// retries an attempt whose worker stopped heartbeating; each attempt counts
+// the lost ones before it and fails the step once they exceed Attempts.
+type LostSpec struct {
+	// Attempts is how many lost attempts are retried; 0: a lost attempt
+	// fails the step (`on_lost: fail`).
+	Attempts int `json:"attempts"`
+}
+
+// StepOutput is a successful step.
+type StepOutput struct {
+	Result   any `json:"result"`
+	Attempts int `json:"attempts"`
+	// LogsAt is where the attempt's logs are served (the worker's URL).
+	LogsAt string `json:"logs_at,omitempty"`
+	// AttemptErrors are the failed attempts before the one that succeeded.
+	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+}
+
+// FailureDetails ride on a failed attempt's application error.
+type FailureDetails struct {
+	Error         StepError       `json:"error"`
+	Attempts      int             `json:"attempts"`
+	Recovery      string          `json:"recovery,omitempty"`
+	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+}
+
+// AttemptLog travels from attempt to attempt as heartbeat details: Temporal
+// keeps the last details across retries and the SDK flushes them when an
+// attempt fails, so every attempt that ended by itself is on record. One
+// missing from it was lost with its worker.
+type AttemptLog struct {
+	Current int             `json:"current"`
+	Failed  []AttemptRecord `json:"failed,omitempty"`
+	// LogsAt is where the current attempt's logs are served.
+	LogsAt string `json:"logs_at,omitempty"`
+}
+
+// NotifyInput is one webhook call.
+type NotifyInput struct {
+	Event     string `json:"event"` // on_failure or on_success
+	Webhook   string `json:"webhook"`
+	Aggregate any    `json:"aggregate"`
+}
+
+// WithLostAttempts returns records with a lost-attempt record added for
+// every attempt from first to last that has none, in attempt order.
+func WithLostAttempts(records []AttemptRecord, first, last int) []AttemptRecord {
+	have := map[int]bool{}
+	for _, r := range records {
+		have[r.Attempt] = true
+	}
+	out := append([]AttemptRecord{}, records...)
+	for k := first; k <= last; k++ {
+		if !have[k] {
+			out = append(out, LostAttempt(k))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Attempt < out[j].Attempt })
+	return out
+}
+
+// LostAttempt is the record of an attempt whose worker stopped heartbeating.
+func LostAttempt(attempt int) AttemptRecord {
+	return AttemptRecord{Attempt: attempt, Lost: true, Error: StepError{
+		Type: ErrHeartbeatTimeout, Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", attempt)}}
+}

@@ -1,0 +1,246 @@
+package contract
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
+)
+
+// What the workflow writes to its history is bounded here, beside the
+// history contract. Temporal refuses a payload over 2 MiB (its default):
+// the SDK fails the workflow task that tries to write one, again on every
+// attempt (the run hangs), or the server terminates the run (`end` never
+// runs). So every payload stays under a budget by construction: a value
+// over its budget is replaced by a stub that says how big it was and where
+// the full value is (Truncated), or the step that would write it fails.
+const (
+	// PayloadBudget bounds one payload the workflow writes: an activity's
+	// or a child's input, a loop batch's outcomes. (A step's result, which
+	// its activity writes, has the activity's own bound: activities.)
+	PayloadBudget = 1 << 20
+	// AggregateBudget bounds the run's aggregate: the workflow's result or
+	// failure details, and what the webhook is sent.
+	AggregateBudget = 3 << 19
+)
+
+// EncodedSize is the size of v as the workflow's payloads encode it (JSON),
+// or an error when JSON cannot carry it (NaN, an infinity, a channel).
+func EncodedSize(v any) (int, error) {
+	b, err := json.Marshal(v)
+	return len(b), err
+}
+
+// CheckPayload says why v cannot be written to the run's history as one
+// payload (what: "the input of step x"): JSON cannot carry it, or it is
+// over PayloadBudget. nil when it can.
+func CheckPayload(what string, v any) *StepError {
+	n, err := EncodedSize(v)
+	switch {
+	case err != nil:
+		return &StepError{Type: ErrTemplate, Message: fmt.Sprintf("%s cannot be encoded as JSON: %v", what, err)}
+	case n > PayloadBudget:
+		return &StepError{Type: ErrInputTooLarge, Message: fmt.Sprintf("%s is %s, over the budget of %s for one payload of the run's history; pass large data through files or a store and give the step its path",
+			what, expr.FormatBytes(n), expr.FormatBytes(PayloadBudget))}
+	}
+	return nil
+}
+
+// aggregatePart is one value of a step's entry that may be stubbed.
+type aggregatePart struct {
+	step, field string
+	size        int
+}
+
+func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) string) *Aggregate {
+	size, err := EncodedSize(agg)
+	if err == nil && size <= budget {
+		return agg
+	}
+	out := *agg
+	out.Steps = make(map[string]*StepState, len(agg.Steps))
+	var parts []aggregatePart
+	for name, st := range agg.Steps {
+		c := *st
+		if st.Error != nil {
+			e := *st.Error
+			c.Error = &e
+		}
+		out.Steps[name] = &c
+		for _, field := range []string{"result", "details", "attempt_errors"} {
+			v := c.part(field)
+			if v == nil {
+				continue
+			}
+			n, err := EncodedSize(v)
+			if err != nil {
+				c.setPart(field, map[string]any{"unencodable": true, "error": err.Error()})
+				continue
+			}
+			parts = append(parts, aggregatePart{name, field, n})
+		}
+	}
+	sort.Slice(parts, func(i, j int) bool {
+		a, b := parts[i], parts[j]
+		if a.size != b.size {
+			return a.size > b.size
+		}
+		if a.step != b.step {
+			return a.step < b.step
+		}
+		return a.field < b.field
+	})
+	size, _ = EncodedSize(&out)
+	for _, p := range parts {
+		if size <= budget {
+			break
+		}
+		stub := expr.Truncated(p.size, budget, fullIn(p.step, p.field))
+		n, _ := EncodedSize(stub)
+		if n >= p.size {
+			continue
+		}
+		out.Steps[p.step].setPart(p.field, stub)
+		size -= p.size - n
+	}
+	if size <= budget {
+		return &out
+	}
+	out.StepsCompacted = true
+	for _, st := range out.Steps {
+		if routine(st.Status) {
+			*st = StepState{Status: st.Status, Attempts: st.Attempts}
+		}
+	}
+	if size, _ = EncodedSize(&out); size <= budget {
+		return &out
+	}
+	// Still over: the routine steps are left out, and counted.
+	for name, st := range out.Steps {
+		if routine(st.Status) && name != spec.EndStep {
+			delete(out.Steps, name)
+			out.StepsOmitted++
+		}
+	}
+	if size, _ = EncodedSize(&out); size <= budget {
+		return &out
+	}
+	// Thousands of failed steps: their errors keep a line of message, and
+	// the list of failed steps its first thousand (the count stays true).
+	for _, st := range out.Steps {
+		st.AttemptErrors = nil
+		if st.Error != nil {
+			st.Error = &StepError{Type: st.Error.Type, Message: Cut(expr.FirstLine(st.Error.Message), 200)}
+		}
+	}
+	if len(out.FailedSteps) > 1000 {
+		out.FailedSteps = out.FailedSteps[:1000]
+	}
+	if size, _ = EncodedSize(&out); size <= budget {
+		return &out
+	}
+	// Last: the entries of end and of the first hundred failed steps stay.
+	keep := map[string]bool{spec.EndStep: true}
+	for _, name := range out.FailedSteps[:min(100, len(out.FailedSteps))] {
+		keep[name] = true
+	}
+	for name := range out.Steps {
+		if !keep[name] {
+			delete(out.Steps, name)
+			out.StepsOmitted++
+		}
+	}
+	return &out
+}
+
+// Cut shortens s to at most n bytes, saying so.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// routine tells whether a step with this status needs no more than its
+// status said about it when the aggregate is short of room.
+func routine(s Status) bool {
+	return s == StatusCompleted || s == StatusReused || s == StatusSkipped
+}
+
+func (st *StepState) part(field string) any {
+	switch field {
+	case "result":
+		return st.Result
+	case "details":
+		if st.Error != nil {
+			return st.Error.Details
+		}
+	case "attempt_errors":
+		if len(st.AttemptErrors) > 0 {
+			return st.AttemptErrors
+		}
+	}
+	return nil
+}
+
+func (st *StepState) setPart(field string, v any) {
+	switch field {
+	case "result":
+		st.Result = v
+	case "details":
+		st.Error.Details = v
+	case "attempt_errors":
+		// The list keeps its type: one record says what was dropped.
+		st.AttemptErrors = []AttemptRecord{{Error: StepError{Type: "truncated",
+			Message: fmt.Sprintf("%d attempt records dropped from the aggregate", len(st.AttemptErrors)), Details: v}}}
+	}
+}
+
+// Reusable is what `playbook retry` may reuse of an earlier run's
+// aggregate: the step entries whose result it carries whole. A result that
+// is or holds a stub is not the step's result, and an aggregate whose
+// entries were compacted lost the results and taken arcs of its routine
+// steps: those steps run again.
+func Reusable(agg *Aggregate) map[string]*StepState {
+	if agg.StepsCompacted || agg.StepsOmitted > 0 {
+		return nil
+	}
+	out := make(map[string]*StepState, len(agg.Steps))
+	for name, st := range agg.Steps {
+		if _, stub := expr.FindStub(st.Result, "", 6); stub == nil {
+			out[name] = st
+		}
+	}
+	return out
+}
+
+// BoundOutcomes keeps a loop batch's outcomes (a run from before the loop
+// driver) within one payload: the largest results become stubs, largest
+// first, until the results take at most three quarters of PayloadBudget
+// (the rest is for errors and attempt records).
+func BoundOutcomes(outcomes []Outcome) []Outcome {
+	if CheckPayload("", outcomes) == nil {
+		return outcomes
+	}
+	type sized struct{ i, n int }
+	var all []sized
+	total := 0
+	for i, o := range outcomes {
+		n, _ := EncodedSize(o.Result)
+		all = append(all, sized{i, n})
+		total += n
+	}
+	slices.SortStableFunc(all, func(a, b sized) int { return b.n - a.n })
+	for _, e := range all {
+		if total <= PayloadBudget*3/4 {
+			break
+		}
+		outcomes[e.i].Result = expr.Truncated(e.n, PayloadBudget, "the element's activity completion in the batch's history")
+		total -= e.n
+	}
+	return outcomes
+}

@@ -1,0 +1,48 @@
+package contract
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"playbook/interpreter/spec"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The contract's JSON is what recorded histories hold: a step's retry
+// block and failure handler travel under the names they always had, and
+// the activity gets the retry expressions compiled again from their source.
+func TestStepInputKeepsItsWireFormat(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+failure_handlers:
+  - name: flaky
+    rules: [{exit_codes: [75], max_retries: 2}]
+workflow:
+  - step: s
+    tool: {kind: shell, command: "exit 75"}
+    failure_handler: flaky
+    retry: {max_attempts: 4, initial_delay: 2s, retry_when: "{{ exit_code == 75 }}", stop_when: "attempt > 2"}
+`))
+	require.NoError(t, err)
+	s := pb.Step("s")
+	in := StepInput{Step: "s", Kind: "shell", Spec: map[string]any{"command": "exit 75"}, Timeout: time.Second,
+		Retry: s.RetryBlock(), Handler: s.FailureHandler, Lost: &LostSpec{Attempts: 3}}
+	b, err := json.Marshal(in)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"workflow_id":"","run_id":"","step":"s","kind":"shell","spec":{"command":"exit 75"},"base_dir":"","timeout":1000000000,
+		"retry":{"max_attempts":4,"initial_delay":2000000000,"backoff_multiplier":2,"max_delay":60000000000,"jitter":true,"retry_when":"exit_code == 75","stop_when":"attempt > 2"},
+		"handler":{"name":"flaky","rules":[{"exit_codes":[75],"max_retries":2}]},"lost":{"attempts":3}}`, string(b))
+
+	var back StepInput
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, "exit_code == 75", back.Retry.RetryWhen.Source)
+	ok, err := back.Retry.RetryWhen.EvalBool(map[string]any{"exit_code": 75, "attempt": 1})
+	require.NoError(t, err)
+	require.True(t, ok, "the expression arrives compiled")
+	require.Equal(t, s.FailureHandler.Rules, back.Handler.Rules)
+
+	none, err := json.Marshal(pb.Step("end").RetryBlock())
+	require.NoError(t, err)
+	require.JSONEq(t, `{"max_attempts":1,"initial_delay":0,"backoff_multiplier":0,"max_delay":0,"jitter":false}`, string(none))
+}

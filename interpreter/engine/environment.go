@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
+)
+
+// Env is what step expressions and templates see.
+func (r *Run) Env() map[string]any {
+	return r.envWith(r.stepsEnv())
+}
+
+// envWith is the scope with steps as its `steps`.
+func (r *Run) envWith(steps map[string]any) map[string]any {
+	return map[string]any{
+		"workload":     r.workload,
+		"steps":        steps,
+		"execution_id": r.executionID,
+		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
+		"run":          map[string]any{"logical_time": r.logicalTime, "timed_out": r.timedOut},
+	}
+}
+
+// EndEnv is what `end`'s success_when and tool see.
+func (r *Run) EndEnv() map[string]any {
+	env := r.Env()
+	failed := r.failedSteps()
+	env["failed_steps"] = failed
+	env["failed_steps_count"] = len(failed)
+	env["total_steps"] = len(r.pb.Steps) - 1
+	warnings := r.warningSteps()
+	env["warning_steps"] = warnings
+	env["warning_steps_count"] = len(warnings)
+	return env
+}
+
+// failedSteps lists, in file order, the failed steps that count against
+// the run: all but those with allow_failure (warningSteps).
+func (r *Run) failedSteps() []string {
+	failed := []string{}
+	for i, s := range r.pb.Steps {
+		if s.Name != spec.EndStep && !s.AllowFailure && r.ordered[i].Status == contract.StatusFailed {
+			failed = append(failed, s.Name)
+		}
+	}
+	return failed
+}
+
+// warningSteps lists, in file order, the steps with allow_failure that failed.
+func (r *Run) warningSteps() []string {
+	warnings := []string{}
+	for i, s := range r.pb.Steps {
+		if s.AllowFailure && r.ordered[i].Status == contract.StatusFailed {
+			warnings = append(warnings, s.Name)
+		}
+	}
+	return warnings
+}
+
+// RenderTool renders a step's tool fields against the run's current state:
+// the steps its templates read (every step, for end).
+func (r *Run) RenderTool(s *spec.Step) (map[string]any, error) {
+	var env map[string]any
+	if s.Name == spec.EndStep {
+		env = r.EndEnv()
+	} else {
+		env = r.envReading(r.toolReads(s))
+	}
+	out, err := expr.RenderValue(s.Tool.Spec, r.pb.Templates(), env)
+	if err != nil {
+		return nil, err
+	}
+	return out.(map[string]any), nil
+}
+
+// ScopeFor is the part of the run's scope that the given expressions read:
+// the steps and workload keys they name (all of `steps` or `workload` when
+// one reads it as a whole), execution_id and playbook. A step's retry_when
+// and stop_when travel with every attempt, and so does this scope; the
+// rest of the run's state stays out of its activity input.
+func (r *Run) ScopeFor(exprs ...*expr.Expr) map[string]any {
+	env := r.envReading(exprs)
+	env["workload"] = readPart(r.workload, "workload", exprs, func(e *expr.Expr) []string { return e.WorkloadRefs })
+	return env
+}
+
+// envReading is Env with `steps` holding only the steps exprs read, unless
+// one reads it as a whole: a step's render then costs what it reads, not
+// the size of the run (a chain of thousands of steps renders each of them).
+func (r *Run) envReading(exprs []*expr.Expr) map[string]any {
+	steps := map[string]any{}
+	for _, e := range exprs {
+		if e != nil && e.ReadsAll["steps"] {
+			return r.Env()
+		}
+	}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		for _, name := range e.StepRefs {
+			if st := r.states[name]; st != nil {
+				steps[name] = stepEntry(st)
+			}
+		}
+	}
+	return r.envWith(steps)
+}
+
+// toolReads lists the expressions of a step's tool templates.
+func (r *Run) toolReads(s *spec.Step) []*expr.Expr {
+	var exprs []*expr.Expr
+	_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
+		if t := r.pb.Templates()[src]; t != nil {
+			exprs = append(exprs, t.Exprs()...)
+		}
+		return nil
+	})
+	return exprs
+}
+
+// readPart is the part of src (the map named name) that exprs read.
+func readPart(src map[string]any, name string, exprs []*expr.Expr, keys func(*expr.Expr) []string) map[string]any {
+	part := map[string]any{}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		if e.ReadsAll[name] {
+			return src
+		}
+		for _, k := range keys(e) {
+			if v, ok := src[k]; ok {
+				part[k] = v
+			}
+		}
+	}
+	return part
+}

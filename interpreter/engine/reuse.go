@@ -1,0 +1,311 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
+)
+
+// RetrySide is one of the two runs a retry compares: the earlier run as it
+// ran, or the new run as it will run.
+type RetrySide struct {
+	Playbook *spec.Playbook
+	// Definitions are its steps' definitions in canonical form
+	// (spec.StepDefinitions); nil on both sides: the same text.
+	Definitions map[string]string
+	// Workload is the workload its steps read: the defaults with the
+	// overrides merged in.
+	Workload map[string]any
+	// BaseDir is the playbook's directory, against which a relative script
+	// path resolves.
+	BaseDir string
+	// Texts are the sub-playbooks frozen into the run, by absolute path
+	// (Input.Files).
+	Texts map[string]string
+	// Files are digests of the files its steps read (scripts named by
+	// path, recovery scripts, sub-playbooks), by absolute path.
+	Files map[string]string
+	// ScriptsUnknown: the run recorded no digests of its scripts (it was
+	// submitted before runs did): its scripts are taken as unchanged.
+	ScriptsUnknown bool
+	// LogicalTime is the run's run.logical_time.
+	LogicalTime string
+}
+
+// ReuseDecision says whether a retry reuses a step, and why not.
+type ReuseDecision struct {
+	Step   string `json:"step"`
+	Reused bool   `json:"reused"`
+	// Why the step runs: "changed", "failed before", "downstream of x",
+	// "--from", "workload.rate changed", "not in the earlier run"...
+	Why string `json:"why,omitempty"`
+}
+
+// ReusePlan is what a retry reuses of an earlier run.
+type ReusePlan struct {
+	// Decisions are one per step of the new playbook, in file order.
+	Decisions []ReuseDecision
+	// Reuse holds the earlier states of the steps reused (Input.Reuse).
+	Reuse map[string]*contract.StepState
+	// Warnings name reused steps upstream of a cleanup step (on_failure:
+	// run, on_cancel: run) that ran in the earlier run: what they left may have been cleaned up.
+	Warnings []string
+}
+
+// PlanReuse decides, as a build system decides what to rebuild, which
+// steps of the new playbook a retry reuses from the earlier run (whose
+// step states are earlier): a step that completed there (or was reused
+// there) is reused when its definition, the workload values, files and
+// run fields it reads, and its direct predecessors are all unchanged, and
+// no step upstream of it runs. from, when given, runs again with
+// everything downstream of it. A step no branch led to (skipped with no
+// failure behind it) does not make its dependants run: its arcs are the
+// same as before. `end` always runs.
+func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, from string) (*ReusePlan, error) {
+	p := now.Playbook
+	if from != "" && (p.Step(from) == nil || from == spec.EndStep) {
+		return nil, fmt.Errorf("no step %q to retry from in playbook %s", from, p.Name)
+	}
+	why := map[string]string{}
+	// propagates: the steps that run, and so make their dependants run.
+	var propagates []string
+	for _, s := range p.Steps {
+		if s.Name == spec.EndStep {
+			why[s.Name] = "the end step always runs"
+			continue
+		}
+		w, q := ownReason(before, now, s, earlier[s.Name], from)
+		why[s.Name] = w
+		if w != "" && !q {
+			propagates = append(propagates, s.Name)
+		}
+	}
+	// One walk along the arcs: whatever is downstream of a step that runs
+	// runs too, said of the first such step found.
+	for len(propagates) > 0 {
+		n := propagates[0]
+		propagates = propagates[1:]
+		for _, a := range p.Outgoing(n) {
+			if why[a.To] == "" || why[a.To] == skippedBefore || why[a.To] == pendingBefore {
+				why[a.To] = "downstream of " + n
+				propagates = append(propagates, a.To)
+			}
+		}
+	}
+	plan := &ReusePlan{Reuse: map[string]*contract.StepState{}}
+	for _, s := range p.Steps {
+		d := ReuseDecision{Step: s.Name, Reused: why[s.Name] == "", Why: why[s.Name]}
+		if d.Reused {
+			plan.Reuse[s.Name] = earlier[s.Name]
+		}
+		plan.Decisions = append(plan.Decisions, d)
+	}
+	plan.Warnings = cleanupWarnings(p, plan.Reuse, earlier)
+	return plan, nil
+}
+
+// ReusableSteps is PlanReuse of the same playbook and workload: every
+// step that completed, but from and what is downstream of it.
+func ReusableSteps(p *spec.Playbook, earlier map[string]*contract.StepState, from string) (map[string]*contract.StepState, error) {
+	side := RetrySide{Playbook: p}
+	plan, err := PlanReuse(side, side, earlier, from)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Reuse, nil
+}
+
+// skippedBefore is why a step skipped in the earlier run runs, unless a
+// step upstream of it runs: "downstream of x" says it better.
+const skippedBefore = "skipped before"
+
+// pendingBefore is why a step that never started in the earlier run (it
+// was terminated first) runs, with the same exception.
+const pendingBefore = "pending before"
+
+// ownReason is why a step runs for itself, "" when it may be reused;
+// quiet: it does not make its dependants run (a step skipped before that
+// no failure skipped: no branch led to it, and none will), and a step
+// upstream that runs says why better ("downstream of x").
+func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, from string) (why string, quiet bool) {
+	old := before.Playbook.Step(s.Name)
+	switch {
+	case s.Name == from:
+		return "--from", false
+	case old == nil || prev == nil:
+		return "not in the earlier run", false
+	case before.Definitions[s.Name] != now.Definitions[s.Name]:
+		return "changed", false
+	case !slices.Equal(predecessors(before.Playbook, s.Name), predecessors(now.Playbook, s.Name)):
+		return "its upstream steps changed", false
+	case prev.Status == contract.StatusSkipped:
+		// Skipped after a failure upstream, the step downstream of what
+		// runs says so instead; skipped as no branch led to it, its arcs
+		// are as they were, and nothing after it runs for it.
+		return skippedBefore, prev.OriginalFailedStep == nil
+	case prev.Status != contract.StatusCompleted && prev.Status != contract.StatusReused:
+		return string(prev.Status) + " before", false
+	}
+	reads := StepReads(now.Playbook, s)
+	for _, k := range workloadRead(reads, now.Workload, before.Workload) {
+		if !sameValue(before.Workload[k], now.Workload[k]) {
+			return "workload." + k + " changed", false
+		}
+	}
+	if before.LogicalTime != now.LogicalTime && slices.ContainsFunc(reads, func(e *expr.Expr) bool { return e != nil && e.ReadsRun }) {
+		return "run.logical_time changed", false
+	}
+	for _, f := range FilesRead(s, now.BaseDir, now.Texts) {
+		old, known := before.Files[f]
+		if !known && before.ScriptsUnknown {
+			continue
+		}
+		if old != now.Files[f] {
+			name := f
+			if rel, err := filepath.Rel(now.BaseDir, f); err == nil && !strings.HasPrefix(rel, "..") {
+				name = rel
+			}
+			return name + " changed", false
+		}
+	}
+	return "", false
+}
+
+// StepReads are every expression of a step: its tool's templates, its
+// `next` conditions, loop.in, retry_when and stop_when.
+func StepReads(p *spec.Playbook, s *spec.Step) []*expr.Expr {
+	var exprs []*expr.Expr
+	if s.Tool != nil {
+		_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
+			if t := p.Templates()[src]; t != nil {
+				exprs = append(exprs, t.Exprs()...)
+			}
+			return nil
+		})
+	}
+	for _, r := range s.Next {
+		exprs = append(exprs, r.When)
+	}
+	if s.Loop != nil {
+		exprs = append(exprs, s.Loop.In)
+	}
+	if s.Retry != nil {
+		exprs = append(exprs, s.Retry.RetryWhen, s.Retry.StopWhen)
+	}
+	return exprs
+}
+
+// FilesRead are the absolute paths of the files a step reads by name:
+// the scripts its command and recovery scripts name, and its sub-playbook
+// with every file the sub-playbook's steps read, through texts (the
+// frozen sub-playbooks). A relative path resolves against baseDir.
+func FilesRead(s *spec.Step, baseDir string, texts map[string]string) []string {
+	return filesRead(s, baseDir, texts, map[string]bool{})
+}
+
+func filesRead(s *spec.Step, baseDir string, texts map[string]string, seen map[string]bool) []string {
+	var out []string
+	for _, w := range s.ScriptsNamed() {
+		out = append(out, spec.SubPlaybookPath(baseDir, w))
+	}
+	if s.Tool == nil || s.Tool.Kind != "playbook" {
+		return out
+	}
+	rel, _ := s.Tool.Spec["path"].(string)
+	path := spec.SubPlaybookPath(baseDir, rel)
+	out = append(out, path)
+	if seen[path] {
+		return out
+	}
+	seen[path] = true
+	if sub, err := spec.Parse(path, []byte(texts[path])); err == nil {
+		for _, ss := range sub.Steps {
+			out = append(out, filesRead(ss, filepath.Dir(path), texts, seen)...)
+		}
+	}
+	return out
+}
+
+// workloadRead are the workload keys exprs read, sorted; every key of
+// either workload when one reads the workload as a whole.
+func workloadRead(exprs []*expr.Expr, a, b map[string]any) []string {
+	keys := map[string]bool{}
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		if e.ReadsAll["workload"] {
+			for k := range a {
+				keys[k] = true
+			}
+			for k := range b {
+				keys[k] = true
+			}
+		}
+		for _, k := range e.WorkloadRefs {
+			keys[k] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(keys))
+}
+
+// sameValue compares two workload values as JSON: 3 and 3.0 differ from
+// "3", as the step would see them.
+func sameValue(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// predecessors are the steps with an arc into name, sorted.
+func predecessors(p *spec.Playbook, name string) []string {
+	var out []string
+	for _, a := range p.Incoming(name) {
+		if !slices.Contains(out, a.From) {
+			out = append(out, a.From)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// cleanupWarnings are a line for each cleanup step (on_failure: run or
+// on_cancel: run) that ran in the earlier run and has reused steps upstream of it: whatever those left
+// (files, tables) that step may have cleaned up.
+func cleanupWarnings(p *spec.Playbook, reused, earlier map[string]*contract.StepState) []string {
+	var out []string
+	for _, s := range p.Steps {
+		prev := earlier[s.Name]
+		if !(s.OnFailureRun || s.OnCancelRun) || prev == nil || prev.StartedAt == nil || prev.Status == contract.StatusReused {
+			continue
+		}
+		var up []string
+		for _, u := range p.Steps {
+			if reused[u.Name] != nil && u.Name != s.Name && slices.Contains(p.Downstream(u.Name), s.Name) {
+				up = append(up, u.Name)
+			}
+		}
+		if len(up) > 0 {
+			out = append(out, fmt.Sprintf("%s (%s) ran in the earlier run after %s, which this run reuses: what %s left may have been cleaned up", s.Name, cleanupKey(s), strings.Join(up, ", "), strings.Join(up, ", ")))
+		}
+	}
+	return out
+}
+
+// cleanupKey is the key that makes s a cleanup step, as a playbook writes it.
+func cleanupKey(s *spec.Step) string {
+	switch {
+	case s.OnFailureRun && s.OnCancelRun:
+		return "always: true"
+	case s.OnCancelRun:
+		return "on_cancel: run"
+	}
+	return "on_failure: run"
+}

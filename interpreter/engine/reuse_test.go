@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+)
+
+// reuseBase is the earlier run's playbook of the table below: fetch, then
+// transform (reading workload.rate) and audit side by side, then load.
+const reuseBase = `metadata: {name: t}
+workload: {rate: 1, dir: /tmp}
+workflow:
+  - step: fetch
+    tool: {kind: shell, command: ./fetch.sh, env: {D: "{{ workload.dir }}"}}
+    next: [transform, audit]
+  - step: transform
+    tool: {kind: noop, result: "{{ workload.rate }}"}
+    next: load
+  - step: audit
+    tool: {kind: noop, result: "{{ run.logical_time }}"}
+  - step: load
+    tool: {kind: noop}
+`
+
+func TestPlanReuse(t *testing.T) {
+	completed := map[string]*contract.StepState{
+		"fetch":     {Status: contract.StatusCompleted},
+		"transform": {Status: contract.StatusCompleted},
+		"audit":     {Status: contract.StatusCompleted},
+		"load":      {Status: contract.StatusCompleted},
+		"end":       {Status: contract.StatusCompleted},
+	}
+	failed := map[string]*contract.StepState{
+		"fetch":     {Status: contract.StatusCompleted},
+		"transform": {Status: contract.StatusFailed},
+		"audit":     {Status: contract.StatusCompleted},
+		"load":      {Status: contract.StatusSkipped, OriginalFailedStep: new(string)},
+	}
+	for _, c := range []struct {
+		name    string
+		edit    func(string) string // the new playbook's text
+		earlier map[string]*contract.StepState
+		set     map[string]any // the new run's workload
+		from    string
+		script  string // fetch.sh's digest now
+		time    string
+		want    string // fetch/transform/audit/load: why, "" reused
+	}{
+		{name: "nothing changed", earlier: completed, want: "|||"},
+		{name: "a failed step and its downstream", earlier: failed, want: "|failed before||downstream of transform"},
+		{name: "a changed command", earlier: completed, edit: func(s string) string { return strings.Replace(s, "./fetch.sh", "./fetch.sh --all", 1) },
+			want: "changed|downstream of fetch|downstream of fetch|downstream of transform"},
+		{name: "key order and layout do not count", earlier: completed, edit: func(s string) string {
+			return strings.Replace(s, `tool: {kind: noop, result: "{{ workload.rate }}"}`, "tool:\n      result: '{{ workload.rate }}'\n      kind: noop", 1)
+		}, want: "|||"},
+		{name: "desc does not count", earlier: completed, edit: func(s string) string {
+			return strings.Replace(s, "  - step: load\n", "  - step: load\n    desc: loads\n", 1)
+		}, want: "|||"},
+		{name: "a workload value read", earlier: completed, set: map[string]any{"rate": 2}, want: "|workload.rate changed||downstream of transform"},
+		{name: "the same value, another type", earlier: completed, set: map[string]any{"rate": 1.0}, want: "|||"},
+		{name: "--from", earlier: completed, from: "transform", want: "|--from||downstream of transform"},
+		{name: "a script changed", earlier: completed, script: "new", want: "fetch.sh changed|downstream of fetch|downstream of fetch|downstream of transform"},
+		{name: "the logical time, read by audit only", earlier: completed, time: "2026-01-02T00:00:00Z", want: "||run.logical_time changed|"},
+		{name: "a new step upstream", earlier: completed, edit: func(s string) string {
+			s = strings.Replace(s, "  - step: load\n", "  - step: check\n    tool: {kind: noop}\n    next: load\n  - step: load\n", 1)
+			return strings.Replace(s, "    next: load\n  - step: audit", "    next: check\n  - step: audit", 1)
+		}, want: "|changed||its upstream steps changed"},
+		{name: "a step not in the earlier run", earlier: map[string]*contract.StepState{"fetch": {Status: contract.StatusCompleted}}, want: "|not in the earlier run|not in the earlier run|not in the earlier run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := reuseBase
+			if c.edit != nil {
+				src = c.edit(src)
+			}
+			before := side(t, reuseBase, nil, "old", "2026-01-01T00:00:00Z")
+			script, lt := "old", "2026-01-01T00:00:00Z"
+			if c.script != "" {
+				script = c.script
+			}
+			if c.time != "" {
+				lt = c.time
+			}
+			now := side(t, src, c.set, script, lt)
+			plan, err := PlanReuse(before, now, c.earlier, c.from)
+			require.NoError(t, err)
+			var got []string
+			for _, d := range plan.Decisions {
+				if d.Step != spec.EndStep && d.Step != "check" {
+					got = append(got, d.Why)
+				}
+				require.Equal(t, d.Reused, plan.Reuse[d.Step] != nil)
+			}
+			require.Equal(t, c.want, strings.Join(got, "|"))
+		})
+	}
+}
+
+func side(t *testing.T, src string, set map[string]any, script, logicalTime string) RetrySide {
+	pb, err := spec.Parse("t.yaml", []byte(src))
+	require.NoError(t, err)
+	return RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(src)), Workload: spec.MergeWorkload(pb.Workload, set),
+		BaseDir: "/w", Files: map[string]string{"/w/fetch.sh": script}, LogicalTime: logicalTime}
+}
+
+func TestPlanReuseWarnsOfACleanupThatRan(t *testing.T) {
+	src := `metadata: {name: t}
+workflow:
+  - {step: fetch, tool: {kind: noop}, next: work}
+  - {step: work, tool: {kind: noop}, next: cleanup}
+  - {step: cleanup, on_failure: run, tool: {kind: noop}}
+`
+	ran := contract.StepState{Status: contract.StatusCompleted, StartedAt: &time.Time{}}
+	earlier := map[string]*contract.StepState{"fetch": {Status: contract.StatusCompleted}, "work": {Status: contract.StatusFailed}, "cleanup": &ran}
+	s := side(t, src, nil, "", "")
+	plan, err := PlanReuse(s, s, earlier, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"cleanup (on_failure: run) ran in the earlier run after fetch, which this run reuses: what fetch left may have been cleaned up"}, plan.Warnings)
+	_, err = PlanReuse(s, s, earlier, "end")
+	require.EqualError(t, err, `no step "end" to retry from in playbook t`)
+
+	// A cleanup step that ran after a cancel warns the same way.
+	for key, shown := range map[string]string{"on_cancel: run": "on_cancel: run", "always: true": "always: true"} {
+		s := side(t, strings.Replace(src, "on_failure: run", key, 1), nil, "", "")
+		plan, err := PlanReuse(s, s, earlier, "")
+		require.NoError(t, err)
+		require.Equal(t, []string{"cleanup (" + shown + ") ran in the earlier run after fetch, which this run reuses: what fetch left may have been cleaned up"}, plan.Warnings)
+	}
+}

@@ -1,0 +1,266 @@
+package playbookwf
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
+)
+
+// LoopWorkflowName is the workflow type of a long loop's driver.
+const LoopWorkflowName = "PlaybookLoop"
+
+// loopHistoryEvents is the history length past which a driver starts no
+// more elements, lets the running ones end, and continues as new; sooner
+// when the server suggests it (Temporal's default: 4 Ki events or 4 MiB).
+const loopHistoryEvents = 10_000
+
+// maxLoopWindow bounds the elements a driver keeps running: Temporal
+// fails a workflow task that would leave more than 2,000 activities
+// pending (limit.numPendingActivities.error), again on every attempt.
+const maxLoopWindow = 1000
+
+// LoopInput is what a loop's driver gets: the playbook's text (for the
+// step's definition), the part of the run's scope its list and tool read,
+// and what every element's activity input shares. A run continued as new
+// also gets where it is (Next) and what the runs before it counted.
+type LoopInput struct {
+	File   string         `json:"file"`
+	Source string         `json:"source"`
+	Step   string         `json:"step"`
+	Scope  map[string]any `json:"scope"`
+	// Workload is the run's overrides (Input.Workload), from which the
+	// driver builds the workload as the run has it (DriverScope).
+	Workload map[string]any     `json:"workload,omitempty"`
+	Common   contract.StepInput `json:"common"`
+	// CancelOnFailure: a failed element cancels the running ones and no
+	// more start (failure_mode: cancel).
+	CancelOnFailure bool `json:"cancel_on_failure,omitempty"`
+	// FullIn says where the elements' results are when the step's result
+	// is a stub.
+	FullIn string            `json:"full_in"`
+	Next   int               `json:"next,omitempty"`
+	Tally  *engine.LoopTally `json:"tally,omitempty"`
+}
+
+// PlaybookLoop drives a loop's elements: up to max_in_flight running at
+// once, the next starting as soon as one ends, whatever the loop's length.
+// It returns the step's outcome (engine.LoopTally.Outcome).
+func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error) {
+	pb := parseFrozen(Input{File: in.File, Source: in.Source})
+	s := pb.Step(in.Step)
+	if s == nil || s.Loop == nil || s.Tool == nil {
+		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the playbook has no loop step " + in.Step}}
+		return &o, nil
+	}
+	scope := engine.DriverScope(pb, in.Scope, in.Workload)
+	items, err := engine.ElementItems(s, scope)
+	if err != nil {
+		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}}
+		return &o, nil
+	}
+	if in.Tally == nil {
+		// The first run renders every element before any starts, so that a
+		// template that fails for one element fails the step before any ran;
+		// yielding now and then to the deadlock detector.
+		for i := range items {
+			if i%loopYieldEvery == loopYieldEvery-1 {
+				yield(ctx)
+			}
+			if _, err := engine.RenderElement(pb, s, scope, items, i); err != nil {
+				o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}}
+				return &o, nil
+			}
+		}
+		in.Tally = engine.NewLoopTally(len(items))
+	}
+	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
+	if next, done := d.run(); !done {
+		in.Next, in.Tally = next, d.in.Tally
+		fit(in.Tally, func() any { return in })
+		return nil, workflow.NewContinueAsNewError(ctx, LoopWorkflowName, in)
+	}
+	var o contract.Outcome
+	fit(d.in.Tally, func() any { o = d.in.Tally.Outcome(in.FullIn); return o })
+	return &o, nil
+}
+
+// loopDriver is one run of a loop's driver.
+type loopDriver struct {
+	ctx   workflow.Context
+	pb    *spec.Playbook
+	s     *spec.Step
+	in    LoopInput
+	scope map[string]any
+	items []any
+	// reported is when the driver last reported its progress.
+	reported time.Time
+}
+
+// run starts elements from in.Next on, keeping max_in_flight running,
+// until all have ended (done), or until the history is long enough to
+// continue as new once the running ones have ended (next: the first not
+// started). A cancelled driver, or a failed element with CancelOnFailure,
+// cancels the running elements and counts the rest as not started.
+func (d *loopDriver) run() (next int, done bool) {
+	ctx, tally := d.ctx, d.in.Tally
+	inner, cancelAll := workflow.WithCancel(ctx)
+	defer cancelAll()
+	sel := &waitSet{}
+	inFlight, stopped := 0, false
+	window := min(max(d.s.Loop.MaxInFlight, 1), maxLoopWindow)
+	info := workflow.GetInfo(ctx)
+	full := func() bool {
+		return info.GetCurrentHistoryLength() >= loopHistoryEvents || info.GetContinueAsNewSuggested()
+	}
+	next = d.in.Next
+	for {
+		// Each run starts at least one element, so that a run continued as
+		// new always gets further than the one before.
+		for inFlight < window && next < len(d.items) && !stopped && ctx.Err() == nil && (next == d.in.Next || !full()) {
+			i := next
+			next++
+			elem, err := d.element(i)
+			if err != nil {
+				tally.Add(i, contract.Outcome{Err: err, Attempts: 0})
+				if d.in.CancelOnFailure {
+					stopped = true
+					cancelAll()
+				}
+				continue
+			}
+			opts := activityOptions(d.s, elem)
+			opts.ActivityID = elementName(d.s, i)
+			opts.Summary = opts.ActivityID
+			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elem)
+			inFlight++
+			sel.AddFuture(f, func(f workflow.Future) {
+				inFlight--
+				o := activityOutcome(ctx, f, d.s, elem)
+				tally.Add(i, o)
+				if d.in.CancelOnFailure && o.Err != nil && o.Err.Type != contract.ErrCancelled {
+					stopped = true
+					cancelAll()
+				}
+			})
+		}
+		if inFlight == 0 {
+			break
+		}
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("step %s: %s", d.s.Name, tally.Progress(inFlight)))
+		d.report(tally.Progress(inFlight))
+		sel.Select(ctx)
+	}
+	if next < len(d.items) && !stopped && ctx.Err() == nil {
+		return next, false
+	}
+	for i := next; i < len(d.items); i++ {
+		tally.Add(i, contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "not started"}})
+	}
+	return len(d.items), true
+}
+
+// progressEvery is how often, in the driver's workflow time, it tells
+// its run how far the loop is.
+const progressEvery = 2 * time.Second
+
+// LoopProgressSignal is a driver's progress, signalled to its run.
+type LoopProgressSignal struct {
+	Step     string                `json:"step"`
+	Progress contract.LoopProgress `json:"progress"`
+}
+
+// report signals the loop's progress to the run that started the driver,
+// at most every progressEvery: `status`, `run` and the run's Web UI
+// details show it. The signal is not waited for.
+func (d *loopDriver) report(p contract.LoopProgress) {
+	parent := workflow.GetInfo(d.ctx).ParentWorkflowExecution
+	if parent == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {
+		return
+	}
+	d.reported = workflow.Now(d.ctx)
+	workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", SignalLoopProgress, LoopProgressSignal{Step: d.s.Name, Progress: p})
+}
+
+// element is element i's activity input: the shared one with its name and
+// its rendered tool; an error when its input cannot be written.
+func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
+	toolSpec, err := engine.RenderElement(d.pb, d.s, d.scope, d.items, i)
+	if err != nil {
+		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
+	}
+	elem := elementInput(d.in.Common, d.s, i, toolSpec)
+	if err := contract.CheckPayload("the input of "+elem.Step, elem); err != nil {
+		return elem, err
+	}
+	return elem, nil
+}
+
+// startDriver runs a long loop in its driver, a child workflow, and
+// returns a future of the step's contract.Outcome.
+func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workflow.Future, *contract.StepError) {
+	id := x.childID(ctx, s.Name+".loop", s.Name+"-loop")
+	in := LoopInput{
+		File: x.in.File, Source: x.in.Source, Step: s.Name,
+		Scope:           x.run.LoopScope(s),
+		Workload:        x.in.Workload,
+		Common:          x.stepInput(s, s.Name, nil),
+		CancelOnFailure: cancelsElements(x.run.Playbook(), s),
+		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
+	}
+	if err := contract.CheckPayload("the input of loop step "+s.Name, in); err != nil {
+		return nil, err
+	}
+	x.run.SetLoopProgress(s.Name, contract.LoopProgress{Total: n, Running: min(n, max(s.Loop.MaxInFlight, 1))})
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:          id,
+		TaskQueue:           x.info.TaskQueueName,
+		StaticSummary:       fmt.Sprintf("step %s: a loop of %d elements", s.Name, n),
+		WaitForCancellation: true,
+	}
+	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), LoopWorkflowName, in)
+	f, settle := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var o contract.Outcome
+		err := child.Get(ctx, &o)
+		var canErr *temporal.CanceledError
+		switch {
+		case errors.As(err, &canErr):
+			o = contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "the loop was cancelled"}}
+		case err != nil:
+			o = contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the loop's driver " + id + " failed: " + err.Error()}}
+		}
+		settle.Set(o, nil)
+	})
+	return f, nil
+}
+
+// loopYieldEvery is how many elements a driver renders between yields.
+const loopYieldEvery = 1000
+
+// yield lets the SDK's dispatcher run the workflow's other coroutines and
+// see this one make progress; it issues no command of its own.
+func yield(ctx workflow.Context) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	yielded := false
+	workflow.Go(ctx, func(workflow.Context) { yielded = true })
+	_ = workflow.Await(ctx, func() bool { return yielded })
+}
+
+// fit shrinks a tally until what carries it (made) fits one payload: its
+// attempt records go first, then its results.
+func fit(t *engine.LoopTally, made func() any) {
+	for _, shrink := range []func(){t.DropAttemptErrors, t.Truncate} {
+		if contract.CheckPayload("", made()) == nil {
+			return
+		}
+		shrink()
+	}
+	made()
+}

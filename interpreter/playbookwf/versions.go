@@ -1,0 +1,199 @@
+package playbookwf
+
+import (
+	"sync/atomic"
+
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
+)
+
+// A Change is a behaviour change that alters the commands a run issues
+// (docs/VERSIONING.md): runs started before it keep the old behaviour on
+// replay, because the workflow asks the change's version (version) where
+// the two behaviours part, and a history recorded before the change has no
+// marker there. Each is asked only where it can make a difference, so runs
+// it cannot affect record no marker. This registry is the one place a
+// change ID is declared; TestChangesAreDocumented holds docs/VERSIONING.md
+// to it, and the replay corpus (testsuite/testdata/histories) must take
+// both sides of every one.
+type Change struct {
+	// ID names the behaviour, once and for all.
+	ID string
+	// Max is the newest version; it only goes up.
+	Max workflow.Version
+	// Where is where the version is asked.
+	Where string
+	// What is the new behaviour, and the old behaviour runs started
+	// before the change keep.
+	What string
+}
+
+// changes are the registered changes, in the order they were made.
+var changes []*Change
+
+func register(c Change) *Change {
+	changes = append(changes, &c)
+	return &c
+}
+
+// Changes lists every registered change, in the order they were made.
+func Changes() []Change {
+	out := make([]Change, len(changes))
+	for i, c := range changes {
+		out[i] = *c
+	}
+	return out
+}
+
+var (
+	changeWorkloadDeepMerge = register(Change{ID: "workload-deep-merge", Max: 1,
+		Where: "the start of a run whose overrides give a map for a map",
+		What:  "overrides deep-merge into the workload defaults (before: a map given for a map replaced it whole; engine.WithShallowWorkload)"})
+	changeArcsPerKind = register(Change{ID: "arcs-per-kind", Max: 1,
+		Where: "the start of a run whose playbook joins two steps both by next and depends_on",
+		What:  "both arcs count (before: the one first in the file; engine.WithFirstArcOnly)"})
+	changeEndDisconnected = register(Change{ID: "end-disconnected", Max: 1,
+		Where: "before end's tool starts, and before the webhook",
+		What:  "both run in a disconnected context, and a cancel arriving while they run ends the run cancelled (before: the cancel cancelled end's tool, failing the run)"})
+	changeChildIDDot = register(Change{ID: "child-id-dot", Max: 1,
+		Where: "where a sub-playbook's child or a loop batch starts",
+		What:  "child IDs join run and step with a dot, which step names cannot hold: <run>.<step>, <run>.<step>.batch-<n> (before: a dash, so x + a-b and x-a + b collided)"})
+	changeNoopInWorkflow = register(Change{ID: "noop-in-workflow", Max: 1,
+		Where: "where the run's first noop step starts",
+		What:  "noop steps (and loops of them) are decided in the workflow, without an activity (before: a noop activity)"})
+	changeLoopSizeBound = register(Change{ID: "loop-size-bound", Max: 1,
+		Where: "where a loop's list is longer than the bound on a loop's length",
+		What:  "the loop fails with an expression error instead of running"})
+	// The replayer does not compare activity options, so of the policy's
+	// change only the reading of the last attempt's number needs the
+	// version: it is asked there.
+	changeLostAttempts = register(Change{ID: "lost-attempts-retried", Max: 1,
+		Where: "where a step's activity ran out of attempts on the server",
+		What: "attempts lost with their worker are retried apart from the retry block's; the activity's policy leaves room for them " +
+			"(before: the policy had none, and the last attempt's number was read without them)"})
+	changeWaitInOrder = register(Change{ID: "wait-in-order", Max: 1,
+		Where: "the first time the run waits with two or more steps or timers pending",
+		What: "when several become ready together the loop takes them in the order they were started, channels first, " +
+			"without a callback on every running step (before: the SDK's Selector, the first ready first; see waitSet)"})
+	changePayloadBudget = register(Change{ID: "payload-budget", Max: 1,
+		Where: "where a step's activity or child input cannot be encoded as JSON or is over contract.PayloadBudget",
+		What: "the step fails (template_error, input_too_large) instead of being scheduled " +
+			"(before: the workflow task failed on every attempt when the input was over Temporal's limit, and the run hung)"})
+	changeLoopDriver = register(Change{ID: "loop-driver", Max: 1,
+		Where: "where a loop longer than LoopBatchSize elements starts",
+		What: "the loop runs in one driver child (PlaybookLoop, <run>.<step>.loop) that keeps max_in_flight elements running " +
+			"across the whole loop and continues as new as its history grows (before: batches of LoopBatchSize elements, " +
+			"one child after another, each waiting for its slowest element)"})
+	changePaceYields = register(Change{ID: "pace-yields", Max: 1,
+		Where: "the paceEvery-th step (or loop element) the run decides or settles",
+		What: "every paceEvery of them the workflow yields to the SDK's dispatcher, where its other coroutines may issue commands, " +
+			"so that a long run of steps decided in the workflow does not trip the deadlock detector (before: no yield)"})
+	changeRunningCap = register(Change{ID: "running-cap", Max: 1,
+		Where: "where a run first has maxRunning steps running and another ready",
+		What: "the next ready steps wait for a slot, in the order they became ready (before: all started, and past " +
+			"Temporal's 2,000 pending activities the workflow task failed on every attempt)"})
+	changeNullSafeCompare = register(Change{ID: "null-safe-compare", Max: 1,
+		Where: "where a condition the workflow evaluates (a next rule's when, end's success_when) first orders a null with <, <=, > or >=",
+		What:  "the ordering is false (before: the condition failed with expression_error; engine.WithNullSafeComparisons)"})
+	changeNullSafeMember = register(Change{ID: "null-safe-member", Max: 1,
+		Where: "where a condition the workflow evaluates (a next rule's when, end's success_when) first takes a field or an index of null",
+		What:  "it is null, as with ?. (before: the condition failed with expression_error; engine.WithNullSafeMembers)"})
+)
+
+// version asks which side of c this run takes: c.Max for a run that reached
+// this point after the change, workflow.DefaultVersion for one recorded
+// before it. An observer (ObserveVersions) hears the answer.
+func version(ctx workflow.Context, c *Change) workflow.Version {
+	v := workflow.GetVersion(ctx, c.ID, workflow.DefaultVersion, c.Max)
+	if observe := observer.Load(); observe != nil {
+		(*observe)(workflow.GetInfo(ctx).WorkflowExecution, c.ID, v)
+	}
+	return v
+}
+
+// observer is what ObserveVersions was given, nil when nothing observes.
+var observer atomic.Pointer[func(run workflow.Execution, change string, v workflow.Version)]
+
+// ObserveVersions calls f with every change's version a workflow in this
+// process asks (replays included), with the run that asked, until stop is
+// called: the replay corpus's test tells from it which side of each change
+// a history takes. f must not block; it decides nothing in the workflow.
+func ObserveVersions(f func(run workflow.Execution, change string, v workflow.Version)) (stop func()) {
+	observer.Store(&f)
+	return func() { observer.Store(nil) }
+}
+
+// maxRunning is how many steps a run keeps running at once: Temporal fails
+// a workflow task that would leave more than 2,000 activities (or child
+// workflows) pending, and a run's loops run their elements beside its
+// steps.
+const maxRunning = 1000
+
+// capsRunning tells whether this run caps its running steps; asked when
+// the cap is first reached, so runs below it record no marker.
+func (x *executor) capsRunning() bool {
+	if x.runningCap == nil {
+		v := version(x.ctx, changeRunningCap) >= 1
+		x.runningCap = &v
+	}
+	return *x.runningCap
+}
+
+// runOptions asks the versions the core's decisions depend on, for the
+// playbook and workload a run starts with.
+func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any) []engine.RunOption {
+	var opts []engine.RunOption
+	if spec.MergesDeep(pb.Workload, workload) &&
+		version(ctx, changeWorkloadDeepMerge) == workflow.DefaultVersion {
+		opts = append(opts, engine.WithShallowWorkload())
+	}
+	if pb.HasArcsOfBothKinds() &&
+		version(ctx, changeArcsPerKind) == workflow.DefaultVersion {
+		opts = append(opts, engine.WithFirstArcOnly())
+	}
+	opts = append(opts, engine.WithNullSafeComparisons(func() bool {
+		return version(ctx, changeNullSafeCompare) != workflow.DefaultVersion
+	}), engine.WithNullSafeMembers(func() bool {
+		return version(ctx, changeNullSafeMember) != workflow.DefaultVersion
+	}))
+	return opts
+}
+
+// childID is the workflow ID of a child the run starts: the run's own ID,
+// a `.`, then suffix (a step name, or a step's loop batch); legacy is the
+// suffix, after a `-`, of runs from before.
+func (x *executor) childID(ctx workflow.Context, suffix, legacy string) string {
+	if version(ctx, changeChildIDDot) == workflow.DefaultVersion {
+		return x.info.WorkflowExecution.ID + "-" + legacy
+	}
+	return x.info.WorkflowExecution.ID + "." + suffix
+}
+
+// detachEnd tells whether `end`'s tool and the webhook run in a disconnected
+// context whatever happens to the run; when so, it makes x.ctx one.
+func (x *executor) detachEnd() bool {
+	if x.endDetached == nil {
+		detached := version(x.ctx, changeEndDisconnected) >= 1
+		x.endDetached = &detached
+		if detached && x.ctx.Err() == nil {
+			x.ctx, _ = workflow.NewDisconnectedContext(x.ctx)
+		}
+	}
+	return *x.endDetached
+}
+
+// tooLarge says why v, about to be written to history as one payload,
+// cannot be (contract.CheckPayload). The version is asked only then, so
+// runs whose payloads fit record no marker, and a run that wrote such a
+// payload before the change (it fit Temporal's limit, not the budget)
+// replays as it ran.
+func (x *executor) tooLarge(what string, v any) *contract.StepError {
+	err := contract.CheckPayload(what, v)
+	if err == nil || version(x.ctx, changePayloadBudget) == workflow.DefaultVersion {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,246 @@
+package playbookwf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+)
+
+// newEnv is the SDK's test workflow environment with the generic workflow,
+// its loop batches and the real step activity (noop and shell steps run as
+// they would on a worker); the run's ID is "run".
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietlog.New())
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: LoopBatchWorkflowName})
+	env.RegisterWorkflowWithOptions(PlaybookLoop, workflow.RegisterOptions{Name: LoopWorkflowName})
+	logDir, err := os.MkdirTemp("", "playbookwf-test")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// A step whose activity the test environment cancelled may still be
+		// writing its logs for a moment.
+		require.Eventually(t, func() bool { return os.RemoveAll(logDir) == nil }, 10*time.Second, 100*time.Millisecond)
+	})
+	acts := &activities.Activities{LogDir: logDir}
+	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
+	env.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run"})
+	return env
+}
+
+// execute runs a playbook's text to its end and returns the aggregate,
+// whatever the outcome, and the workflow's error.
+func execute(t *testing.T, env *testsuite.TestWorkflowEnvironment, src string) (*contract.Aggregate, error) {
+	t.Helper()
+	env.ExecuteWorkflow(WorkflowName, Input{File: "t.yaml", BaseDir: t.TempDir(), Source: src})
+	require.True(t, env.IsWorkflowCompleted())
+	// The test environment hands details back as they were given.
+	var agg *contract.Aggregate
+	err := env.GetWorkflowError()
+	var appErr *temporal.ApplicationError
+	var canErr *temporal.CanceledError
+	switch {
+	case err == nil:
+		require.NoError(t, env.GetWorkflowResult(&agg))
+	case errors.As(err, &canErr):
+		require.NoError(t, canErr.Details(&agg))
+	case errors.As(err, &appErr) && appErr.Type() == FailedErrorType:
+		require.NoError(t, appErr.Details(&agg))
+	default:
+		t.Fatalf("the run ended without an aggregate: %v", err)
+	}
+	return agg, err
+}
+
+const endSleeps = `metadata: {name: t}
+workflow:
+  - {step: a, tool: {kind: noop, result: 1}}
+  - step: end
+    tool: {kind: shell, command: 'sleep 1; echo reported'}
+`
+
+// cancelWhenEndStarts cancels the run as soon as end's tool starts.
+func cancelWhenEndStarts(env *testsuite.TestWorkflowEnvironment) {
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityID == "end" {
+			env.CancelWorkflow()
+		}
+	})
+}
+
+func TestCancelDuringEndEndsCancelled(t *testing.T) {
+	env := newEnv(t)
+	cancelWhenEndStarts(env)
+	agg, err := execute(t, env, endSleeps)
+	var canErr *temporal.CanceledError
+	require.ErrorAs(t, err, &canErr, "the workflow ends Canceled")
+	require.Equal(t, contract.RunCancelled, agg.Status)
+	require.Equal(t, contract.StatusCompleted, agg.Steps["end"].Status, "end's tool finished in a disconnected context")
+	require.Equal(t, "reported\n", agg.Steps["end"].Result.(map[string]any)["stdout"])
+}
+
+// Runs from before the change keep their behaviour: the cancel reached
+// end's tool, which failed the run.
+func TestCancelDuringEndInOldRuns(t *testing.T) {
+	env := newEnv(t)
+	env.OnGetVersion(changeEndDisconnected.ID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	cancelWhenEndStarts(env)
+	agg, _ := execute(t, env, endSleeps)
+	require.Equal(t, contract.RunFailed, agg.Status)
+	require.Equal(t, contract.ErrCancelled, agg.Steps["end"].Error.Type)
+}
+
+// A loop longer than a batch runs batch after batch, each a child with
+// the ID <run>.<step>.batch-<n>; results come back in input order.
+func TestLongLoopRunsInItsDriver(t *testing.T) {
+	require.Equal(t, []string{"run.each.loop"}, longLoop(t, newEnv(t)))
+}
+
+// Runs from before the loop driver keep their batches.
+func TestLoopRunsInBatchesInRunsFromBefore(t *testing.T) {
+	env := newEnv(t)
+	env.OnGetVersion(changeLoopDriver.ID, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	require.Equal(t, []string{"run.each.batch-0", "run.each.batch-1"}, longLoop(t, env))
+}
+
+// longLoop runs a loop of a batch and 3 elements, checks its results, and
+// returns the child workflows it started.
+func longLoop(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
+	var mu sync.Mutex
+	var children []string
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		mu.Lock()
+		defer mu.Unlock()
+		children = append(children, info.WorkflowExecution.ID)
+	})
+	n := LoopBatchSize + 3
+	// The driver sees whole numbers where the run does (loop.index % an
+	// int workload default).
+	agg, err := execute(t, env, fmt.Sprintf(`metadata: {name: t}
+workload: {shards: 4}
+workflow:
+  - step: each
+    loop: {in: "1..%d", mode: parallel, max_in_flight: 50}
+    tool: {kind: shell, env: {I: "{{ item }}", S: "{{ loop.index %% workload.shards }}"}, command: 'echo $((I * 2))'}
+`, n))
+	require.NoError(t, err)
+	// Elements that run a process go to children; noop elements are
+	// decided in the workflow and need none.
+	results := agg.Steps["each"].Result.([]any)
+	require.Len(t, results, n)
+	for i, r := range results {
+		require.Equal(t, float64(2*(i+1)), r.(map[string]any)["json"], "element %d", i)
+	}
+	return children
+}
+
+// Under failure_mode cancel, a failed element cancels those in flight and
+// starts no more.
+func TestLoopCancelsOnFailure(t *testing.T) {
+	env := newEnv(t)
+	start := time.Now()
+	agg, _ := execute(t, env, `metadata: {name: t}
+failure_mode: cancel
+workflow:
+  - step: each
+    loop: {in: [0, 1, 2, 3, 4, 5], mode: parallel, max_in_flight: 3}
+    tool: {kind: shell, env: {I: "{{ item }}"}, command: 'if [ "$I" = 1 ]; then exit 1; fi; sleep 30'}
+`)
+	require.Less(t, time.Since(start), 20*time.Second, "the sleeping elements were cancelled")
+	each := agg.Steps["each"]
+	require.Equal(t, contract.StatusFailed, each.Status)
+	require.Equal(t, "element 2 of 6 (index 1) failed: exited with code 1", each.Error.Message)
+	require.Equal(t, 1, int(each.Error.Details.(map[string]any)["failed_elements"].(float64)))
+}
+
+// A step nobody classified within pending_timeout fails.
+func TestPendingTimeoutFailsTheStep(t *testing.T) {
+	env := newEnv(t)
+	agg, _ := execute(t, env, `metadata: {name: t}
+use_pending_failed: true
+pending_timeout: 1h
+workflow:
+  - {step: a, tool: {kind: shell, command: "exit 3"}}
+`)
+	require.Equal(t, contract.RunFailed, agg.Status)
+	a := agg.Steps["a"]
+	require.Equal(t, contract.StatusFailed, a.Status)
+	require.Equal(t, "exit_code", a.Error.Type)
+	require.Equal(t, 1, a.Attempts)
+}
+
+// A step's timeout, heartbeat_timeout and retry block become its
+// activity's timeouts and RetryPolicy.
+func TestActivityOptionsFromTheStep(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+failure_handlers:
+  - {name: h, rules: [{exit_codes: [3], max_retries: 6}]}
+workflow:
+  - step: full
+    desc: the whole block
+    timeout: 10m
+    heartbeat_timeout: 45s
+    retry: {max_attempts: 5, initial_delay: 2s, backoff_multiplier: 3, max_delay: 1m}
+    tool: {kind: shell, command: "true"}
+  - {step: bare, tool: {kind: shell, command: "true"}}
+  - {step: handled, failure_handler: h, retry: 2, tool: {kind: shell, command: "true"}}
+`))
+	require.NoError(t, err)
+	// What the workflow gives a step's activity today: the step's own
+	// attempts, plus room for lost_attempts (3 by default).
+	current := func(s *spec.Step) contract.StepInput {
+		return contract.StepInput{Lost: &contract.LostSpec{Attempts: s.LostAttempts}}
+	}
+	full := activityOptions(pb.Step("full"), current(pb.Step("full")))
+	require.Equal(t, "full", full.ActivityID)
+	require.Equal(t, "full: the whole block", full.Summary)
+	require.Equal(t, 10*time.Minute+timeoutGrace, full.StartToCloseTimeout, "the attempt's own timeout fires first")
+	require.Equal(t, 45*time.Second, full.HeartbeatTimeout)
+	require.Equal(t, &temporal.RetryPolicy{MaximumAttempts: 5 + 3, InitialInterval: 2 * time.Second, BackoffCoefficient: 3, MaximumInterval: time.Minute}, full.RetryPolicy, "its own 5 attempts and 3 lost ones")
+	require.True(t, full.WaitForCancellation)
+
+	bare := activityOptions(pb.Step("bare"), current(pb.Step("bare")))
+	require.Equal(t, noTimeout, bare.StartToCloseTimeout, "no timeout: as long as it heartbeats")
+	require.Equal(t, DefaultHeartbeatTimeout, bare.HeartbeatTimeout)
+	require.Equal(t, int32(1+3), bare.RetryPolicy.MaximumAttempts, "no retry block: one attempt of its own, and 3 lost ones")
+
+	handled := activityOptions(pb.Step("handled"), current(pb.Step("handled")))
+	require.Equal(t, int32(7+3), handled.RetryPolicy.MaximumAttempts, "a rule's max_retries + 1 when it allows more, and 3 lost ones")
+
+	old := activityOptions(pb.Step("bare"), contract.StepInput{})
+	require.Equal(t, int32(1), old.RetryPolicy.MaximumAttempts, "an input from before lost attempts were retried has no room for them")
+}
+
+// A lost worker (heartbeat timeout) and a server-enforced timeout map to
+// the step errors heartbeat_timeout and execution_timeout.
+func TestTimeoutsBecomeStepErrors(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: s, tool: {kind: shell, command: 'true'}}\n"))
+	require.NoError(t, err)
+	// Neither error carries a retry state, so outcomeOf asks no version of
+	// the (absent) workflow context.
+	o := outcomeOf(nil, temporal.NewHeartbeatTimeoutError(), pb.Step("s"), contract.StepInput{})
+	require.Equal(t, "heartbeat_timeout", o.Err.Type)
+	require.Equal(t, 1, o.Attempts)
+	require.Equal(t, contract.RecoveryNoHandler, o.Recovery)
+	o = outcomeOf(nil, temporal.NewTimeoutError(0, nil), pb.Step("s"), contract.StepInput{})
+	require.Equal(t, "execution_timeout", o.Err.Type)
+}

@@ -1,0 +1,182 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"playbook/interpreter/spec/expr"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (d *decoder) str(n *yaml.Node, what string, out *string) error {
+	if err := d.unquotedTemplate(n, what); err != nil {
+		return err
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return d.errf(n, "%s must be a string", what)
+	}
+	*out = n.Value
+	return nil
+}
+
+// expression reads an expression in scope: a string, compiled at once so
+// that a bad one is reported at its line.
+func (d *decoder) expression(n *yaml.Node, what string, scope expr.Scope, asBool bool, out **expr.Expr) error {
+	var src string
+	if err := d.str(n, what, &src); err != nil {
+		return err
+	}
+	e, err := expr.CompileExprAt(src, n.Line, scope, asBool)
+	if err != nil {
+		return d.errf(n, "%s: %v", what, err)
+	}
+	*out = e
+	return nil
+}
+
+func (d *decoder) boolean(n *yaml.Node, what string, out *bool) error {
+	if n.Kind != yaml.ScalarNode || n.Decode(out) != nil {
+		hint := ""
+		if v := strings.ToLower(n.Value); n.Kind == yaml.ScalarNode && (v == "true" || v == "false") {
+			hint = ": write true or false, unquoted"
+		}
+		return d.errf(n, "%s must be true or false, not %s%s", what, asWritten(n), hint)
+	}
+	if n.Tag != "!!bool" {
+		// yes, no, on, off, y, n, or quoted: read as YAML 1.1 read them,
+		// and accepted before; a submission writes true or false.
+		d.refuse(n, "%s must be true or false, not %s: write true or false, unquoted", what, asWritten(n))
+	}
+	return nil
+}
+
+func (d *decoder) integer(n *yaml.Node, what string, out *int) error {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(out) != nil {
+		return d.errf(n, "%s must be a whole number, not %q", what, n.Value)
+	}
+	return nil
+}
+
+// maxSeconds is the longest duration, in seconds.
+var maxSeconds = float64(math.MaxInt64 / int64(time.Second))
+
+// duration accepts Go durations ("1m30s", "500ms") or a number of seconds.
+func (d *decoder) duration(n *yaml.Node, what string, out *time.Duration) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!int" || n.Tag == "!!float" {
+			// A number of seconds; past about 292 years a duration overflows.
+			if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && secs >= 0 && secs < maxSeconds {
+				*out = time.Duration(secs * float64(time.Second))
+				return nil
+			}
+		} else if v, err := time.ParseDuration(n.Value); err == nil && v >= 0 {
+			*out = v
+			return nil
+		}
+	}
+	return d.errf(n, "%s: bad duration %q (write e.g. 30s, 10m, 1h30m)", what, n.Value)
+}
+
+// value decodes any YAML value into plain Go values (maps, lists, scalars).
+func (d *decoder) value(n *yaml.Node, what string) (any, error) {
+	if err := d.checkKeys(n, what); err != nil {
+		return nil, err
+	}
+	var v any
+	if err := d.unquotedTemplate(n, what); err != nil {
+		return nil, err
+	}
+	if err := n.Decode(&v); err != nil {
+		return nil, d.errf(n, "%s: %v", what, err)
+	}
+	if at, number, path := nonFinite(n, what); at != nil {
+		d.refuse(at, "%s must be a finite number, not %s", path, number)
+	}
+	return Normalize(v), nil
+}
+
+// nonFinite finds inside a value the first number JSON cannot carry
+// (.nan, .inf, -.inf): the node to report it at (an alias that names it is
+// where it is used), the number as written, and the path to it from what.
+// Such a number could never reach a step or a run's input, all of which
+// travel as JSON: the workflow would fail to send it on every attempt. It
+// is refused at submission; Parse keeps accepting it for the runs started
+// before.
+func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var f float64
+		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return n, n.Value, what
+		}
+	case yaml.AliasNode:
+		if found, number, path := nonFinite(n.Alias, what); found != nil {
+			return n, number, path
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			path := what + "." + n.Content[i].Value
+			if n.Content[i].ShortTag() == "!!merge" {
+				path = what
+			}
+			if at, number, path := nonFinite(n.Content[i+1], path); at != nil {
+				return at, number, path
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if at, number, path := nonFinite(c, fmt.Sprintf("%s[%d]", what, i)); at != nil {
+				return at, number, path
+			}
+		}
+	}
+	return nil, "", ""
+}
+
+// Normalize turns YAML's map[string]interface{} trees into map[string]any
+// with string keys, as JSON would have them.
+func Normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = Normalize(e)
+		}
+		return t
+	case map[any]any:
+		// Keys that read alike (1 and "1") are refused at submission; for
+		// runs that have them, the same one wins every time.
+		m := make(map[string]any, len(t))
+		for _, k := range sortedAnyKeys(t) {
+			m[fmt.Sprint(k)] = Normalize(t[k])
+		}
+		return m
+	case []any:
+		for i, e := range t {
+			t[i] = Normalize(e)
+		}
+		return t
+	}
+	return v
+}
+
+// sortedAnyKeys orders a YAML map's keys by their text, then their type, so
+// normalizing a map is the same every time.
+func sortedAnyKeys(m map[any]any) []any {
+	keys := make([]any, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := fmt.Sprint(keys[i]), fmt.Sprint(keys[j])
+		if a != b {
+			return a < b
+		}
+		return fmt.Sprintf("%T", keys[i]) < fmt.Sprintf("%T", keys[j])
+	})
+	return keys
+}
