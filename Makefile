@@ -45,10 +45,18 @@ docker-image:
 example:
 	$(GO) run ./cmd/playbook run playbooks/hello.yaml
 
+# go vet and gofmt; staticcheck; and Temporal's workflowcheck over the
+# generic workflow's call graph (interpreter/workflowcheck.yaml says which
+# library calls are deterministic, and why). Both checkers come from the
+# module proxy at the versions named here, outside go.mod.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+WORKFLOWCHECK ?= go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 vet:
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(WORKFLOWCHECK) -config interpreter/workflowcheck.yaml ./interpreter/playbookwf/...
 
 # Unit, end-to-end and replay tests. The first build compiles the Temporal
 # server (minutes on two cores); later runs take seconds to build. Installs
@@ -56,6 +64,7 @@ vet:
 test: vet
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 10m ./activities/ ./interpreter/... ./worker/
 
 # A real cluster on this machine (testsuite/cluster): PostgreSQL, Temporal's
 # own server built at go.mod's version, three workers, crashes on purpose.

@@ -27,12 +27,6 @@ func (c *beatCounter) RecordActivityHeartbeat(context.Context, []byte, ...any) e
 	return nil
 }
 
-func (c *beatCounter) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.beats)
-}
-
 // gaps are the gaps between a client's heartbeats.
 func (c *beatCounter) gaps() []time.Duration {
 	c.mu.Lock()

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"playbook/interpreter/spec"
 	"playbook/submit"
 
 	"go.yaml.in/yaml/v3"
@@ -275,4 +278,63 @@ func first(v any) any {
 		return l[0]
 	}
 	return nil
+}
+
+// GETTING_STARTED.md's page on the language names every tool kind, as
+// `kind` in backquotes: a new kind is not left out of the first page a
+// newcomer reads.
+func TestGettingStartedNamesEveryKind(t *testing.T) {
+	b, err := os.ReadFile("GETTING_STARTED.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range spec.ToolKinds() {
+		if !strings.Contains(string(b), "`"+kind+"`") {
+			t.Errorf("GETTING_STARTED.md does not name the tool kind %q", kind)
+		}
+	}
+}
+
+// ARCHITECTURE.md's tables of packages name every package `go list` finds
+// (a row starts with the package's directory in backquotes), and no row
+// names a package that is gone.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "playbook/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel != "." {
+			rel += "/"
+		}
+		listed[rel] = true
+	}
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)`")
+	documented := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
+		documented[m[1]] = true
+	}
+	for dir := range listed {
+		if !documented[dir] {
+			t.Errorf("ARCHITECTURE.md has no row for the package in %s", dir)
+		}
+	}
+	for dir := range documented {
+		if (dir == "." || strings.HasSuffix(dir, "/")) && !listed[dir] {
+			t.Errorf("ARCHITECTURE.md has a row for %s, which holds no package", dir)
+		}
+	}
 }

@@ -53,9 +53,12 @@ func TestGraphIsWellFormedMermaid(t *testing.T) {
 	}
 }
 
-// Mermaid's own parser accepts every graph. It runs where node and npm are
-// installed (the packages are fetched once into the user's cache).
+// Mermaid's own parser accepts every graph. It reaches the npm registry,
+// so it runs only when asked (PLAYBOOK_TEST_NPM=1, as .ci/run does) where
+// node and npm are installed (the packages are fetched once into the
+// user's cache).
 func TestGraphParsesWithMermaid(t *testing.T) {
+	needNPM(t)
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("no node on this machine")
 	}
@@ -74,8 +77,9 @@ func TestGraphParsesWithMermaid(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid")); err != nil {
 		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--silent")
 		install.Dir = dir
-		out, err := install.CombinedOutput()
-		require.NoError(t, err, "npm install mermaid: %s", out)
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Skipf("cannot install mermaid from the npm registry (offline?): %v\n%s", err, out)
+		}
 	}
 	files := []string{}
 	tmp := t.TempDir()

@@ -3,71 +3,11 @@ package testsuite
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
-
-// The core's layers, lowest first: each may import the ones below it and
-// no other package of playbook's. None imports the Temporal SDK
-// (determinism follows from the core being a plain function of its
-// inputs), reads files, runs processes or looks up the host's time zones:
-// everything stricter than the workflow's re-parse, and all IO, is in
-// playbook/submit, which the workflow cannot import
-// (TestWorkflowAdapterImportsOnlyCoreAndSDK).
-var coreLayers = []string{"playbook/interpreter/spec/expr", "playbook/interpreter/spec", "playbook/interpreter/contract", "playbook/interpreter/engine"}
-
-func TestCoreLayersImportOnlyWhatIsBelowThem(t *testing.T) {
-	for i, pkg := range coreLayers {
-		below := coreLayers[:i]
-		for _, dep := range goList(t, "-deps", pkg) {
-			require.False(t, strings.HasPrefix(dep, "go.temporal.io/"), "%s depends on %s: the core never reaches Temporal", pkg, dep)
-			if strings.HasPrefix(dep, "playbook/") && dep != pkg {
-				require.Contains(t, below, dep, "%s depends on %s: a layer may use only the layers below it (%s)", pkg, dep, strings.Join(below, ", "))
-			}
-		}
-		for _, imp := range goList(t, "-f", `{{join .Imports "\n"}}`, pkg) {
-			require.NotContains(t, []string{"os", "os/exec", "io/fs", "io/ioutil", "net/http", "syscall"}, imp, "%s imports %s: IO belongs in playbook/submit", pkg, imp)
-			if pkg == "playbook/interpreter/spec/expr" && strings.Contains(imp, ".") {
-				require.True(t, strings.HasPrefix(imp, "github.com/expr-lang/expr"), "%s imports %s: expressions use expr-lang only", pkg, imp)
-			}
-		}
-		dir := filepath.Join("..", strings.TrimPrefix(pkg, "playbook/"))
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		require.NoError(t, err)
-		require.NotEmpty(t, files, dir)
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			require.NoError(t, err)
-			require.NotContains(t, string(b), "time.LoadLocation", "%s looks up the host's time zones: that is playbook/submit's", f)
-		}
-	}
-}
-
-// The workflow adapter depends on the core and on the SDK's workflow side
-// only: never on the submission's checks (playbook/submit) nor on the
-// activities (processes, HTTP, randomness), whose data it shares through
-// playbook/contract.
-func TestWorkflowAdapterImportsOnlyCoreAndSDK(t *testing.T) {
-	const adapter = "playbook/interpreter/playbookwf"
-	for _, dep := range goList(t, "-deps", adapter) {
-		require.False(t, strings.HasPrefix(dep, "playbook/") && dep != adapter && !slices.Contains(coreLayers, dep),
-			"%s depends on %s (the workflow may reach the core only: never the submission's checks, playbook/submit)", adapter, dep)
-	}
-	// enums/v1 holds the retry states and timeout types the temporal
-	// package's errors report.
-	allowed := map[string]bool{"go.temporal.io/sdk/workflow": true, "go.temporal.io/sdk/temporal": true, "go.temporal.io/api/enums/v1": true}
-	imports := goList(t, "-f", `{{join .Imports "\n"}}`, adapter)
-	require.Contains(t, imports, "go.temporal.io/sdk/workflow")
-	for _, imp := range imports {
-		if strings.HasPrefix(imp, "go.temporal.io/") {
-			require.True(t, allowed[imp], "%s imports %s: only the SDK's workflow and temporal packages", adapter, imp)
-		}
-	}
-}
 
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()

@@ -64,6 +64,7 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 	out := *agg
 	out.Steps = make(map[string]*StepState, len(agg.Steps))
 	var parts []aggregatePart
+	//workflowcheck:ignore order-free: copies every step; the parts are sorted below
 	for name, st := range agg.Steps {
 		c := *st
 		if st.Error != nil {
@@ -111,6 +112,7 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 		return &out
 	}
 	out.StepsCompacted = true
+	//workflowcheck:ignore order-free: sets each step alike
 	for _, st := range out.Steps {
 		if routine(st.Status) {
 			*st = StepState{Status: st.Status, Attempts: st.Attempts}
@@ -120,6 +122,7 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 		return &out
 	}
 	// Still over: the routine steps are left out, and counted.
+	//workflowcheck:ignore order-free: deletes by a rule of each step alone
 	for name, st := range out.Steps {
 		if routine(st.Status) && name != spec.EndStep {
 			delete(out.Steps, name)
@@ -131,6 +134,7 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 	}
 	// Thousands of failed steps: their errors keep a line of message, and
 	// the list of failed steps its first thousand (the count stays true).
+	//workflowcheck:ignore order-free: sets each step alike
 	for _, st := range out.Steps {
 		st.AttemptErrors = nil
 		if st.Error != nil {
@@ -148,6 +152,7 @@ func BoundAggregate(agg *Aggregate, budget int, fullIn func(step, field string) 
 	for _, name := range out.FailedSteps[:min(100, len(out.FailedSteps))] {
 		keep[name] = true
 	}
+	//workflowcheck:ignore order-free: deletes by a rule of each step alone
 	for name := range out.Steps {
 		if !keep[name] {
 			delete(out.Steps, name)

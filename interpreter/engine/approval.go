@@ -70,6 +70,7 @@ func (r *Run) Approvals() []WaitingApproval {
 		if w.Inputs == nil {
 			w.Inputs = map[string]any{}
 		}
+		//workflowcheck:ignore order-free: fills a map
 		for k, v := range w.Inputs {
 			w.Types[k] = spec.InputType(v)
 		}

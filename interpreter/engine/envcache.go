@@ -28,6 +28,7 @@ type stepSeen struct {
 func (r *Run) stepsEnv() map[string]any {
 	c := &r.envCache
 	var changed []string
+	//workflowcheck:ignore order-free: collects the changed steps, each set by name below
 	for name, st := range r.states {
 		if s, ok := c.seen[name]; !ok || s != (stepSeen{st.Status, st.Attempts, st.Error}) {
 			changed = append(changed, name)

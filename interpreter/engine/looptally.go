@@ -145,6 +145,7 @@ func (t *LoopTally) Outcome(fullIn string) contract.Outcome {
 		o.Result = expr.Truncated(t.ResultBytes+1, LoopResultBudget, fullIn)
 	default:
 		results := make([]any, t.Total)
+		//workflowcheck:ignore order-free: places each result at its index
 		for i, v := range t.Results {
 			results[i] = v
 		}
@@ -172,6 +173,7 @@ func DriverScope(pb *spec.Playbook, scope, overrides map[string]any) map[string]
 	out := maps.Clone(scope)
 	out["workload"] = spec.MergeWorkload(pb.Workload, overrides)
 	steps := map[string]any{}
+	//workflowcheck:ignore order-free: fills a map
 	for name, v := range stepsOf(scope) {
 		if entry, ok := v.(map[string]any); ok {
 			if n, ok := entry["attempts"].(float64); ok {

@@ -89,9 +89,11 @@ func NewRun(pb *spec.Playbook, workload map[string]any, executionID string, now 
 	r.workload = spec.MergeWorkload(pb.Workload, workload)
 	if r.shallowWorkload {
 		r.workload = make(map[string]any, len(pb.Workload)+len(workload))
+		//workflowcheck:ignore order-free: fills a map
 		for k, v := range pb.Workload {
 			r.workload[k] = v
 		}
+		//workflowcheck:ignore order-free: fills a map
 		for k, v := range workload {
 			r.workload[k] = v
 		}

@@ -173,7 +173,3 @@ func (d *decoder) fields(n *yaml.Node, what string, handlers keys) error {
 	}
 	return errs.Err()
 }
-
-func (d *decoder) notYet(key string) func(v *yaml.Node) error {
-	return func(v *yaml.Node) error { return d.errf(v, "%s is not supported yet", key) }
-}

@@ -382,13 +382,13 @@ func ConvertInputs(declared map[string]any, types map[string]string, given map[s
 
 // describeValue says what a value is, for an error.
 func describeValue(v any) string {
-	switch v.(type) {
+	switch v := v.(type) {
 	case nil:
 		return "null"
 	case string:
-		return strconv.Quote(v.(string))
+		return strconv.Quote(v)
 	case float64:
-		return strconv.FormatFloat(v.(float64), 'f', -1, 64)
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	case []any:
 		return "a list"
 	case map[string]any:

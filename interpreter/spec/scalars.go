@@ -143,6 +143,7 @@ func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
 func Normalize(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
+		//workflowcheck:ignore order-free: normalizes each value in place
 		for k, e := range t {
 			t[k] = Normalize(e)
 		}
@@ -168,6 +169,7 @@ func Normalize(v any) any {
 // normalizing a map is the same every time.
 func sortedAnyKeys(m map[any]any) []any {
 	keys := make([]any, 0, len(m))
+	//workflowcheck:ignore order-free: the keys are sorted below
 	for k := range m {
 		keys = append(keys, k)
 	}

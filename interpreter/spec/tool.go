@@ -22,6 +22,7 @@ func (t *Tool) SecretFields() map[string]string {
 	var out map[string]string
 	for _, key := range []string{"env", "headers"} {
 		fields, _ := t.Spec[key].(map[string]any)
+		//workflowcheck:ignore order-free: fills a map
 		for name, v := range fields {
 			if secret, ok := SecretRef(v); ok {
 				if out == nil {

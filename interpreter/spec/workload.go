@@ -5,9 +5,11 @@ package spec
 // (a list, a scalar, null) replaces the default. Neither argument changes.
 func MergeWorkload(defaults, overrides map[string]any) map[string]any {
 	out := make(map[string]any, len(defaults)+len(overrides))
+	//workflowcheck:ignore order-free: fills a map
 	for k, v := range defaults {
 		out[k] = v
 	}
+	//workflowcheck:ignore order-free: sets each key alike
 	for k, v := range overrides {
 		over, isMap := v.(map[string]any)
 		def, defIsMap := out[k].(map[string]any)
@@ -23,6 +25,7 @@ func MergeWorkload(defaults, overrides map[string]any) map[string]any {
 // another workload than replacing them key by key: whether some override is
 // a map given for a map.
 func MergesDeep(defaults, overrides map[string]any) bool {
+	//workflowcheck:ignore order-free: whether any key merges: the same answer in any order
 	for k, v := range overrides {
 		_, isMap := v.(map[string]any)
 		_, defIsMap := defaults[k].(map[string]any)

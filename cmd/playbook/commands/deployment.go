@@ -29,13 +29,19 @@ func (a *app) deploymentSetCurrentCommand() *cobra.Command {
 		Args:  noArgs,
 		RunE: a.connected(func(c *call, conn *connection) error {
 			h := conn.client.WorkerDeploymentClient().GetHandle(name)
-			resp, err := h.SetCurrentVersion(c.ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID})
+			// The version it replaces is read first, and the change is
+			// made only if nothing changed the deployment in between (its
+			// conflict token).
+			desc, err := h.Describe(c.ctx, client.WorkerDeploymentDescribeOptions{})
 			if err != nil {
 				return err
 			}
 			was := "none"
-			if v := resp.PreviousVersion; v != nil {
+			if v := desc.Info.RoutingConfig.CurrentVersion; v != nil {
 				was = v.BuildID
+			}
+			if _, err := h.SetCurrentVersion(c.ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID, ConflictToken: desc.ConflictToken}); err != nil {
+				return err
 			}
 			fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s). New runs start on it; pinned runs stay on the version that started them.\n", name, buildID, was)
 			return nil

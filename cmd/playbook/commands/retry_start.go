@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -229,9 +227,3 @@ func decisionLines(plan *engine.ReusePlan) []string {
 	return out
 }
 
-// joinSorted lists names, sorted, comma-separated.
-func joinSorted(names []string) string {
-	s := slices.Clone(names)
-	slices.Sort(s)
-	return strings.Join(s, ", ")
-}
