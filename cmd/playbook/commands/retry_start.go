@@ -226,4 +226,3 @@ func decisionLines(plan *engine.ReusePlan) []string {
 	}
 	return out
 }
-
