@@ -61,8 +61,6 @@ type executor struct {
 	// whether the run yields (a run from before does not).
 	paced            int
 	yields, noYields bool
-	// runningCap is the running-cap version, once asked.
-	runningCap *bool
 	// deadline is the run's (nil: none), which its sub-playbooks inherit.
 	deadline *contract.Deadline
 	// cleanupCtx is where cleanup steps (on_cancel: run) start: a context

@@ -132,15 +132,10 @@ func ObserveVersions(f func(run workflow.Execution, change string, v workflow.Ve
 // steps.
 const maxRunning = 1000
 
-// capsRunning tells whether this run caps its running steps; asked when
-// the cap is first reached, so runs below it record no marker.
-func (x *executor) capsRunning() bool {
-	if x.runningCap == nil {
-		v := version(x.ctx, changeRunningCap) >= 1
-		x.runningCap = &v
-	}
-	return *x.runningCap
-}
+// capsRunning tells whether this run caps its running steps; engine.Slots
+// asks it once, when the cap is first reached, so runs below it record no
+// marker.
+func (x *executor) capsRunning() bool { return version(x.ctx, changeRunningCap) >= 1 }
 
 // runOptions asks the versions the core's decisions depend on, for the
 // playbook and workload a run starts with.

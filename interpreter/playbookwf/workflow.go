@@ -5,7 +5,6 @@ package playbookwf
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -182,80 +181,9 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 		return nil, err
 	}
 	watchDeadline(ctx, sel, run, deadline)
-	pendingGen := map[string]int{}
-	running := 0
-	// queued are ready steps waiting for one of the maxRunning slots.
-	var queued []*spec.Step
-	for {
-		for started := true; started; {
-			var ready []*spec.Step
-			for len(queued) > 0 && running < maxRunning {
-				s := queued[0]
-				queued = queued[1:]
-				if !run.Withdraw(s) {
-					ready = append(ready, s)
-				}
-			}
-			fresh := run.Ready()
-			ready = append(ready, fresh...)
-			started = len(fresh) > 0
-			for _, s := range ready {
-				x.pace()
-				if s.Tool == nil {
-					run.Complete(s.Name, nil, 0)
-					continue
-				}
-				if running >= maxRunning && x.capsRunning() {
-					queued = append(queued, s)
-					continue
-				}
-				f, err := x.start(s)
-				if err != nil {
-					run.Fail(s.Name, err, 0)
-					continue
-				}
-				running++
-				sel.AddFuture(f, func(f workflow.Future) {
-					running--
-					x.settle(s, f)
-					if run.State(s.Name).Status == contract.StatusPendingFailed && pb.PendingTimeout > 0 {
-						pendingGen[s.Name]++
-						gen := pendingGen[s.Name]
-						timer := workflow.NewTimerWithOptions(ctx, pb.PendingTimeout, workflow.TimerOptions{Summary: "pending_timeout " + s.Name})
-						sel.AddFuture(timer, func(workflow.Future) {
-							if pendingGen[s.Name] == gen && run.State(s.Name).Status == contract.StatusPendingFailed {
-								_ = run.Classify(s.Name, engine.ClassifyFail, "pending_timeout", "")
-							}
-						})
-					}
-				})
-			}
-		}
-		for _, name := range run.ToCancel() {
-			if cancel := x.cancels[name]; cancel != nil {
-				cancel()
-				continue
-			}
-			// Still waiting for a slot: it never started.
-			queued = slices.DeleteFunc(queued, func(s *spec.Step) bool { return s.Name == name })
-			run.Settle(name, contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "cancelled before it started"}})
-		}
-		if run.EndReady() {
-			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
-			break
-		}
-		if running == 0 && len(run.Pending()) == 0 {
-			return nil, temporal.NewNonRetryableApplicationError("interpreter stalled: steps pending with nothing running: "+strings.Join(run.Running(), ","), "InterpreterError", nil)
-		}
-		x.pace()
-		// The step table is rendered when the workflow is about to wait, not
-		// after each step that settled without waiting (noop steps).
-		if !sel.HasPending() {
-			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
-		}
-		sel.Select(ctx)
+	if err := x.drive(ctx, sel); err != nil {
+		return nil, err
 	}
-
 	if ctx.Err() != nil {
 		// The run was cancelled: `end` and the webhook still run, outside
 		// the cancelled context.
@@ -353,4 +281,55 @@ func parseFrozen(in Input) *spec.Playbook {
 		panic(fmt.Sprintf("this worker cannot parse the run's playbook (submitted by a newer playbook? upgrade this worker): %v", err))
 	}
 	return pb
+}
+
+// drive runs the steps until `end` is ready: it starts what the engine's
+// slots admit (engine.Slots: the policy is the engine's), settles what
+// ends, cancels what the engine says to, and otherwise waits on sel (step
+// futures, timers, signals, cancellation).
+func (x *executor) drive(ctx workflow.Context, sel *waitSet) error {
+	run := x.run
+	slots := run.NewSlots(maxRunning, x.capsRunning)
+	for {
+		for fresh := true; fresh; {
+			var ready []*spec.Step
+			ready, fresh = slots.Ready()
+			for _, s := range ready {
+				x.pace()
+				if !slots.Admit(s) {
+					continue
+				}
+				f, err := x.start(s)
+				if err != nil {
+					run.Fail(s.Name, err, 0)
+					continue
+				}
+				slots.Started()
+				sel.AddFuture(f, func(f workflow.Future) {
+					x.settle(s, f)
+					if spell, ok := slots.Ended(s.Name); ok {
+						timer := workflow.NewTimerWithOptions(ctx, run.Playbook().PendingTimeout, workflow.TimerOptions{Summary: "pending_timeout " + s.Name})
+						sel.AddFuture(timer, func(workflow.Future) { slots.PendingTimedOut(s.Name, spell) })
+					}
+				})
+			}
+		}
+		for _, name := range slots.ToCancel(func(name string) bool { return x.cancels[name] != nil }) {
+			x.cancels[name]()
+		}
+		if run.EndReady() {
+			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+			return nil
+		}
+		if err := slots.Stalled(); err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), "InterpreterError", nil)
+		}
+		x.pace()
+		// The step table is rendered when the workflow is about to wait, not
+		// after each step that settled without waiting (noop steps).
+		if !sel.HasPending() {
+			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+		}
+		sel.Select(ctx)
+	}
 }
