@@ -41,7 +41,9 @@ func TestSettlingALongChain(t *testing.T) {
 	took := time.Since(start)
 	require.Len(t, order, 5_000)
 	require.Equal(t, "step_4999", order[4_999])
-	require.Less(t, took, time.Second, "a wide margin over the milliseconds it takes")
+	if !raceDetector {
+		require.Less(t, took, time.Second, "a wide margin over the milliseconds it takes")
+	}
 }
 
 // BenchmarkSettleChain times a run of a chain of 5,000 steps settled one
