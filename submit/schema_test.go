@@ -177,7 +177,6 @@ var schemaCannotExpress = map[string]string{
 	"bad_yaml.yaml":                    "not YAML at all: there is no instance to validate",
 	"bad_template.yaml":                "a template's expression does not compile",
 	"bad_when_expression.yaml":         "an expression does not compile",
-	"http_retry_unguarded_status.yaml": "whether an expression tests status_code against nil is in the expression's text",
 	"cycle.yaml":                       "the step graph has a cycle",
 	"duplicate_key.yaml":               "a key given twice is lost when YAML becomes the instance",
 	"duplicate_step.yaml":              "step names are values, and unique values of a property are beyond JSON Schema",

@@ -1,0 +1,81 @@
+package testsuite
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter/contract"
+)
+
+// The retry_when a user writes first, `status_code >= 500 and status_code
+// < 600`, validates (with a warning line on stderr: a request that got no
+// answer is not retried) and retries a 503 until the service answers.
+func TestNaturalRetryWhenRetriesServerErrors(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "playbooks", "http.yaml"))
+	require.NoError(t, err)
+	guarded := `retry_when: "status_code == nil or status_code >= 500"`
+	require.Contains(t, string(src), guarded)
+	file := writePlaybook(t, t.TempDir(), "http.yaml", strings.Replace(string(src), guarded, `retry_when: "status_code >= 500 and status_code < 600"`, 1))
+
+	code, out, errOut := cli(t, "validate", file)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, file+": ok (http-call, 2 steps)\n", out)
+	require.Equal(t, file+`:19: step "post": warning: retry.retry_when: "status_code >= 500 and status_code < 600": status_code is null when the request got no answer (connection refused, a timeout), so such an attempt is not retried; write "status_code == nil or status_code >= 500 and status_code < 600" to include it`+"\n", errOut)
+
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id": 7}`))
+	}))
+	defer srv.Close()
+	code, out, errOut = cli(t, "run", "--address", server.Address, "--json", "--set", "url="+srv.URL, file)
+	var agg contract.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg), errOut)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, 3, agg.Steps["post"].Attempts, "503, 503, then 201")
+	require.Equal(t, "order 7 accepted", agg.Steps["confirm"].Result)
+	require.Contains(t, errOut, `warning: retry.retry_when`)
+	replay(t, "", agg.WorkflowID, agg.RunID)
+}
+
+// One validate tells every mistake of a file: an unknown tool key and, in
+// the same step, a next naming no step; a string ordered against a number;
+// a loop over a number. Four lines, exit 2.
+func TestValidateTellsFourMistakesInOnePass(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "four.yaml", `metadata: {name: four}
+workload: {count: 3, name: x}
+workflow:
+  - step: fetch
+    tool: {kind: shell, command: "echo hi", timeout_s: 5}
+    next: trasnform
+  - step: compare
+    tool: {kind: noop, result: 1}
+    next:
+      - when: "workload.name > 2"
+        then: [each]
+  - step: each
+    loop: {in: "workload.count"}
+    tool: {kind: noop, result: "{{ item }}"}
+`)
+	code, out, errOut := cli(t, "validate", file)
+	require.Equal(t, 2, code)
+	require.Empty(t, out)
+	require.Equal(t, file+`:5: step "fetch": unknown key "timeout_s" in shell tool (known: command, env, kind, workdir)
+`+file+`:6: step "fetch": next names unknown step "trasnform"
+`+file+`:10: step "compare": when: "workload.name > 2": invalid operation: > (mismatched types string and int) (1:15)
+`+file+`:13: step "each": loop.in: "workload.count": gives a number (int), not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)
+`, errOut)
+}
