@@ -42,7 +42,8 @@ func TestCoreLayersImportOnlyWhatIsBelowThem(t *testing.T) {
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			require.NoError(t, err)
-			require.NotContains(t, string(b), "time.LoadLocation", "%s looks up the host's time zones: that is playbook/submit's", f)
+			// time.LoadLocationFromTZData reads the bytes it is given.
+			require.NotRegexp(t, `time\.LoadLocation\(`, string(b), "%s looks up the host's time zones: that is playbook/submit's", f)
 		}
 	}
 }

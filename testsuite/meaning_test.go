@@ -79,3 +79,32 @@ workflow:
 `+file+`:13: step "each": loop.in: "workload.count": gives a number (int), not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)
 `, errOut)
 }
+
+// A zone an expression names comes from playbook's own tz database; the
+// worker's own zone, "Local" given as an input, is refused when the
+// expression is evaluated: the step fails and says why.
+func TestTimeZonesAreNeverTheWorkers(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "zones.yaml", `metadata: {name: zones-local}
+workload: {tz: Europe/Paris}
+workflow:
+  - step: noon
+    tool: {kind: noop, result: "{{ date('2026-07-01 12:00', '2006-01-02 15:04', workload.tz).UTC().Format('15:04') }}"}
+`)
+	for _, tc := range []struct{ tz, status, result, err string }{
+		{"Europe/Paris", "completed", "10:00", ""},
+		{"Local", "failed", "", `time zone "Local" is the zone of whichever worker evaluates it: name one, such as "UTC" or "Europe/Paris"`},
+	} {
+		code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--set", "tz="+tc.tz, file)
+		var agg contract.Aggregate
+		require.NoError(t, json.Unmarshal([]byte(out), &agg), errOut)
+		require.Equal(t, exitCodeFor(tc.status), code, errOut)
+		require.Equal(t, tc.status, agg.Status, tc.tz)
+		noon := agg.Steps["noon"]
+		if tc.err == "" {
+			require.Equal(t, tc.result, noon.Result)
+		} else {
+			require.Contains(t, noon.Error.Message, tc.err)
+		}
+		replay(t, "", agg.WorkflowID, agg.RunID)
+	}
+}

@@ -84,6 +84,8 @@ type Playbook struct {
 	// brokenHandlers, brokenWorkload: the section did not decode; the
 	// checks that read it say nothing of what it lacks.
 	brokenHandlers, brokenWorkload bool
+	// zonesOnHost: see LookUpZonesOnHost.
+	zonesOnHost func() bool
 	// lines holds the lines of keys checked after decoding ("workflow",
 	// "notify.on_failure"), for ParseStrict's errors.
 	lines map[string]int

@@ -275,3 +275,24 @@ func (p *Playbook) Downstream(name string) []string {
 	}
 	return out
 }
+
+// LookUpZonesOnHost makes every expression and template of the playbook
+// that reads time zones ask onHost whether it looks them up on the host,
+// as runs did before embedded zones (expr.Expr.LookUpZonesOnHost); a
+// template made later, a webhook's, asks through ZonesOnHost.
+func (p *Playbook) LookUpZonesOnHost(onHost func() bool) {
+	p.zonesOnHost = onHost
+	for _, s := range p.Steps {
+		for _, e := range exprsOf(s) {
+			e.LookUpZonesOnHost(onHost)
+		}
+	}
+	for _, t := range p.templates {
+		for _, e := range t.Exprs() {
+			e.LookUpZonesOnHost(onHost)
+		}
+	}
+}
+
+// ZonesOnHost is what LookUpZonesOnHost was given, nil when nothing was.
+func (p *Playbook) ZonesOnHost() func() bool { return p.zonesOnHost }
