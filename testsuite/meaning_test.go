@@ -108,3 +108,34 @@ workflow:
 		replay(t, "", agg.WorkflowID, agg.RunID)
 	}
 }
+
+// A wait until a time no timer reaches is refused: written in the file at
+// validation, built by a template when the step starts (it fails, and
+// says why, instead of waiting a saturated 292 years).
+func TestWaitUntilATimeNoTimerReaches(t *testing.T) {
+	dir := t.TempDir()
+	literal := writePlaybook(t, dir, "literal.yaml", `metadata: {name: wait-far}
+workflow:
+  - step: far
+    tool: {kind: wait, until: "9999-12-31T23:59:59Z"}
+`)
+	code, _, errOut := cli(t, "validate", literal)
+	require.Equal(t, 2, code)
+	require.Equal(t, literal+`:4: step "far": wait tool: until "9999-12-31T23:59:59Z" is past the last time a timer can reach (2262-04-11T23:47:16Z)`+"\n", errOut)
+
+	templated := writePlaybook(t, dir, "templated.yaml", `metadata: {name: wait-far}
+workload: {until: "2026-01-01T00:00:00Z"}
+workflow:
+  - step: far
+    tool: {kind: wait, until: "{{ workload.until }}"}
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--set", "until=9999-12-31T23:59:59Z", templated)
+	var agg contract.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg), errOut)
+	require.Equal(t, 1, code, errOut)
+	far := agg.Steps["far"]
+	require.Equal(t, contract.StatusFailed, far.Status)
+	require.Equal(t, "tool_error", far.Error.Type)
+	require.Equal(t, `until "9999-12-31T23:59:59Z" is past the last time a timer can reach (2262-04-11T23:47:16Z)`, far.Error.Message)
+	replay(t, "", agg.WorkflowID, agg.RunID)
+}
