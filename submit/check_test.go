@@ -1,8 +1,10 @@
 package submit
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"playbook/interpreter/spec"
@@ -470,4 +472,25 @@ workflow:
 			require.Equal(t, []string{tc.want}, pb.Warnings, tc.retry)
 		}
 	}
+}
+
+// One problem, one line: a wait's duration of .nan is told by the field,
+// not again as a number JSON cannot carry; aliases that expand past the
+// bound are told once, not again by YAML's decoder where they are used.
+func TestOneProblemOneLine(t *testing.T) {
+	_, err := ParseStrict("n.yaml", []byte(`metadata: {name: n}
+workflow:
+  - step: w
+    tool: {kind: wait, duration: .nan}
+`), "")
+	require.EqualError(t, err, `n.yaml:4: step "w": tool duration: bad duration NaN (write e.g. 30s, 10m, 1h30m)`)
+
+	var b strings.Builder
+	b.WriteString("metadata: {name: b}\nx-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for c := 'b'; c <= 'i'; c++ {
+		fmt.Fprintf(&b, "x-%c: &%c [%s]\n", c, c, strings.TrimSuffix(strings.Repeat("*"+string(c-1)+", ", 9), ", "))
+	}
+	b.WriteString("workflow:\n  - step: w\n    tool: {kind: noop, result: *i}\n")
+	_, err = ParseStrict("b.yaml", []byte(b.String()), "")
+	require.EqualError(t, err, `b.yaml:6: the file's aliases expand to more than 50000 values: use fewer aliases of aliases`)
 }

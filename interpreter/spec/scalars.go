@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,6 +93,11 @@ func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 		return nil, err
 	}
 	if err := n.Decode(&v); err != nil {
+		if d.aliasBomb != nil && strings.Contains(err.Error(), "excessive aliasing") {
+			// One problem, one line: the refusal becomes the error.
+			d.submitErrs = slices.DeleteFunc(d.submitErrs, func(e error) bool { return e == d.aliasBomb })
+			return nil, d.aliasBomb
+		}
 		return nil, d.errf(n, "%s: %v", what, err)
 	}
 	if at, number, path := nonFinite(n, what); at != nil {
