@@ -139,3 +139,29 @@ workflow:
 	require.Equal(t, `until "9999-12-31T23:59:59Z" is past the last time a timer can reach (2262-04-11T23:47:16Z)`, far.Error.Message)
 	replay(t, "", agg.WorkflowID, agg.RunID)
 }
+
+// --logical-time takes a date as its midnight UTC; the zero time, which a
+// flag not given holds, is refused rather than taken as "now"; anything
+// else says what to give.
+func TestLogicalTimeFlagSaysWhatItTakes(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "lt.yaml", `metadata: {name: logical}
+workflow:
+  - step: when
+    tool: {kind: noop, result: "{{ run.logical_time }}"}
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--logical-time", "2026-03-01", file)
+	var agg contract.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg), errOut)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "2026-03-01T00:00:00Z", agg.Steps["when"].Result)
+
+	for value, want := range map[string]string{
+		"0001-01-01T00:00:00Z": `run: invalid argument "0001-01-01T00:00:00Z" for "--logical-time" flag: 0001-01-01T00:00:00Z is the zero time, which stands for no time given: give the time itself (see ` + "`playbook run --help`)\n",
+		"yesterday":            `run: invalid argument "yesterday" for "--logical-time" flag: give RFC 3339, e.g. 2026-03-01T00:00:00Z, or a date, 2026-03-01 (midnight UTC) (see ` + "`playbook run --help`)\n",
+	} {
+		code, out, errOut := cli(t, "run", "--address", server.Address, "--json", "--logical-time", value, file)
+		require.Equal(t, 2, code, value)
+		require.Empty(t, out)
+		require.Equal(t, want, errOut)
+	}
+}
