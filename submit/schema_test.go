@@ -198,6 +198,7 @@ var schemaCannotExpress = map[string]string{
 	"dashed_step_read.yaml":           "an expression does not compile",
 	"not_utf8.yaml":                   "not YAML at all: there is no instance to validate",
 	"wait_until_unreachable.yaml":     "a time past a bound, in a string the schema allows",
+	"yaml_tag.yaml":                   "a YAML tag is not in the instance a schema sees",
 	"nul_byte.yaml":                   "not YAML at all: there is no instance to validate",
 	"misspelt_step_read.yaml":         "a step name that no step has",
 	"retry_when_not_bool.yaml":        "the type an expression gives",
