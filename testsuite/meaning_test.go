@@ -165,3 +165,33 @@ workflow:
 		require.Equal(t, want, errOut)
 	}
 }
+
+// retry --file with a playbook of another metadata.name is refused, so a
+// wrong file does not run as a retry of RUN; --other-name allows it. A
+// --set value carrying a YAML tag is refused as it is in a file.
+func TestRetryFileOfAnotherPlaybookAndTaggedSets(t *testing.T) {
+	dir := t.TempDir()
+	first := runPlaybookFile(t, writePlaybook(t, dir, "alpha.yaml", `metadata: {name: alpha}
+workload: {extra: null}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 1}
+`))
+	other := writePlaybook(t, dir, "beta.yaml", `metadata: {name: beta}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 2}
+`)
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", "--file", other, first.WorkflowID)
+	require.Equal(t, 2, code, out+errOut)
+	require.Empty(t, out)
+	require.Contains(t, errOut, other+` is playbook "beta", and `+first.WorkflowID+` ran "alpha": a retry runs the same playbook, fixed; give --other-name to retry it with another one`)
+
+	code, agg, errOut := retryJSON(t, "--file", other, "--other-name", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "beta", agg.Playbook)
+
+	code, out, errOut = cli(t, "run", "--address", server.Address, "--json", "--set", "extra=!!binary aGk=", filepath.Join(dir, "alpha.yaml"))
+	require.Equal(t, 2, code, out+errOut)
+	require.Contains(t, errOut, `workload.extra: "!!binary aGk=": the YAML tag !!binary is not read by playbooks: write the value plainly`)
+}
