@@ -61,6 +61,12 @@ func TestZonesOnTheHostForOldRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Local", v)
 	require.Equal(t, 1, asked)
+	local, err := CompileExpr(`date("2026-07-01").Local().Year()`, ScopeStep, false)
+	require.NoError(t, err)
+	local.LookUpZonesOnHost(func() bool { return true })
+	v, err = local.Eval(nil)
+	require.NoError(t, err)
+	require.Equal(t, 2026, v)
 
 	// An expression that reads no zone never asks.
 	plain, err := CompileExpr(`1 + 1`, ScopeStep, false)
