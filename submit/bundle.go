@@ -107,7 +107,10 @@ func LoadBundleIn(dir, display string, read func(abs string) ([]byte, error)) (*
 				continue
 			}
 			if _, done := b.Files[child]; !done {
-				_, err := load(child, stack)
+				sub, err := load(child, stack)
+				if sub != nil {
+					pb.Warnings = append(pb.Warnings, sub.Warnings...)
+				}
 				var cannot *unreadable
 				if errors.As(err, &cannot) {
 					// Said at the step that names the file.

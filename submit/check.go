@@ -47,16 +47,20 @@ func parseStrict(file string, src []byte, dir string) (*spec.Playbook, error) {
 		return nil, err
 	}
 	errs := spec.Errors{}.Add(file, err)
-	errs = append(errs, pb.WithoutBroken(check(pb, dir))...)
+	refused, warned := check(pb, dir)
+	errs = append(errs, pb.WithoutBroken(refused)...)
+	for _, w := range pb.WithoutBroken(warned) {
+		pb.Warnings = append(pb.Warnings, w.Error())
+	}
 	for _, e := range pb.SubmitErrors() {
 		errs = errs.Add(file, e)
 	}
 	return pb, errs.Err()
 }
 
-// check makes ParseStrict's own checks.
-func check(pb *spec.Playbook, dir string) spec.Errors {
-	var errs spec.Errors
+// check makes ParseStrict's own checks: what refuses the playbook, and
+// what is only pointed out (warnings).
+func check(pb *spec.Playbook, dir string) (errs, warnings spec.Errors) {
 	if len(pb.Steps) == 1 && pb.Steps[0].Injected {
 		errs = append(errs, &spec.Error{File: pb.File, Line: pb.KeyLine("workflow"), Msg: "workflow has no steps: a run would do nothing"})
 	}
@@ -77,7 +81,11 @@ func check(pb *spec.Playbook, dir string) spec.Errors {
 			errs = append(errs, &spec.Error{File: pb.File, Line: s.Line, Step: string([]rune(s.Name)[:20]) + "...", Msg: fmt.Sprintf("the step's name is %d bytes long: at most %d (it names the step's log directory, with a loop element's [index])", len(s.Name), spec.MaxSubmittedName)})
 		}
 		for _, x := range exprs[i] {
-			errs = append(errs, c.expr(x)...)
+			if refused := c.expr(x); len(refused) > 0 {
+				errs = append(errs, refused...)
+			} else if w := c.warn(x); w != nil {
+				warnings = append(warnings, w)
+			}
 		}
 		if e := checkRaisedType(pb, s); e != nil {
 			errs = append(errs, e)
@@ -94,7 +102,7 @@ func check(pb *spec.Playbook, dir string) spec.Errors {
 	if dir != "" {
 		errs = append(errs, checkRecoveryScripts(pb, dir)...)
 	}
-	return errs
+	return errs, warnings
 }
 
 type checker struct {
@@ -255,17 +263,86 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 	}
 	program, err := exprlang.Compile(x.src, opts...)
 	if err != nil {
-		return spec.Errors{at("%s", expr.FirstLine(err.Error()))}
-	}
-	if x.scope == expr.ScopeRetry && x.s != nil && x.s.Tool != nil && x.s.Tool.Kind == "http" {
-		if fix := unguardedStatus(x.src); fix != "" {
-			return spec.Errors{at("status_code is null when the request got no answer (connection refused, a timeout), and an ordering with null is false: write %q to retry those too, or %q not to", "status_code == nil or "+fix, "status_code != nil and "+fix)}
-		}
+		return spec.Errors{at("%s%s", expr.FirstLine(err.Error()), c.jsonHint(x, err))}
 	}
 	if x.asList {
 		return c.loopList(x, program, at)
 	}
 	return nil
+}
+
+// jsonHint suggests, for a field the checker does not know in a step's
+// result (`steps.x.result.rows`), the field of its JSON, when the step's
+// kind parses its output into result.json: `steps.x.result.json.rows`.
+func (c *checker) jsonHint(x *exprCheck, err error) string {
+	var hint string
+	ast.Find(x.root, func(n ast.Node) bool {
+		field, ok := n.(*ast.MemberNode)
+		if !ok {
+			return false
+		}
+		name, prop := stepResult(field.Node)
+		key, ok := field.Property.(*ast.StringNode)
+		if name == "" || prop != "result" || !ok || !strings.Contains(err.Error(), "unknown field "+key.Value) {
+			return false
+		}
+		s := c.pb.Step(name)
+		if s == nil || s.Tool == nil || s.Loop != nil {
+			return false
+		}
+		shape := spec.ResultShape(s.Tool.Kind)
+		if _, hasJSON := shape["json"]; !hasJSON {
+			return false
+		}
+		fields := slices.Sorted(maps.Keys(shape))
+		article := "a"
+		if s.Tool.Kind == "http" {
+			article = "an"
+		}
+		hint = fmt.Sprintf(": %s %s step's result is {%s}; write steps.%s.result.json.%s for a field of the JSON it gave", article, s.Tool.Kind, strings.Join(fields, ", "), name, key.Value)
+		return true
+	})
+	return hint
+}
+
+// stepResult reads steps.NAME.PROP: NAME and PROP, or "" when n is not.
+func stepResult(n ast.Node) (name, prop string) {
+	outer, ok := n.(*ast.MemberNode)
+	if !ok {
+		return "", ""
+	}
+	inner, ok := outer.Node.(*ast.MemberNode)
+	if !ok {
+		return "", ""
+	}
+	id, ok := inner.Node.(*ast.IdentifierNode)
+	stepName, okName := inner.Property.(*ast.StringNode)
+	field, okField := outer.Property.(*ast.StringNode)
+	if !ok || id.Value != "steps" || !okName || !okField {
+		return "", ""
+	}
+	return stepName.Value, field.Value
+}
+
+// warn points out what an expression means that its author may not have
+// meant, without refusing it: an http step's retry_when or stop_when that
+// orders status_code without testing it against nil. Such an ordering
+// with null is false, so `status_code >= 500 and status_code < 600`
+// retries 5xx answers, as it says, and not a request that got no answer.
+func (c *checker) warn(x *exprCheck) *spec.Error {
+	if x.scope != expr.ScopeRetry || x.s == nil || x.s.Tool == nil || x.s.Tool.Kind != "http" {
+		return nil
+	}
+	fix := unguardedStatus(x.src)
+	if fix == "" {
+		return nil
+	}
+	what := "retried"
+	if x.what == "retry.stop_when" {
+		what = "stopped"
+	}
+	return &spec.Error{File: c.pb.File, Line: x.line, Step: x.s.Name, Msg: fmt.Sprintf("warning: %s: %q: status_code is null when the request got no answer (connection refused, a timeout), so such an attempt is not %s; write %q to include it",
+		x.what, x.src, what, "status_code == nil or "+fix)}
 }
 
 // loopList checks that a loop's expression gives a list: its type, when
@@ -632,9 +709,15 @@ func (c *checker) readableSteps(x *exprCheck) []string {
 func (c *checker) env(x *exprCheck) types.Map {
 	steps := types.Map{}
 	for _, name := range c.readableSteps(x) {
+		result := resultType(c.pb.Step(name), true)
+		if c.pb.Broken(name) {
+			// Its keys' errors are told; its result's shape is not known
+			// (a loop whose block did not decode still gives a list).
+			result = types.Any
+		}
 		steps[name] = types.Map{
 			"status":   types.String,
-			"result":   resultType(c.pb.Step(name), true),
+			"result":   result,
 			"error":    types.Map{"type": types.String, "message": types.String, "details": types.Any},
 			"attempts": types.Int,
 		}

@@ -1,8 +1,10 @@
 package submit
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"playbook/interpreter/spec"
@@ -79,7 +81,7 @@ workflow:
   - step: load
     depends_on: [extract]
     tool: {kind: noop, result: "{{ steps.extract.result.exitcode }}"}
-`, `flows/x.yaml:8: step "load": tool: "steps.extract.result.exitcode": unknown field exitcode (1:22)`},
+`, `flows/x.yaml:8: step "load": tool: "steps.extract.result.exitcode": unknown field exitcode (1:22): a shell step's result is {exit_code, json, stderr, stdout}; write steps.extract.result.json.exitcode for a field of the JSON it gave`},
 		{"step not upstream", `
 metadata: {name: x}
 workflow:
@@ -384,4 +386,111 @@ workflow:
 `), "")
 	require.EqualError(t, err, `b.yaml:2: workload must be a mapping
 b.yaml:6: unknown key "bogus" in an exit-code rule (known: exit_codes, match_all_exit_codes, max_retries, recovery_script)`)
+}
+
+// A step whose tool has an unknown key still has its next checked: both
+// mistakes, and the file's others, are told in one pass.
+func TestAStepsEveryMistakeInOnePass(t *testing.T) {
+	_, err := ParseStrict("four.yaml", []byte(`metadata: {name: four}
+workload: {count: 3, name: x}
+workflow:
+  - step: fetch
+    tool: {kind: shell, command: "echo hi", timeout_s: 5}
+    next: trasnform
+  - step: compare
+    tool: {kind: noop, result: 1}
+    next:
+      - when: "workload.name > 2"
+        then: [each]
+  - step: each
+    loop: {in: "workload.count"}
+    tool: {kind: noop, result: "{{ item }}"}
+`), "")
+	require.EqualError(t, err, `four.yaml:5: step "fetch": unknown key "timeout_s" in shell tool (known: command, env, kind, workdir)
+four.yaml:6: step "fetch": next names unknown step "trasnform"
+four.yaml:10: step "compare": when: "workload.name > 2": invalid operation: > (mismatched types string and int) (1:15)
+four.yaml:13: step "each": loop.in: "workload.count": gives a number (int), not a list: a loop runs over a list (a YAML list, an expression giving one, or a range such as 1..10)`)
+}
+
+// A loop whose block did not decode is still a loop to the steps that
+// read it: its mistake is told once, and a correct map over its result
+// is not refused as a map over one element's result.
+func TestABrokenLoopIsToldOnce(t *testing.T) {
+	_, err := ParseStrict("l.yaml", []byte(`metadata: {name: l}
+workload: {parallel: 3, items: [1, 2]}
+workflow:
+  - step: each
+    loop: {in: "workload.items", mode: parallel, max_in_flight: "{{ workload.parallel }}"}
+    tool: {kind: shell, command: "echo $X", env: {X: "{{ item }}"}}
+  - step: sum
+    depends_on: [each]
+    tool: {kind: noop, result: "{{ map(steps.each.result, .exit_code) }}"}
+`), "")
+	require.EqualError(t, err, `l.yaml:5: step "each": loop.max_in_flight must be a whole number, not "{{ workload.parallel }}"`)
+}
+
+// A field a process's result does not have is suggested as a field of the
+// JSON the process printed.
+func TestAResultFieldSuggestsItsJSON(t *testing.T) {
+	_, err := ParseStrict("j.yaml", []byte(`metadata: {name: j}
+workflow:
+  - step: x
+    tool: {kind: shell, command: "echo '{\"rows\": 3}'"}
+    next:
+      - when: "steps.x.result.rows > 0"
+        then: [y]
+  - step: y
+    tool: {kind: http, url: "http://127.0.0.1:1/"}
+  - step: z
+    depends_on: [y]
+    tool: {kind: noop, result: "{{ steps.y.result.items }}"}
+`), "")
+	require.EqualError(t, err, `j.yaml:6: step "x": when: "steps.x.result.rows > 0": unknown field rows (1:16): a shell step's result is {exit_code, json, stderr, stdout}; write steps.x.result.json.rows for a field of the JSON it gave
+j.yaml:12: step "z": tool: "steps.y.result.items": unknown field items (1:16): an http step's result is {body, headers, json, status_code}; write steps.y.result.json.items for a field of the JSON it gave`)
+}
+
+// An http step's retry_when that orders status_code without a test for
+// nil means what it says (an ordering with null is false): it is
+// accepted, with a warning that a request with no answer is not retried.
+func TestUnguardedStatusCodeIsAWarning(t *testing.T) {
+	for _, tc := range []struct{ retry, want string }{
+		{`retry_when: "status_code >= 500 and status_code < 600"`, `h.yaml:5: step "fetch": warning: retry.retry_when: "status_code >= 500 and status_code < 600": status_code is null when the request got no answer (connection refused, a timeout), so such an attempt is not retried; write "status_code == nil or status_code >= 500 and status_code < 600" to include it`},
+		{`stop_when: "status_code == 404"`, ``},
+		{`stop_when: "status_code < 500"`, `h.yaml:5: step "fetch": warning: retry.stop_when: "status_code < 500": status_code is null when the request got no answer (connection refused, a timeout), so such an attempt is not stopped; write "status_code == nil or status_code < 500" to include it`},
+		{`retry_when: "status_code == nil or status_code >= 500"`, ``},
+	} {
+		pb, err := ParseStrict("h.yaml", []byte(`metadata: {name: h}
+workflow:
+  - step: fetch
+    tool: {kind: http, url: "http://127.0.0.1:1/"}
+    retry: {max_attempts: 3, `+tc.retry+`}
+`), "")
+		require.NoError(t, err, tc.retry)
+		if tc.want == "" {
+			require.Empty(t, pb.Warnings, tc.retry)
+		} else {
+			require.Equal(t, []string{tc.want}, pb.Warnings, tc.retry)
+		}
+	}
+}
+
+// One problem, one line: a wait's duration of .nan is told by the field,
+// not again as a number JSON cannot carry; aliases that expand past the
+// bound are told once, not again by YAML's decoder where they are used.
+func TestOneProblemOneLine(t *testing.T) {
+	_, err := ParseStrict("n.yaml", []byte(`metadata: {name: n}
+workflow:
+  - step: w
+    tool: {kind: wait, duration: .nan}
+`), "")
+	require.EqualError(t, err, `n.yaml:4: step "w": tool duration: bad duration NaN (write e.g. 30s, 10m, 1h30m)`)
+
+	var b strings.Builder
+	b.WriteString("metadata: {name: b}\nx-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for c := 'b'; c <= 'i'; c++ {
+		fmt.Fprintf(&b, "x-%c: &%c [%s]\n", c, c, strings.TrimSuffix(strings.Repeat("*"+string(c-1)+", ", 9), ", "))
+	}
+	b.WriteString("workflow:\n  - step: w\n    tool: {kind: noop, result: *i}\n")
+	_, err = ParseStrict("b.yaml", []byte(b.String()), "")
+	require.EqualError(t, err, `b.yaml:6: the file's aliases expand to more than 50000 values: use fewer aliases of aliases`)
 }

@@ -67,7 +67,7 @@ var submitOnly = []string{
 	"heartbeat_zero.yaml", "http_method_space.yaml", "loop_in_list_template.yaml", "loop_over_int.yaml",
 	"loop_over_string.yaml", "loop_range_over_limit.yaml", "recovery_script_template.yaml", "retry_when_not_bool.yaml",
 	"retry_without_tool.yaml", "schedule_workload_template.yaml", "timeout_on_noop.yaml", "timeout_without_tool.yaml",
-	"webhook_no_host.yaml", "workload_default_template.yaml",
+	"webhook_no_host.yaml", "workload_default_template.yaml", "wait_until_unreachable.yaml", "yaml_tag.yaml",
 }
 
 // Every check made at submission only leaves the file acceptable to the

@@ -133,8 +133,14 @@ func convertOverride(path string, def, v any) (any, error) {
 		}
 		// Any other key takes a value: text YAML cannot read would become
 		// a string without a word.
-		if err := yaml.Unmarshal([]byte(t), new(any)); err != nil {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(t), &n); err != nil {
 			return nil, fmt.Errorf("workload.%s: %q is not a value YAML can read (%s): quote it to give a string", path, string(t), strings.TrimPrefix(expr.FirstLine(err.Error()), "yaml: "))
+		}
+		// As in a file: a tag would make the value something its text
+		// does not say (!!binary decodes base64).
+		if tag, at := spec.ForeignTag(&n); at != nil {
+			return nil, fmt.Errorf("workload.%s: %q: the YAML tag %s is not read by playbooks: write the value plainly", path, string(t), tag)
 		}
 	case json.Number:
 		switch def.(type) {

@@ -75,3 +75,21 @@ func TestOverrideYAMLMustRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "[a, b", got["name"], "a string key takes the text as written")
 }
+
+// A --set value read as YAML may not carry a tag a file may not: !!binary
+// would decode base64, !!python/object names a constructor. A string key
+// takes the text as it is, so its tags are only text.
+func TestOverrideTagsAreRefused(t *testing.T) {
+	pb := &spec.Playbook{File: "x.yaml", Workload: map[string]any{"any": nil, "list": []any{1}, "name": ""}}
+	for in, want := range map[string]string{
+		"!!binary aGk=":                `x.yaml: workload.any: "!!binary aGk=": the YAML tag !!binary is not read by playbooks: write the value plainly`,
+		"!!python/object:os.system ls": `x.yaml: workload.any: "!!python/object:os.system ls": the YAML tag !!python/object:os.system is not read by playbooks: write the value plainly`,
+		"[1, !custom 3]":               `x.yaml: workload.any: "[1, !custom 3]": the YAML tag !custom is not read by playbooks: write the value plainly`,
+	} {
+		_, err := CheckOverrides(pb, map[string]any{"any": SetText(in)})
+		require.EqualError(t, err, want, in)
+	}
+	got, err := CheckOverrides(pb, map[string]any{"any": SetText("!!str 3"), "name": SetText("!!binary aGk=")})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"any": "3", "name": "!!binary aGk="}, got)
+}

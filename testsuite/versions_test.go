@@ -101,6 +101,18 @@ workflow:
   - step: end
     success_when: "steps.probe.error.type != 'disk_low'"
 `},
+	{change: "embedded-zones", source: `metadata: {name: zones}
+workload: {tz: Europe/Paris}
+workflow:
+  - step: noon
+    tool: {kind: noop, result: "{{ date('2026-07-01 12:00', '2006-01-02 15:04', workload.tz).UTC().Format('15:04') }}"}
+`},
+	{change: "wait-until-bound", source: `metadata: {name: wait-far}
+workload: {until: "9999-12-31T23:59:59Z"}
+workflow:
+  - step: far
+    tool: {kind: wait, until: "{{ workload.until }}"}
+`},
 	{change: "null-safe-compare", source: `metadata: {name: null-compare}
 workflow:
   - step: probe

@@ -31,6 +31,11 @@ func (r *Run) renderWebhook(url string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if onHost := r.pb.ZonesOnHost(); onHost != nil {
+		for _, e := range t.Exprs() {
+			e.LookUpZonesOnHost(onHost)
+		}
+	}
 	v, err := t.Render(r.EndEnv())
 	return expr.Text(v), err
 }

@@ -37,7 +37,7 @@ type LoopBatchInput struct {
 // PlaybookLoopBatch runs a batch of loop elements and returns each one's
 // outcome, in order.
 func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]contract.Outcome, error) {
-	pb := parseFrozen(in.Playbook)
+	pb := parseFrozen(ctx, in.Playbook)
 	s := pb.Step(in.Step)
 	if s == nil || s.Loop == nil {
 		return nil, temporal.NewNonRetryableApplicationError("no loop step "+in.Step, "InvalidPlaybook", nil)

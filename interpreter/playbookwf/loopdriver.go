@@ -53,7 +53,7 @@ type LoopInput struct {
 // once, the next starting as soon as one ends, whatever the loop's length.
 // It returns the step's outcome (engine.LoopTally.Outcome).
 func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error) {
-	pb := parseFrozen(Input{File: in.File, Source: in.Source})
+	pb := parseFrozen(ctx, Input{File: in.File, Source: in.Source})
 	s := pb.Step(in.Step)
 	if s == nil || s.Loop == nil || s.Tool == nil {
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the playbook has no loop step " + in.Step}}

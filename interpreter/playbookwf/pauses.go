@@ -2,6 +2,7 @@ package playbookwf
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -41,6 +42,9 @@ func (x *executor) startWait(ctx workflow.Context, s *spec.Step, toolSpec map[st
 		t, err := time.Parse(time.RFC3339, expr.Text(u))
 		if err != nil {
 			return nil, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("until %q is not an RFC 3339 time (e.g. 2026-01-02T06:00:00Z)", expr.Text(u))}
+		}
+		if t.After(spec.LastTimerTime) && version(ctx, changeWaitUntilBound) >= 1 {
+			return nil, &contract.StepError{Type: contract.ErrTool, Message: strings.TrimPrefix(spec.UntilUnreachable(expr.Text(u)), "wait tool: ")}
 		}
 		until = t
 	}

@@ -101,6 +101,13 @@ var (
 	changeNullSafeMember = register(Change{ID: "null-safe-member", Max: 1,
 		Where: "where a condition the workflow evaluates (a next rule's when, end's success_when) first takes a field or an index of null",
 		What:  "it is null, as with ?. (before: the condition failed with expression_error; engine.WithNullSafeMembers)"})
+	changeEmbeddedZones = register(Change{ID: "embedded-zones", Max: 1,
+		Where: "where the workflow first evaluates an expression or template that calls date, timezone or .Local()",
+		What: "zones come from the tz database embedded in playbook, \"Local\", \"\" and .Local() are errors, and a date without a zone is read in UTC " +
+			"(before: expr-lang's own, which read the worker's $ZONEINFO or /usr/share/zoneinfo and its local zone; spec.Playbook.LookUpZonesOnHost)"})
+	changeWaitUntilBound = register(Change{ID: "wait-until-bound", Max: 1,
+		Where: "where a wait step's until, from a template, is past spec.LastTimerTime",
+		What:  "the step fails with tool_error, saying so (before: a timer of 292 years, the most a duration holds, and a result that said so)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

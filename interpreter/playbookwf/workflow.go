@@ -129,7 +129,7 @@ func StartAttributes(name string) temporal.SearchAttributes {
 // decides the run completed, and a PlaybookFailed application error whose
 // details are the aggregate when `end` decides it failed.
 func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
-	pb := parseFrozen(in)
+	pb := parseFrozen(ctx, in)
 	info := workflow.GetInfo(ctx)
 	lt := logicalTime(ctx, in)
 	in.LogicalTime = &lt
@@ -274,12 +274,15 @@ func watchDeadline(ctx workflow.Context, sel *waitSet, run *engine.Run, deadline
 // it is older than the CLI that validated and submitted it (a key it does
 // not know yet): it fails the workflow task, not the run, by panicking
 // (the SDK's default panic policy blocks the workflow and retries the task),
-// so that the run goes on once a worker that knows the key polls.
-func parseFrozen(in Input) *spec.Playbook {
+// so that the run goes on once a worker that knows the key polls. Its
+// expressions that read time zones ask, when first evaluated, whether the
+// run looks zones up on the host, as runs did before "embedded-zones".
+func parseFrozen(ctx workflow.Context, in Input) *spec.Playbook {
 	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
 		panic(fmt.Sprintf("this worker cannot parse the run's playbook (submitted by a newer playbook? upgrade this worker): %v", err))
 	}
+	pb.LookUpZonesOnHost(func() bool { return version(ctx, changeEmbeddedZones) == workflow.DefaultVersion })
 	return pb
 }
 

@@ -37,7 +37,8 @@ func (d *decoder) expand(n *yaml.Node, line int, budget *int, within []*yaml.Nod
 	}
 	if n.Kind == yaml.AliasNode && *budget <= 0 {
 		if *budget > -1<<30 {
-			d.refuse(n, "the file's aliases expand to more than %d values: use fewer aliases of aliases", maxExpandedNodes)
+			d.aliasBomb = d.errf(n, "the file's aliases expand to more than %d values: use fewer aliases of aliases", maxExpandedNodes)
+			d.submitErrs = append(d.submitErrs, d.aliasBomb)
 			*budget = -1 << 30 // refused once; no alias is expanded any more
 		}
 		return n, nil

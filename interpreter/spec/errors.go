@@ -14,6 +14,10 @@ type Error struct {
 	Line int
 	Step string // empty when the problem is outside any step
 	Msg  string
+	// standalone: the mistake is in the one key it names (a next naming
+	// no step), so it is told even in a step whose other keys did not
+	// decode (Playbook.WithoutBroken).
+	standalone bool
 }
 
 func (e *Error) Error() string {

@@ -64,6 +64,10 @@ type Playbook struct {
 	Timeout time.Duration
 	// OnTimeout says what a passed deadline makes of the run's outcome.
 	OnTimeout OnTimeout
+	// Warnings are what a submission's checks point out without refusing
+	// the playbook, one `file:line: ...` line each; set by submit, never
+	// by Parse.
+	Warnings []string `json:"-"`
 
 	byName map[string]*Step
 	// incoming and outgoing list, for every step, the arcs into and out of it.
@@ -80,6 +84,8 @@ type Playbook struct {
 	// brokenHandlers, brokenWorkload: the section did not decode; the
 	// checks that read it say nothing of what it lacks.
 	brokenHandlers, brokenWorkload bool
+	// zonesOnHost: see LookUpZonesOnHost.
+	zonesOnHost func() bool
 	// lines holds the lines of keys checked after decoding ("workflow",
 	// "notify.on_failure"), for ParseStrict's errors.
 	lines map[string]int
@@ -113,20 +119,26 @@ func (p *Playbook) Outgoing(name string) []Arc { return p.outgoing[name] }
 // End returns the `end` step.
 func (p *Playbook) End() *Step { return p.byName[EndStep] }
 
-// WithoutBroken are errs but those of steps whose keys did not all decode:
-// their decoding errors said what is wrong with them.
+// WithoutBroken are errs but those of steps whose keys did not all decode
+// (their decoding errors said what is wrong with them), except a mistake
+// in one key that decoded, such as a next naming no step.
 func (p *Playbook) WithoutBroken(errs Errors) Errors {
 	if len(p.broken) == 0 {
 		return errs
 	}
 	out := errs[:0:0]
 	for _, e := range errs {
-		if !slices.Contains(p.broken, e.Step) {
+		if e.standalone || !slices.Contains(p.broken, e.Step) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
+
+// Broken tells whether the step name's keys did not all decode: what it
+// holds is partial (a loop without its block), so later checks take none
+// of it as said.
+func (p *Playbook) Broken(name string) bool { return slices.Contains(p.broken, name) }
 
 // WorkloadBroken tells whether the workload section did not decode: its
 // keys are unknown, and reads of them are not checked.

@@ -73,6 +73,10 @@ type decoder struct {
 	step string
 	// submitErrs are problems CheckSubmit reports (see refusals.go).
 	submitErrs []error
+	// aliasBomb is the refusal of aliases that expand past the bound
+	// (expandAliases): YAML's decoder then refuses them too, in a value
+	// that uses them, and that is the same problem (value).
+	aliasBomb error
 	// lines remembers where some keys are, for checks made after decoding.
 	lines map[string]int
 	// stepTable is the table of a step's keys, made once, and stepAt the

@@ -100,12 +100,28 @@ func isZeroDuration(v any) bool {
 	return err == nil && d == 0
 }
 
-// strictCheck refuses, at submission only, a wait of nothing.
+// strictCheck refuses, at submission only, a wait of nothing, and a wait
+// until a time no timer reaches.
 func (*WaitTool) strictCheck(fields map[string]any) (string, string) {
 	if fields["duration"] != nil && isZeroDuration(fields["duration"]) {
 		return "duration", "wait tool: duration must be more than 0"
 	}
+	if u, ok := fields["until"].(string); ok && !expr.IsTemplate(u) {
+		if t, err := time.Parse(time.RFC3339, u); err == nil && t.After(LastTimerTime) {
+			return "until", UntilUnreachable(u)
+		}
+	}
 	return "", ""
+}
+
+// LastTimerTime is the last time a wait can wait until: a timer's length
+// is counted in nanoseconds, which from any time since 1970 overflow past
+// it (the wait would be cut to 292 years and said to be so).
+var LastTimerTime = time.Unix(0, math.MaxInt64).UTC()
+
+// UntilUnreachable says that a wait's until is past LastTimerTime.
+func UntilUnreachable(until string) string {
+	return fmt.Sprintf("wait tool: until %q is past the last time a timer can reach (%s)", until, LastTimerTime.Truncate(time.Second).Format(time.RFC3339))
 }
 
 // holdsTemplate tells whether a value holds a template anywhere.

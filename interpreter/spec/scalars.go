@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,10 +93,18 @@ func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 		return nil, err
 	}
 	if err := n.Decode(&v); err != nil {
+		if d.aliasBomb != nil && strings.Contains(err.Error(), "excessive aliasing") {
+			// One problem, one line: the refusal becomes the error.
+			d.submitErrs = slices.DeleteFunc(d.submitErrs, func(e error) bool { return e == d.aliasBomb })
+			return nil, d.aliasBomb
+		}
 		return nil, d.errf(n, "%s: %v", what, err)
 	}
 	if at, number, path := nonFinite(n, what); at != nil {
 		d.refuse(at, "%s must be a finite number, not %s", path, number)
+	}
+	if tag, at := ForeignTag(n); at != nil {
+		d.refuse(at, "%s: the YAML tag %s is not read by playbooks: write the value plainly", what, tag)
 	}
 	return Normalize(v), nil
 }
@@ -181,4 +190,32 @@ func sortedAnyKeys(m map[any]any) []any {
 		return fmt.Sprintf("%T", keys[i]) < fmt.Sprintf("%T", keys[j])
 	})
 	return keys
+}
+
+// coreTags are the YAML tags a value may be written with: those of the
+// values a playbook holds (text, numbers, booleans, null, lists, mappings),
+// and a merge key's and a timestamp's, which the decoder resolves.
+var coreTags = map[string]bool{"!!str": true, "!!int": true, "!!float": true, "!!bool": true, "!!null": true,
+	"!!seq": true, "!!map": true, "!!merge": true, "!!timestamp": true}
+
+// ForeignTag finds, inside a value, the first node written with a YAML tag
+// other than coreTags (`!!binary`, `!!python/object:...`, `!custom`): the
+// decoder would turn it into something the text does not say, or a value
+// no step can use. It returns the tag and its node, or "" and nil.
+func ForeignTag(n *yaml.Node) (string, *yaml.Node) {
+	if n == nil {
+		return "", nil
+	}
+	if n.Style&yaml.TaggedStyle != 0 && !coreTags[n.ShortTag()] {
+		return n.Tag, n
+	}
+	if n.Kind == yaml.AliasNode {
+		return "", nil // told where its anchor is
+	}
+	for _, c := range n.Content {
+		if tag, at := ForeignTag(c); at != nil {
+			return tag, at
+		}
+	}
+	return "", nil
 }

@@ -57,6 +57,7 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 	for _, f := range kind.fields {
 		handlers[f.key] = key{decode: func(v *yaml.Node) error {
 			nodes[f.key] = v
+			refused := len(d.submitErrs)
 			val, err := d.value(v, f.key)
 			if err != nil {
 				return err
@@ -66,6 +67,10 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 				// timestamp; where text is wanted (a wait's until) it
 				// is the text as written.
 				if v.ShortTag() != "!!timestamp" || f.check(v.Value) != nil {
+					// The field's own error tells what is wrong with
+					// its value (a duration of .nan): what value
+					// refused in it would be a second line.
+					d.submitErrs = d.submitErrs[:refused]
 					return d.errf(v, "tool %s: %v", f.key, err)
 				}
 				val = v.Value

@@ -101,7 +101,8 @@ func validate(pb *Playbook) error {
 		for _, e := range exprsOf(s) {
 			for _, ref := range e.StepRefs {
 				if pb.byName[ref] == nil {
-					errs = errs.Add(pb.File, errAt(s, e.Line, "expression %q reads steps.%s, but there is no step %q%s", e.Source, ref, ref, didYouMean(pb, ref, s.Name)))
+					errs = errs.Add(pb.File, &Error{File: pb.File, Line: e.Line, Step: s.Name, standalone: true,
+						Msg: fmt.Sprintf("expression %q reads steps.%s, but there is no step %q%s", e.Source, ref, ref, didYouMean(pb, ref, s.Name))})
 				}
 			}
 		}
@@ -138,7 +139,7 @@ func checkTarget(pb *Playbook, s *Step, name string, line int, field string) err
 		return nil
 	}
 	msg := fmt.Sprintf("%s names unknown step %q%s", field, name, didYouMean(pb, name, s.Name))
-	return &Error{File: pb.File, Line: line, Step: s.Name, Msg: msg}
+	return &Error{File: pb.File, Line: line, Step: s.Name, Msg: msg, standalone: true}
 }
 
 // didYouMean suggests the step a misspelt name stands for, if one is near.
@@ -274,3 +275,24 @@ func (p *Playbook) Downstream(name string) []string {
 	}
 	return out
 }
+
+// LookUpZonesOnHost makes every expression and template of the playbook
+// that reads time zones ask onHost whether it looks them up on the host,
+// as runs did before embedded zones (expr.Expr.LookUpZonesOnHost); a
+// template made later, a webhook's, asks through ZonesOnHost.
+func (p *Playbook) LookUpZonesOnHost(onHost func() bool) {
+	p.zonesOnHost = onHost
+	for _, s := range p.Steps {
+		for _, e := range exprsOf(s) {
+			e.LookUpZonesOnHost(onHost)
+		}
+	}
+	for _, t := range p.templates {
+		for _, e := range t.Exprs() {
+			e.LookUpZonesOnHost(onHost)
+		}
+	}
+}
+
+// ZonesOnHost is what LookUpZonesOnHost was given, nil when nothing was.
+func (p *Playbook) ZonesOnHost() func() bool { return p.zonesOnHost }

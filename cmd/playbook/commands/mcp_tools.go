@@ -368,7 +368,11 @@ func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validat
 	if err != nil {
 		return reply(map[string]any{"ok": false, "errors": strings.Split(strings.TrimSpace(err.Error()), "\n")})
 	}
-	return reply(map[string]any{"ok": true, "playbook": pb.Name, "steps": len(pb.Steps) - 1})
+	answer := map[string]any{"ok": true, "playbook": pb.Name, "steps": len(pb.Steps) - 1}
+	if len(pb.Warnings) > 0 {
+		answer["warnings"] = pb.Warnings // what `validate` prints on stderr
+	}
+	return reply(answer)
 }
 
 func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a classifyArgs) (*mcp.CallToolResult, any, error) {

@@ -21,7 +21,7 @@ func (a *app) retryCommand() *cobra.Command {
 	var (
 		file, from, step, id, reason, input string
 		sets                                []string
-		dryRun, strict                      bool
+		dryRun, strict, otherName           bool
 		logicalTime                         rfc3339
 		out                                 printer
 	)
@@ -41,7 +41,7 @@ func (a *app) retryCommand() *cobra.Command {
 			if err := spec.CheckPathName("RUN", c.args[0]); err != nil {
 				return invalid(err)
 			}
-			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: "cli", reason: reason, dryRun: dryRun}
+			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: "cli", reason: reason, dryRun: dryRun, otherName: otherName}
 			if step != "" {
 				if from != "" && from != step {
 					return invalidf("give --from or --step (its old name), not both")
@@ -105,6 +105,7 @@ func (a *app) retryCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&file, "file", "", "run this playbook `FILE` (and the sub-playbooks it names, read again) instead of RUN's frozen one")
+	fs.BoolVar(&otherName, "other-name", false, "let --file have another metadata.name than RUN's playbook")
 	fs.StringArrayVar(&sets, "set", nil, "override a workload value on top of RUN's: `KEY=VALUE` (as `run --set`; repeatable)")
 	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`, on top of RUN's workload and under --set")
 	fs.StringVar(&from, "from", "", "run this `STEP` and everything downstream of it again, even if unchanged")

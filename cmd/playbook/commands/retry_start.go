@@ -39,6 +39,8 @@ type retryRequest struct {
 	logicalTime *time.Time
 	// dryRun decides and starts nothing.
 	dryRun bool
+	// otherName lets pb have another metadata.name than the earlier run's.
+	otherName bool
 }
 
 // retried is a new run of an earlier run's playbook, or, on a dry run,
@@ -106,6 +108,9 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	}
 
 	pb, in := r.pb, r.in
+	if pb != nil && pb.Name != oldPb.Name && !r.otherName {
+		return nil, &retryError{fmt.Sprintf("%s is playbook %q, and %s ran %q: a retry runs the same playbook, fixed; give --other-name to retry it with another one", r.file, pb.Name, r.earlierID, oldPb.Name)}
+	}
 	if pb == nil {
 		// A retry is a submission: today's checks apply to the frozen
 		// playbook (its sub-playbooks are not read again).

@@ -49,6 +49,7 @@ func (a *app) runCommand() *cobra.Command {
 			if err != nil {
 				return invalidFile(err)
 			}
+			printWarnings(c.stderr, pb)
 			if err := checkRunID(id); err != nil {
 				return invalid(err)
 			}

@@ -483,13 +483,24 @@ func (a *app) scheduleBackfillCommand() *cobra.Command {
 	return cmd
 }
 
-// rfc3339 is a time flag: 2026-11-20T02:00:00Z.
+// rfc3339 is a time flag: 2026-11-20T02:00:00Z, or a date, 2026-11-20,
+// which is its midnight UTC. The zero time (0001-01-01T00:00:00Z) is
+// refused: it is what a flag not given holds.
 type rfc3339 time.Time
 
 func (t *rfc3339) Set(s string) error {
 	parsed, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		var dateErr error
+		if parsed, dateErr = time.Parse(time.DateOnly, s); dateErr != nil {
+			return fmt.Errorf("give RFC 3339, e.g. 2026-03-01T00:00:00Z, or a date, 2026-03-01 (midnight UTC)")
+		}
+	}
+	if parsed.IsZero() {
+		return fmt.Errorf("%s is the zero time, which stands for no time given: give the time itself", s)
+	}
 	*t = rfc3339(parsed)
-	return err
+	return nil
 }
 
 func (t *rfc3339) String() string {

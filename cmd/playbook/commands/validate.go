@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,7 @@ func validateCommand() *cobra.Command {
 					bad++
 					continue
 				}
+				printWarnings(c.stderr, pb)
 				fmt.Fprintf(c.stdout, "%s: ok (%s, %s)\n", path, pb.Name, countOf(len(pb.Steps)-1, "step"))
 			}
 			if bad > 0 {
@@ -45,6 +47,14 @@ func load(path string) (*spec.Playbook, playbookwf.Input, error) {
 		return nil, playbookwf.Input{}, err
 	}
 	return b.Root, frozen(path, b), nil
+}
+
+// printWarnings prints what the checks of a submission point out without
+// refusing the playbook, one line each.
+func printWarnings(w io.Writer, pb *spec.Playbook) {
+	for _, line := range pb.Warnings {
+		fmt.Fprintln(w, line)
+	}
 }
 
 // frozen is the workflow's input for a bundle loaded from path.

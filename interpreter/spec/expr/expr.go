@@ -87,7 +87,12 @@ type Expr struct {
 	broken error
 	// recompile compiles it under a Safety, whose programs safer keeps.
 	recompile func(Safety) (*vm.Program, error)
-	safer     *[allSafeties + 1]nullSafe
+	safer     *[everySafety + 1]nullSafe
+	// readsZones: it calls date, timezone or .Local(); zonesOnHost, when
+	// set, tells whether it looks zones up as expr-lang does, on the host
+	// (LookUpZonesOnHost).
+	readsZones  bool
+	zonesOnHost func() bool
 }
 
 // BrokenExpr is an expression received that does not compile here:
@@ -109,14 +114,21 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 	if strings.TrimSpace(body) == "" {
 		return nil, fmt.Errorf("empty expression")
 	}
-	opts := []expr.Option{expr.Env(ScopeNames(scope, extra...)), expr.DisableBuiltin("now")}
-	opts = append(opts, sortedMapBuiltins...)
-	if asBool {
-		opts = append(opts, expr.AsBool())
+	options := func(s Safety) []expr.Option {
+		opts := []expr.Option{expr.Env(ScopeNames(scope, extra...)), expr.DisableBuiltin("now")}
+		opts = append(opts, sortedMapBuiltins...)
+		if s&hostZones == 0 {
+			opts = append(opts, zoneBuiltins...)
+			opts = append(opts, expr.Patch(localCalls{}))
+		}
+		if asBool {
+			opts = append(opts, expr.AsBool())
+		}
+		return append(opts, safetyOptions(s)...)
 	}
 	refs := &readCollector{}
-	opts = append(opts, expr.Patch(refs))
-	program, err := expr.Compile(body, opts...)
+	// The read collector goes first, to see the calls as written.
+	program, err := expr.Compile(body, append([]expr.Option{expr.Patch(refs)}, options(0)...)...)
 	if err != nil {
 		msg := FirstLine(err.Error())
 		if m := dashedStep.FindStringSubmatch(body); m != nil {
@@ -124,12 +136,9 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 		}
 		return nil, fmt.Errorf("%q: %s", body, msg)
 	}
-	base := opts[:len(opts)-1] // without the read collector
-	recompile := func(s Safety) (*vm.Program, error) {
-		return expr.Compile(body, append(base[:len(base):len(base)], safetyOptions(s)...)...)
-	}
+	recompile := func(s Safety) (*vm.Program, error) { return expr.Compile(body, options(s)...) }
 	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), ReadsRun: refs.run || refs.dollarEnv,
-		program: program, recompile: recompile, safer: &[allSafeties + 1]nullSafe{}}, nil
+		readsZones: refs.zones, program: program, recompile: recompile, safer: &[everySafety + 1]nullSafe{}}, nil
 }
 
 // dashedStep finds steps.NAME where NAME holds a dash, which an
@@ -160,9 +169,11 @@ type readCollector struct {
 	seen      map[string]int
 	dollarEnv bool
 	run       bool
+	zones     bool
 }
 
 func (c *readCollector) Visit(node *ast.Node) {
+	c.zones = c.zones || readsZones(*node)
 	switch n := (*node).(type) {
 	case *ast.IdentifierNode:
 		if c.seen == nil {
@@ -205,12 +216,7 @@ func (c *readCollector) readsAll() map[string]bool {
 }
 
 // Eval runs the expression against an environment.
-func (e *Expr) Eval(env map[string]any) (any, error) {
-	if e.broken != nil {
-		return nil, e.broken
-	}
-	return e.run(e.program, env)
-}
+func (e *Expr) Eval(env map[string]any) (any, error) { return e.EvalWith(env, 0) }
 
 func (e *Expr) run(program *vm.Program, env map[string]any) (any, error) {
 	out, err := expr.Run(program, env)

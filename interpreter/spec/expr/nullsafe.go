@@ -34,7 +34,11 @@ const (
 	NullOrderings Safety = 1 << iota
 	// NullMembers: a field or an index of null is null.
 	NullMembers
+	// hostZones: date and timezone look zones up on the host, as
+	// expr-lang's own do (zones.go), for runs from before embedded zones.
+	hostZones
 	allSafeties = NullOrderings | NullMembers
+	everySafety = allSafeties | hostZones
 )
 
 // nilMember is the error expr-lang gives for a field or index of null
@@ -168,9 +172,17 @@ func safetyOptions(s Safety) []expr.Option {
 
 // EvalWith runs the expression under the rules s (none: as written).
 func (e *Expr) EvalWith(env map[string]any, s Safety) (any, error) {
+	if e.broken != nil {
+		return nil, e.broken
+	}
 	s &= allSafeties
-	if s == 0 || e.broken != nil || e.recompile == nil {
-		return e.Eval(env)
+	// Asked only of an expression that reads zones: where the two ways
+	// of looking them up part.
+	if e.readsZones && e.zonesOnHost != nil && e.zonesOnHost() {
+		s |= hostZones
+	}
+	if s == 0 || e.recompile == nil {
+		return e.run(e.program, env)
 	}
 	p := &e.safer[s]
 	p.once.Do(func() { p.program, p.err = e.recompile(s) })
