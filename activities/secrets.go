@@ -102,7 +102,8 @@ func (a *Activities) readSecret(name string) (string, error) {
 	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
 }
 
-// redactor replaces secrets' texts with *** in what an attempt writes.
+// redactor replaces secrets' texts with *** in what an attempt writes:
+// each secret in every form contract.SecretForms names.
 type redactor struct {
 	secrets [][]byte // longest first
 	longest int
@@ -113,8 +114,12 @@ type redactorKey struct{}
 
 func newRedactor(values []string) *redactor {
 	r := &redactor{}
-	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
-	for _, v := range slices.Compact(values) {
+	var forms []string
+	for _, v := range values {
+		forms = append(forms, contract.SecretForms(v)...)
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range slices.Compact(forms) {
 		r.secrets = append(r.secrets, []byte(v))
 		r.longest = max(r.longest, len(v))
 		r.first[v[0]] = true
