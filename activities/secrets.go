@@ -207,18 +207,18 @@ scan:
 			i++
 			continue
 		}
+		if len(b)-i < s.r.longest {
+			for _, v := range s.r.secrets {
+				if len(v) > len(b)-i && bytes.HasPrefix(v, b[i:]) {
+					break scan // may be the start of a secret, or of a longer one: wait for more
+				}
+			}
+		}
 		for _, v := range s.r.secrets {
 			if bytes.HasPrefix(b[i:], v) {
 				out = append(out, redactedSecret...)
 				i += len(v)
 				continue scan
-			}
-		}
-		if len(b)-i < s.r.longest {
-			for _, v := range s.r.secrets {
-				if bytes.HasPrefix(v, b[i:]) {
-					break scan // may be the start of a secret: wait for more
-				}
 			}
 		}
 		out = append(out, b[i])
