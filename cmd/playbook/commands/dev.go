@@ -41,6 +41,9 @@ func devCommand() *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
+			if err := flags.checkSecretsDir(); err != nil {
+				return invalid(err)
+			}
 			obs, err := newObserver(flags.observe)
 			if err != nil {
 				return invalid(err)
