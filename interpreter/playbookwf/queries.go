@@ -65,8 +65,9 @@ func eventsWithin(evs []engine.Event, maxBytes int) int {
 }
 
 // registerClassify accepts classifications of pending_failed steps; the
-// validator rejects an unknown step, one that is not pending, or an unknown
-// action before anything is written to history.
+// validator rejects an unknown step, one that is not pending, an unknown
+// action, or one over its size or with a control character in by or
+// reason, before anything is written to history.
 func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow.Channel) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
 		func(ctx workflow.Context, step, action, reason, by, result string) (string, error) {
@@ -88,7 +89,19 @@ func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow
 			classified.SendAsync(struct{}{})
 			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _, result string) error {
+		workflow.UpdateHandlerOptions{Validator: func(step, action, reason, by, result string) error {
+			if size, oversized := contract.Oversized(step); oversized {
+				return contract.CheckSize("the classification", size)
+			}
+			if err := contract.CheckName("by", by); err != nil {
+				return err
+			}
+			if err := contract.CheckLine("the reason", reason); err != nil {
+				return err
+			}
+			if err := contract.CheckSize("the classification", len(step)+len(action)+len(reason)+len(by)+len(result)); err != nil {
+				return err
+			}
 			if result != "" && action != engine.ClassifySkip {
 				return fmt.Errorf("a result goes with skip, not %s", action)
 			}

@@ -79,6 +79,7 @@ func devCommand() *cobra.Command {
 			if _, err := useCodec(&opts, keyFile); err != nil {
 				return invalid(err)
 			}
+			worker.RefuseOversizedUpdates(&opts)
 			cl, err := client.Dial(opts)
 			if err != nil {
 				return err
