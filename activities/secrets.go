@@ -102,7 +102,8 @@ func (a *Activities) readSecret(name string) (string, error) {
 	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
 }
 
-// redactor replaces secrets' texts with *** in what an attempt writes.
+// redactor replaces secrets' texts with *** in what an attempt writes:
+// each secret in every form contract.SecretForms names.
 type redactor struct {
 	secrets [][]byte // longest first
 	longest int
@@ -113,8 +114,12 @@ type redactorKey struct{}
 
 func newRedactor(values []string) *redactor {
 	r := &redactor{}
-	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
-	for _, v := range slices.Compact(values) {
+	var forms []string
+	for _, v := range values {
+		forms = append(forms, contract.SecretForms(v)...)
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	for _, v := range slices.Compact(forms) {
 		r.secrets = append(r.secrets, []byte(v))
 		r.longest = max(r.longest, len(v))
 		r.first[v[0]] = true
@@ -202,18 +207,18 @@ scan:
 			i++
 			continue
 		}
+		if len(b)-i < s.r.longest {
+			for _, v := range s.r.secrets {
+				if len(v) > len(b)-i && bytes.HasPrefix(v, b[i:]) {
+					break scan // may be the start of a secret, or of a longer one: wait for more
+				}
+			}
+		}
 		for _, v := range s.r.secrets {
 			if bytes.HasPrefix(b[i:], v) {
 				out = append(out, redactedSecret...)
 				i += len(v)
 				continue scan
-			}
-		}
-		if len(b)-i < s.r.longest {
-			for _, v := range s.r.secrets {
-				if bytes.HasPrefix(v, b[i:]) {
-					break scan // may be the start of a secret: wait for more
-				}
 			}
 		}
 		out = append(out, b[i])

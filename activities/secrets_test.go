@@ -121,3 +121,25 @@ func TestSecretHeadersStayWithTheirHost(t *testing.T) {
 	require.Equal(t, "|p", other, "the secret header stayed behind, the plain one went on")
 	require.Equal(t, "k3y", same)
 }
+
+// A secret printed JSON-escaped, percent-encoded or in base64 is hidden as
+// the secret itself is, in a stream cut anywhere and in a whole text.
+func TestSecretsHiddenInTheirPrintedForms(t *testing.T) {
+	r := newRedactor([]string{"p\"w\\é\tx"})
+	for _, printed := range []string{
+		`{"t": "p\"w\\\u00e9\tx"}`, // json.dumps
+		`{"t": "p\"w\\é\tx"}`,      // json.dumps(ensure_ascii=False)
+		`t=p%22w%5C%C3%A9%09x`,     // urllib.parse.quote_plus
+		`cCJ3XMOpCXg=`,             // base64
+	} {
+		s := &stream{r: r}
+		var out []byte
+		for _, p := range strings.Split(printed, "") {
+			out = append(out, s.feed([]byte(p))...)
+		}
+		out = append(out, s.end()...)
+		require.NotContains(t, string(out), "x", printed)
+		require.Contains(t, string(out), "***", printed)
+		require.Equal(t, string(out), r.text(printed), printed)
+	}
+}

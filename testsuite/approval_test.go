@@ -316,7 +316,14 @@ func TestMCPApprovesAndRejects(t *testing.T) {
 	require.Contains(t, text, "read-only: start it with `playbook mcp --allow-write`")
 	require.Len(t, approvalsOf(t, id), 1, "nothing changed")
 
-	s := mcpSession(t, "--allow-write")
+	// Writing, an agent decides as mcp, not as a person it names (#39).
+	w := mcpSession(t, "--allow-write")
+	text, isErr = callTool(t, w, "approve_step", map[string]any{"run": id, "step": "sign_off", "reason": "r", "by": "alice"})
+	require.True(t, isErr)
+	require.Equal(t, `this MCP server decides as mcp: it may decide for "alice" only when started with --act-for alice; nothing was sent`, text)
+	require.Len(t, approvalsOf(t, id), 1, "nothing changed")
+
+	s := mcpSession(t, "--allow-write", "--act-for", "alice,bob")
 	text, isErr = callTool(t, s, "list_pending_failed", map[string]any{"run": id})
 	require.False(t, isErr, text)
 	var pending struct {

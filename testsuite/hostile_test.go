@@ -268,6 +268,8 @@ func TestHostileInputs(t *testing.T) {
 		{args: []string{"codec-server", "--codec-key-file", "/dev/zero"}, names: "codec key file /dev/zero: is a character device"},
 		{args: []string{"codec-server", "--codec-key-file", "fifo"}, names: "codec key file fifo: is a named pipe"},
 		{args: []string{"codec-server", "--codec-key-file", "huge.json"}, names: "codec key file huge.json: the file is 3221225472 bytes"},
+		{args: srv("worker", "--secrets-dir", "/dev/zero"), names: "--secrets-dir /dev/zero is not a directory"},
+		{args: []string{"dev", "--secrets-dir", "ok.yaml"}, names: "--secrets-dir ok.yaml is not a directory"},
 	}
 	require.GreaterOrEqual(t, len(cases), 90)
 

@@ -64,7 +64,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer server.Stop()
-	tc, err = client.Dial(client.Options{HostPort: server.Address, Logger: quietlog.New()})
+	opts := client.Options{HostPort: server.Address, Logger: quietlog.New()}
+	worker.RefuseOversizedUpdates(&opts)
+	tc, err = client.Dial(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "client:", err)
 		return 1

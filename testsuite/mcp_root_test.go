@@ -42,6 +42,18 @@ func TestMCPReadsOnlyUnderItsRoot(t *testing.T) {
 		{map[string]any{"file": "sub.yaml"}, `sub.yaml:4: step "child": sub-playbook ../outside.yaml: cannot read: ` + outside},
 		{map[string]any{"text": "metadata: {name: x}\nworkflow:\n  - step: c\n    tool: {kind: playbook, path: /etc/shadow}\n"},
 			`inline.yaml:4: step "c": sub-playbook /etc/shadow: cannot read: ` + outside},
+		// A recovery script outside the root is refused the same whether
+		// it is there or not (#39).
+		{map[string]any{"text": withRecoveryScript("/etc/passwd")},
+			`inline.yaml:5: failure handler "h": recovery_script /etc/passwd is ` + outside},
+		{map[string]any{"text": withRecoveryScript("/etc/not-there.sh")},
+			`inline.yaml:5: failure handler "h": recovery_script /etc/not-there.sh is ` + outside},
+		{map[string]any{"text": withRecoveryScript("../outside.yaml")},
+			`inline.yaml:5: failure handler "h": recovery_script ../outside.yaml is ` + outside},
+		{map[string]any{"text": withRecoveryScript("./link.yaml")},
+			`inline.yaml:5: failure handler "h": recovery_script ./link.yaml is ` + outside},
+		{map[string]any{"text": withRecoveryScript("./not-there.sh")},
+			`inline.yaml:5: failure handler "h": recovery_script ./not-there.sh does not exist`},
 	} {
 		text, isErr := callTool(t, s, "validate_playbook", c.args)
 		require.False(t, isErr, text)
@@ -71,4 +83,11 @@ func TestMCPReadsOnlyUnderItsRoot(t *testing.T) {
 	text, isErr = callTool(t, s, "step_logs", map[string]any{"run": "a/../..", "step": "x"})
 	require.True(t, isErr, text)
 	require.Contains(t, text, `run "a/../.." contains '/'`)
+}
+
+// withRecoveryScript is a playbook whose failure handler's recovery script
+// (line 5) is script.
+func withRecoveryScript(script string) string {
+	return "metadata: {name: x}\nfailure_handlers:\n  - name: h\n    rules:\n      - {match_all_exit_codes: true, recovery_script: " + script +
+		"}\nworkflow:\n  - step: a\n    tool: {kind: shell, command: 'true'}\n    failure_handler: h\n"
 }

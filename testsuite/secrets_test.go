@@ -151,8 +151,13 @@ workflow:
 func historyText(t *testing.T, h *historypb.History) string {
 	b, err := protojson.Marshal(h)
 	require.NoError(t, err)
-	data := regexp.MustCompile(`"data":"([A-Za-z0-9+/=]*)"`)
-	return data.ReplaceAllStringFunc(string(b), func(m string) string {
+	return payloadsDecoded(t, string(b))
+}
+
+// payloadsDecoded is a history in JSON with every payload's data decoded.
+func payloadsDecoded(t *testing.T, history string) string {
+	data := regexp.MustCompile(`"data":\s*"([A-Za-z0-9+/=]*)"`)
+	return data.ReplaceAllStringFunc(history, func(m string) string {
 		raw, err := base64.StdEncoding.DecodeString(data.FindStringSubmatch(m)[1])
 		require.NoError(t, err)
 		return string(raw)

@@ -14,13 +14,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sys/unix"
 
 	"playbook/internal/userfile"
 )
@@ -136,12 +139,47 @@ func ParseKey(b []byte) ([]byte, error) {
 	return nil, errors.New("codec key: write 32 bytes as base64 or hex (e.g. `openssl rand -base64 32`)")
 }
 
+// StdinKey, as a key file's name, reads the key from standard input, once:
+// a service manager running as root opens a key file only root may read
+// and hands it to a worker running as another user (docs/SECURITY.md,
+// Keeping the key from steps).
+const StdinKey = "-"
+
+// stdinKey reads the key from standard input, then puts /dev/null in its
+// place: the key's file is no longer open in the process.
+var stdinKey = sync.OnceValues(func() ([]byte, error) {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
+		return nil, errors.New("standard input is a terminal: give the key on it (< codec.key)")
+	}
+	b, err := io.ReadAll(io.LimitReader(os.Stdin, MaxKeyFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	if len(b) > MaxKeyFileSize {
+		return nil, fmt.Errorf("standard input holds more than the %d bytes of a codec key", MaxKeyFileSize)
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	if err := unix.Dup3(int(null.Fd()), 0, 0); err != nil {
+		return nil, fmt.Errorf("closing standard input: %w", err)
+	}
+	return b, nil
+})
+
 // Load returns the codec for a key file, else for $PLAYBOOK_CODEC_KEY, else
-// for the file in $PLAYBOOK_CODEC_KEY_FILE; nil when none is set.
+// for the file in $PLAYBOOK_CODEC_KEY_FILE; nil when none is set. The file
+// "-" (StdinKey) is standard input.
 func Load(file string) (*AESGCM, error) {
 	var raw []byte
 	readKey := func(file, from string) error {
-		b, err := userfile.Read(file, MaxKeyFileSize, "a codec key")
+		read := func() ([]byte, error) { return userfile.Read(file, MaxKeyFileSize, "a codec key") }
+		if file == StdinKey {
+			read = stdinKey
+		}
+		b, err := read()
 		if err != nil {
 			return fmt.Errorf("codec key file %s%s: %w", userfile.Show(file), from, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -148,3 +149,24 @@ func Hide() error {
 // hidden tells whether this process is the re-executed image, whose
 // environment comes back from the memory file (init).
 var hidden = os.Getenv(fdVar) != ""
+
+// CloseInherited marks every descriptor but 0, 1 and 2 close-on-exec: a
+// step gets only its standard streams, never what the worker inherited
+// from whoever started it (an open pipe, a socket, a credential's file).
+// Go opens its own descriptors close-on-exec already.
+func CloseInherited() error {
+	if err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	// Kernels before 5.11: one by one.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}

@@ -1,6 +1,12 @@
 package contract
 
 import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,4 +29,36 @@ func TestRedact(t *testing.T) {
 		Details: map[string]any{"body": "see http://h/?token=t2", "list": []any{"http://u:p@h/"}, "n": 1}})
 	require.Equal(t, "POST http://h/?token=REDACTED answered 500", e.Message)
 	require.Equal(t, map[string]any{"body": "see http://h/?token=REDACTED", "list": []any{"http://u:REDACTED@h/"}, "n": 1}, e.Details)
+}
+
+// A secret's forms are those programs print it in: each line below is what
+// one of them wrote for the secret p"w\é<tab>/<x (Python's json.dumps with
+// and without ensure_ascii, Go's encoding/json, Java's upper-case escapes,
+// PHP's escaped slash, urllib's quote and quote_plus, Go's PathEscape,
+// base64 and `echo | base64`, hex).
+func TestSecretForms(t *testing.T) {
+	secret := "p\"w\\é\t/<x"
+	forms := SecretForms(secret)
+	goJSON, err := json.Marshal(secret)
+	require.NoError(t, err)
+	for _, printed := range []string{
+		secret,
+		`p\"w\\\u00e9\t/<x`,
+		`p\"w\\é\t/<x`,
+		strings.Trim(string(goJSON), `"`),
+		`p\"w\\\u00E9\t/<x`,
+		`p\"w\\\u00e9\t\/<x`,
+		`p%22w%5C%C3%A9%09%2F%3Cx`,
+		`p%22w%5C%C3%A9%09%2F%3Cx`,
+		url.PathEscape(secret),
+		base64.StdEncoding.EncodeToString([]byte(secret)),
+		`cCJ3XMOpCS88eAo=`,
+		hex.EncodeToString([]byte(secret)),
+	} {
+		require.Contains(t, forms, printed)
+	}
+	require.Equal(t, secret, forms[0])
+	require.Len(t, forms, len(slices.Compact(slices.Sorted(slices.Values(forms)))), "each form once")
+	require.Equal(t, []string{"abc", "YWJj", "YWJjCg==", "YWJjCg", "616263"}, SecretForms("abc"), "a secret no encoding changes has few forms")
+	require.Nil(t, SecretForms(""))
 }

@@ -147,7 +147,8 @@ func (x *executor) waiting(step string) (pendingApproval, error) {
 // registerApproval accepts decisions on waiting approval steps. The
 // validator rejects a decision that cannot apply (no such step, not
 // waiting, being cancelled, an input not declared or of another type, a
-// name not among the approvers) before anything is written to history.
+// name not among the approvers, a decision over its size or with a control
+// character in by or reason) before anything is written to history.
 func registerApproval(ctx workflow.Context, x *executor) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateApproval,
 		func(ctx workflow.Context, d contract.ApprovalDecision) (string, error) {
@@ -167,6 +168,9 @@ func registerApproval(ctx workflow.Context, x *executor) error {
 			return fmt.Sprintf("step %s %s", d.Step, word), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(d contract.ApprovalDecision) error {
+			if err := contract.CheckDecision(d); err != nil {
+				return err
+			}
 			if _, err := x.waiting(d.Step); err != nil {
 				return err
 			}

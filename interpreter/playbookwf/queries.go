@@ -15,18 +15,30 @@ import (
 // carry. It asks again after the last one it got.
 const EventsPage = 1000
 
+// EventsPageBytes bounds one answer of the `events` query by the size of
+// its events as JSON, as the CLI asks: Temporal refuses an answer over
+// 2 MB (its blob size limit), which 40 failures with 60 KB messages
+// reach. An answer holds one event at least, whatever its size.
+const EventsPageBytes = 1 << 20
+
 func registerQueries(ctx workflow.Context, run *engine.Run) error {
-	// (after, limit): the events after seq after, at most limit of them; a
-	// client from before pages sends no limit (0) and gets all.
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after, limit int) ([]engine.Event, error) {
+	// (after, limit, maxBytes): the events after seq after, at most limit
+	// of them and, past the first, at most maxBytes of them as JSON. A
+	// client from before pages sends no limit (0) and gets all; one from
+	// before byte pages sends no maxBytes (0) and gets limit.
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after, limit, maxBytes int) ([]engine.Event, error) {
 		ev := run.Events()
 		if after < 0 || after > len(ev) {
 			after = 0
 		}
-		if limit <= 0 {
-			return ev[after:], nil
+		page := ev[after:]
+		if limit > 0 {
+			page = page[:min(len(page), limit)]
 		}
-		return ev[after:min(len(ev), after+limit)], nil
+		if maxBytes > 0 {
+			page = page[:eventsWithin(page, maxBytes)]
+		}
+		return page, nil
 	}); err != nil {
 		return err
 	}
@@ -39,9 +51,23 @@ func registerQueries(ctx workflow.Context, run *engine.Run) error {
 	return workflow.SetQueryHandler(ctx, QueryState, func() (*contract.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
 }
 
+// eventsWithin is how many of the first events fit in maxBytes as JSON;
+// one at least.
+func eventsWithin(evs []engine.Event, maxBytes int) int {
+	size := 0
+	for i, e := range evs {
+		b, _ := json.Marshal(e)
+		if size += len(b); size > maxBytes && i > 0 {
+			return i
+		}
+	}
+	return len(evs)
+}
+
 // registerClassify accepts classifications of pending_failed steps; the
-// validator rejects an unknown step, one that is not pending, or an unknown
-// action before anything is written to history.
+// validator rejects an unknown step, one that is not pending, an unknown
+// action, or one over its size or with a control character in by or
+// reason, before anything is written to history.
 func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow.Channel) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
 		func(ctx workflow.Context, step, action, reason, by, result string) (string, error) {
@@ -63,7 +89,19 @@ func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow
 			classified.SendAsync(struct{}{})
 			return fmt.Sprintf("step %s classified %s: now %s", step, action, run.State(step).Status), nil
 		},
-		workflow.UpdateHandlerOptions{Validator: func(step, action, _, _, result string) error {
+		workflow.UpdateHandlerOptions{Validator: func(step, action, reason, by, result string) error {
+			if size, oversized := contract.Oversized(step); oversized {
+				return contract.CheckSize("the classification", size)
+			}
+			if err := contract.CheckName("by", by); err != nil {
+				return err
+			}
+			if err := contract.CheckLine("the reason", reason); err != nil {
+				return err
+			}
+			if err := contract.CheckSize("the classification", len(step)+len(action)+len(reason)+len(by)+len(result)); err != nil {
+				return err
+			}
 			if result != "" && action != engine.ClassifySkip {
 				return fmt.Errorf("a result goes with skip, not %s", action)
 			}

@@ -56,11 +56,19 @@ func (a *app) decideCommand(decision string) *cobra.Command {
 			if d.By == "" {
 				d.By = userName()
 			}
-			waiting, err := waitingApproval(c.ctx, conn.client, c.args[0], d.Step)
+			if err := contract.CheckDecision(d); err != nil {
+				return invalid(err)
+			}
+			waiting, err := deliver(c.ctx, c.args[0], func(ctx context.Context, _ string) (engine.WaitingApproval, error) {
+				return waitingApproval(ctx, conn.client, c.args[0], d.Step)
+			})
 			if err != nil {
 				return err
 			}
 			if d.Inputs, err = inputsFromSets(waiting, sets); err != nil {
+				return invalid(err)
+			}
+			if err := contract.CheckDecision(d); err != nil {
 				return invalid(err)
 			}
 			if len(waiting.Approvers) > 0 && !slices.Contains(waiting.Approvers, d.By) {
@@ -140,18 +148,21 @@ func inputsFromSets(waiting engine.WaitingApproval, sets []string) (map[string]a
 	return given, nil
 }
 
-// decideApproval sends the approval Update and waits for its answer. A
-// rejection by the run's validator is a *temporal.ApplicationError.
+// decideApproval sends the approval Update and waits for its answer,
+// again while the run cannot answer yet (deliver). A rejection by the
+// run's validator is a *temporal.ApplicationError.
 func decideApproval(ctx context.Context, c client.Client, run string, d contract.ApprovalDecision) (string, error) {
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: playbookwf.UpdateApproval, Args: []any{d},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+	return deliver(ctx, run, func(ctx context.Context, updateID string) (string, error) {
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			WorkflowID: run, UpdateName: playbookwf.UpdateApproval, Args: []any{d}, UpdateID: updateID,
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		var answer string
+		if err == nil {
+			err = h.Get(ctx, &answer)
+		}
+		return answer, err
 	})
-	var answer string
-	if err == nil {
-		err = h.Get(ctx, &answer)
-	}
-	return answer, err
 }
 
 // refusedByRun is an Update's error: one the run's validator refused

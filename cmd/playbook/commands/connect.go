@@ -126,6 +126,7 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 	if conn.namespace == "" {
 		conn.namespace = client.DefaultNamespace
 	}
+	worker.RefuseOversizedUpdates(&opts)
 	if conn.client, err = client.Dial(opts); err != nil {
 		if conn.embedded != nil {
 			conn.embedded.Stop()

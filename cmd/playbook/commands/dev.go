@@ -41,6 +41,9 @@ func devCommand() *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
+			if err := flags.checkSecretsDir(); err != nil {
+				return invalid(err)
+			}
 			obs, err := newObserver(flags.observe)
 			if err != nil {
 				return invalid(err)
@@ -76,6 +79,7 @@ func devCommand() *cobra.Command {
 			if _, err := useCodec(&opts, keyFile); err != nil {
 				return invalid(err)
 			}
+			worker.RefuseOversizedUpdates(&opts)
 			cl, err := client.Dial(opts)
 			if err != nil {
 				return err

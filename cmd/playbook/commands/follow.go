@@ -50,13 +50,13 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spe
 	for {
 		select {
 		case e := <-done:
-			p.events(ctx, c, wr)
+			p.lastEvents(ctx, c, wr)
 			return e.agg, e.err
 		case <-tick.C:
 			p.events(ctx, c, wr)
 			select {
 			case e := <-done:
-				p.events(ctx, c, wr)
+				p.lastEvents(ctx, c, wr)
 				return e.agg, e.err
 			default:
 			}
@@ -168,6 +168,27 @@ func (p *progress) events(ctx context.Context, c client.Client, wr client.Workfl
 	if err != nil {
 		return // not yet picked up by a worker; the next tick asks again
 	}
+	p.print(evs, wr)
+}
+
+// lastEventsTimeout bounds the question for the events a run's end left
+// untold: an ended run answers a query by replaying its history on a
+// worker, longer than a tick's question may take.
+const lastEventsTimeout = 30 * time.Second
+
+// lastEvents prints the events not told yet once the run has ended, or
+// says that it cannot and where they are.
+func (p *progress) lastEvents(ctx context.Context, c client.Client, wr client.WorkflowRun) {
+	ctx, cancel := context.WithTimeout(ctx, lastEventsTimeout)
+	defer cancel()
+	evs, err := queryEvents(ctx, c, wr.GetID(), wr.GetRunID(), p.seen, false)
+	p.print(evs, wr)
+	if err != nil {
+		p.line(time.Now(), "(run)", fmt.Sprintf("the run's last events cannot be shown (%v): `playbook events %s%s` shows them", err, wr.GetID(), p.reach))
+	}
+}
+
+func (p *progress) print(evs []engine.Event, wr client.WorkflowRun) {
 	for _, e := range evs {
 		p.seen = e.Seq
 		if p.loopSteps[e.Step] {

@@ -351,7 +351,7 @@ func queryEvents(ctx context.Context, c client.Client, workflowID, runID string,
 	}
 	var evs []engine.Event
 	for {
-		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq, playbookwf.EventsPage)
+		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq, playbookwf.EventsPage, playbookwf.EventsPageBytes)
 		var page []engine.Event
 		if err == nil {
 			err = v.Get(&page)
@@ -363,8 +363,10 @@ func queryEvents(ctx context.Context, c client.Client, workflowID, runID string,
 			return evs, err
 		}
 		evs = append(evs, page...)
-		// A worker from before pages answered with every event at once.
-		if len(page) < playbookwf.EventsPage {
+		// A page is cut by count or by size: the events end at the first
+		// empty one (a worker from before pages answered with every event
+		// at once, and then with none).
+		if len(page) == 0 {
 			return evs, nil
 		}
 		seq = page[len(page)-1].Seq

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"playbook/interpreter/contract"
 	"playbook/worker"
 )
 
@@ -28,7 +29,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	var (
 		httpAddr, logDir, rootDir string
 		allowWrite                bool
-		allowOrigins              []string
+		allowOrigins, actFor      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -50,19 +51,25 @@ func (a *app) mcpCommand() *cobra.Command {
 					return invalid(err)
 				}
 			}
+			for _, name := range actFor {
+				if err := contract.CheckName("--act-for "+strconv.Quote(name), name); err != nil || name == "" {
+					return invalidf("--act-for %q: give the name of a person, one line of printable text", name)
+				}
+			}
 			for _, o := range allowOrigins {
 				if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" {
 					return invalidf("--allow-origin %q: give an origin, scheme://host:port, such as http://127.0.0.1:3000", o)
 				}
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root}, httpAddr, allowOrigins)
+				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root, actFor: actFor}, httpAddr, allowOrigins)
 			})
 		}),
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&httpAddr, "http", "", "serve streamable HTTP on `HOST:PORT` (e.g. 127.0.0.1:8765) instead of stdio; a bare :PORT means 127.0.0.1:PORT")
 	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, approve_step, reject_step, retry_run and cancel_run")
+	fs.StringSliceVar(&actFor, "act-for", nil, "with --allow-write: approve_step and reject_step may decide as these `NAME`s (an approval's approvers), not only as mcp; repeatable")
 	fs.StringSliceVar(&allowOrigins, "allow-origin", nil, "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable")
 	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory, for step logs")
 	fs.StringVar(&rootDir, "root", ".", "validate_playbook reads playbook files only under this `DIR` (symbolic links resolved), never special files")

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"playbook/internal/userfile"
@@ -92,11 +94,110 @@ func (r fileRoot) loadFile(name string) (*spec.Playbook, error) {
 	if err := userfile.CheckName(name); err != nil {
 		return nil, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
 	}
-	b, err := submit.LoadBundleIn(r.dir, name, r.readPlaybook)
-	if err != nil {
-		return nil, err
+	read := r.scriptsInside()
+	b, err := submit.LoadBundleIn(r.dir, name, read.playbook)
+	return read.verdict(b, err)
+}
+
+// scriptsWatch reads a bundle's files under the root and keeps them, so
+// that the recovery scripts they name can be checked against the root
+// too: validation looks for each one on disk, and would otherwise tell,
+// by "does not exist" or by nothing, whether a file outside the root is
+// there.
+type scriptsWatch struct {
+	root  fileRoot
+	files map[string][]byte // by absolute path, as read
+	text  func(abs string) ([]byte, bool)
+}
+
+func (r fileRoot) scriptsInside() *scriptsWatch {
+	return &scriptsWatch{root: r, files: map[string][]byte{}, text: func(string) ([]byte, bool) { return nil, false }}
+}
+
+// playbook is a LoadBundle reader: readPlaybook, keeping what it read.
+func (w *scriptsWatch) playbook(abs string) ([]byte, error) {
+	b, ok := w.text(abs)
+	if !ok {
+		var err error
+		if b, err = w.root.readPlaybook(abs); err != nil {
+			return nil, err
+		}
 	}
-	return b.Root, nil
+	w.files[abs] = b
+	return b, nil
+}
+
+// verdict is the bundle's playbook, or its errors, with every recovery
+// script outside the root refused — without saying whether it exists —
+// and validation's own word on such a script (it does or does not exist)
+// left out.
+func (w *scriptsWatch) verdict(b *submit.Bundle, err error) (*spec.Playbook, error) {
+	var outside spec.Errors
+	hidden := map[string]bool{} // "looked for PATH" of scripts outside
+	for _, abs := range slices.Sorted(maps.Keys(w.files)) {
+		pb, _ := spec.Decode(w.shown(abs), w.files[abs])
+		if pb == nil {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(pb.Handlers)) {
+			for _, rule := range pb.Handlers[name].Rules {
+				fields := strings.Fields(rule.RecoveryScript)
+				if len(fields) == 0 || !strings.Contains(fields[0], "/") {
+					continue
+				}
+				path := fields[0]
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(filepath.Dir(abs), path)
+				}
+				if !w.root.inside(filepath.Clean(path)) {
+					hidden["(looked for "+path+")"] = true
+					outside = append(outside, &spec.Error{File: w.shown(abs), Line: rule.RecoveryScriptLine,
+						Msg: fmt.Sprintf("failure handler %q: recovery_script %s is outside the directory this MCP server reads, %s (%s)", name, fields[0], w.root.dir, w.root.flag)})
+				}
+			}
+		}
+	}
+	if len(outside) == 0 {
+		if err != nil {
+			return nil, err
+		}
+		return b.Root, nil
+	}
+	var lines []string
+	if err != nil {
+		for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+			if !hidden[line[strings.LastIndex(line, " (looked for ")+1:]] {
+				lines = append(lines, line)
+			}
+		}
+	}
+	lines = append(lines, strings.Split(outside.Error(), "\n")...)
+	return nil, errors.New(strings.Join(lines, "\n"))
+}
+
+// inside tells whether path is under the root, by its name and through
+// its links, as far as it exists: a name that is not there is judged by
+// its deepest ancestor that is.
+func (r fileRoot) inside(path string) bool {
+	if !r.holds(path) {
+		return false
+	}
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return r.holds(real)
+		}
+		if filepath.Dir(p) == p {
+			return false
+		}
+	}
+}
+
+// shown is a file's name as the errors show it: relative to the root.
+func (w *scriptsWatch) shown(abs string) string {
+	if rel, err := filepath.Rel(w.root.dir, abs); err == nil {
+		return rel
+	}
+	return abs
 }
 
 // loadInput is load of a file under the root: the playbook and the
@@ -105,11 +206,13 @@ func (r fileRoot) loadInput(name string) (*spec.Playbook, playbookwf.Input, erro
 	if err := userfile.CheckName(name); err != nil {
 		return nil, playbookwf.Input{}, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
 	}
-	b, err := submit.LoadBundleIn(r.dir, name, r.readPlaybook)
+	read := r.scriptsInside()
+	b, err := submit.LoadBundleIn(r.dir, name, read.playbook)
+	pb, err := read.verdict(b, err)
 	if err != nil {
 		return nil, playbookwf.Input{}, err
 	}
-	return b.Root, frozen(name, b), nil
+	return pb, frozen(name, b), nil
 }
 
 // loadText is `playbook validate` of a playbook given as text, shown as
@@ -117,16 +220,10 @@ func (r fileRoot) loadInput(name string) (*spec.Playbook, playbookwf.Input, erro
 // read under the root.
 func (r fileRoot) loadText(name, text string) (*spec.Playbook, error) {
 	abs := r.abs(name)
-	b, err := submit.LoadBundleIn(r.dir, name, func(path string) ([]byte, error) {
-		if path == abs {
-			return []byte(text), nil
-		}
-		return r.readPlaybook(path)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return b.Root, nil
+	read := r.scriptsInside()
+	read.text = func(path string) ([]byte, bool) { return []byte(text), path == abs }
+	b, err := submit.LoadBundleIn(r.dir, name, read.playbook)
+	return read.verdict(b, err)
 }
 
 // logRoot is the log directory, as a root: step_logs and the tails

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,9 @@ type mcpTools struct {
 	taskQueue  string
 	// root is where validate_playbook reads files (--root).
 	root fileRoot
+	// actFor are the people approve_step and reject_step may decide for
+	// (--act-for); by default they decide as mcp only.
+	actFor []string
 }
 
 type runArgs struct {
@@ -75,14 +79,14 @@ type approveArgs struct {
 	Step   string         `json:"step" jsonschema:"the approval step waiting for a decision"`
 	Inputs map[string]any `json:"inputs,omitempty" jsonschema:"values for the step's declared inputs, each of its default's type (list_pending_failed shows them)"`
 	Reason string         `json:"reason" jsonschema:"why: recorded with the decision"`
-	By     string         `json:"by,omitempty" jsonschema:"who decides, one of the step's approvers when it names some (default mcp)"`
+	By     string         `json:"by,omitempty" jsonschema:"who decides: mcp (the default), or a name the server was started with --act-for"`
 }
 
 type rejectArgs struct {
 	Run    string `json:"run" jsonschema:"the run's workflow ID"`
 	Step   string `json:"step" jsonschema:"the approval step waiting for a decision"`
 	Reason string `json:"reason" jsonschema:"why: recorded with the decision, in the step's error"`
-	By     string `json:"by,omitempty" jsonschema:"who decides, one of the step's approvers when it names some (default mcp)"`
+	By     string `json:"by,omitempty" jsonschema:"who decides: mcp (the default), or a name the server was started with --act-for"`
 }
 
 type retryArgs struct {
@@ -406,8 +410,14 @@ func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run 
 	if err := need("run", run, "step", d.Step, "reason", d.Reason); err != nil {
 		return nil, nil, err
 	}
-	if d.By == "" {
+	switch {
+	case d.By == "":
 		d.By = mcpWho
+	case d.By != mcpWho && !slices.Contains(t.actFor, d.By):
+		return nil, nil, fmt.Errorf("this MCP server decides as %s: it may decide for %q only when started with --act-for %s; nothing was sent", mcpWho, d.By, d.By)
+	}
+	if err := contract.CheckDecision(d); err != nil {
+		return nil, nil, err
 	}
 	answer, err := decideApproval(ctx, t.conn.client, run, d)
 	if err != nil {

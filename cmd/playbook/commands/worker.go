@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -33,6 +34,9 @@ func (a *app) workerCommand() *cobra.Command {
 		RunE: action(func(c *call) error {
 			logSize, err := flags.maxLogBytes()
 			if err != nil {
+				return invalid(err)
+			}
+			if err := flags.checkSecretsDir(); err != nil {
 				return invalid(err)
 			}
 			if err := checkDeployment(deployment); err != nil {
@@ -120,6 +124,22 @@ func (f *workerFlags) register(fs *pflag.FlagSet) {
 // drain is --drain-timeout; 0 cancels running steps at once.
 func (f *workerFlags) drain() time.Duration {
 	return max(f.drainTimeout, time.Nanosecond)
+}
+
+// checkSecretsDir refuses a --secrets-dir that is there and is not a
+// directory (/dev/zero, a file): no step could read a secret from it. One
+// that is not there yet is taken, as a directory mounted later.
+func (f *workerFlags) checkSecretsDir() error {
+	st, err := os.Stat(f.secretsDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--secrets-dir %s: %v", f.secretsDir, err)
+	case !st.IsDir():
+		return fmt.Errorf("--secrets-dir %s is not a directory: give the directory that holds one file per secret", f.secretsDir)
+	}
+	return nil
 }
 
 // sizeText is a size as --max-log-size takes it: 65536, 512KiB, 64MiB, 1GiB.

@@ -1,0 +1,64 @@
+package commands
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Delivering a person's decision to a run right after the server or the
+// run's worker restarted: the query that finds the step and the Update
+// that decides it cannot be answered until a worker polls again, and each
+// question alone would end in a bare "context deadline exceeded". They are
+// asked again, each try bounded, until deliverFor has passed.
+const (
+	deliverFor = 90 * time.Second
+	deliverTry = 15 * time.Second
+)
+
+// deliver runs send until it is answered, refused (invalid input, the
+// run's validator, no such run) or deliverFor has passed; then it says
+// what happened in words. send gets the same update ID each time, so that
+// the server applies a decision sent twice once.
+func deliver[T any](ctx context.Context, run string, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
+	var none T
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	updateID := "decide-" + hex.EncodeToString(id)
+	deadline := time.Now().Add(deliverFor)
+	for tries := 1; ; tries++ {
+		try, cancel := context.WithTimeout(ctx, deliverTry)
+		answer, err := send(try, updateID)
+		cancel()
+		if err == nil || !worthAgain(err) || ctx.Err() != nil {
+			return answer, err
+		}
+		if time.Now().After(deadline) {
+			return none, fmt.Errorf("run %s did not answer within %s (%d tries; last: %v): its worker or the server may still be restarting, and nothing confirms the decision was applied; `playbook status %s` shows whether it was, and sending it again is safe", run, deliverFor, tries, err, run)
+		}
+		select {
+		case <-ctx.Done():
+			return none, ctx.Err()
+		case <-time.After(min(time.Duration(tries)*time.Second, 5*time.Second)):
+		}
+	}
+}
+
+// worthAgain tells whether a failed question may be answered later: not
+// a refusal (invalid input, the run's validator, a run that is not there
+// or has ended).
+func worthAgain(err error) bool {
+	var (
+		exit      *exitError
+		app       *temporal.ApplicationError
+		notFound  *serviceerror.NotFound
+		argument  *serviceerror.InvalidArgument
+	)
+	return !errors.As(err, &exit) && !errors.As(err, &app) && !errors.As(err, &notFound) && !errors.As(err, &argument)
+}
