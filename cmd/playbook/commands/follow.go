@@ -31,9 +31,9 @@ const pollTimeout = 2 * time.Second
 
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
-// reach is what the command lines it suggests add to reach the server
-// (connection.reach).
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spec.Playbook, out io.Writer, reach string) (*contract.Aggregate, error) {
+// p remembers what was printed, so that following again after an
+// interruption prints only what is new.
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, p *progress) (*contract.Aggregate, error) {
 	type ended struct {
 		agg *contract.Aggregate
 		err error
@@ -43,8 +43,6 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spe
 		agg, err := result(ctx, wr)
 		done <- ended{agg, err}
 	}()
-	p := newProgress(pb, out)
-	p.reach = reach
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -105,8 +103,11 @@ type progress struct {
 	maxAttempts map[string]int
 }
 
-func newProgress(pb *spec.Playbook, out io.Writer) *progress {
-	p := &progress{out: out, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
+// newProgress is the progress of a run of pb, printed on out; reach is
+// what the command lines it suggests add to reach the server
+// (connection.reach).
+func newProgress(pb *spec.Playbook, out io.Writer, reach string) *progress {
+	p := &progress{out: out, reach: reach, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
 	for _, s := range pb.Steps {
 		p.maxAttempts[s.Name] = configuredAttempts(s)
 		if s.Loop != nil {

@@ -112,9 +112,13 @@ func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.Wor
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
 	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	agg, err := follow(ctx, conn.client, wr, pb, progress, conn.reach)
+	p := newProgress(pb, progress, conn.reach)
+	agg, err := follow(ctx, conn.client, wr, p)
 	if err != nil && ctx.Err() != nil {
-		return detached(c, conn, wr.GetID())
+		if conn.embedded == nil {
+			return detached(c, conn, wr.GetID())
+		}
+		agg, err = cancelEmbedded(c, conn, wr, p)
 	}
 	if err != nil {
 		return err
