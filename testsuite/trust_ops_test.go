@@ -12,9 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"playbook/cmd/playbook/commands"
 	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
 )
 
 // A run's deadline reaches a step that has run a while within about a
@@ -80,4 +82,52 @@ workflow:
 	cpu := time.Duration(syscall.TimevalToNsec(after.Utime)+syscall.TimevalToNsec(after.Stime)-
 		syscall.TimevalToNsec(before.Utime)-syscall.TimevalToNsec(before.Stime)) / time.Duration(b.N)
 	b.ReportMetric(float64(cpu.Microseconds()), "cpu-µs/op")
+}
+
+// An approval input with no default is required (#38): `pending` and the
+// Web UI's details leave a placeholder for it in the approve line instead
+// of suggesting it empty, and an approve without it is refused, by the CLI
+// (exit 2, nothing sent) and by the run's Update validator (any client).
+func TestApprovalRequiredInputIsAskedFor(t *testing.T) {
+	id := fmt.Sprintf("ops38-required-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, filepath.Join("..", "playbooks", "approval.yaml"))
+	require.Equal(t, 0, code, errOut)
+	waitFor(t, "sign_off to wait", func() bool { return len(approvalsOf(t, id)) == 1 })
+
+	code, out, errOut := cli(t, "pending", "--address", server.Address, id)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "  input ticket: any value, required\n")
+	require.Contains(t, out, fmt.Sprintf("  approve: playbook approve %s sign_off --set replicas=3 --set ticket=<ticket> --address %s\n", id, server.Address))
+	require.Contains(t, workflowMetadata(t, id).GetCurrentDetails(), fmt.Sprintf("`playbook approve %s sign_off --set replicas=3 --set ticket=<ticket>`", id))
+
+	for _, set := range [][]string{nil, {"--set", "replicas=2"}, {"--set", "ticket="}} {
+		code, out, errOut = cli(t, append([]string{"approve", "--address", server.Address, id, "sign_off"}, set...)...)
+		require.Equal(t, 2, code, out)
+		require.Equal(t, "approve: input ticket is required (it has no default): give --set ticket=VALUE\n", errOut)
+	}
+	h, err := tc.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: playbookwf.UpdateApproval,
+		Args: []any{contract.ApprovalDecision{Step: "sign_off", Decision: contract.DecisionApprove, Inputs: map[string]any{"replicas": 2}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(context.Background(), nil)
+	}
+	require.ErrorContains(t, err, "input ticket is required (it has no default)")
+	require.Len(t, approvalsOf(t, id), 1, "the run still waits")
+
+	code, _, errOut = cli(t, "approve", "--address", server.Address, id, "sign_off", "--set", "ticket=OPS-9")
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "deploying 1.2.0 on 3 replicas under OPS-9\n", agg.Steps["deploy"].Result.(map[string]any)["stdout"])
+
+	// on_timeout: approve approves with the defaults: a required input has
+	// none, so the playbook is refused before anything starts.
+	file := writePlaybook(t, t.TempDir(), "ops38gate.yaml", `metadata:
+  name: ops38gate
+workflow:
+  - step: gate
+    tool: {kind: approval, message: "go?", inputs: {ticket: null}, timeout: 1h, on_timeout: approve}
+`)
+	code, _, errOut = cli(t, "validate", file)
+	require.Equal(t, 2, code)
+	require.Equal(t, file+":5: step \"gate\": approval tool: on_timeout: approve approves with the defaults, and input ticket has none (it is required): give it a default, or on_timeout reject or fail\n", errOut)
 }
