@@ -2,10 +2,12 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -130,4 +132,58 @@ workflow:
 	code, _, errOut = cli(t, "validate", file)
 	require.Equal(t, 2, code)
 	require.Equal(t, file+":5: step \"gate\": approval tool: on_timeout: approve approves with the defaults, and input ticket has none (it is required): give it a default, or on_timeout reject or fail\n", errOut)
+}
+
+// `list` tells a run failed by its own deadline and a run with warnings
+// apart without opening either (#38): STATUS says `failed (deadline)`,
+// FAILED STEPS names the step allowed to fail as a warning, `--status
+// timed_out` finds the deadline's run (not only Temporal's execution
+// timeouts), and `--schedule` takes an ID with a quote.
+func TestListSaysDeadlineAndWarnings(t *testing.T) {
+	name := fmt.Sprintf("ops38list%d", time.Now().UnixNano()%1e6)
+	file := writePlaybook(t, t.TempDir(), "list.yaml", fmt.Sprintf(`metadata:
+  name: %s
+workload: {slow: false}
+timeout: 2s
+workflow:
+  - step: probe
+    allow_failure: true
+    tool: { kind: shell, command: 'exit 3' }
+    next: work
+  - step: work
+    tool: { kind: shell, command: 'if [ "$SLOW" = true ]; then sleep 60; fi # playbook-ops38list', env: { SLOW: "{{ workload.slow }}" } }
+`, name))
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--id", name+"-warned", file)
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = cli(t, "run", "--address", server.Address, "--id", name+"-late", "--set", "slow=true", file)
+	require.Equal(t, 1, code, errOut)
+
+	var out string
+	waitFor(t, "both runs listed as ended", func() bool {
+		_, out, _ = cli(t, "list", "--address", server.Address, "--playbook", name)
+		return strings.Count(out, "running") == 0 && strings.Count(out, name+"-") == 2
+	})
+	require.Regexp(t, name+`-late +`+name+` +failed \(deadline\) +\S+ \S+ +probe \(warning\) *\n`, out)
+	require.Regexp(t, name+`-warned +`+name+` +completed_with_warnings +\S+ \S+ +probe \(warning\) *\n`, out)
+	code, out, errOut = cli(t, "list", "--address", server.Address, "--playbook", name, "--json")
+	require.Equal(t, 0, code, errOut)
+	var runs []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &runs))
+	require.Len(t, runs, 2)
+	require.Equal(t, map[string]any{"status": "failed", "failed_steps": []any{}, "warning_steps": []any{"probe"}, "deadline_passed": true},
+		map[string]any{"status": runs[0]["status"], "failed_steps": runs[0]["failed_steps"], "warning_steps": runs[0]["warning_steps"], "deadline_passed": runs[0]["deadline_passed"]})
+
+	code, out, errOut = cli(t, "list", "--address", server.Address, "--playbook", name, "--status", "timed_out")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, name+"-late ")
+	require.NotContains(t, out, name+"-warned ")
+	code, out, _ = cli(t, "list", "--address", server.Address, "--playbook", name, "--status", "failed")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, name+"-late ", "a run its deadline failed is failed too")
+
+	for _, args := range [][]string{{"--schedule", "it's"}, {"--playbook", "it's"}, {"--schedule", `back\slash`}} {
+		code, out, errOut = cli(t, append([]string{"list", "--address", server.Address}, args...)...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		require.Equal(t, "RUN  PLAYBOOK  STATUS  STARTED  FAILED STEPS  SCHEDULE\n", out, "%v: no run", args)
+	}
 }

@@ -411,12 +411,16 @@ func printEvent(out io.Writer, e engine.Event, asJSON bool, width int) {
 
 // Run is one line of `playbook list`.
 type Run struct {
-	WorkflowID  string    `json:"workflow_id"`
-	RunID       string    `json:"run_id"`
-	Playbook    string    `json:"playbook"`
-	Status      string    `json:"status"`
-	FailedSteps []string  `json:"failed_steps"`
-	Start       time.Time `json:"start_time"`
+	WorkflowID  string   `json:"workflow_id"`
+	RunID       string   `json:"run_id"`
+	Playbook    string   `json:"playbook"`
+	Status      string   `json:"status"`
+	FailedSteps []string `json:"failed_steps"`
+	// WarningSteps failed with allow_failure.
+	WarningSteps []string `json:"warning_steps,omitempty"`
+	// DeadlinePassed: the run's own deadline (its timeout) passed.
+	DeadlinePassed bool      `json:"deadline_passed,omitempty"`
+	Start          time.Time `json:"start_time"`
 	// Schedule is the ID of the schedule that started the run, if one did.
 	Schedule string `json:"schedule,omitempty"`
 }
@@ -474,7 +478,15 @@ func printRuns(w io.Writer, runs []Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
+		status := r.Status
+		if r.DeadlinePassed {
+			status += " (deadline)"
+		}
+		steps := r.FailedSteps
+		for _, w := range r.WarningSteps {
+			steps = append(steps, w+playbookwf.WarningMark)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(steps, ","), r.Schedule)
 	}
 	tw.Flush()
 }
@@ -493,7 +505,8 @@ const (
 // statusQuery is the part of a list query that keeps the runs in status
 // ("" all of them). A run's PlaybookStatus is what the run last recorded;
 // a run Temporal terminated or timed out could not record it, so its
-// ExecutionStatus decides: running means both say so.
+// ExecutionStatus decides: running means both say so. timed_out is also a
+// run failed by its own deadline (which is failed as well).
 func statusQuery(status string) (string, error) {
 	attr := playbookwf.AttrPlaybookStatus.GetName()
 	switch status {
@@ -504,7 +517,10 @@ func statusQuery(status string) (string, error) {
 	case runTerminated:
 		return " AND ExecutionStatus = 'Terminated'", nil
 	case runTimedOut:
-		return " AND ExecutionStatus = 'TimedOut'", nil
+		// Temporal's execution timeout, or the run's own deadline that
+		// failed it.
+		return fmt.Sprintf(" AND (ExecutionStatus = 'TimedOut' OR (%s = '%s' AND %s = '%s'))",
+			playbookwf.AttrFailedSteps.GetName(), playbookwf.DeadlineMark, attr, contract.RunFailed), nil
 	case contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled:
 		return fmt.Sprintf(" AND %s = '%s'", attr, status), nil
 	}
@@ -514,7 +530,11 @@ func statusQuery(status string) (string, error) {
 // scheduledByID is the search attribute Temporal sets on a run a schedule started.
 const scheduledByID = "TemporalScheduledById"
 
-func quoteQuery(s string) string { return strings.ReplaceAll(s, "'", "\\\\'") }
+// quoteQuery escapes s for a single-quoted string of a visibility query:
+// a backslash escapes a quote and itself.
+func quoteQuery(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)
+}
 
 func listRuns(ctx context.Context, conn *connection, query string, limit int) ([]Run, error) {
 	infos, err := listExecutions(ctx, conn, query, limit)
@@ -567,7 +587,17 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 		_ = dc.FromPayload(p, &r.Status)
 	}
 	if p := fields[playbookwf.AttrFailedSteps.GetName()]; p != nil {
-		_ = dc.FromPayload(p, &r.FailedSteps)
+		var indexed []string
+		_ = dc.FromPayload(p, &indexed)
+		for _, s := range indexed {
+			if s == playbookwf.DeadlineMark {
+				r.DeadlinePassed = true
+			} else if name, ok := strings.CutSuffix(s, playbookwf.WarningMark); ok {
+				r.WarningSteps = append(r.WarningSteps, name)
+			} else {
+				r.FailedSteps = append(r.FailedSteps, s)
+			}
+		}
 	}
 	if p := fields[scheduledByID]; p != nil {
 		_ = dc.FromPayload(p, &r.Schedule)
