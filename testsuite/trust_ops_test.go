@@ -3,10 +3,14 @@ package testsuite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,4 +190,37 @@ workflow:
 		require.Equal(t, 0, code, "%v: %s", args, errOut)
 		require.Equal(t, "RUN  PLAYBOOK  STATUS  STARTED  FAILED STEPS  SCHEDULE\n", out, "%v: no run", args)
 	}
+}
+
+// run --embedded-port pins the embedded server's port (#38); a port in use,
+// or a run that uses a configured server, is refused (exit 2).
+func TestRunEmbeddedPortIsPinned(t *testing.T) {
+	if listening("127.0.0.1:7233") {
+		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	embedded := func(args ...string) (int, string) {
+		cmd := exec.Command(playbookBinary(t), append([]string{"run"}, args...)...)
+		cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS=", "TEMPORAL_CONFIG_FILE="+filepath.Join(t.TempDir(), "none.toml"), "PLAYBOOK_LOG_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), string(out)
+		}
+		require.NoError(t, err)
+		return 0, string(out)
+	}
+	code, out := embedded("--embedded-port", strconv.Itoa(port), "../playbooks/hello.yaml")
+	require.Equal(t, 2, code, out)
+	require.Equal(t, fmt.Sprintf("run: --embedded-port: 127.0.0.1:%d is in use (another playbook dev or Temporal server?): stop it, or give another --embedded-port\n", port), out)
+	l.Close()
+	code, out = embedded("--embedded-port", strconv.Itoa(port), "../playbooks/hello.yaml")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, fmt.Sprintf("No Temporal server configured: started an embedded in-memory one on 127.0.0.1:%d for this run.\n", port))
+
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--embedded-port", strconv.Itoa(port), "../playbooks/hello.yaml")
+	require.Equal(t, 2, code)
+	require.Equal(t, fmt.Sprintf("run: --embedded-port %d: this run uses the Temporal server at %s, not an embedded one\n", port, server.Address), errOut)
 }

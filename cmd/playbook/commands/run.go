@@ -100,6 +100,7 @@ func (a *app) runCommand() *cobra.Command {
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
 	fs.StringVar(&id, "id", "", "workflow ID of the run (default NAME-RANDOM)")
 	fs.BoolVar(&detach, "detach", false, "submit the run, print its ID and exit 0 without following it")
+	fs.IntVar(&a.embeddedPort, "embedded-port", 0, "the `PORT` of the embedded server on 127.0.0.1, when run starts one (default: any free port)")
 	fs.Var(&logicalTime, "logical-time", "the time the run stands for, run.logical_time and PLAYBOOK_LOGICAL_TIME (`TIME`, RFC 3339; default: now)")
 	return cmd
 }
