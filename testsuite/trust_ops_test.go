@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -223,4 +224,52 @@ func TestRunEmbeddedPortIsPinned(t *testing.T) {
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--embedded-port", strconv.Itoa(port), "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Equal(t, fmt.Sprintf("run: --embedded-port %d: this run uses the Temporal server at %s, not an embedded one\n", port, server.Address), errOut)
+}
+
+// The tables `run` and `status` print say when a step's result is carried
+// only as a stub (over the aggregate's budget) and where the whole value
+// is (#38: only --json showed it).
+func TestTablesSayAResultWasTruncated(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "big.yaml", `metadata:
+  name: ops38big
+workflow:
+  - { step: small, tool: { kind: python, code: "def main(): return 'a' * 900000" } }
+  - { step: big, tool: { kind: python, code: "def main(): return 'b' * 900001" } }
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "ops38-big-1", file)
+	require.Equal(t, 0, code, errOut)
+	note := `result truncated \(878\.9 KiB, over the budget; whole in the step's activity completion in the run's history \(playbook history RUN\) and its attempt logs \(playbook logs RUN big\)\)`
+	require.Regexp(t, note, out)
+	code, out, errOut = cli(t, "status", "--address", server.Address, "ops38-big-1")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, note, out)
+}
+
+// `status` on a running run: a step being retried shows in ATTEMPTS the
+// attempt its NOTE names ("retrying: attempt 3 of 100"), and a running
+// wait step says until when it waits.
+func TestStatusShowsLiveAttemptsAndAWaitsUntilTime(t *testing.T) {
+	file := writePlaybook(t, t.TempDir(), "live.yaml", `metadata:
+  name: ops38live
+workflow:
+  - step: flaky
+    tool: { kind: shell, command: 'exit 1' }
+    retry: { max_attempts: 100, initial_delay: 300ms, backoff_multiplier: 1 }
+  - step: pause
+    tool: { kind: wait, duration: 1h }
+`)
+	id := fmt.Sprintf("ops38-live-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	defer cli(t, "cancel", "--address", server.Address, id)
+	var out string
+	attempt := regexp.MustCompile(`(?m)^flaky +running +(\d+) +\S+ +\S+ +retrying: attempt (\d+) of 100`)
+	waitFor(t, "flaky to be retried twice", func() bool {
+		_, out, _ = cli(t, "status", "--address", server.Address, id)
+		m := attempt.FindStringSubmatch(out)
+		return m != nil && m[2] >= "3" && len(m[2]) == 1
+	})
+	m := attempt.FindStringSubmatch(out)
+	require.Equal(t, m[2], m[1], "ATTEMPTS is the attempt the note names:\n%s", out)
+	require.Regexp(t, `(?m)^pause +running +\d+ +\S+ +- +waits until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`, out)
 }

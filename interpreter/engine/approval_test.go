@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,18 @@ workflow:
 	o, err := run.Decide(contract.ApprovalDecision{Step: "gate", Decision: "approve"})
 	require.NoError(t, err, "a replay of a run recorded before inputs could be required")
 	require.Equal(t, map[string]any{"ticket": nil, "replicas": 3}, o.Result.(map[string]any)["inputs"])
+}
+
+// An approval's result over the aggregate's budget is a stub that names
+// where the whole value is: the approval Update in the run's history, not
+// an activity it never ran (#38).
+func TestApprovalStubNamesTheUpdate(t *testing.T) {
+	run := gateRun(t, "fail")
+	o, err := run.Decide(contract.ApprovalDecision{Step: "gate", Decision: "approve", By: "alice", Inputs: map[string]any{"ticket": strings.Repeat("x", 2<<20)}})
+	require.NoError(t, err)
+	run.Settle("gate", o)
+	agg := run.Bounded(run.Snapshot())
+	stub, ok := agg.Steps["gate"].Result.(map[string]any)
+	require.True(t, ok)
+	require.Equal(t, "the approval Update in the run's history (playbook history RUN): the inputs the person gave, over the defaults the playbook declares", stub["full_in"])
 }

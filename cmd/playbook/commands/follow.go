@@ -358,7 +358,7 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 		if st == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, st.Note())
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, tableNote(st))
 	}
 	tw.Flush()
 	if agg.StepsOmitted > 0 {
@@ -376,6 +376,35 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 			fmt.Fprintf(out, "Could not notify %s (%s): %s\n", n.Webhook, n.Event, n.Error)
 		}
 	}
+}
+
+// tableNote is a step's NOTE in the tables `run` and `status` print: its
+// note, and what of it the aggregate carries only as a stub (a value over
+// its budget), with where the whole value is.
+func tableNote(st *contract.StepState) string {
+	note := st.Note()
+	for _, part := range []struct {
+		what string
+		v    any
+	}{{"result", st.Result}, {"error details", errorDetails(st.Error)}} {
+		m, _ := part.v.(map[string]any)
+		if n, ok := expr.TruncatedSize(part.v); ok {
+			cut := fmt.Sprintf("%s truncated (%s, over the budget; whole in %v)", part.what, expr.FormatBytes(n), m["full_in"])
+			if note == "" {
+				note = cut
+			} else {
+				note += "; " + cut
+			}
+		}
+	}
+	return note
+}
+
+func errorDetails(e *contract.StepError) any {
+	if e == nil {
+		return nil
+	}
+	return e.Details
 }
 
 // allowedToFail says which steps failed with allow_failure, after a

@@ -42,6 +42,8 @@ type Live struct {
 type Status struct {
 	*contract.Aggregate
 	Live map[string]Live `json:"live,omitempty"`
+	// WaitsUntil is when each running wait step's timer fires.
+	WaitsUntil map[string]time.Time `json:"waits_until,omitempty"`
 	// playbook is the run's frozen playbook, nil when it cannot be read:
 	// the table follows its file order.
 	playbook *spec.Playbook
@@ -87,6 +89,7 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 		if st.Aggregate, err = queryState(ctx, c, run); err != nil {
 			return nil, err
 		}
+		st.WaitsUntil = waitsUntil(ctx, c, run, info.GetExecution().GetRunId(), st.Aggregate, st.playbook)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		if st.Aggregate, err = result(ctx, c.GetWorkflow(ctx, run, info.GetExecution().GetRunId())); err != nil {
 			return nil, err
@@ -116,6 +119,36 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 		}
 	}
 	return st, nil
+}
+
+// waitsUntil reads, from the run's events, until when its running wait
+// steps wait; nil when none runs.
+func waitsUntil(ctx context.Context, c client.Client, run, runID string, agg *contract.Aggregate, pb *spec.Playbook) map[string]time.Time {
+	if pb == nil {
+		return nil
+	}
+	waiting := false
+	for name, s := range agg.Steps {
+		step := pb.Step(name)
+		waiting = waiting || (s.Status == contract.StatusRunning && step != nil && step.Tool != nil && step.Tool.Kind == "wait")
+	}
+	if !waiting {
+		return nil
+	}
+	var out map[string]time.Time
+	evs, _ := queryEvents(ctx, c, run, runID, 0, true)
+	for _, e := range evs {
+		until, _ := e.Data["until"].(string)
+		t, err := time.Parse(time.RFC3339Nano, until)
+		if s := agg.Steps[e.Step]; e.Type != "step_waiting_until" || err != nil || s == nil || s.Status != contract.StatusRunning {
+			continue
+		}
+		if out == nil {
+			out = map[string]time.Time{}
+		}
+		out[e.Step] = t
+	}
+	return out
 }
 
 // queryState asks a run's worker for its step table.
@@ -221,8 +254,11 @@ func printStatus(out io.Writer, run, reach string, st *Status) {
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
 	for _, name := range stepOrder(agg, st.playbook) {
 		s := agg.Steps[name]
-		note := s.Note()
+		note, attempts := tableNote(s), s.Attempts
 		if l, ok := st.Live[name]; ok && (l.Attempt > 1 || l.LastFailure != "") {
+			// The run learns of an attempt when the step settles; the
+			// server's view of the running one counts them all.
+			attempts = max(attempts, int(l.Attempt))
 			note = fmt.Sprintf("retrying: attempt %d", l.Attempt)
 			if l.MaximumAttempts > 0 {
 				note += fmt.Sprintf(" of %d", l.MaximumAttempts)
@@ -236,7 +272,10 @@ func printStatus(out io.Writer, run, reach string, st *Status) {
 				note += "; last failure: " + expr.FirstLine(l.LastFailure)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), note)
+		if until, ok := st.WaitsUntil[name]; ok && s.Status == contract.StatusRunning {
+			note = "waits until " + until.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, attempts, clock(s.StartedAt), clock(s.EndedAt), note)
 	}
 	tw.Flush()
 }
