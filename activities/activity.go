@@ -31,10 +31,14 @@ const firstBeat = 200 * time.Millisecond
 // A running attempt heartbeats at most every third of its heartbeat
 // timeout, so that a heartbeat that fails, and is sent again, costs
 // nothing; never more often than minBeatEvery (each heartbeat is a write
-// on the server) nor less often than maxBeatEvery.
+// on the server) nor less often than maxBeatEvery: a cancel (the run's
+// deadline, `playbook cancel`, failure_mode: cancel) reaches a step only
+// with a heartbeat's answer, so it reaches a step within maxBeatEvery.
+// docs/INTERNALS.md states what a heartbeat a second costs the server
+// (BenchmarkHeartbeat measures it).
 const (
 	minBeatEvery = 100 * time.Millisecond
-	maxBeatEvery = 10 * time.Second
+	maxBeatEvery = time.Second
 )
 
 // beatEvery is how often an attempt with this heartbeat timeout heartbeats
@@ -47,11 +51,8 @@ func beatEvery(timeout time.Duration) time.Duration {
 }
 
 // beats says when a running attempt heartbeats: firstBeat after it starts,
-// then at gaps that double from a second up to beatEvery. A cancel reaches
-// a step only with a heartbeat's answer, so a step is cancelled within
-// about as long as it has run (a failing branch cancels its young siblings
-// within a second or two), while the steps that run long, most of those
-// running at any time, settle to one write on the server every beatEvery.
+// then every beatEvery (a second at most), so that a cancel reaches it
+// within a second however long it has run.
 type beats struct{ gap, every time.Duration }
 
 func beatsFor(timeout time.Duration) *beats {
@@ -450,8 +451,8 @@ func failure(typ, msg string, details any) ToolResult {
 	return ToolResult{Err: &contract.StepError{Type: typ, Message: msg, Details: details}}
 }
 
-// heartbeat records the attempt log as a heartbeat, more and more rarely
-// up to every third of the attempt's heartbeat timeout (beats), until
+// heartbeat records the attempt log as a heartbeat, every third of the
+// attempt's heartbeat timeout and at least every second (beats), until
 // stopped: heartbeats keep the attempt alive and bring back cancellation.
 // The first goes out after firstBeat, so quick steps never pay for one (a
 // heartbeat is a write on the server).

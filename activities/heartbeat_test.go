@@ -38,24 +38,25 @@ func (c *beatCounter) gaps() []time.Duration {
 	return gaps
 }
 
-// An attempt heartbeats after 200ms, then at gaps that double from a
-// second up to a third of its heartbeat timeout, within bounds: with the
-// 30s default, every 10s once it has run a while; with 3s, every second.
+// An attempt heartbeats after 200ms, then every third of its heartbeat
+// timeout, within bounds: with the 30s default, every second, so that a
+// cancel reaches it within a second (#38: it took up to 10s); with 1.5s,
+// every 500ms.
 func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 	for timeout, every := range map[time.Duration]time.Duration{
-		30 * time.Second:        10 * time.Second,
+		30 * time.Second:        time.Second,
 		3 * time.Second:         time.Second,
 		1500 * time.Millisecond: 500 * time.Millisecond,
 		300 * time.Millisecond:  100 * time.Millisecond,
 		150 * time.Millisecond:  100 * time.Millisecond, // not more often than every 100ms
-		2 * time.Minute:         10 * time.Second,       // nor less often than every 10s
-		0:                       10 * time.Second,
+		2 * time.Minute:         time.Second,            // nor less often than every second
+		0:                       time.Second,
 	} {
 		require.Equal(t, every, beatEvery(timeout), "heartbeat timeout %s", timeout)
 	}
 	ms := time.Millisecond
 	for timeout, want := range map[time.Duration][]time.Duration{
-		30 * time.Second:        {200 * ms, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second},
+		30 * time.Second:        {200 * ms, time.Second, time.Second, time.Second, time.Second},
 		3 * time.Second:         {200 * ms, time.Second, time.Second},
 		1500 * time.Millisecond: {200 * ms, 500 * ms, 500 * ms},
 		300 * time.Millisecond:  {100 * ms, 100 * ms},
@@ -69,7 +70,7 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 	}
 
 	// What running attempts send in 4s: with the default timeout, at
-	// 0.2s, 1.2s and 3.2s; with 1.5s, every 500ms.
+	// 0.2s, 1.2s, 2.2s and 3.2s; with 1.5s, every 500ms.
 	slow, fast := &beatCounter{}, &beatCounter{}
 	stopSlow := heartbeat(context.Background(), slow, activity.Info{HeartbeatTimeout: 30 * time.Second}, contract.AttemptLog{}, func(error) {})
 	stopFast := heartbeat(context.Background(), fast, activity.Info{HeartbeatTimeout: 1500 * time.Millisecond}, contract.AttemptLog{}, func(error) {})
@@ -77,8 +78,10 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 	stopSlow()
 	stopFast()
 	gaps := slow.gaps()
-	require.Len(t, gaps, 2, "three heartbeats in 4s with the 30s default: %v", gaps)
-	require.Greater(t, gaps[1], 1700*time.Millisecond, "the gaps grow: %v", gaps)
+	require.Len(t, gaps, 3, "four heartbeats in 4s with the 30s default: %v", gaps)
+	for _, gap := range gaps {
+		require.InDelta(t, time.Second, gap, float64(400*time.Millisecond), "every second with the 30s default: %v", gaps)
+	}
 	for _, gap := range fast.gaps() {
 		require.InDelta(t, 500*time.Millisecond, gap, float64(400*time.Millisecond), "every 500ms with 1.5s: %v", fast.gaps())
 	}

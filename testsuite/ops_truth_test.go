@@ -272,24 +272,21 @@ func TestDevBusyPortAndReadyWorker(t *testing.T) {
 	require.NotContains(t, errOut, "No worker is polling")
 }
 
-// Ctrl-C on run with the embedded server says at once that the run ends
-// with the command, and a second Ctrl-C stops it at once.
-func TestCtrlCOnEmbeddedRunSaysWhatItWaitsFor(t *testing.T) {
+// embeddedRun starts `playbook run FILE` on the embedded server (none
+// configured) and gives the lines of its stdout and stderr, and a way to
+// wait for one matching a pattern.
+func embeddedRun(t *testing.T, file string) (cmd *exec.Cmd, await func(re string, within time.Duration) string) {
+	t.Helper()
 	if listening("127.0.0.1:7233") {
 		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
 	}
-	file := writePlaybook(t, t.TempDir(), "ops28long.yaml", `metadata:
-  name: ops28long
-workflow:
-  - step: wait
-    tool: { kind: shell, command: 'sleep 120' }
-`)
-	cmd := exec.Command(playbookBinary(t), "run", file)
+	cmd = exec.Command(playbookBinary(t), "run", file)
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS=", "TEMPORAL_CONFIG_FILE="+filepath.Join(t.TempDir(), "none.toml"), "PLAYBOOK_LOG_DIR="+t.TempDir())
 	output, w, err := os.Pipe()
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = w, w
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	w.Close()
 	lines := make(chan string, 100)
 	go func() {
@@ -299,15 +296,15 @@ workflow:
 		}
 		close(lines)
 	}()
-	await := func(re string, within time.Duration) {
+	return cmd, func(re string, within time.Duration) string {
 		t.Helper()
 		deadline := time.After(within)
 		for {
 			select {
 			case l, ok := <-lines:
-				require.True(t, ok, "stderr ended before %q", re)
+				require.True(t, ok, "output ended before %q", re)
 				if regexp.MustCompile(re).MatchString(l) {
-					return
+					return l
 				}
 			case <-deadline:
 				_ = cmd.Process.Kill()
@@ -315,22 +312,78 @@ workflow:
 			}
 		}
 	}
-	await(`^Started ops28long-`, 60*time.Second)
-	time.Sleep(time.Second)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	await(`^Stopped following ops28long-\w+\. The embedded in-memory server ends with this command, and the run with it: stopping its running steps and the server \(Ctrl-C again to stop at once`, 2*time.Second)
-	_ = cmd.Process.Signal(syscall.SIGINT)
+}
+
+// exitOf waits for cmd to exit within a bound and gives its exit code.
+func exitOf(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		var exit *exec.ExitError
+		if err == nil {
+			return 0
+		}
 		require.ErrorAs(t, err, &exit)
-		require.Equal(t, 130, exit.ExitCode())
-	case <-time.After(5 * time.Second):
+		return exit.ExitCode()
+	case <-time.After(within):
 		_ = cmd.Process.Kill()
-		t.Fatal("run did not stop within 5s of a second Ctrl-C")
+		t.Fatalf("run did not exit within %s", within)
 	}
+	return -1
+}
+
+// Ctrl-C on run with the embedded server cancels the run as `cancel` does:
+// the running step is cancelled, the always: true cleanup step runs, end
+// decides (cancelled, exit 3), and a line says so at once.
+func TestCtrlCOnEmbeddedRunRunsCleanups(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "lock")
+	require.NoError(t, os.Mkdir(lock, 0o755))
+	file := writePlaybook(t, dir, "ops38ctrlc.yaml", fmt.Sprintf(`metadata:
+  name: ops38ctrlc
+workflow:
+  - step: work
+    tool: { kind: shell, command: 'sleep 120' }
+    next: unlock
+  - step: unlock
+    always: true
+    tool: { kind: shell, command: 'rmdir %s' }
+`, lock))
+	cmd, await := embeddedRun(t, file)
+	await(`^Started ops38ctrlc-`, 60*time.Second)
+	await(`\bwork\s+started`, 10*time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	await(`^Cancelling ops38ctrlc-\w+, as .playbook cancel. does: running steps are cancelled, its cleanup steps run, then end decides\. .*Ctrl-C again to stop at once`, 2*time.Second)
+	await(`^unlock\s+completed\s+1`, 20*time.Second)
+	await(`^Run ops38ctrlc-\w+ cancelled`, 5*time.Second)
+	require.Equal(t, 3, exitOf(t, cmd, 10*time.Second))
+	require.NoDirExists(t, lock, "the always: true step ran")
+}
+
+// A second Ctrl-C while the cancelled run winds down stops at once.
+func TestSecondCtrlCOnEmbeddedRunStopsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "ops28long.yaml", `metadata:
+  name: ops28long
+workflow:
+  - step: work
+    tool: { kind: shell, command: 'sleep 120' }
+  - step: cleanup
+    always: true
+    depends_on: [work]
+    tool: { kind: shell, command: 'sleep 120' }
+`)
+	cmd, await := embeddedRun(t, file)
+	await(`^Started ops28long-`, 60*time.Second)
+	await(`\bwork\s+started`, 10*time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	await(`^Cancelling ops28long-\w+`, 2*time.Second)
+	await(`\bcleanup\s+started`, 20*time.Second)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	await(`^Stopped ops28long-\w+ at once`, 2*time.Second)
+	require.Equal(t, 130, exitOf(t, cmd, 5*time.Second))
 }
 
 // A worker logs an attempt that starts or completes only at debug level:

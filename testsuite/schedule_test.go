@@ -190,7 +190,8 @@ func TestScheduleBackfill(t *testing.T) {
 	to := from.Add(3 * time.Hour)
 	code, out, errOut := scheduleCLI(t, "backfill", "--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "sched-backfill")
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, "Backfilling schedule sched-backfill.\n", out)
+	require.Equal(t, fmt.Sprintf("Backfilling schedule sched-backfill: 3 runs, for its times from %s to %s (overlap buffer-all).\n",
+		from.Add(30*time.Minute).Format(time.RFC3339), to.Add(-30*time.Minute).Format(time.RFC3339)), out, "how many runs, over which range (#38)")
 
 	waitFor(t, "three backfilled runs to complete", func() bool { return completedRuns(t, "sched-backfill") >= 3 })
 	var ids []string
@@ -203,6 +204,10 @@ func TestScheduleBackfill(t *testing.T) {
 		want = append(want, "sched-backfill-"+from.Add(time.Duration(h)*time.Hour-30*time.Minute).Format(time.RFC3339))
 	}
 	require.Equal(t, want, ids)
+
+	code, out, errOut = scheduleCLI(t, "backfill", "--from", from.Format(time.RFC3339), "--to", from.Add(20*time.Minute).Format(time.RFC3339), "sched-backfill")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, fmt.Sprintf("No time of schedule sched-backfill falls from %s to %s: nothing to backfill.\n", from.Format(time.RFC3339), from.Add(20*time.Minute).Format(time.RFC3339)), out)
 
 	code, _, errOut = scheduleCLI(t, "backfill", "--from", to.Format(time.RFC3339), "--to", from.Format(time.RFC3339), "sched-backfill")
 	require.Equal(t, 2, code)

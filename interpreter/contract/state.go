@@ -2,6 +2,9 @@ package contract
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,16 +131,61 @@ func (st *StepState) classifiedNote() string {
 }
 
 // lostNote names the attempts lost with their worker, e.g. "attempt 1 lost
-// (heartbeat_timeout)"; empty when none was.
+// (heartbeat_timeout)"; empty when none was. A loop's are told once per
+// attempt and error type, with the indexes of the elements that lost it:
+// "attempt 1 lost (heartbeat_timeout) at indexes 0-41, 43".
 func (st *StepState) lostNote() string {
 	var lost []string
+	indexes := map[string][]int{}
 	for _, a := range st.AttemptErrors {
 		// The attempt whose loss failed the step is the error already.
-		if a.Lost && (st.Error == nil || !strings.HasPrefix(st.Error.Message, a.Error.Message)) {
-			lost = append(lost, fmt.Sprintf("attempt %d lost (%s)", a.Attempt, a.Error.Type))
+		if !a.Lost || (st.Error != nil && strings.HasPrefix(st.Error.Message, a.Error.Message)) {
+			continue
+		}
+		line := fmt.Sprintf("attempt %d lost (%s)", a.Attempt, a.Error.Type)
+		if m := elementPrefix.FindStringSubmatch(a.Error.Message); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			if _, seen := indexes[line]; !seen {
+				lost = append(lost, line)
+			}
+			indexes[line] = append(indexes[line], i)
+			continue
+		}
+		lost = append(lost, line)
+	}
+	for k, line := range lost {
+		if ix := indexes[line]; len(ix) > 0 {
+			lost[k] = line + " at " + indexRanges(ix)
 		}
 	}
 	return strings.Join(lost, ", ")
+}
+
+// elementPrefix is how a loop's attempt records name their element
+// (engine.CombineLoop): "element 2 of 4 (index 1): ...".
+var elementPrefix = regexp.MustCompile(`^element \d+ of \d+ \(index (\d+)\): `)
+
+// indexRanges writes loop indexes as ranges: "index 3", "indexes 0-41, 43".
+func indexRanges(ix []int) string {
+	slices.Sort(ix)
+	ix = slices.Compact(ix)
+	if len(ix) == 1 {
+		return fmt.Sprintf("index %d", ix[0])
+	}
+	var parts []string
+	for start := 0; start < len(ix); {
+		end := start
+		for end+1 < len(ix) && ix[end+1] == ix[end]+1 {
+			end++
+		}
+		if end == start {
+			parts = append(parts, fmt.Sprint(ix[start]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", ix[start], ix[end]))
+		}
+		start = end + 1
+	}
+	return "indexes " + strings.Join(parts, ", ")
 }
 
 func joinNotes(a, b string) string {

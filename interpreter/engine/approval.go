@@ -85,11 +85,27 @@ func (r *Run) Approvals() []WaitingApproval {
 
 // CheckApproval tells why a decision cannot apply, or nil: the step must
 // be an approval waiting for one, the decision approve or reject, the
-// inputs declared and of their types, and by one of the approvers when the
-// step names some.
+// inputs declared and of their types, every required input given to an
+// approve, and by one of the approvers when the step names some. The Update
+// validator asks it; Decide does not check the required inputs, because
+// validators do not run on replay and runs recorded before inputs could
+// be required approved without them.
 func (r *Run) CheckApproval(d contract.ApprovalDecision) error {
-	_, err := r.approvalInputs(d)
-	return err
+	if _, err := r.approvalInputs(d); err != nil {
+		return err
+	}
+	if d.Decision != contract.DecisionApprove {
+		return nil
+	}
+	if k := spec.MissingInput(r.pb.Step(d.Step).Tool.Approval().Inputs, d.Inputs); k != "" {
+		return MissingInputError(k)
+	}
+	return nil
+}
+
+// MissingInputError says that an approve leaves out a required input.
+func MissingInputError(name string) error {
+	return fmt.Errorf("input %s is required (it has no default): give --set %s=VALUE", name, name)
 }
 
 func (r *Run) approvalInputs(d contract.ApprovalDecision) (map[string]any, error) {
@@ -198,10 +214,17 @@ func (r *Run) WaitingNotice(step string) map[string]any {
 }
 
 // ApprovalCommands are the command lines that approve and reject a waiting
-// approval step, the inputs shown with their defaults.
+// approval step, the inputs shown with their defaults, a required input
+// with a placeholder (<name>) for the person to fill.
 func ApprovalCommands(run, step string, a spec.Approval) []string {
 	approve := "playbook approve " + run + " " + step
 	for _, k := range slices.Sorted(maps.Keys(a.Inputs)) {
+		if a.Inputs[k] == nil {
+			// A required input is left for the person to fill: as
+			// printed, the shell refuses the line (< and > redirect).
+			approve += " --set " + k + "=<" + k + ">"
+			continue
+		}
 		approve += " --set " + k + "=" + ShellWord(expr.Text(a.Inputs[k]))
 	}
 	by := ""

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,45 @@ func TestCancelledApprovalNoLongerWaits(t *testing.T) {
 	run.Settle("gate", contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "cancelled"}})
 	require.False(t, run.WaitsForPerson())
 	require.Equal(t, contract.RunRunning, run.Snapshot().Status)
+}
+
+// An input with no default is required (#38): the suggested approve line
+// leaves a placeholder for it, an approve without it (or with it empty)
+// is refused, a reject needs none, and Decide (what replays run) takes the
+// decision as it came.
+func TestApprovalRequiredInput(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - step: gate
+    tool: {kind: approval, message: "go?", inputs: {ticket: null, replicas: 3}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "t-1", func() time.Time { return time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC) })
+	run.Ready()
+	run.AwaitApproval("gate", "go?")
+	require.Equal(t, []string{"playbook approve t-1 gate --set replicas=3 --set ticket=<ticket>", "playbook reject t-1 gate --reason '...'"},
+		ApprovalCommands("t-1", "gate", pb.Step("gate").Tool.Approval()))
+	for _, inputs := range []map[string]any{nil, {"replicas": 2}, {"ticket": ""}, {"ticket": nil}} {
+		require.EqualError(t, run.CheckApproval(contract.ApprovalDecision{Step: "gate", Decision: "approve", Inputs: inputs}),
+			"input ticket is required (it has no default): give --set ticket=VALUE", "inputs %v", inputs)
+	}
+	require.NoError(t, run.CheckApproval(contract.ApprovalDecision{Step: "gate", Decision: "reject"}))
+	require.NoError(t, run.CheckApproval(contract.ApprovalDecision{Step: "gate", Decision: "approve", Inputs: map[string]any{"ticket": "OPS-1"}}))
+	o, err := run.Decide(contract.ApprovalDecision{Step: "gate", Decision: "approve"})
+	require.NoError(t, err, "a replay of a run recorded before inputs could be required")
+	require.Equal(t, map[string]any{"ticket": nil, "replicas": 3}, o.Result.(map[string]any)["inputs"])
+}
+
+// An approval's result over the aggregate's budget is a stub that names
+// where the whole value is: the approval Update in the run's history, not
+// an activity it never ran (#38).
+func TestApprovalStubNamesTheUpdate(t *testing.T) {
+	run := gateRun(t, "fail")
+	o, err := run.Decide(contract.ApprovalDecision{Step: "gate", Decision: "approve", By: "alice", Inputs: map[string]any{"ticket": strings.Repeat("x", 2<<20)}})
+	require.NoError(t, err)
+	run.Settle("gate", o)
+	agg := run.Bounded(run.Snapshot())
+	stub, ok := agg.Steps["gate"].Result.(map[string]any)
+	require.True(t, ok)
+	require.Equal(t, "the approval Update in the run's history (playbook history RUN): the inputs the person gave, over the defaults the playbook declares", stub["full_in"])
 }

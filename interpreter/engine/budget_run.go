@@ -31,6 +31,10 @@ func (r *Run) fullIn(step, field string) string {
 		return "the sub-playbook's own run (its child workflow's result)"
 	case s.Tool.Kind == spec.FailKind:
 		return "nowhere: a fail step's error is made in the workflow from the playbook's text; render its message and details from what they read"
+	case s.Tool.Kind == "approval" && field == "result":
+		return "the approval Update in the run's history (playbook history RUN): the inputs the person gave, over the defaults the playbook declares"
+	case s.Tool.Kind == "wait" && field == "result":
+		return "nowhere: a wait step's result is made in the workflow from its timer"
 	case s.Tool.Kind == "noop" && field == "result":
 		return "nowhere: a noop step's result is computed in the workflow; read the step it copies"
 	case s.Loop != nil:

@@ -15,11 +15,10 @@ import (
 const noTimeout = 10 * 365 * 24 * time.Hour
 
 // DefaultHeartbeatTimeout is how long a silent worker keeps an attempt when
-// the step sets no heartbeat_timeout. A running step heartbeats at most a
-// third of it apart (activities.heartbeat), so it sets the load on the
-// server: 30 s is a heartbeat, a write on the server, every 10 s for each
-// step that runs long, and a worker stalled for a few seconds (a GC pause,
-// a slow disk) keeps its attempts. A lost attempt is retried about 30 s
+// the step sets no heartbeat_timeout: a worker stalled for a few seconds
+// (a GC pause, a slow disk) keeps its attempts. A running step heartbeats
+// every second at least (activities.heartbeat), so that a cancel reaches
+// it within a second. A lost attempt is retried about 30 s
 // after its worker died; a step that must be retried sooner sets a shorter
 // heartbeat_timeout.
 const DefaultHeartbeatTimeout = 30 * time.Second

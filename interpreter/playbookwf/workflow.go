@@ -59,6 +59,31 @@ var (
 	AttrFailedSteps    = temporal.NewSearchAttributeKeyKeywordList("FailedSteps")
 )
 
+// Besides the failed steps, a run's FailedSteps holds, once it has ended,
+// each step that failed with allow_failure as "NAME (warning)" and
+// DeadlineMark when its own deadline passed: `list` shows warnings and a
+// deadline without opening each run, and `list --status timed_out` finds
+// the runs failed by their deadline. A step name holds no space or
+// parenthesis, so no entry can be taken for another.
+const (
+	WarningMark  = " (warning)"
+	DeadlineMark = "(deadline)"
+)
+
+// indexedFailedSteps is what FailedSteps holds once a run has ended. The
+// values of an upsert are not compared on replay (only the command's
+// type), so runs recorded before the marks replay as they ran.
+func indexedFailedSteps(agg *contract.Aggregate) []string {
+	out := append([]string{}, agg.FailedSteps...)
+	for _, s := range agg.WarningSteps {
+		out = append(out, s+WarningMark)
+	}
+	if agg.Timeout != nil {
+		out = append(out, DeadlineMark)
+	}
+	return out
+}
+
 // SearchAttributes lists the search attributes' names and types.
 var SearchAttributes = map[string]enumspb.IndexedValueType{
 	AttrPlaybookName.GetName():   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
@@ -208,7 +233,7 @@ func Playbook(ctx workflow.Context, in Input) (*contract.Aggregate, error) {
 	agg.WorkflowID, agg.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
 	workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
 	if in.Index {
-		if err := workflow.UpsertTypedSearchAttributes(x.ctx, AttrPlaybookStatus.ValueSet(agg.Status), AttrFailedSteps.ValueSet(agg.FailedSteps)); err != nil {
+		if err := workflow.UpsertTypedSearchAttributes(x.ctx, AttrPlaybookStatus.ValueSet(agg.Status), AttrFailedSteps.ValueSet(indexedFailedSteps(agg))); err != nil {
 			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 		}
 	}

@@ -31,7 +31,7 @@ const (
 // ApprovalTool waits for a person to approve or reject, with typed inputs.
 type ApprovalTool struct {
 	Message   string   `json:"message" doc:"What the person is asked (templates allowed)."`
-	Inputs    Inputs   `json:"inputs" doc:"The inputs the person may give, with their defaults: a default's type is the input's type (a null, [] or {} default takes any value)."`
+	Inputs    Inputs   `json:"inputs" doc:"The inputs the person may give, with their defaults: a default's type is the input's type ([] or {} takes any list or mapping); an input with no default (null) is required and takes any value."`
 	Approvers Names    `json:"approvers" doc:"Who may decide: the names --by (or an Update's by) must be one of; none: anyone. A check of names, not an authentication."`
 	Timeout   Duration `json:"timeout" doc:"How long the step waits for a decision (default: for ever)."`
 	OnTimeout string   `json:"on_timeout" doc:"What the timeout decides: approve (with the defaults), reject, or fail (default, error type timeout)."`
@@ -66,7 +66,34 @@ func (*ApprovalTool) strictCheck(fields map[string]any) (string, string) {
 	if list, ok := fields["approvers"].([]any); ok && len(list) == 0 {
 		return "approvers", "approval tool: approvers is empty (leave it out to let anyone decide)"
 	}
+	if inputs, _ := fields["inputs"].(map[string]any); fields["on_timeout"] == OnTimeoutApprove && len(RequiredInputs(inputs)) > 0 {
+		return "on_timeout", fmt.Sprintf("approval tool: on_timeout: approve approves with the defaults, and input %s has none (it is required): give it a default, or on_timeout reject or fail",
+			RequiredInputs(inputs)[0])
+	}
 	return "", ""
+}
+
+// RequiredInputs are the names of an approval's inputs that have no
+// default (null): approving must give each a value. Sorted.
+func RequiredInputs(declared map[string]any) []string {
+	var names []string
+	for _, k := range slices.Sorted(maps.Keys(declared)) {
+		if declared[k] == nil {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+// MissingInput is the first required input (RequiredInputs) that given
+// leaves out, null or empty, "" when none is.
+func MissingInput(declared, given map[string]any) string {
+	for _, k := range RequiredInputs(declared) {
+		if v := given[k]; v == nil || v == "" {
+			return k
+		}
+	}
+	return ""
 }
 
 // WaitTool waits for a duration, or until a time, on a durable timer.

@@ -29,6 +29,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // ones that talk to Temporal.
 type app struct {
 	conn connectionFlags
+	// embeddedPort is run --embedded-port: the port of the embedded
+	// server, 0 for any free one.
+	embeddedPort int
 }
 
 // CommandName is the name of the top-level command a command line runs

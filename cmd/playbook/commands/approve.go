@@ -21,8 +21,8 @@ import (
 )
 
 // approveCommand and rejectCommand decide a waiting approval step. What
-// the run would refuse (an input not declared or of another type, a name
-// not among the approvers) is refused here first, exit 2, before anything
+// the run would refuse (an input not declared or of another type, a
+// required input left out, a name not among the approvers) is refused here first, exit 2, before anything
 // is sent; the run's Update validator checks the same again.
 func (a *app) approveCommand() *cobra.Command {
 	return a.decideCommand(contract.DecisionApprove)
@@ -70,6 +70,9 @@ func (a *app) decideCommand(decision string) *cobra.Command {
 			}
 			if err := contract.CheckDecision(d); err != nil {
 				return invalid(err)
+			}
+			if k := spec.MissingInput(waiting.Inputs, d.Inputs); k != "" && decision == contract.DecisionApprove {
+				return invalid(engine.MissingInputError(k))
 			}
 			if len(waiting.Approvers) > 0 && !slices.Contains(waiting.Approvers, d.By) {
 				return invalidf("%s is not an approver of step %q (approvers: %s); give --by NAME", d.By, d.Step, strings.Join(waiting.Approvers, ", "))
@@ -130,9 +133,6 @@ func queryApprovals(ctx context.Context, c client.Client, run string) ([]engine.
 // string input takes the text as written, any other reads it as YAML, and
 // the value must have its default's type.
 func inputsFromSets(waiting engine.WaitingApproval, sets []string) (map[string]any, error) {
-	if len(sets) == 0 {
-		return nil, nil
-	}
 	given := map[string]any{}
 	for _, kv := range sets {
 		k, text, _ := strings.Cut(kv, "=")
@@ -144,6 +144,9 @@ func inputsFromSets(waiting engine.WaitingApproval, sets []string) (map[string]a
 	}
 	if _, err := spec.ConvertInputs(waiting.Inputs, waiting.Types, given); err != nil {
 		return nil, err
+	}
+	if len(given) == 0 {
+		return nil, nil
 	}
 	return given, nil
 }

@@ -156,11 +156,13 @@ func printPending(w io.Writer, run, reach string, steps []engine.PendingStep, ap
 			fmt.Fprintf(w, "  approvers: %s\n", strings.Join(a.Approvers, ", "))
 		}
 		for _, k := range slices.Sorted(maps.Keys(a.Inputs)) {
-			def := expr.Text(a.Inputs[k])
+			def := "default " + expr.Text(a.Inputs[k])
 			if text, ok := a.Inputs[k].(string); ok {
-				def = strconv.Quote(text)
+				def = "default " + strconv.Quote(text)
+			} else if a.Inputs[k] == nil {
+				def = "required"
 			}
-			fmt.Fprintf(w, "  input %s: %s, default %s\n", k, inputTypes[a.Types[k]], def)
+			fmt.Fprintf(w, "  input %s: %s, %s\n", k, inputTypes[a.Types[k]], def)
 		}
 		if a.Deadline != nil {
 			fmt.Fprintf(w, "  timeout at %s: then %s\n", a.Deadline.Local().Format("15:04:05"), a.OnTimeout)

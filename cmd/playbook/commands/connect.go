@@ -109,7 +109,7 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 		if listening(localDevAddress) {
 			opts.HostPort = localDevAddress
 		} else {
-			dev, address, err := startEmbedded(opts.Namespace)
+			dev, address, err := startEmbedded(opts.Namespace, a.embeddedPort)
 			if err != nil {
 				return nil, err
 			}
@@ -118,6 +118,9 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 			conn.reach += " --address " + engine.ShellWord(address)
 			fmt.Fprintf(c.stderr, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
 		}
+	}
+	if a.embeddedPort != 0 && conn.embedded == nil {
+		return nil, invalidf("--embedded-port %d: this run uses the Temporal server at %s, not an embedded one", a.embeddedPort, opts.HostPort)
 	}
 	conn.namespace = opts.Namespace
 	if a.conn.given("namespace") {

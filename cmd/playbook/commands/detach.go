@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,32 +9,47 @@ import (
 	"syscall"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"playbook/interpreter/contract"
 )
 
-// detached is how `run` and `retry` end on Ctrl-C: the CLI stops following
-// and the run goes on on the server (exit 130). On the embedded in-memory
-// server, which ends with this command, the run ends too: it says so at
-// once, stops the server and worker, and a second Ctrl-C stops at once.
+// detached is how `run` and `retry` end on Ctrl-C with a server that
+// outlives the command: the CLI stops following and the run goes on on the
+// server (exit 130).
 func detached(c *call, conn *connection, id string) error {
-	if conn.embedded == nil {
-		msg := fmt.Sprintf("\nDetached from %s: the run continues. Follow it with `playbook events %s --follow%s`, cancel it with `playbook cancel %s%s`.", id, id, conn.reach, id, conn.reach)
-		return &exitError{code: exitDetached, err: errors.New(msg), whole: true}
-	}
-	fmt.Fprintf(c.stderr, "\nStopped following %s. The embedded in-memory server ends with this command, and the run with it: stopping its running steps and the server (Ctrl-C again to stop at once; use `playbook dev` for runs that outlive the command).\n", id)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	closed := make(chan struct{})
-	go func() {
-		conn.Close()
-		close(closed)
-	}()
-	select {
-	case <-closed:
-	case <-sig:
-	}
-	return exitWith(exitDetached)
+	msg := fmt.Sprintf("\nDetached from %s: the run continues. Follow it with `playbook events %s --follow%s`, cancel it with `playbook cancel %s%s`.", id, id, conn.reach, id, conn.reach)
+	return &exitError{code: exitDetached, err: errors.New(msg), whole: true}
 }
+
+// cancelEmbedded is how `run` and `retry` end on Ctrl-C with the embedded
+// in-memory server, which ends with the command and the run with it: the
+// run is cancelled as `playbook cancel` cancels it (running steps
+// cancelled, its cleanup steps run, then end decides) and followed to its
+// end. A second Ctrl-C stops the server and the worker at once (exit 130).
+func cancelEmbedded(c *call, conn *connection, wr client.WorkflowRun, p *progress) (*contract.Aggregate, error) {
+	id := wr.GetID()
+	fmt.Fprintf(c.stderr, "\nCancelling %s, as `playbook cancel` does: running steps are cancelled, its cleanup steps run, then end decides. "+
+		"The embedded in-memory server ends with this command (Ctrl-C again to stop at once; use `playbook dev` for runs that outlive the command).\n", id)
+	ctx, stop := signal.NotifyContext(context.WithoutCancel(c.ctx), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// A run that ended meanwhile has nothing to cancel: it is followed to
+	// its aggregate all the same.
+	var ended *exitError
+	if err := requestCancel(ctx, conn, id, ctrlCReason); err != nil && !(errors.As(err, &ended) && ended.code == exitEnded) && ctx.Err() == nil {
+		return nil, fmt.Errorf("cannot cancel %s: %w", id, err)
+	}
+	agg, err := follow(ctx, conn.client, wr, p)
+	if ctx.Err() != nil {
+		fmt.Fprintf(c.stderr, "\nStopped %s at once: the embedded server and its worker stop, and the run with them.\n", id)
+		go conn.Close()
+		return nil, exitWith(exitDetached)
+	}
+	return agg, err
+}
+
+// ctrlCReason is the cancel reason a run cancelled by Ctrl-C records.
+const ctrlCReason = "Ctrl-C on playbook run"
 
 // startFailed explains a run that could not start: an ID in use by an open
 // run is the user's input (exit 2), naming that run.

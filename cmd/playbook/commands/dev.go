@@ -139,8 +139,12 @@ func defaultDevDB() string {
 }
 
 // startEmbedded starts the in-memory server `run` uses when none is configured.
-func startEmbedded(namespace string) (embeddedServer, string, error) {
-	dev, err := devserver.Start(devserver.Options{IP: "127.0.0.1", Namespace: namespace})
+func startEmbedded(namespace string, port int) (embeddedServer, string, error) {
+	dev, err := devserver.Start(devserver.Options{IP: "127.0.0.1", Port: port, Namespace: namespace})
+	var inUse *devserver.PortInUseError
+	if errors.As(err, &inUse) {
+		return nil, "", invalidf("--embedded-port: %s is in use (another playbook dev or Temporal server?): stop it, or give another --embedded-port", inUse.Address)
+	}
 	if err != nil {
 		return nil, "", err
 	}

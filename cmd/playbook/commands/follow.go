@@ -31,9 +31,9 @@ const pollTimeout = 2 * time.Second
 
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
-// reach is what the command lines it suggests add to reach the server
-// (connection.reach).
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spec.Playbook, out io.Writer, reach string) (*contract.Aggregate, error) {
+// p remembers what was printed, so that following again after an
+// interruption prints only what is new.
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, p *progress) (*contract.Aggregate, error) {
 	type ended struct {
 		agg *contract.Aggregate
 		err error
@@ -43,8 +43,6 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, pb *spe
 		agg, err := result(ctx, wr)
 		done <- ended{agg, err}
 	}()
-	p := newProgress(pb, out)
-	p.reach = reach
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -105,8 +103,11 @@ type progress struct {
 	maxAttempts map[string]int
 }
 
-func newProgress(pb *spec.Playbook, out io.Writer) *progress {
-	p := &progress{out: out, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
+// newProgress is the progress of a run of pb, printed on out; reach is
+// what the command lines it suggests add to reach the server
+// (connection.reach).
+func newProgress(pb *spec.Playbook, out io.Writer, reach string) *progress {
+	p := &progress{out: out, reach: reach, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
 	for _, s := range pb.Steps {
 		p.maxAttempts[s.Name] = configuredAttempts(s)
 		if s.Loop != nil {
@@ -378,7 +379,7 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 		if st == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, st.Note())
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, tableNote(st))
 	}
 	tw.Flush()
 	if agg.StepsOmitted > 0 {
@@ -396,6 +397,35 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 			fmt.Fprintf(out, "Could not notify %s (%s): %s\n", n.Webhook, n.Event, n.Error)
 		}
 	}
+}
+
+// tableNote is a step's NOTE in the tables `run` and `status` print: its
+// note, and what of it the aggregate carries only as a stub (a value over
+// its budget), with where the whole value is.
+func tableNote(st *contract.StepState) string {
+	note := st.Note()
+	for _, part := range []struct {
+		what string
+		v    any
+	}{{"result", st.Result}, {"error details", errorDetails(st.Error)}} {
+		m, _ := part.v.(map[string]any)
+		if n, ok := expr.TruncatedSize(part.v); ok {
+			cut := fmt.Sprintf("%s truncated (%s, over the budget; whole in %v)", part.what, expr.FormatBytes(n), m["full_in"])
+			if note == "" {
+				note = cut
+			} else {
+				note += "; " + cut
+			}
+		}
+	}
+	return note
+}
+
+func errorDetails(e *contract.StepError) any {
+	if e == nil {
+		return nil
+	}
+	return e.Details
 }
 
 // allowedToFail says which steps failed with allow_failure, after a

@@ -42,6 +42,8 @@ type Live struct {
 type Status struct {
 	*contract.Aggregate
 	Live map[string]Live `json:"live,omitempty"`
+	// WaitsUntil is when each running wait step's timer fires.
+	WaitsUntil map[string]time.Time `json:"waits_until,omitempty"`
 	// playbook is the run's frozen playbook, nil when it cannot be read:
 	// the table follows its file order.
 	playbook *spec.Playbook
@@ -87,6 +89,7 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 		if st.Aggregate, err = queryState(ctx, c, run); err != nil {
 			return nil, err
 		}
+		st.WaitsUntil = waitsUntil(ctx, c, run, info.GetExecution().GetRunId(), st.Aggregate, st.playbook)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		if st.Aggregate, err = result(ctx, c.GetWorkflow(ctx, run, info.GetExecution().GetRunId())); err != nil {
 			return nil, err
@@ -116,6 +119,36 @@ func runStatus(ctx context.Context, c client.Client, run string) (*Status, error
 		}
 	}
 	return st, nil
+}
+
+// waitsUntil reads, from the run's events, until when its running wait
+// steps wait; nil when none runs.
+func waitsUntil(ctx context.Context, c client.Client, run, runID string, agg *contract.Aggregate, pb *spec.Playbook) map[string]time.Time {
+	if pb == nil {
+		return nil
+	}
+	waiting := false
+	for name, s := range agg.Steps {
+		step := pb.Step(name)
+		waiting = waiting || (s.Status == contract.StatusRunning && step != nil && step.Tool != nil && step.Tool.Kind == "wait")
+	}
+	if !waiting {
+		return nil
+	}
+	var out map[string]time.Time
+	evs, _ := queryEvents(ctx, c, run, runID, 0, true)
+	for _, e := range evs {
+		until, _ := e.Data["until"].(string)
+		t, err := time.Parse(time.RFC3339Nano, until)
+		if s := agg.Steps[e.Step]; e.Type != "step_waiting_until" || err != nil || s == nil || s.Status != contract.StatusRunning {
+			continue
+		}
+		if out == nil {
+			out = map[string]time.Time{}
+		}
+		out[e.Step] = t
+	}
+	return out
 }
 
 // queryState asks a run's worker for its step table.
@@ -221,8 +254,11 @@ func printStatus(out io.Writer, run, reach string, st *Status) {
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tSTARTED\tENDED\tNOTE")
 	for _, name := range stepOrder(agg, st.playbook) {
 		s := agg.Steps[name]
-		note := s.Note()
+		note, attempts := tableNote(s), s.Attempts
 		if l, ok := st.Live[name]; ok && (l.Attempt > 1 || l.LastFailure != "") {
+			// The run learns of an attempt when the step settles; the
+			// server's view of the running one counts them all.
+			attempts = max(attempts, int(l.Attempt))
 			note = fmt.Sprintf("retrying: attempt %d", l.Attempt)
 			if l.MaximumAttempts > 0 {
 				note += fmt.Sprintf(" of %d", l.MaximumAttempts)
@@ -236,7 +272,10 @@ func printStatus(out io.Writer, run, reach string, st *Status) {
 				note += "; last failure: " + expr.FirstLine(l.LastFailure)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), note)
+		if until, ok := st.WaitsUntil[name]; ok && s.Status == contract.StatusRunning {
+			note = "waits until " + until.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, attempts, clock(s.StartedAt), clock(s.EndedAt), note)
 	}
 	tw.Flush()
 }
@@ -413,12 +452,16 @@ func printEvent(out io.Writer, e engine.Event, asJSON bool, width int) {
 
 // Run is one line of `playbook list`.
 type Run struct {
-	WorkflowID  string    `json:"workflow_id"`
-	RunID       string    `json:"run_id"`
-	Playbook    string    `json:"playbook"`
-	Status      string    `json:"status"`
-	FailedSteps []string  `json:"failed_steps"`
-	Start       time.Time `json:"start_time"`
+	WorkflowID  string   `json:"workflow_id"`
+	RunID       string   `json:"run_id"`
+	Playbook    string   `json:"playbook"`
+	Status      string   `json:"status"`
+	FailedSteps []string `json:"failed_steps"`
+	// WarningSteps failed with allow_failure.
+	WarningSteps []string `json:"warning_steps,omitempty"`
+	// DeadlinePassed: the run's own deadline (its timeout) passed.
+	DeadlinePassed bool      `json:"deadline_passed,omitempty"`
+	Start          time.Time `json:"start_time"`
 	// Schedule is the ID of the schedule that started the run, if one did.
 	Schedule string `json:"schedule,omitempty"`
 }
@@ -476,7 +519,15 @@ func printRuns(w io.Writer, runs []Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tPLAYBOOK\tSTATUS\tSTARTED\tFAILED STEPS\tSCHEDULE")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, r.Status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(r.FailedSteps, ","), r.Schedule)
+		status := r.Status
+		if r.DeadlinePassed {
+			status += " (deadline)"
+		}
+		steps := r.FailedSteps
+		for _, w := range r.WarningSteps {
+			steps = append(steps, w+playbookwf.WarningMark)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(steps, ","), r.Schedule)
 	}
 	tw.Flush()
 }
@@ -495,7 +546,8 @@ const (
 // statusQuery is the part of a list query that keeps the runs in status
 // ("" all of them). A run's PlaybookStatus is what the run last recorded;
 // a run Temporal terminated or timed out could not record it, so its
-// ExecutionStatus decides: running means both say so.
+// ExecutionStatus decides: running means both say so. timed_out is also a
+// run failed by its own deadline (which is failed as well).
 func statusQuery(status string) (string, error) {
 	attr := playbookwf.AttrPlaybookStatus.GetName()
 	switch status {
@@ -506,7 +558,10 @@ func statusQuery(status string) (string, error) {
 	case runTerminated:
 		return " AND ExecutionStatus = 'Terminated'", nil
 	case runTimedOut:
-		return " AND ExecutionStatus = 'TimedOut'", nil
+		// Temporal's execution timeout, or the run's own deadline that
+		// failed it.
+		return fmt.Sprintf(" AND (ExecutionStatus = 'TimedOut' OR (%s = '%s' AND %s = '%s'))",
+			playbookwf.AttrFailedSteps.GetName(), playbookwf.DeadlineMark, attr, contract.RunFailed), nil
 	case contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled:
 		return fmt.Sprintf(" AND %s = '%s'", attr, status), nil
 	}
@@ -516,7 +571,11 @@ func statusQuery(status string) (string, error) {
 // scheduledByID is the search attribute Temporal sets on a run a schedule started.
 const scheduledByID = "TemporalScheduledById"
 
-func quoteQuery(s string) string { return strings.ReplaceAll(s, "'", "\\\\'") }
+// quoteQuery escapes s for a single-quoted string of a visibility query:
+// a backslash escapes a quote and itself.
+func quoteQuery(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)
+}
 
 func listRuns(ctx context.Context, conn *connection, query string, limit int) ([]Run, error) {
 	infos, err := listExecutions(ctx, conn, query, limit)
@@ -569,7 +628,17 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 		_ = dc.FromPayload(p, &r.Status)
 	}
 	if p := fields[playbookwf.AttrFailedSteps.GetName()]; p != nil {
-		_ = dc.FromPayload(p, &r.FailedSteps)
+		var indexed []string
+		_ = dc.FromPayload(p, &indexed)
+		for _, s := range indexed {
+			if s == playbookwf.DeadlineMark {
+				r.DeadlinePassed = true
+			} else if name, ok := strings.CutSuffix(s, playbookwf.WarningMark); ok {
+				r.WarningSteps = append(r.WarningSteps, name)
+			} else {
+				r.FailedSteps = append(r.FailedSteps, s)
+			}
+		}
 	}
 	if p := fields[scheduledByID]; p != nil {
 		_ = dc.FromPayload(p, &r.Schedule)

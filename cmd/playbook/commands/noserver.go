@@ -25,6 +25,6 @@ func devCommand() *cobra.Command {
 	})
 }
 
-func startEmbedded(string) (embeddedServer, string, error) {
+func startEmbedded(string, int) (embeddedServer, string, error) {
 	return nil, "", errors.New("no Temporal server configured, and " + noServerBuild + ": set TEMPORAL_ADDRESS or --address")
 }

@@ -101,6 +101,7 @@ func (a *app) runCommand() *cobra.Command {
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
 	fs.StringVar(&id, "id", "", "workflow ID of the run (default NAME-RANDOM)")
 	fs.BoolVar(&detach, "detach", false, "submit the run, print its ID and exit 0 without following it")
+	fs.IntVar(&a.embeddedPort, "embedded-port", 0, "the `PORT` of the embedded server on 127.0.0.1, when run starts one (default: any free port)")
 	fs.Var(&logicalTime, "logical-time", "the time the run stands for, run.logical_time and PLAYBOOK_LOGICAL_TIME (`TIME`, RFC 3339; default: now)")
 	return cmd
 }
@@ -113,9 +114,13 @@ func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.Wor
 	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
 	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	agg, err := follow(ctx, conn.client, wr, pb, progress, conn.reach)
+	p := newProgress(pb, progress, conn.reach)
+	agg, err := follow(ctx, conn.client, wr, p)
 	if err != nil && ctx.Err() != nil {
-		return detached(c, conn, wr.GetID())
+		if conn.embedded == nil {
+			return detached(c, conn, wr.GetID())
+		}
+		agg, err = cancelEmbedded(c, conn, wr, p)
 	}
 	if err != nil {
 		return err

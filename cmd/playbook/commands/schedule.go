@@ -20,8 +20,10 @@ import (
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/interpreter/playbookwf"
 )
@@ -448,6 +450,26 @@ func (a *app) onSchedule(c *call, done string, do func(context.Context, client.S
 	})
 }
 
+// maxMatchingTimes is the most times Temporal lists for a schedule in one
+// answer (ListScheduleMatchingTimes).
+const maxMatchingTimes = 1000
+
+// backfillTimes are the times of schedule id a backfill from start to end
+// starts runs for: start and end included, as Temporal's backfill takes
+// them (the listing takes the times after its start).
+func backfillTimes(ctx context.Context, conn *connection, id string, start, end time.Time) ([]time.Time, error) {
+	resp, err := conn.client.WorkflowService().ListScheduleMatchingTimes(ctx, &workflowservice.ListScheduleMatchingTimesRequest{
+		Namespace: conn.namespace, ScheduleId: id, StartTime: timestamppb.New(start.Add(-time.Millisecond)), EndTime: timestamppb.New(end)})
+	if err != nil {
+		return nil, err
+	}
+	var times []time.Time
+	for _, t := range resp.GetStartTime() {
+		times = append(times, t.AsTime().UTC())
+	}
+	return times, nil
+}
+
 func (a *app) scheduleBackfillCommand() *cobra.Command {
 	var (
 		from, to rfc3339
@@ -469,8 +491,27 @@ func (a *app) scheduleBackfillCommand() *cobra.Command {
 			if err != nil {
 				return invalidf("--overlap: %v", err)
 			}
-			return a.onSchedule(c, "Backfilling", func(ctx context.Context, h client.ScheduleHandle) error {
-				return h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}})
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				id := c.args[0]
+				times, err := backfillTimes(c.ctx, conn, id, start, end)
+				if err != nil {
+					return scheduleError(id, err)
+				}
+				if len(times) == 0 {
+					fmt.Fprintf(c.stdout, "No time of schedule %s falls from %s to %s: nothing to backfill.\n", id, start.Format(time.RFC3339), end.Format(time.RFC3339))
+					return nil
+				}
+				h := conn.client.ScheduleClient().GetHandle(c.ctx, id)
+				if err := h.Backfill(c.ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}}); err != nil {
+					return scheduleError(id, err)
+				}
+				count := countOf(len(times), "run")
+				if len(times) == maxMatchingTimes {
+					count = "at least " + count
+				}
+				fmt.Fprintf(c.stdout, "Backfilling schedule %s: %s, for its times from %s to %s (overlap %s).\n", id, count,
+					times[0].Format(time.RFC3339), times[len(times)-1].Format(time.RFC3339), overlapName(policy))
+				return nil
 			})
 		}),
 	}
