@@ -144,7 +144,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 
 	oldSide := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(before.Source)),
 		Workload: spec.MergeWorkload(oldPb.Workload, before.Workload), BaseDir: before.BaseDir, Texts: before.Files,
-		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierTime.Format(time.RFC3339)}
+		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierTime.Format(time.RFC3339), RunID: r.earlierID}
 	if oldSide.Files == nil {
 		oldSide.Files = map[string]string{}
 	}
@@ -152,9 +152,13 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	for path, text := range before.Files {
 		oldSide.Files[path] = submit.Digest(text)
 	}
+	id := r.id
+	if id == "" {
+		id = pb.Name + "-" + randomSuffix()
+	}
 	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
-		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339)}
+		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339), RunID: id}
 	if out.plan, err = engine.PlanReuse(oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
 		return nil, &retryError{err.Error()}
 	}
@@ -172,10 +176,6 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 		Overrides:   submit.PlainOverrides(r.overrides)}
 	if len(in.Origin.Overrides) == 0 {
 		in.Origin.Overrides = nil
-	}
-	id := r.id
-	if id == "" {
-		id = pb.Name + "-" + randomSuffix()
 	}
 	if err := conn.checkCodec(ctx, r.taskQueue); err != nil {
 		return nil, &retryError{err.(*exitError).err.Error()}
