@@ -33,9 +33,6 @@ type RetrySide struct {
 	// Files are digests of the files its steps read (scripts named by
 	// path, recovery scripts, sub-playbooks), by absolute path.
 	Files map[string]string
-	// ScriptsUnknown: the run recorded no digests of its scripts (it was
-	// submitted before runs did): its scripts are taken as unchanged.
-	ScriptsUnknown bool
 	// LogicalTime is the run's run.logical_time.
 	LogicalTime string
 	// RunID is the run's workflow ID (run.id), "" when not known yet.
@@ -51,6 +48,17 @@ type ReuseDecision struct {
 	// runs again", "--from", "workload.rate changed (read by tool.env.R)",
 	// "scripts/t.py changed", "not in the earlier run"...
 	Why string `json:"why,omitempty"`
+	// Elements, for a loop step that runs for itself (it did not complete
+	// before), count the elements that run and those reused.
+	Elements *ElementCounts `json:"elements,omitempty"`
+}
+
+// ElementCounts say, for a loop step that runs, how many of its elements
+// run and how many a retry reuses.
+type ElementCounts struct {
+	Total  int `json:"total"`
+	Run    int `json:"run"`
+	Reused int `json:"reused"`
 }
 
 // ReusePlan is what a retry reuses of an earlier run.
@@ -224,7 +232,10 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	}
 	for _, f := range FilesRead(s, now.BaseDir, now.Texts) {
 		old, known := before.Files[f]
-		if !known && before.ScriptsUnknown {
+		if !known {
+			// Not recorded: a run from before runs recorded digests (or
+			// before this word counted), or a file that was not there,
+			// which the step could not have run.
 			continue
 		}
 		if old != now.Files[f] {
@@ -449,4 +460,45 @@ func cleanupKey(s *spec.Step) string {
 		return "on_cancel: run"
 	}
 	return "on_failure: run"
+}
+
+// ElementsReusable tells whether a retry may reuse some elements of loop
+// step name: it runs only because it did not complete before (failed,
+// cancelled, never ended), and every step upstream of it is reused, so its
+// list and its elements' tools render in the new run as PlanElements sees
+// them.
+func (p *ReusePlan) ElementsReusable(pb *spec.Playbook, name string) bool {
+	s := pb.Step(name)
+	if s == nil || s.Loop == nil || s.Tool == nil || s.Tool.Kind == "playbook" || p.Reuse[name] != nil {
+		return false
+	}
+	i := slices.IndexFunc(p.Decisions, func(d ReuseDecision) bool { return d.Step == name })
+	why := p.Decisions[i].Why
+	if !strings.HasSuffix(why, " before") || why == skippedBefore {
+		return false
+	}
+	for _, u := range pb.Steps {
+		if p.Reuse[u.Name] == nil && u.Name != name && slices.Contains(pb.Downstream(u.Name), name) {
+			return false
+		}
+	}
+	return true
+}
+
+// LoopElements are loop step name's list and each element's rendered
+// tool, as the new run (now, reusing plan.Reuse) will render them.
+func (p *ReusePlan) LoopElements(now RetrySide, name string) ([]any, []map[string]any, error) {
+	var opts []RunOption
+	if t, err := time.Parse(time.RFC3339, now.LogicalTime); err == nil {
+		opts = append(opts, WithLogicalTime(t))
+	}
+	run := NewRun(now.Playbook, now.Workload, now.RunID, func() time.Time { return time.Time{} }, opts...)
+	run.Reuse(p.Reuse)
+	s := now.Playbook.Step(name)
+	items, err := run.LoopItems(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	specs, err := run.RenderLoop(s, items)
+	return items, specs, err
 }

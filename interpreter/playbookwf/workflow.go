@@ -86,6 +86,9 @@ type Input struct {
 	// Reuse holds the completed steps of an earlier run that `playbook retry`
 	// does not run again.
 	Reuse map[string]*contract.StepState `json:"reuse,omitempty"`
+	// ReuseElements holds, by loop step, the elements of an earlier run
+	// that `playbook retry` does not run again (the step itself runs).
+	ReuseElements map[string]*contract.ElementReuse `json:"reuse_elements,omitempty"`
 	// Origin says which run a retry retried, who asked and why.
 	Origin *contract.Origin `json:"origin,omitempty"`
 	// LogicalTime is the time the run stands for (run.logical_time): when

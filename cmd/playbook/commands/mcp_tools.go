@@ -428,7 +428,7 @@ func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retry
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
-	return reply(map[string]any{"retried": a.Run, "run": r.run.GetID(), "run_id": r.run.GetRunID(), "reused": r.reused, "reason": a.Reason, "by": mcpWho,
+	return reply(map[string]any{"retried": a.Run, "run": r.run.GetID(), "run_id": r.run.GetRunID(), "reused": r.reused, "plan": r.plan.Decisions, "reason": a.Reason, "by": mcpWho,
 		"next": "follow it with run_status " + r.run.GetID()})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -88,9 +89,10 @@ func (a *app) retryCommand() *cobra.Command {
 					fmt.Fprintf(c.stderr, "warning: %s\n", warn)
 				}
 				if dryRun {
-					fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.earlierID, countOf(len(r.reused), "step"))
-					fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
-					return nil
+					return out.print(w, retryPlanJSON(req.earlierID, r), func(w io.Writer) {
+						fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.earlierID, countOf(len(r.reused), "step"))
+						fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
+					})
 				}
 				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, c.stderr)
 				if len(r.reused) == 0 {
@@ -154,4 +156,10 @@ func payloadConverter() (converter.DataConverter, error) {
 		return converter.GetDefaultDataConverter(), err
 	}
 	return keys.DataConverter(), nil
+}
+
+// retryPlanJSON is a retry's plan as data (retry --dry-run --json, MCP
+// retry_run): one decision per step, and the warnings.
+func retryPlanJSON(earlierID string, r *retried) map[string]any {
+	return map[string]any{"retry_of": earlierID, "steps": r.plan.Decisions, "reused": r.reused, "warnings": r.plan.Warnings}
 }

@@ -144,7 +144,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 
 	oldSide := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(before.Source)),
 		Workload: spec.MergeWorkload(oldPb.Workload, before.Workload), BaseDir: before.BaseDir, Texts: before.Files,
-		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierTime.Format(time.RFC3339), RunID: r.earlierID}
+		Files: maps.Clone(before.FileDigests), LogicalTime: earlierTime.Format(time.RFC3339), RunID: r.earlierID}
 	if oldSide.Files == nil {
 		oldSide.Files = map[string]string{}
 	}
@@ -162,6 +162,10 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	if out.plan, err = engine.PlanReuse(oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
 		return nil, &retryError{err.Error()}
 	}
+	elements, err := planElements(ctx, conn.client, r.earlierID, before, newSide, out.plan)
+	if err != nil {
+		return nil, err
+	}
 	for _, dcs := range out.plan.Decisions {
 		if dcs.Reused {
 			out.reused = append(out.reused, dcs.Step)
@@ -171,6 +175,9 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 		return out, nil
 	}
 	in.Reuse = out.plan.Reuse
+	if len(elements) > 0 {
+		in.ReuseElements = elements
+	}
 	in.Origin = &contract.Origin{RetryOf: r.earlierID, From: r.from, By: r.by, Reason: r.reason, File: r.file,
 		FileChanged: r.pb != nil && (in.Source != before.Source || !maps.Equal(in.Files, before.Files)),
 		Overrides:   submit.PlainOverrides(r.overrides)}
@@ -221,7 +228,10 @@ func decisionLines(plan *engine.ReusePlan) []string {
 	var out []string
 	for _, d := range plan.Decisions {
 		what := "reused"
-		if !d.Reused {
+		switch {
+		case d.Elements != nil:
+			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
+		case !d.Reused:
 			what = "runs: " + d.Why
 		}
 		out = append(out, fmt.Sprintf("  %-*s  %s", width, d.Step, what))

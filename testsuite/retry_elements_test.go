@@ -1,0 +1,102 @@
+package testsuite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter/contract"
+)
+
+// markedLoop is a parallel loop of n elements, each noting its item in
+// DIR/marks; element 7 fails until DIR/fixed exists.
+func markedLoop(n int) string {
+	return fmt.Sprintf(`metadata: {name: partitions}
+workload: {dir: /tmp}
+workflow:
+  - step: checksum
+    loop: {in: "1..%d", mode: parallel, max_in_flight: 50}
+    tool:
+      kind: shell
+      command: 'echo $I >> "$D/marks"; [ $I != 7 ] || [ -e "$D/fixed" ] || exit 3; echo $I'
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+    next: report
+  - step: report
+    tool: {kind: noop, result: "{{ len(steps.checksum.result) }}"}
+`, n)
+}
+
+// countMarks counts the lines of DIR/marks, and those of item.
+func countMarks(t *testing.T, dir, item string) (all, of int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "marks"))
+	require.NoError(t, err)
+	for _, l := range strings.Fields(string(b)) {
+		all++
+		if l == item {
+			of++
+		}
+	}
+	return all, of
+}
+
+// Issue 41 (1): a retried loop runs only the element that failed; the
+// others are reused, the loop's result whole and in order; in the
+// workflow (300 elements) and in the loop's driver (600, 2,000).
+func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
+	for _, n := range []int{300, 600, 2000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			file := writePlaybook(t, dir, "p.yaml", markedLoop(n))
+			first := runPlaybookFile(t, file, "--set", "dir="+dir)
+			require.Equal(t, "failed", first.Status)
+			all, _ := countMarks(t, dir, "7")
+			require.Equal(t, n, all)
+
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+			code, out, _ := cli(t, "retry", "--address", server.Address, "--dry-run", "--json", first.WorkflowID)
+			require.Equal(t, 0, code)
+			var plan struct {
+				Steps []struct {
+					Step     string          `json:"step"`
+					Why      string          `json:"why"`
+					Elements *map[string]int `json:"elements"`
+				} `json:"steps"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &plan), out)
+			require.Equal(t, "checksum", plan.Steps[0].Step)
+			require.Equal(t, &map[string]int{"total": n, "run": 1, "reused": n - 1}, plan.Steps[0].Elements)
+			all, _ = countMarks(t, dir, "7")
+			require.Equal(t, n, all, "a dry run starts nothing")
+
+			code, agg, errOut := retryJSON(t, first.WorkflowID)
+			require.Equal(t, 0, code, errOut)
+			require.Contains(t, errOut, fmt.Sprintf("  checksum  1 of %s elements run (failed before), %s reused\n", thousands(n), thousands(n-1)))
+			require.Equal(t, "completed", agg.Status)
+			all, again := countMarks(t, dir, "7")
+			require.Equal(t, n+1, all, "one element ran again")
+			require.Equal(t, 2, again, "the one that failed")
+			results, ok := agg.Steps["checksum"].Result.([]any)
+			require.True(t, ok, "the loop's result is whole: %v", agg.Steps["checksum"].Result)
+			require.Len(t, results, n)
+			for i, r := range results {
+				require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
+			}
+			require.Equal(t, contract.StatusCompleted, agg.Steps["report"].Status)
+		})
+	}
+}
+
+// thousands is the CLI's way of writing a count.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
