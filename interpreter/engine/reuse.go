@@ -129,9 +129,8 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 
 // reroute evaluates the `next` of the reused steps again, as the new run
 // will see them (its playbook, workload and logical time, the reused
-// results), into the states plan.Reuse carries; then, in file order, it
-// drops a reused step no taken arc leads to any more: no branch leads
-// there now. A condition that cannot be evaluated leaves TakenNext nil,
+// results), into the states plan.Reuse carries; then it drops a reused
+// step no arc leads to any more: no branch leads there now. A condition that cannot be evaluated leaves TakenNext nil,
 // and the run evaluates it again.
 func reroute(now RetrySide, plan *ReusePlan) {
 	p := now.Playbook
@@ -155,19 +154,30 @@ func reroute(now RetrySide, plan *ReusePlan) {
 			st.TakenNext = nil
 		}
 	}
-	for i, s := range p.Steps {
-		st := states[s.Name]
-		if st == nil || len(p.Incoming(s.Name)) == 0 {
-			continue
-		}
-		led := slices.ContainsFunc(p.Incoming(s.Name), func(a spec.Arc) bool {
-			from := states[a.From]
-			if from == nil {
-				return true // it runs: whether it leads here is for the run
+	// led: the steps an arc may lead to in the new run, from the steps
+	// with no arc into them on: a reused step's taken arcs, and every arc
+	// of a step that runs (which arcs it takes is for the run).
+	led := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range p.Steps {
+			if led[s.Name] {
+				continue
 			}
-			return a.Kind == spec.ArcDependsOn || from.TakenNext == nil || slices.Contains(from.TakenNext, s.Name)
-		})
-		if !led {
+			in := p.Incoming(s.Name)
+			if len(in) == 0 || slices.ContainsFunc(in, func(a spec.Arc) bool {
+				from := states[a.From]
+				if from == nil {
+					return led[a.From]
+				}
+				return led[a.From] && (a.Kind == spec.ArcDependsOn || from.TakenNext == nil || slices.Contains(from.TakenNext, s.Name))
+			}) {
+				led[s.Name], changed = true, true
+			}
+		}
+	}
+	for i, s := range p.Steps {
+		if states[s.Name] != nil && !led[s.Name] {
 			delete(states, s.Name)
 			plan.Decisions[i] = ReuseDecision{Step: s.Name, Why: "no branch leads to it now"}
 		}
