@@ -100,3 +100,52 @@ func thousands(n int) string {
 	}
 	return s
 }
+
+// Issue 41 (4): a sub-playbook whose third step failed is retried as a
+// retry of its child: the child's first two steps are reused, its third
+// and what follows run; the child's plan is under the parent's.
+func TestRetryResumesASubPlaybook(t *testing.T) {
+	dir := t.TempDir()
+	writePlaybook(t, dir, "child.yaml", `metadata: {name: child}
+workload: {dir: /tmp}
+workflow:
+  - step: one
+    tool: { kind: shell, command: 'echo one >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+    next: two
+  - step: two
+    tool: { kind: shell, command: 'echo two >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+    next: three
+  - step: three
+    tool: { kind: shell, command: 'echo three >> "$D/marks"; [ -e "$D/fixed" ]', env: { D: "{{ workload.dir }}" } }
+    next: four
+  - step: four
+    tool: { kind: shell, command: 'echo four >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+`)
+	file := writePlaybook(t, dir, "parent.yaml", `metadata: {name: parent}
+workload: {dir: /tmp}
+workflow:
+  - step: before
+    tool: { kind: shell, command: 'echo before >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+    next: sub
+  - step: sub
+    tool: { kind: playbook, path: child.yaml, workload: { dir: "{{ workload.dir }}" } }
+    next: after
+  - step: after
+    tool: { kind: shell, command: 'echo after >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, []string{"sub"}, first.FailedSteps)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  before  reused\n  sub     runs: failed before; a retry of its sub-playbook:\n"+
+		"      one    reused\n      two    reused\n      three  runs: failed before\n      four   runs: upstream three runs again\n"+
+		"      end    runs: the end step always runs\n  after   runs: upstream sub runs again\n")
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, []string{"after", "before", "four", "one", "three", "three", "two"}, marks(t, dir), "one and two ran once in all")
+	child := agg.Steps["sub"].Result.(map[string]any)
+	steps := child["steps"].(map[string]any)
+	require.Equal(t, "reused", steps["two"].(map[string]any)["status"])
+	require.Equal(t, map[string]any{"retry_of": first.WorkflowID + ".sub", "by": "cli"}, child["origin"])
+}

@@ -51,6 +51,9 @@ type ReuseDecision struct {
 	// Elements, for a loop step that runs for itself (it did not complete
 	// before), count the elements that run and those reused.
 	Elements *ElementCounts `json:"elements,omitempty"`
+	// Child, for a sub-playbook step that runs for itself, is the plan of
+	// its child: a retry of the earlier run's child.
+	Child []ReuseDecision `json:"child,omitempty"`
 }
 
 // ElementCounts say, for a loop step that runs, how many of its elements
@@ -472,14 +475,14 @@ func cleanupKey(s *spec.Step) string {
 	return "on_failure: run"
 }
 
-// ElementsReusable tells whether a retry may reuse some elements of loop
-// step name: it runs only because it did not complete before (failed,
-// cancelled, never ended), and every step upstream of it is reused, so its
-// list and its elements' tools render in the new run as PlanElements sees
-// them.
-func (p *ReusePlan) ElementsReusable(pb *spec.Playbook, name string) bool {
+// RunsForItself tells whether step name runs only because it did not
+// complete before (failed, cancelled, never ended), with every step
+// upstream of it reused: what it completed before may be reused within
+// it (a loop's elements, a sub-playbook's steps), as its inputs render in
+// the new run as they did.
+func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	s := pb.Step(name)
-	if s == nil || s.Loop == nil || s.Tool == nil || s.Tool.Kind == "playbook" || p.Reuse[name] != nil {
+	if s == nil || s.Tool == nil || p.Reuse[name] != nil {
 		return false
 	}
 	i := slices.IndexFunc(p.Decisions, func(d ReuseDecision) bool { return d.Step == name })

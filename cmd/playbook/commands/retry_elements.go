@@ -3,7 +3,9 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -13,7 +15,96 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
 )
+
+// planRetry is engine.PlanReuse, and what the new run reuses within the
+// steps that run for themselves because they did not complete before:
+// the completed elements of a loop, the completed steps of a sub-playbook
+// step's child, recursively (its plan goes under the step's decision).
+func planRetry(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *playbookwf.ChildReuse, error) {
+	plan, err := engine.PlanReuse(oldSide, newSide, earlier, from)
+	if err != nil {
+		return nil, nil, &retryError{err.Error()}
+	}
+	r := &playbookwf.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
+	if r.ReuseElements, err = planElements(ctx, c, earlierID, before, newSide, plan); err != nil {
+		return nil, nil, err
+	}
+	if r.ReuseChildren, err = planChildren(ctx, c, earlierID, oldSide, newSide, plan); err != nil {
+		return nil, nil, err
+	}
+	return plan, r, nil
+}
+
+// planChildren plans, for each sub-playbook step the plan runs only
+// because it did not complete before, a retry of its child in the earlier
+// run: the child's playbook now (the new run's frozen sub-playbook), its
+// workload as the earlier child had it (the step's templates and what
+// they read are unchanged), the child's steps reused by the same rules.
+func planChildren(ctx context.Context, c client.Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*playbookwf.ChildReuse, error) {
+	var out map[string]*playbookwf.ChildReuse
+	for i, d := range plan.Decisions {
+		s := newSide.Playbook.Step(d.Step)
+		if !plan.RunsForItself(newSide.Playbook, d.Step) || s.Tool.Kind != "playbook" || s.Loop != nil {
+			continue
+		}
+		rel, _ := s.Tool.Spec["path"].(string)
+		newPath := spec.SubPlaybookPath(newSide.BaseDir, rel)
+		newSrc, ok := newSide.Texts[newPath]
+		if !ok {
+			continue
+		}
+		childID, childIn, err := earlierChild(ctx, c, earlierID, d.Step)
+		if err != nil {
+			continue // no child ran: it runs whole
+		}
+		agg, err := result(ctx, c.GetWorkflow(ctx, childID, ""))
+		if err != nil {
+			continue
+		}
+		oldPb, err1 := spec.Parse(childIn.File, []byte(childIn.Source))
+		newPb, err2 := spec.Parse(newPath, []byte(newSrc))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		childOld := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(childIn.Source)),
+			Workload: spec.MergeWorkload(oldPb.Workload, childIn.Workload), BaseDir: childIn.BaseDir, Texts: childIn.Files,
+			Files: oldSide.Files, LogicalTime: oldSide.LogicalTime, RunID: childID}
+		childNow := engine.RetrySide{Playbook: newPb, Definitions: spec.StepDefinitions([]byte(newSrc)),
+			Workload: spec.MergeWorkload(newPb.Workload, childIn.Workload), BaseDir: filepath.Dir(newPath), Texts: newSide.Texts,
+			Files: newSide.Files, LogicalTime: newSide.LogicalTime, RunID: newSide.RunID + "." + d.Step}
+		cplan, cr, err := planRetry(ctx, c, childID, childIn, childOld, childNow, contract.Reusable(agg), "")
+		if err != nil {
+			var mistake *retryError
+			if errors.As(err, &mistake) {
+				continue
+			}
+			return nil, err
+		}
+		if len(cr.Reuse) == 0 && len(cr.ReuseElements) == 0 && len(cr.ReuseChildren) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]*playbookwf.ChildReuse{}
+		}
+		out[d.Step] = cr
+		plan.Decisions[i].Child = cplan.Decisions
+	}
+	return out, nil
+}
+
+// earlierChild is the child a sub-playbook step started in run parent,
+// and its input (either side of child-id-dot).
+func earlierChild(ctx context.Context, c client.Client, parent, step string) (string, playbookwf.Input, error) {
+	id := parent + "." + step
+	in, err := frozenInput(ctx, c, id)
+	if err != nil {
+		id = parent + "-" + step
+		in, err = frozenInput(ctx, c, id)
+	}
+	return id, in, err
+}
 
 // planElements decides, for each loop step the plan runs only because it
 // did not complete before, which of its elements the new run reuses: an
@@ -24,7 +115,7 @@ import (
 func planElements(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
 	out := map[string]*contract.ElementReuse{}
 	for i, d := range plan.Decisions {
-		if !plan.ElementsReusable(now.Playbook, d.Step) {
+		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" {
 			continue
 		}
 		_, specs, err := plan.LoopElements(now, d.Step)

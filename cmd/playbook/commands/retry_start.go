@@ -159,11 +159,8 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
 		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339), RunID: id}
-	if out.plan, err = engine.PlanReuse(oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
-		return nil, &retryError{err.Error()}
-	}
-	elements, err := planElements(ctx, conn.client, r.earlierID, before, newSide, out.plan)
-	if err != nil {
+	var reuse *playbookwf.ChildReuse
+	if out.plan, reuse, err = planRetry(ctx, conn.client, r.earlierID, before, oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
 		return nil, err
 	}
 	for _, dcs := range out.plan.Decisions {
@@ -174,10 +171,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	if r.dryRun {
 		return out, nil
 	}
-	in.Reuse = out.plan.Reuse
-	if len(elements) > 0 {
-		in.ReuseElements = elements
-	}
+	in.Reuse, in.ReuseElements, in.ReuseChildren = reuse.Reuse, reuse.ReuseElements, reuse.ReuseChildren
 	in.Origin = &contract.Origin{RetryOf: r.earlierID, From: r.from, By: r.by, Reason: r.reason, File: r.file,
 		FileChanged: r.pb != nil && (in.Source != before.Source || !maps.Equal(in.Files, before.Files)),
 		Overrides:   submit.PlainOverrides(r.overrides)}
@@ -219,22 +213,30 @@ func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, info *work
 }
 
 // decisionLines are a retry's decisions, one line per step: "reused", or
-// "runs: why", with the step names in one column.
+// "runs: why", with the step names in one column; a loop's counts its
+// elements, and a sub-playbook step's child plan follows it, indented.
 func decisionLines(plan *engine.ReusePlan) []string {
+	return decisionLinesOf(plan.Decisions, "  ")
+}
+
+func decisionLinesOf(decisions []engine.ReuseDecision, indent string) []string {
 	width := 0
-	for _, d := range plan.Decisions {
+	for _, d := range decisions {
 		width = max(width, len(d.Step))
 	}
 	var out []string
-	for _, d := range plan.Decisions {
+	for _, d := range decisions {
 		what := "reused"
 		switch {
 		case d.Elements != nil:
 			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
+		case d.Child != nil:
+			what = "runs: " + d.Why + "; a retry of its sub-playbook:"
 		case !d.Reused:
 			what = "runs: " + d.Why
 		}
-		out = append(out, fmt.Sprintf("  %-*s  %s", width, d.Step, what))
+		out = append(out, fmt.Sprintf("%s%-*s  %s", indent, width, d.Step, what))
+		out = append(out, decisionLinesOf(d.Child, indent+"    ")...)
 	}
 	return out
 }
