@@ -91,12 +91,12 @@ func TestRetryWithFixedFile(t *testing.T) {
 	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
 	require.Equal(t, contract.StatusReused, agg.Steps["report"].Status)
 	require.Equal(t, []string{"extract", "load", "report", "transform", "transform"}, marks(t, dir), "extract and report ran once in all")
-	require.Equal(t, &contract.Origin{RetryOf: first.WorkflowID, By: "cli", Reason: "KeyError fixed", File: file, FileChanged: true}, agg.Origin)
+	require.Equal(t, &contract.Origin{RetryOf: first.WorkflowID, By: osUser(), Reason: "KeyError fixed", File: file, FileChanged: true}, agg.Origin)
 	replay(t, "retry_with_fixed_file.yaml", agg.WorkflowID, agg.RunID)
 
 	code, out, errOut := cli(t, "status", "--address", server.Address, agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "Started as a retry of "+first.WorkflowID+" with a changed playbook by cli: KeyError fixed\n")
+	require.Contains(t, out, "Started as a retry of "+first.WorkflowID+" with a changed playbook by "+osUser()+": KeyError fixed\n")
 }
 
 // (2) --set changes a value only the failed step and report read: they
@@ -198,7 +198,7 @@ workflow:
 	agg := finish(t, run)
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, contract.StatusCompleted, agg.Steps["rate"].Status)
-	require.Equal(t, "skip with a result by classify: rate looked up by hand", agg.Steps["rate"].Classified)
+	require.Equal(t, "skip with a result by "+osUser()+": rate looked up by hand", agg.Steps["rate"].Classified)
 	require.Equal(t, float64(42), agg.Steps["convert"].Result)
 	replay(t, "classify_skip_result.yaml", run.GetID(), run.GetRunID())
 }

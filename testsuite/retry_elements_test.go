@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -147,5 +148,17 @@ workflow:
 	child := agg.Steps["sub"].Result.(map[string]any)
 	steps := child["steps"].(map[string]any)
 	require.Equal(t, "reused", steps["two"].(map[string]any)["status"])
-	require.Equal(t, map[string]any{"retry_of": first.WorkflowID + ".sub", "by": "cli"}, child["origin"])
+	require.Equal(t, map[string]any{"retry_of": first.WorkflowID + ".sub", "by": osUser()}, child["origin"])
+}
+
+// osUser is who the CLI says asks when --by is not given (approve,
+// classify, retry): the OS user.
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "cli"
 }

@@ -30,7 +30,7 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, "completed", agg.Status)
-	require.Equal(t, &contract.Origin{RetryOf: first.agg.WorkflowID, By: "cli", Reason: "input fixed"}, agg.Origin)
+	require.Equal(t, &contract.Origin{RetryOf: first.agg.WorkflowID, By: osUser(), Reason: "input fixed"}, agg.Origin)
 	require.Equal(t, contract.StatusReused, agg.Steps["fetch"].Status)
 	require.Equal(t, contract.StatusCompleted, agg.Steps["transform"].Status)
 	require.Equal(t, "published after fetched\n", agg.Steps["publish"].Result, "the reused step's result carried over")
@@ -39,10 +39,11 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	require.Equal(t, "fetch\n", string(ran), "fetch did not run again")
 	replay(t, "retry_reuse.yaml", agg.WorkflowID, agg.RunID)
 
-	code, out, errOut = cli(t, "retry", "--address", server.Address, "--json", "--step", "fetch", agg.WorkflowID)
+	code, out, errOut = cli(t, "retry", "--address", server.Address, "--json", "--step", "fetch", "--by", "ops", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
-	require.Equal(t, contract.StatusCompleted, agg.Steps["fetch"].Status, "--step fetch runs fetch again")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["fetch"].Status, "--step, the other name of --from, runs fetch again")
+	require.Equal(t, "ops", agg.Origin.By)
 	ran, err = os.ReadFile(filepath.Join(dir, "ran.log"))
 	require.NoError(t, err)
 	require.Equal(t, "fetch\nfetch\n", string(ran))

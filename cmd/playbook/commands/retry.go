@@ -20,7 +20,7 @@ import (
 
 func (a *app) retryCommand() *cobra.Command {
 	var (
-		file, from, step, id, reason, input string
+		file, from, step, id, reason, input, by string
 		sets                                []string
 		dryRun, strict                      bool
 		logicalTime                         rfc3339
@@ -42,10 +42,13 @@ func (a *app) retryCommand() *cobra.Command {
 			if err := spec.CheckPathName("RUN", c.args[0]); err != nil {
 				return invalid(err)
 			}
-			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: "cli", reason: reason, dryRun: dryRun}
+			if by == "" {
+				by = userName()
+			}
+			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: by, reason: reason, dryRun: dryRun}
 			if step != "" {
 				if from != "" && from != step {
-					return invalidf("give --from or --step (its old name), not both")
+					return invalidf("give --from or --step (its other name), not both")
 				}
 				req.from = step
 			}
@@ -110,8 +113,9 @@ func (a *app) retryCommand() *cobra.Command {
 	fs.StringArrayVar(&sets, "set", nil, "override a workload value on top of RUN's: `KEY=VALUE` (as `run --set`; repeatable)")
 	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`, on top of RUN's workload and under --set")
 	fs.StringVar(&from, "from", "", "run this `STEP` and everything downstream of it again, even if unchanged")
-	fs.StringVar(&step, "step", "", "the old name of --from")
+	fs.StringVar(&step, "step", "", "another name of --from")
 	_ = fs.MarkHidden("step")
+	fs.StringVar(&by, "by", "", "who asks (default: your user name), recorded in the new run's origin")
 	fs.BoolVar(&dryRun, "dry-run", false, "print which steps would be reused and which would run, and why; start nothing")
 	fs.Var(&logicalTime, "logical-time", "the new run's logical `TIME` (RFC 3339; default RUN's)")
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
