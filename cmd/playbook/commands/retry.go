@@ -21,10 +21,10 @@ import (
 func (a *app) retryCommand() *cobra.Command {
 	var (
 		file, from, step, id, reason, input, by string
-		sets                                []string
-		dryRun, strict                      bool
-		logicalTime                         rfc3339
-		out                                 printer
+		sets                                    []string
+		dryRun, strict                          bool
+		logicalTime                             rfc3339
+		out                                     printer
 	)
 	cmd := &cobra.Command{
 		Use:   "retry RUN",
