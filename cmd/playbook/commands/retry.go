@@ -31,11 +31,13 @@ func (a *app) retryCommand() *cobra.Command {
 		Short: "start a new run of an ended run, with its playbook or a fixed one, reusing the steps that need not run again",
 		Long: "The new run has RUN's playbook (or, with --file, the new one, checked as `run` checks it), its\n" +
 			"workload with --input then --set on top, and its logical time (or --logical-time). A step that\n" +
-			"completed in RUN is `reused` (its result carried over, not run again) when its definition, the\n" +
-			"workload values and files it reads and the steps upstream of it are unchanged; every other step\n" +
-			"runs, and so does everything downstream of one that runs. With --from S, S and everything\n" +
-			"downstream of it run. Before it starts, one line per step says reused, or runs and why;\n" +
-			"--dry-run prints only those. Followed like `run`: same output, --json, --strict and exit codes.",
+			"completed in RUN is `reused` (its result carried over, its next evaluated again on it) when what\n" +
+			"it does is unchanged: its definition but its routing, the workload values and files it reads and\n" +
+			"runs, and no step upstream of it runs; every other step runs, and so does everything downstream\n" +
+			"of one that runs. Of a loop, only the elements that did not complete run; of a sub-playbook\n" +
+			"step, only its child's steps that did not. With --from S, S and everything downstream of it run.\n" +
+			"Before it starts, one line per step says reused, or runs and why; --dry-run prints only those\n" +
+			"(--json: as data). Followed like `run`: same output, --json, --strict and exit codes.",
 		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
 		RunE: action(func(c *call) error {
 			// Every run playbook starts has an ID that follows the rule.
