@@ -162,3 +162,34 @@ func osUser() string {
 	}
 	return "cli"
 }
+
+// Elements are matched by what they run (their item): a changed list runs
+// only its new items, drops the removed ones, and reuses the rest, of a
+// loop that completed too; this run reused elements of the one before.
+func TestRetryRunsOnlyTheNewItemsOfAChangedList(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "parts.yaml", `metadata: {name: parts}
+workload: {dir: /tmp, parts: [a, b, c]}
+workflow:
+  - step: copy
+    loop: {in: "workload.parts", mode: parallel}
+    tool: { kind: shell, command: 'echo $P >> "$D/marks"; echo $P', env: { D: "{{ workload.dir }}", P: "{{ item }}" } }
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "completed", first.Status)
+
+	code, agg, errOut := retryJSON(t, "--set", "parts=[a, b, c, d]", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  copy  1 of 4 elements run (workload.parts changed (read by loop.in)), 3 reused\n")
+	require.Equal(t, []string{"a", "b", "c", "d"}, marks(t, dir))
+
+	code, agg, errOut = retryJSON(t, "--set", "parts=[c, d, e]", agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  copy  1 of 3 elements run (workload.parts changed (read by loop.in)), 2 reused\n")
+	require.Equal(t, []string{"a", "b", "c", "d", "e"}, marks(t, dir), "c was reused from the first run, through the second")
+	var out []any
+	for _, r := range agg.Steps["copy"].Result.([]any) {
+		out = append(out, r.(map[string]any)["stdout"])
+	}
+	require.Equal(t, []any{"c\n", "d\n", "e\n"}, out, "the result is the new list's, in order")
+}

@@ -270,10 +270,36 @@ func definitionChange(before, now string) string {
 	if json.Unmarshal([]byte(before), &a) != nil || json.Unmarshal([]byte(now), &b) != nil {
 		return "its definition changed"
 	}
+	// A change of what the step does comes first; its list's only then.
+	if p := firstChange(withoutList(a), withoutList(b), ""); p != "" {
+		return p + " changed"
+	}
 	if p := firstChange(a, b, ""); p != "" {
 		return p + " changed"
 	}
 	return "its definition changed"
+}
+
+// withoutList is a step's definition without its loop's list.
+func withoutList(def any) any {
+	m, ok := def.(map[string]any)
+	if !ok {
+		return def
+	}
+	loop, ok := m["loop"].(map[string]any)
+	if !ok {
+		return def
+	}
+	m, loop = maps.Clone(m), maps.Clone(loop)
+	delete(loop, "in")
+	m["loop"] = loop
+	return m
+}
+
+// listChanged tells a reason that says only a loop's list changed: its
+// elements are judged one by one.
+func listChanged(why string) bool {
+	return why == "loop.in changed" || strings.HasSuffix(why, "(read by loop.in)")
 }
 
 // firstChange is the path of the first difference between a and b, ""
@@ -476,7 +502,8 @@ func cleanupKey(s *spec.Step) string {
 }
 
 // RunsForItself tells whether step name runs only because it did not
-// complete before (failed, cancelled, never ended), with every step
+// complete before (failed, cancelled, never ended), or, for a loop, its
+// list changed (which its elements' tools show), with every step
 // upstream of it reused: what it completed before may be reused within
 // it (a loop's elements, a sub-playbook's steps), as its inputs render in
 // the new run as they did.
@@ -487,7 +514,7 @@ func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	}
 	i := slices.IndexFunc(p.Decisions, func(d ReuseDecision) bool { return d.Step == name })
 	why := p.Decisions[i].Why
-	if !strings.HasSuffix(why, " before") || why == skippedBefore {
+	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) {
 		return false
 	}
 	for _, u := range pb.Steps {

@@ -179,3 +179,29 @@ workflow:
 	require.Equal(t, []string{"big"}, plan.Reuse["extract"].TakenNext)
 	require.NotNil(t, plan.Reuse["big"])
 }
+
+// A loop whose list alone changed runs for its elements; one whose tool
+// changed runs whole, and says so first.
+func TestPlanReuseJudgesALoopsListApart(t *testing.T) {
+	src := `metadata: {name: t}
+workflow:
+  - step: each
+    loop: {in: "[1, 2, 3]"}
+    tool: {kind: shell, command: "echo $I", env: {I: "{{ item }}"}}
+`
+	earlier := map[string]*contract.StepState{"each": {Status: contract.StatusCompleted}}
+	before := side(t, src, nil, "", "")
+	for edit, want := range map[string]struct {
+		why      string
+		elements bool
+	}{
+		`[1, 2, 3, 4]"}`:                       {"loop.in changed", true},
+		`[1, 2, 3, 4]"}` + "\n    timeout: 5s": {"timeout changed", false},
+	} {
+		now := side(t, strings.Replace(src, `[1, 2, 3]"}`, edit, 1), nil, "", "")
+		plan, err := PlanReuse(before, now, earlier, "")
+		require.NoError(t, err)
+		require.Equal(t, want.why, plan.Decisions[0].Why)
+		require.Equal(t, want.elements, plan.RunsForItself(now.Playbook, "each"), edit)
+	}
+}

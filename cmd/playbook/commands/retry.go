@@ -150,7 +150,7 @@ func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.I
 	if err := dc.FromPayload(payloads[0], &in); err != nil {
 		return in, fmt.Errorf("%s is not a playbook run: %v", run, err)
 	}
-	in.Reuse, in.Index = nil, false
+	in.Index = false
 	return in, nil
 }
 

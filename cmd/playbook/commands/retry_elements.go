@@ -182,7 +182,7 @@ func completedElements(ctx context.Context, c client.Client, id string, in playb
 			}
 			drivers = append(drivers[1:], next...)
 		}
-		if in.ReuseElements[step] == nil || in.Origin == nil {
+		if (in.ReuseElements[step] == nil && in.Reuse[step] == nil) || in.Origin == nil {
 			break
 		}
 		id = in.Origin.RetryOf
