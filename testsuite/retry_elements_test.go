@@ -89,6 +89,10 @@ func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 				require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
 			}
 			require.Equal(t, contract.StatusCompleted, agg.Steps["report"].Status)
+			replay(t, "", agg.WorkflowID, agg.RunID)
+			if n > 500 {
+				replay(t, "", agg.WorkflowID+".checksum.loop", "") // the driver, which skipped the reused elements
+			}
 		})
 	}
 }
@@ -149,6 +153,8 @@ workflow:
 	steps := child["steps"].(map[string]any)
 	require.Equal(t, "reused", steps["two"].(map[string]any)["status"])
 	require.Equal(t, map[string]any{"retry_of": first.WorkflowID + ".sub", "by": osUser()}, child["origin"])
+	replay(t, "retry_subplaybook.yaml", agg.WorkflowID, agg.RunID)
+	replay(t, "retry_subplaybook_child.yaml", agg.WorkflowID+".sub", "")
 }
 
 // osUser is who the CLI says asks when --by is not given (approve,
@@ -192,4 +198,5 @@ workflow:
 		out = append(out, r.(map[string]any)["stdout"])
 	}
 	require.Equal(t, []any{"c\n", "d\n", "e\n"}, out, "the result is the new list's, in order")
+	replay(t, "retry_loop_elements.yaml", agg.WorkflowID, agg.RunID)
 }
