@@ -90,7 +90,7 @@ func TestRetryReusesAStepWhoseRoutingChanged(t *testing.T) {
 	// A value only extract's next reads: extract is reused, and routes by it.
 	code, agg, errOut = retryJSON(t, "--set", "min_rows=20", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  check_csv  runs: no branch leads to it now\n  transform  runs: no branch leads to it now\n  small      runs: skipped before\n")
+	require.Contains(t, errOut, "  extract    reused\n  check_csv  not reused: no branch leads to it now\n  transform  not reused: no branch leads to it now\n  small      runs: skipped before\n")
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
 	require.Equal(t, []string{"small"}, agg.Steps["extract"].TakenNext)

@@ -133,8 +133,8 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 // reroute evaluates the `next` of the reused steps again, as the new run
 // will see them (its playbook, workload and logical time, the reused
 // results), into the states plan.Reuse carries; then it drops a reused
-// step no arc leads to any more: no branch leads there now. A condition that cannot be evaluated leaves TakenNext nil,
-// and the run evaluates it again.
+// step no arc leads to any more (NotLedTo). A condition that cannot be
+// evaluated leaves TakenNext nil, and the run evaluates it again.
 func reroute(now RetrySide, plan *ReusePlan) {
 	p := now.Playbook
 	var opts []RunOption
@@ -182,7 +182,7 @@ func reroute(now RetrySide, plan *ReusePlan) {
 	for i, s := range p.Steps {
 		if states[s.Name] != nil && !led[s.Name] {
 			delete(states, s.Name)
-			plan.Decisions[i] = ReuseDecision{Step: s.Name, Why: "no branch leads to it now"}
+			plan.Decisions[i] = ReuseDecision{Step: s.Name, Why: NotLedTo}
 		}
 	}
 	plan.Reuse = states
@@ -198,6 +198,11 @@ func ReusableSteps(p *spec.Playbook, earlier map[string]*contract.StepState, fro
 	}
 	return plan.Reuse, nil
 }
+
+// NotLedTo is why a step that completed before is not reused: with the
+// reused steps' arcs evaluated again, no branch leads to it; it will not
+// run either, unless a step that runs leads to it.
+const NotLedTo = "no branch leads to it now"
 
 // skippedBefore is why a step skipped in the earlier run runs, unless a
 // step upstream of it runs: "downstream of x" says it better.

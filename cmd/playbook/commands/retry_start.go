@@ -230,6 +230,8 @@ func decisionLinesOf(decisions []engine.ReuseDecision, indent string) []string {
 		switch {
 		case d.Elements != nil:
 			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
+		case d.Why == engine.NotLedTo:
+			what = "not reused: " + d.Why
 		case d.Child != nil:
 			what = "runs: " + d.Why + "; a retry of its sub-playbook:"
 		case !d.Reused:
