@@ -60,10 +60,16 @@ workflow:
 		require.NoError(b, err)
 		ran := len(strings.Fields(string(marks))) - n
 		parent := historyBytes(b, again.WorkflowID)
-		fmt.Printf("%-26s %7.1f s wall (its plan included), %d of %d elements run | worker %4.0f MiB peak RSS | parent history %6.1f KiB\n",
-			fmt.Sprintf("retry of loop %d:", n), wall.Seconds(), ran, n, rss, float64(parent)/1024)
+		_, whole := again.Steps["each"].Result.([]any)
+		fmt.Printf("%-26s %7.1f s wall (its plan included), %d of %d elements run | worker %4.0f MiB peak RSS | parent history %6.1f KiB (the loop's result: %s)\n",
+			fmt.Sprintf("retry of loop %d:", n), wall.Seconds(), ran, n, rss, float64(parent)/1024, map[bool]string{true: "the whole list", false: "a stub"}[whole])
 		require.Equal(b, 1, ran)
-		require.Less(b, parent, 1<<20, "the parent's history is under 1 MB")
+		if !whole {
+			// Results over the loop's budget are not carried: the history
+			// holds the reused indexes as spans. (Under it, the run's input
+			// carries the reused results, and its driver's input again.)
+			require.Less(b, parent, 1<<20, "the parent's history is under 1 MB")
+		}
 	}
 }
 
