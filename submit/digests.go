@@ -9,11 +9,12 @@ import (
 	"playbook/interpreter/spec"
 )
 
-// FileDigests digests the files the steps of a playbook read by name, as
-// they are now: the scripts their commands and recovery scripts name,
-// read from the disk where the playbook is (a word that names no file is
-// left out), and the sub-playbooks, from texts (the frozen ones). A run
-// records them, so that a retry can tell which of them changed.
+// FileDigests digests the files the steps of a playbook run, as they are
+// now: the scripts their commands and recovery scripts run
+// (spec.ScriptsRun: never a file a command only writes or mentions), read
+// from the disk where the playbook is (a word that names no file is left
+// out), and the sub-playbooks, from texts (the frozen ones). A run records
+// them, so that a retry can tell which of them changed.
 func FileDigests(pb *spec.Playbook, baseDir string, texts map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, s := range pb.Steps {

@@ -150,9 +150,19 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 		"text": strings.Replace(string(src), "result: published", "result: republished", 1), "set": []string{"ready_file=" + ready}})
 	require.False(t, isErr, text)
 	var byText struct {
-		Run string `json:"run"`
+		Run  string `json:"run"`
+		By   string `json:"by"`
+		Plan []struct {
+			Step   string `json:"step"`
+			Reused bool   `json:"reused"`
+			Why    string `json:"why"`
+		} `json:"plan"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(text), &byText))
+	require.Equal(t, "mcp", byText.By)
+	require.Equal(t, "check", byText.Plan[0].Step)
+	require.True(t, byText.Plan[0].Reused, "retry_run returns its plan: %s", text)
+	require.Contains(t, text, `"why": "tool.result changed"`, "the plan names what changed")
 	fixed := finish(t, tc.GetWorkflow(context.Background(), byText.Run, ""))
 	require.Equal(t, contract.StatusReused, fixed.Steps["check"].Status, "check and the value it reads did not change")
 	require.Equal(t, "republished", fixed.Steps["publish"].Result)

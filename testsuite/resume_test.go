@@ -86,17 +86,17 @@ func TestRetryWithFixedFile(t *testing.T) {
 
 	code, agg, errOut := retryJSON(t, "--file", file, "--reason", "KeyError fixed", first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  transform  runs: changed\n  report     reused\n  load       runs: downstream of transform\n  end        runs: the end step always runs\n")
+	require.Contains(t, errOut, "  extract    reused\n  transform  runs: tool.env.F changed\n  report     reused\n  load       runs: upstream transform runs again\n  end        runs: the end step always runs\n")
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
 	require.Equal(t, contract.StatusReused, agg.Steps["report"].Status)
 	require.Equal(t, []string{"extract", "load", "report", "transform", "transform"}, marks(t, dir), "extract and report ran once in all")
-	require.Equal(t, &contract.Origin{RetryOf: first.WorkflowID, By: "cli", Reason: "KeyError fixed", File: file, FileChanged: true}, agg.Origin)
+	require.Equal(t, &contract.Origin{RetryOf: first.WorkflowID, By: osUser(), Reason: "KeyError fixed", File: file, FileChanged: true}, agg.Origin)
 	replay(t, "retry_with_fixed_file.yaml", agg.WorkflowID, agg.RunID)
 
 	code, out, errOut := cli(t, "status", "--address", server.Address, agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "Started as a retry of "+first.WorkflowID+" with a changed playbook by cli: KeyError fixed\n")
+	require.Contains(t, out, "Started as a retry of "+first.WorkflowID+" with a changed playbook by "+osUser()+": KeyError fixed\n")
 }
 
 // (2) --set changes a value only the failed step and report read: they
@@ -109,7 +109,7 @@ func TestRetrySetRerunsOnlyTheReaders(t *testing.T) {
 
 	code, agg, errOut := retryJSON(t, "--set", "rate=2", first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  transform  runs: failed before\n  report     runs: workload.rate changed\n  load       runs: downstream of transform\n")
+	require.Contains(t, errOut, "  extract    reused\n  transform  runs: failed before\n  report     runs: workload.rate changed (read by tool.env.R)\n  load       runs: upstream transform runs again\n")
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, []string{"extract", "load", "report", "report", "transform", "transform"}, marks(t, dir))
 	require.Equal(t, map[string]any{"rate": float64(2)}, agg.Origin.Overrides)
@@ -128,12 +128,12 @@ func TestRetryEditedCommandAndFrom(t *testing.T) {
 	writePlaybook(t, dir, "etl.yaml", strings.Replace(src, `echo report >> "$D/marks"`, `echo report >> "$D/marks"; echo v2`, 1))
 	code, agg, errOut := retryJSON(t, "--file", file, first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  transform  reused\n  report     runs: changed\n  load       reused\n")
+	require.Contains(t, errOut, "  extract    reused\n  transform  reused\n  report     runs: tool.command changed\n  load       reused\n")
 	require.Equal(t, "v2\n", agg.Steps["report"].Result.(map[string]any)["stdout"])
 
 	code, agg, errOut = retryJSON(t, "--from", "transform", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  transform  runs: --from\n  report     reused\n  load       runs: downstream of transform\n")
+	require.Contains(t, errOut, "  extract    reused\n  transform  runs: --from\n  report     reused\n  load       runs: upstream transform runs again\n")
 	require.Equal(t, "transform", agg.Origin.From)
 	require.Equal(t, []string{"extract", "load", "load", "report", "report", "transform", "transform"}, marks(t, dir))
 }
@@ -146,7 +146,7 @@ func TestRetryDryRun(t *testing.T) {
 	code, out, errOut := cli(t, "retry", "--address", server.Address, "--dry-run", "--id", "etl-dry-run", "--set", "fail=no", first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Retrying "+first.WorkflowID+" would reuse 2 steps and run the rest (dry run: nothing started):\n"+
-		"  extract    reused\n  transform  runs: failed before\n  report     reused\n  load       runs: downstream of transform\n  end        runs: the end step always runs\n", out)
+		"  extract    reused\n  transform  runs: failed before\n  report     reused\n  load       runs: upstream transform runs again\n  end        runs: the end step always runs\n", out)
 	_, err := tc.DescribeWorkflowExecution(context.Background(), "etl-dry-run", "")
 	require.Error(t, err, "nothing started")
 	require.Equal(t, []string{"extract", "report", "transform"}, marks(t, dir))
@@ -198,7 +198,7 @@ workflow:
 	agg := finish(t, run)
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, contract.StatusCompleted, agg.Steps["rate"].Status)
-	require.Equal(t, "skip with a result by classify: rate looked up by hand", agg.Steps["rate"].Classified)
+	require.Equal(t, "skip with a result by "+osUser()+": rate looked up by hand", agg.Steps["rate"].Classified)
 	require.Equal(t, float64(42), agg.Steps["convert"].Result)
 	replay(t, "classify_skip_result.yaml", run.GetID(), run.GetRunID())
 }
@@ -255,7 +255,7 @@ func TestLogicalTime(t *testing.T) {
 
 	code, retried, errOut = retryJSON(t, "--logical-time", "2026-04-01T00:00:00Z", manual.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  day  runs: run.logical_time changed\n")
+	require.Contains(t, errOut, "  day  runs: run.logical_time changed (read by tool.result)\n")
 	require.Equal(t, "2026-03-31", retried.Steps["day"].Result)
 }
 
@@ -307,5 +307,5 @@ func TestRetryOfATerminatedRun(t *testing.T) {
 	require.NoError(t, tc.TerminateWorkflow(context.Background(), "resume-term-1", "", "test"))
 	code, out, errOut := cli(t, "retry", "--address", server.Address, "--dry-run", "--set", "seconds=0", "resume-term-1")
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, "  start  reused\n  left   runs: running before\n  right  runs: running before\n  after  runs: downstream of left\n")
+	require.Contains(t, out, "  start  reused\n  left   runs: running before\n  right  runs: running before\n  after  runs: upstream left runs again\n")
 }

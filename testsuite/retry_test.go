@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,7 +30,7 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	require.Equal(t, "completed", agg.Status)
-	require.Equal(t, &contract.Origin{RetryOf: first.agg.WorkflowID, By: "cli", Reason: "input fixed"}, agg.Origin)
+	require.Equal(t, &contract.Origin{RetryOf: first.agg.WorkflowID, By: osUser(), Reason: "input fixed"}, agg.Origin)
 	require.Equal(t, contract.StatusReused, agg.Steps["fetch"].Status)
 	require.Equal(t, contract.StatusCompleted, agg.Steps["transform"].Status)
 	require.Equal(t, "published after fetched\n", agg.Steps["publish"].Result, "the reused step's result carried over")
@@ -38,10 +39,11 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	require.Equal(t, "fetch\n", string(ran), "fetch did not run again")
 	replay(t, "retry_reuse.yaml", agg.WorkflowID, agg.RunID)
 
-	code, out, errOut = cli(t, "retry", "--address", server.Address, "--json", "--step", "fetch", agg.WorkflowID)
+	code, out, errOut = cli(t, "retry", "--address", server.Address, "--json", "--step", "fetch", "--by", "ops", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
-	require.Equal(t, contract.StatusCompleted, agg.Steps["fetch"].Status, "--step fetch runs fetch again")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["fetch"].Status, "--step, the other name of --from, runs fetch again")
+	require.Equal(t, "ops", agg.Origin.By)
 	ran, err = os.ReadFile(filepath.Join(dir, "ran.log"))
 	require.NoError(t, err)
 	require.Equal(t, "fetch\nfetch\n", string(ran))
@@ -49,4 +51,82 @@ func TestRetryReusesCompletedSteps(t *testing.T) {
 	code, _, errOut = cli(t, "retry", "--address", server.Address, "--step", "nope", agg.WorkflowID)
 	require.Equal(t, 2, code)
 	require.Equal(t, "retry: no step \"nope\" to retry from in playbook retry-demo\n", errOut)
+}
+
+// Issue 41 (2): a step is judged by what it does, not by where it sits.
+// extract's `next` routes by workload.min_rows; the runs mark DIR/marks.
+const routed = `metadata: {name: routed}
+workload: {dir: /tmp, min_rows: 5}
+workflow:
+  - step: extract
+    tool: { kind: shell, command: 'echo extract >> "$D/marks"; echo 10', env: { D: "{{ workload.dir }}" } }
+    next:
+      - when: "steps.extract.result.json > workload.min_rows"
+        then: transform
+      - else: [small]
+  - step: transform
+    tool: { kind: shell, command: 'echo transform >> "$D/marks"; [ -e "$D/fixed" ]', env: { D: "{{ workload.dir }}" } }
+  - step: small
+    tool: { kind: shell, command: 'echo small >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+`
+
+func TestRetryReusesAStepWhoseRoutingChanged(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "routed.yaml", routed)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, []string{"transform"}, first.FailedSteps)
+
+	// A check between extract and transform: extract's next changes.
+	withCheck := strings.Replace(routed, "        then: transform\n", "        then: check_csv\n", 1)
+	withCheck = strings.Replace(withCheck, "  - step: transform\n", "  - step: check_csv\n    tool: { kind: shell, command: 'echo check_csv >> \"$D/marks\"; touch \"$D/fixed\"', env: { D: \"{{ workload.dir }}\" } }\n    next: transform\n  - step: transform\n", 1)
+	writePlaybook(t, dir, "routed.yaml", withCheck)
+	code, agg, errOut := retryJSON(t, "--file", file, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  extract    reused\n  check_csv  runs: not in the earlier run\n  transform  runs: failed before\n  small      runs: skipped before\n")
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
+	require.Equal(t, []string{"check_csv", "extract", "transform", "transform"}, marks(t, dir), "extract ran once in all")
+
+	// A value only extract's next reads: extract is reused, and routes by it.
+	code, agg, errOut = retryJSON(t, "--set", "min_rows=20", agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  extract    reused\n  check_csv  not reused: no branch leads to it now\n  transform  not reused: no branch leads to it now\n  small      runs: skipped before\n")
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
+	require.Equal(t, []string{"small"}, agg.Steps["extract"].TakenNext)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["transform"].Status)
+	require.Equal(t, []string{"check_csv", "extract", "small", "transform", "transform"}, marks(t, dir))
+}
+
+// Issue 41 (3): a file a step writes to never makes it run again; a
+// script it runs does.
+func TestRetryJudgesFilesByWhatRuns(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scripts", "last.sh"), []byte("echo last >> \"$1/marks\"\n"), 0o755))
+	file := writePlaybook(t, dir, "chain.yaml", strings.ReplaceAll(`metadata: {name: chain}
+workflow:
+  - step: first
+    tool: { kind: shell, command: "echo first >> DIR/marks" }
+    next: middle
+  - step: middle
+    tool: { kind: shell, command: "echo middle >> DIR/marks; test -e DIR/fixed" }
+    next: last
+  - step: last
+    tool: { kind: shell, command: "bash scripts/last.sh DIR" }
+`, "DIR", dir))
+	first := runPlaybookFile(t, file)
+	require.Equal(t, []string{"middle"}, first.FailedSteps)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  first   reused\n  middle  runs: failed before\n  last    runs: upstream middle runs again\n")
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, []string{"first", "last", "middle", "middle"}, marks(t, dir), "first ran once in all")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "scripts", "last.sh"), []byte("echo last again >> \"$1/marks\"\n"), 0o755))
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--dry-run", agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "  first   reused\n  middle  reused\n  last    runs: scripts/last.sh changed\n")
 }

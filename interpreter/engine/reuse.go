@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
@@ -32,20 +33,35 @@ type RetrySide struct {
 	// Files are digests of the files its steps read (scripts named by
 	// path, recovery scripts, sub-playbooks), by absolute path.
 	Files map[string]string
-	// ScriptsUnknown: the run recorded no digests of its scripts (it was
-	// submitted before runs did): its scripts are taken as unchanged.
-	ScriptsUnknown bool
 	// LogicalTime is the run's run.logical_time.
 	LogicalTime string
+	// RunID is the run's workflow ID (run.id), "" when not known yet.
+	RunID string
 }
 
 // ReuseDecision says whether a retry reuses a step, and why not.
 type ReuseDecision struct {
 	Step   string `json:"step"`
 	Reused bool   `json:"reused"`
-	// Why the step runs: "changed", "failed before", "downstream of x",
-	// "--from", "workload.rate changed", "not in the earlier run"...
+	// Why the step runs, its first reason as a path into the playbook or
+	// the workload: "tool.command changed", "failed before", "upstream x
+	// runs again", "--from", "workload.rate changed (read by tool.env.R)",
+	// "scripts/t.py changed", "not in the earlier run"...
 	Why string `json:"why,omitempty"`
+	// Elements, for a loop step that runs for itself (it did not complete
+	// before), count the elements that run and those reused.
+	Elements *ElementCounts `json:"elements,omitempty"`
+	// Child, for a sub-playbook step that runs for itself, is the plan of
+	// its child: a retry of the earlier run's child.
+	Child []ReuseDecision `json:"child,omitempty"`
+}
+
+// ElementCounts say, for a loop step that runs, how many of its elements
+// run and how many a retry reuses.
+type ElementCounts struct {
+	Total  int `json:"total"`
+	Run    int `json:"run"`
+	Reused int `json:"reused"`
 }
 
 // ReusePlan is what a retry reuses of an earlier run.
@@ -62,12 +78,14 @@ type ReusePlan struct {
 // PlanReuse decides, as a build system decides what to rebuild, which
 // steps of the new playbook a retry reuses from the earlier run (whose
 // step states are earlier): a step that completed there (or was reused
-// there) is reused when its definition, the workload values, files and
-// run fields it reads, and its direct predecessors are all unchanged, and
-// no step upstream of it runs. from, when given, runs again with
-// everything downstream of it. A step no branch led to (skipped with no
-// failure behind it) does not make its dependants run: its arcs are the
-// same as before. `end` always runs.
+// there) is reused when what it does is unchanged (its definition but its
+// routing, the workload values, files and run fields it reads) and no
+// step upstream of it runs. from, when given, runs again with everything
+// downstream of it. A step no branch led to (skipped with no failure
+// behind it) does not make its dependants run. `end` always runs. The
+// reused steps' `next` are evaluated again, on their reused results with
+// the new playbook and workload (TakenNext of the states in Reuse); a
+// step the new arcs no longer lead to is not reused.
 func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, from string) (*ReusePlan, error) {
 	p := now.Playbook
 	if from != "" && (p.Step(from) == nil || from == spec.EndStep) {
@@ -94,7 +112,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		propagates = propagates[1:]
 		for _, a := range p.Outgoing(n) {
 			if why[a.To] == "" || why[a.To] == skippedBefore || why[a.To] == pendingBefore {
-				why[a.To] = "downstream of " + n
+				why[a.To] = "upstream " + n + " runs again"
 				propagates = append(propagates, a.To)
 			}
 		}
@@ -107,8 +125,67 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		}
 		plan.Decisions = append(plan.Decisions, d)
 	}
+	reroute(now, plan)
 	plan.Warnings = cleanupWarnings(p, plan.Reuse, earlier)
 	return plan, nil
+}
+
+// reroute evaluates the `next` of the reused steps again, as the new run
+// will see them (its playbook, workload and logical time, the reused
+// results), into the states plan.Reuse carries; then it drops a reused
+// step no arc leads to any more (NotLedTo). A condition that cannot be
+// evaluated leaves TakenNext nil, and the run evaluates it again.
+func reroute(now RetrySide, plan *ReusePlan) {
+	p := now.Playbook
+	var opts []RunOption
+	if t, err := time.Parse(time.RFC3339, now.LogicalTime); err == nil {
+		opts = append(opts, WithLogicalTime(t))
+	}
+	run := NewRun(p, now.Workload, now.RunID, func() time.Time { return time.Time{} }, opts...)
+	states := map[string]*contract.StepState{}
+	for name, prev := range plan.Reuse {
+		c := *prev
+		states[name] = &c
+		// As the step ended: its result, and the attempts it took.
+		st := run.states[name]
+		st.Status, st.Result, st.Attempts = contract.StatusReused, prev.Result, prev.Attempts
+	}
+	for name, st := range states {
+		taken, err := run.nextTargets(name)
+		st.TakenNext = taken
+		if err != nil {
+			st.TakenNext = nil
+		}
+	}
+	// led: the steps an arc may lead to in the new run, from the steps
+	// with no arc into them on: a reused step's taken arcs, and every arc
+	// of a step that runs (which arcs it takes is for the run).
+	led := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range p.Steps {
+			if led[s.Name] {
+				continue
+			}
+			in := p.Incoming(s.Name)
+			if len(in) == 0 || slices.ContainsFunc(in, func(a spec.Arc) bool {
+				from := states[a.From]
+				if from == nil {
+					return led[a.From]
+				}
+				return led[a.From] && (a.Kind == spec.ArcDependsOn || from.TakenNext == nil || slices.Contains(from.TakenNext, s.Name))
+			}) {
+				led[s.Name], changed = true, true
+			}
+		}
+	}
+	for i, s := range p.Steps {
+		if states[s.Name] != nil && !led[s.Name] {
+			delete(states, s.Name)
+			plan.Decisions[i] = ReuseDecision{Step: s.Name, Why: NotLedTo}
+		}
+	}
+	plan.Reuse = states
 }
 
 // ReusableSteps is PlanReuse of the same playbook and workload: every
@@ -121,6 +198,11 @@ func ReusableSteps(p *spec.Playbook, earlier map[string]*contract.StepState, fro
 	}
 	return plan.Reuse, nil
 }
+
+// NotLedTo is why a step that completed before is not reused: with the
+// reused steps' arcs evaluated again, no branch leads to it; it will not
+// run either, unless a step that runs leads to it.
+const NotLedTo = "no branch leads to it now"
 
 // skippedBefore is why a step skipped in the earlier run runs, unless a
 // step upstream of it runs: "downstream of x" says it better.
@@ -142,9 +224,7 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	case old == nil || prev == nil:
 		return "not in the earlier run", false
 	case before.Definitions[s.Name] != now.Definitions[s.Name]:
-		return "changed", false
-	case !slices.Equal(predecessors(before.Playbook, s.Name), predecessors(now.Playbook, s.Name)):
-		return "its upstream steps changed", false
+		return definitionChange(before.Definitions[s.Name], now.Definitions[s.Name]), false
 	case prev.Status == contract.StatusSkipped:
 		// Skipped after a failure upstream, the step downstream of what
 		// runs says so instead; skipped as no branch led to it, its arcs
@@ -154,17 +234,26 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 		return string(prev.Status) + " before", false
 	}
 	reads := StepReads(now.Playbook, s)
-	for _, k := range workloadRead(reads, now.Workload, before.Workload) {
+	var exprs []*expr.Expr
+	for _, r := range reads {
+		exprs = append(exprs, r.Expr)
+	}
+	for _, k := range workloadRead(exprs, now.Workload, before.Workload) {
 		if !sameValue(before.Workload[k], now.Workload[k]) {
-			return "workload." + k + " changed", false
+			return "workload." + k + " changed (read by " + readerOf(reads, func(e *expr.Expr) bool { return e.ReadsAll["workload"] || slices.Contains(e.WorkloadRefs, k) }) + ")", false
 		}
 	}
-	if before.LogicalTime != now.LogicalTime && slices.ContainsFunc(reads, func(e *expr.Expr) bool { return e != nil && e.ReadsRun }) {
-		return "run.logical_time changed", false
+	if before.LogicalTime != now.LogicalTime {
+		if by := readerOf(reads, func(e *expr.Expr) bool { return e.ReadsRun }); by != "" {
+			return "run.logical_time changed (read by " + by + ")", false
+		}
 	}
 	for _, f := range FilesRead(s, now.BaseDir, now.Texts) {
 		old, known := before.Files[f]
-		if !known && before.ScriptsUnknown {
+		if !known {
+			// Not recorded: a run from before runs recorded digests (or
+			// before this word counted), or a file that was not there,
+			// which the step could not have run.
 			continue
 		}
 		if old != now.Files[f] {
@@ -178,28 +267,147 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	return "", false
 }
 
-// StepReads are every expression of a step: its tool's templates, its
-// `next` conditions, loop.in, retry_when and stop_when.
-func StepReads(p *spec.Playbook, s *spec.Step) []*expr.Expr {
-	var exprs []*expr.Expr
-	if s.Tool != nil {
-		_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
-			if t := p.Templates()[src]; t != nil {
-				exprs = append(exprs, t.Exprs()...)
+// definitionChange names the first place, in key order, where a step's
+// definition (spec.StepDefinitions) changed: "tool.command changed",
+// "retry.max_attempts changed", "failure_handler.rules[0] changed".
+func definitionChange(before, now string) string {
+	var a, b any
+	if json.Unmarshal([]byte(before), &a) != nil || json.Unmarshal([]byte(now), &b) != nil {
+		return "its definition changed"
+	}
+	// A change of what the step does comes first; its list's only then.
+	if p := firstChange(withoutList(a), withoutList(b), ""); p != "" {
+		return p + " changed"
+	}
+	if p := firstChange(a, b, ""); p != "" {
+		return p + " changed"
+	}
+	return "its definition changed"
+}
+
+// withoutList is a step's definition without its loop's list.
+func withoutList(def any) any {
+	m, ok := def.(map[string]any)
+	if !ok {
+		return def
+	}
+	loop, ok := m["loop"].(map[string]any)
+	if !ok {
+		return def
+	}
+	m, loop = maps.Clone(m), maps.Clone(loop)
+	delete(loop, "in")
+	m["loop"] = loop
+	return m
+}
+
+// listChanged tells a reason that says only a loop's list changed: its
+// elements are judged one by one.
+func listChanged(why string) bool {
+	return why == "loop.in changed" || strings.HasSuffix(why, "(read by loop.in)")
+}
+
+// firstChange is the path of the first difference between a and b, ""
+// when they are equal.
+func firstChange(a, b any, path string) string {
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return path
+		}
+		keys := maps.Clone(x)
+		maps.Copy(keys, y)
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if p := firstChange(x[k], y[k], join(k)); p != "" {
+				return p
 			}
-			return nil
-		})
+		}
+		return ""
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return path
+		}
+		for i := range min(len(x), len(y)) {
+			if p := firstChange(x[i], y[i], fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+		if len(x) != len(y) {
+			return path
+		}
+		return ""
 	}
-	for _, r := range s.Next {
-		exprs = append(exprs, r.When)
+	if sameValue(a, b) {
+		return ""
 	}
-	if s.Loop != nil {
-		exprs = append(exprs, s.Loop.In)
+	return path
+}
+
+// A Read is an expression of a step and where it is in the step, as a
+// path: "tool.env.MIN", "loop.in", "retry.retry_when".
+type Read struct {
+	Path string
+	Expr *expr.Expr
+}
+
+// StepReads are the expressions of what a step does: its tool's
+// templates, loop.in, retry_when and stop_when; not its `next`
+// conditions, which route and are evaluated again on a reused result.
+func StepReads(p *spec.Playbook, s *spec.Step) []Read {
+	var out []Read
+	if s.Tool != nil {
+		templateReads(p, s.Tool.Spec, "tool", &out)
 	}
-	if s.Retry != nil {
-		exprs = append(exprs, s.Retry.RetryWhen, s.Retry.StopWhen)
+	if s.Loop != nil && s.Loop.In != nil {
+		out = append(out, Read{"loop.in", s.Loop.In})
 	}
-	return exprs
+	if s.Retry != nil && s.Retry.RetryWhen != nil {
+		out = append(out, Read{"retry.retry_when", s.Retry.RetryWhen})
+	}
+	if s.Retry != nil && s.Retry.StopWhen != nil {
+		out = append(out, Read{"retry.stop_when", s.Retry.StopWhen})
+	}
+	return out
+}
+
+// templateReads adds the expressions of the templates in v, a part of a
+// tool's fields at path.
+func templateReads(p *spec.Playbook, v any, path string, out *[]Read) {
+	switch t := v.(type) {
+	case string:
+		if tpl := p.Templates()[t]; tpl != nil {
+			for _, e := range tpl.Exprs() {
+				*out = append(*out, Read{path, e})
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			templateReads(p, t[k], path+"."+k, out)
+		}
+	case []any:
+		for i, e := range t {
+			templateReads(p, e, fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	}
+}
+
+// readerOf is the path of the first read whose expression reads what
+// match says, "" when none does.
+func readerOf(reads []Read, match func(*expr.Expr) bool) string {
+	for _, r := range reads {
+		if r.Expr != nil && match(r.Expr) {
+			return r.Path
+		}
+	}
+	return ""
 }
 
 // FilesRead are the absolute paths of the files a step reads by name:
@@ -264,18 +472,6 @@ func sameValue(a, b any) bool {
 	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
-// predecessors are the steps with an arc into name, sorted.
-func predecessors(p *spec.Playbook, name string) []string {
-	var out []string
-	for _, a := range p.Incoming(name) {
-		if !slices.Contains(out, a.From) {
-			out = append(out, a.From)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // cleanupWarnings are a line for each cleanup step (on_failure: run or
 // on_cancel: run) that ran in the earlier run and has reused steps upstream of it: whatever those left
 // (files, tables) that step may have cleaned up.
@@ -308,4 +504,46 @@ func cleanupKey(s *spec.Step) string {
 		return "on_cancel: run"
 	}
 	return "on_failure: run"
+}
+
+// RunsForItself tells whether step name runs only because it did not
+// complete before (failed, cancelled, never ended), or, for a loop, its
+// list changed (which its elements' tools show), with every step
+// upstream of it reused: what it completed before may be reused within
+// it (a loop's elements, a sub-playbook's steps), as its inputs render in
+// the new run as they did.
+func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
+	s := pb.Step(name)
+	if s == nil || s.Tool == nil || p.Reuse[name] != nil {
+		return false
+	}
+	i := slices.IndexFunc(p.Decisions, func(d ReuseDecision) bool { return d.Step == name })
+	why := p.Decisions[i].Why
+	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) {
+		return false
+	}
+	for _, u := range pb.Steps {
+		if p.Reuse[u.Name] == nil && u.Name != name && slices.Contains(pb.Downstream(u.Name), name) {
+			return false
+		}
+	}
+	return true
+}
+
+// LoopElements are loop step name's list and each element's rendered
+// tool, as the new run (now, reusing plan.Reuse) will render them.
+func (p *ReusePlan) LoopElements(now RetrySide, name string) ([]any, []map[string]any, error) {
+	var opts []RunOption
+	if t, err := time.Parse(time.RFC3339, now.LogicalTime); err == nil {
+		opts = append(opts, WithLogicalTime(t))
+	}
+	run := NewRun(now.Playbook, now.Workload, now.RunID, func() time.Time { return time.Time{} }, opts...)
+	run.Reuse(p.Reuse)
+	s := now.Playbook.Step(name)
+	items, err := run.LoopItems(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	specs, err := run.RenderLoop(s, items)
+	return items, specs, err
 }

@@ -53,24 +53,34 @@ func TestPlanReuse(t *testing.T) {
 		want    string // fetch/transform/audit/load: why, "" reused
 	}{
 		{name: "nothing changed", earlier: completed, want: "|||"},
-		{name: "a failed step and its downstream", earlier: failed, want: "|failed before||downstream of transform"},
+		{name: "a failed step and its downstream", earlier: failed, want: "|failed before||upstream transform runs again"},
 		{name: "a changed command", earlier: completed, edit: func(s string) string { return strings.Replace(s, "./fetch.sh", "./fetch.sh --all", 1) },
-			want: "changed|downstream of fetch|downstream of fetch|downstream of transform"},
+			want: "tool.command changed|upstream fetch runs again|upstream fetch runs again|upstream transform runs again"},
 		{name: "key order and layout do not count", earlier: completed, edit: func(s string) string {
 			return strings.Replace(s, `tool: {kind: noop, result: "{{ workload.rate }}"}`, "tool:\n      result: '{{ workload.rate }}'\n      kind: noop", 1)
 		}, want: "|||"},
 		{name: "desc does not count", earlier: completed, edit: func(s string) string {
 			return strings.Replace(s, "  - step: load\n", "  - step: load\n    desc: loads\n", 1)
 		}, want: "|||"},
-		{name: "a workload value read", earlier: completed, set: map[string]any{"rate": 2}, want: "|workload.rate changed||downstream of transform"},
+		{name: "a workload value read", earlier: completed, set: map[string]any{"rate": 2}, want: "|workload.rate changed (read by tool.result)||upstream transform runs again"},
 		{name: "the same value, another type", earlier: completed, set: map[string]any{"rate": 1.0}, want: "|||"},
-		{name: "--from", earlier: completed, from: "transform", want: "|--from||downstream of transform"},
-		{name: "a script changed", earlier: completed, script: "new", want: "fetch.sh changed|downstream of fetch|downstream of fetch|downstream of transform"},
-		{name: "the logical time, read by audit only", earlier: completed, time: "2026-01-02T00:00:00Z", want: "||run.logical_time changed|"},
+		{name: "--from", earlier: completed, from: "transform", want: "|--from||upstream transform runs again"},
+		{name: "a script changed", earlier: completed, script: "new", want: "fetch.sh changed|upstream fetch runs again|upstream fetch runs again|upstream transform runs again"},
+		{name: "the logical time, read by audit only", earlier: completed, time: "2026-01-02T00:00:00Z", want: "||run.logical_time changed (read by tool.result)|"},
 		{name: "a new step upstream", earlier: completed, edit: func(s string) string {
 			s = strings.Replace(s, "  - step: load\n", "  - step: check\n    tool: {kind: noop}\n    next: load\n  - step: load\n", 1)
 			return strings.Replace(s, "    next: load\n  - step: audit", "    next: check\n  - step: audit", 1)
-		}, want: "|changed||its upstream steps changed"},
+		}, want: "|||upstream check runs again"},
+		{name: "an env value changed", earlier: completed, edit: func(s string) string { return strings.Replace(s, `D: "{{ workload.dir }}"`, `D: "/srv"`, 1) },
+			want: "tool.env.D changed|upstream fetch runs again|upstream fetch runs again|upstream transform runs again"},
+		{name: "a workload value read by env", earlier: completed, set: map[string]any{"dir": "/srv"},
+			want: "workload.dir changed (read by tool.env.D)|upstream fetch runs again|upstream fetch runs again|upstream transform runs again"},
+		{name: "a retry block added", earlier: completed, edit: func(s string) string {
+			return strings.Replace(s, "    next: load\n", "    retry: {max_attempts: 3}\n    next: load\n", 1)
+		}, want: "|retry changed||upstream transform runs again"},
+		{name: "routing is not what a step does", earlier: completed, edit: func(s string) string {
+			return strings.Replace(s, "    next: [transform, audit]\n", "    next:\n      - when: \"workload.rate > 0\"\n        then: [transform, audit]\n", 1)
+		}, want: "|||"},
 		{name: "a step not in the earlier run", earlier: map[string]*contract.StepState{"fetch": {Status: contract.StatusCompleted}}, want: "|not in the earlier run|not in the earlier run|not in the earlier run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,5 +140,68 @@ workflow:
 		plan, err := PlanReuse(s, s, earlier, "")
 		require.NoError(t, err)
 		require.Equal(t, []string{"cleanup (" + shown + ") ran in the earlier run after fetch, which this run reuses: what fetch left may have been cleaned up"}, plan.Warnings)
+	}
+}
+
+// A value only a step's `next` reads does not make it run: it is reused,
+// and its arcs are evaluated again on its result with the new value.
+func TestPlanReuseRoutesAReusedStepAgain(t *testing.T) {
+	src := `metadata: {name: t}
+workload: {min_rows: 5}
+workflow:
+  - step: extract
+    tool: {kind: noop, result: 10}
+    next:
+      - when: "steps.extract.result > workload.min_rows"
+        then: big
+      - else: small
+  - {step: big, tool: {kind: noop}}
+  - {step: small, tool: {kind: noop}}
+`
+	earlier := map[string]*contract.StepState{
+		"extract": {Status: contract.StatusCompleted, Result: 10.0, TakenNext: []string{"big"}},
+		"big":     {Status: contract.StatusCompleted},
+		"small":   {Status: contract.StatusSkipped},
+	}
+	before := side(t, src, nil, "", "")
+	plan, err := PlanReuse(before, side(t, src, map[string]any{"min_rows": 20}, "", ""), earlier, "")
+	require.NoError(t, err)
+	var got []string
+	for _, d := range plan.Decisions {
+		got = append(got, d.Step+": "+d.Why)
+	}
+	require.Equal(t, []string{"extract: ", "big: no branch leads to it now", "small: skipped before", "end: the end step always runs"}, got)
+	require.Equal(t, []string{"small"}, plan.Reuse["extract"].TakenNext, "routed by the new value")
+	require.Equal(t, []string{"big"}, earlier["extract"].TakenNext, "the earlier states are left as they were")
+
+	plan, err = PlanReuse(before, before, earlier, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"big"}, plan.Reuse["extract"].TakenNext)
+	require.NotNil(t, plan.Reuse["big"])
+}
+
+// A loop whose list alone changed runs for its elements; one whose tool
+// changed runs whole, and says so first.
+func TestPlanReuseJudgesALoopsListApart(t *testing.T) {
+	src := `metadata: {name: t}
+workflow:
+  - step: each
+    loop: {in: "[1, 2, 3]"}
+    tool: {kind: shell, command: "echo $I", env: {I: "{{ item }}"}}
+`
+	earlier := map[string]*contract.StepState{"each": {Status: contract.StatusCompleted}}
+	before := side(t, src, nil, "", "")
+	for edit, want := range map[string]struct {
+		why      string
+		elements bool
+	}{
+		`[1, 2, 3, 4]"}`:                       {"loop.in changed", true},
+		`[1, 2, 3, 4]"}` + "\n    timeout: 5s": {"timeout changed", false},
+	} {
+		now := side(t, strings.Replace(src, `[1, 2, 3]"}`, edit, 1), nil, "", "")
+		plan, err := PlanReuse(before, now, earlier, "")
+		require.NoError(t, err)
+		require.Equal(t, want.why, plan.Decisions[0].Why)
+		require.Equal(t, want.elements, plan.RunsForItself(now.Playbook, "each"), edit)
 	}
 }

@@ -31,6 +31,14 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 		// cleanup step is never cancelled, by the deadline neither.
 		child.Deadline = x.deadline
 	}
+	if r := x.in.ReuseChildren[s.Name]; r != nil {
+		// A retry's child is a retry of the earlier run's child.
+		child.Reuse, child.ReuseElements, child.ReuseChildren = r.Reuse, r.ReuseElements, r.ReuseChildren
+		child.Origin = &contract.Origin{RetryOf: r.RetryOf}
+		if o := x.in.Origin; o != nil {
+			child.Origin.By, child.Origin.Reason = o.By, o.Reason
+		}
+	}
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:          x.childID(ctx, s.Name, s.Name),
 		TaskQueue:           x.info.TaskQueueName,

@@ -47,7 +47,7 @@ func PlaybookLoopBatch(ctx workflow.Context, in LoopBatchInput) ([]contract.Outc
 		elems[i] = in.Common
 		elems[i].Step, elems[i].Spec = elementName(s, in.First+i), toolSpec
 	}
-	return contract.BoundOutcomes(runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil)), nil
+	return contract.BoundOutcomes(runElements(ctx, s, elems, in.First, in.MaxInFlight, in.CancelOnFailure, nil, nil)), nil
 }
 
 // startLoop runs a loop step's elements: inline when they fit in one batch,
@@ -83,7 +83,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 	f, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		if len(elems) <= LoopBatchSize {
-			settle.Set(engine.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure, progress)), nil)
+			settle.Set(engine.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure, progress, x.reusedElements(s, len(elems)))), nil)
 			return
 		}
 		outcomes := make([]contract.Outcome, 0, len(elems))
@@ -163,17 +163,28 @@ func (x *executor) runBatch(ctx workflow.Context, s *spec.Step, first int, batch
 // and returns their outcomes in order. With cancelOnFailure, a failed
 // element cancels the ones in flight and starts no more.
 // With progress, it reports the elements' counts as they start and end.
-func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput, first, maxInFlight int, cancelOnFailure bool, progress func(contract.LoopProgress)) []contract.Outcome {
+// The elements reused (a retry's) are not run: their outcome is their
+// earlier result.
+func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput, first, maxInFlight int, cancelOnFailure bool, progress func(contract.LoopProgress), reused *contract.ElementReuse) []contract.Outcome {
 	inner, cancelAll := workflow.WithCancel(ctx)
 	defer cancelAll()
 	out := make([]contract.Outcome, len(elems))
 	sel := workflow.NewSelector(ctx)
 	next, inFlight, stopped := 0, 0, false
 	counts := contract.LoopProgress{Total: len(elems)}
+	for i := range elems {
+		if reused.Has(i) {
+			out[i] = contract.Outcome{Result: reused.Results[i]}
+			counts.Add(out[i])
+		}
+	}
 	for {
 		for inFlight < max(maxInFlight, 1) && next < len(elems) && !stopped && ctx.Err() == nil {
 			i := next
 			next++
+			if reused.Has(i) {
+				continue
+			}
 			opts := activityOptions(s, elems[i])
 			opts.ActivityID = elementName(s, first+i)
 			opts.Summary = opts.ActivityID
@@ -198,8 +209,23 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 		}
 		sel.Select(ctx)
 	}
-	copy(out[next:], notStarted(len(elems)-next))
+	for i := next; i < len(elems); i++ {
+		if !reused.Has(i) {
+			out[i] = notStarted(1)[0]
+		}
+	}
 	return out
+}
+
+// reusedElements are the elements of loop step s, of n, that a retry
+// reuses; nil when none, or when they were counted on a list of another
+// length, or without their results (which a loop run here returns).
+func (x *executor) reusedElements(s *spec.Step, n int) *contract.ElementReuse {
+	r := x.in.ReuseElements[s.Name]
+	if r == nil || r.Total != n || r.Truncated {
+		return nil
+	}
+	return r
 }
 
 func elementName(s *spec.Step, i int) string { return fmt.Sprintf("%s[%d]", s.Name, i) }

@@ -47,6 +47,9 @@ type LoopInput struct {
 	FullIn string            `json:"full_in"`
 	Next   int               `json:"next,omitempty"`
 	Tally  *engine.LoopTally `json:"tally,omitempty"`
+	// Reuse are the elements a retry reuses: counted in the first run's
+	// tally, skipped by every run (which carry its spans, not its results).
+	Reuse *contract.ElementReuse `json:"reuse,omitempty"`
 }
 
 // PlaybookLoop drives a loop's elements: up to max_in_flight running at
@@ -79,6 +82,7 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error)
 			}
 		}
 		in.Tally = engine.NewLoopTally(len(items))
+		in.Reuse = reuseIn(in.Tally, in.Reuse)
 	}
 	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
 	if next, done := d.run(); !done {
@@ -120,12 +124,19 @@ func (d *loopDriver) run() (next int, done bool) {
 		return info.GetCurrentHistoryLength() >= loopHistoryEvents || info.GetContinueAsNewSuggested()
 	}
 	next = d.in.Next
+	first := next
 	for {
 		// Each run starts at least one element, so that a run continued as
 		// new always gets further than the one before.
-		for inFlight < window && next < len(d.items) && !stopped && ctx.Err() == nil && (next == d.in.Next || !full()) {
+		for inFlight < window && next < len(d.items) && !stopped && ctx.Err() == nil && (next == first || !full()) {
 			i := next
 			next++
+			if d.in.Reuse.Has(i) {
+				if next-1 == first {
+					first = next // a run still starts at least one element
+				}
+				continue
+			}
 			elem, err := d.element(i)
 			if err != nil {
 				tally.Add(i, contract.Outcome{Err: err, Attempts: 0})
@@ -161,9 +172,29 @@ func (d *loopDriver) run() (next int, done bool) {
 		return next, false
 	}
 	for i := next; i < len(d.items); i++ {
-		tally.Add(i, contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "not started"}})
+		if !d.in.Reuse.Has(i) {
+			tally.Add(i, contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "not started"}})
+		}
 	}
 	return len(d.items), true
+}
+
+// reuseIn counts the elements a retry reuses in a driver's first tally,
+// and returns what its later runs carry of them: their spans. Reuse
+// counted on a list of another length reuses nothing.
+func reuseIn(t *engine.LoopTally, r *contract.ElementReuse) *contract.ElementReuse {
+	if r == nil || r.Total != t.Total {
+		return nil
+	}
+	if r.Truncated {
+		t.Truncate()
+	}
+	for _, sp := range r.Spans {
+		for i := sp[0]; i < sp[1]; i++ {
+			t.Add(i, contract.Outcome{Result: r.Results[i]})
+		}
+	}
+	return &contract.ElementReuse{Total: r.Total, Spans: r.Spans, Earlier: r.Earlier}
 }
 
 // progressEvery is how often, in the driver's workflow time, it tells
@@ -213,6 +244,10 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		Common:          x.stepInput(s, s.Name, nil),
 		CancelOnFailure: cancelsElements(x.run.Playbook(), s),
 		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
+		Reuse:           x.in.ReuseElements[s.Name],
+	}
+	if in.Reuse != nil && in.Reuse.Earlier != "" {
+		in.FullIn += "; of the elements reused, in " + in.Reuse.Earlier
 	}
 	if err := contract.CheckPayload("the input of loop step "+s.Name, in); err != nil {
 		return nil, err

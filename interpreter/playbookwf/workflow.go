@@ -110,6 +110,13 @@ type Input struct {
 	// Reuse holds the completed steps of an earlier run that `playbook retry`
 	// does not run again.
 	Reuse map[string]*contract.StepState `json:"reuse,omitempty"`
+	// ReuseElements holds, by loop step, the elements of an earlier run
+	// that `playbook retry` does not run again (the step itself runs).
+	ReuseElements map[string]*contract.ElementReuse `json:"reuse_elements,omitempty"`
+	// ReuseChildren holds, by sub-playbook step, what `playbook retry`
+	// reuses of the step's child in the earlier run: the step runs, and
+	// its child is a retry of that child.
+	ReuseChildren map[string]*ChildReuse `json:"reuse_children,omitempty"`
 	// Origin says which run a retry retried, who asked and why.
 	Origin *contract.Origin `json:"origin,omitempty"`
 	// LogicalTime is the time the run stands for (run.logical_time): when
@@ -126,6 +133,16 @@ type Input struct {
 	// winds down by the earlier of it and its own timeout. Nil for a run
 	// submitted by hand, and for a cleanup step's sub-playbook.
 	Deadline *contract.Deadline `json:"deadline,omitempty"`
+}
+
+// ChildReuse is what a retry reuses of a sub-playbook step's child: as
+// Input's fields of the same names, for the child run.
+type ChildReuse struct {
+	// RetryOf is the earlier run's child.
+	RetryOf       string                            `json:"retry_of"`
+	Reuse         map[string]*contract.StepState    `json:"reuse,omitempty"`
+	ReuseElements map[string]*contract.ElementReuse `json:"reuse_elements,omitempty"`
+	ReuseChildren map[string]*ChildReuse            `json:"reuse_children,omitempty"`
 }
 
 // AttrScheduledStartTime is the search attribute Temporal sets on a run a

@@ -21,7 +21,7 @@ import (
 )
 
 func (a *app) classifyCommand() *cobra.Command {
-	var reason, result string
+	var reason, result, by string
 	cmd := &cobra.Command{
 		Use:   "classify RUN STEP retry|fail|skip",
 		Short: "resolve a pending_failed step: retry it, fail it, or skip it",
@@ -42,7 +42,10 @@ func (a *app) classifyCommand() *cobra.Command {
 			return invalidf("%q is not an action: give retry, fail or skip", args[2])
 		},
 		RunE: a.connected(func(c *call, conn *connection) error {
-			answer, err := classifyStepWith(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, "", result)
+			if by == "" {
+				by = userName()
+			}
+			answer, err := classifyStepWith(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, by, result)
 			if err != nil {
 				return refusedByRun(err)
 			}
@@ -51,6 +54,7 @@ func (a *app) classifyCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the run's events and shown by status")
+	cmd.Flags().StringVar(&by, "by", "", "who classifies (default: your user name), recorded with the classification")
 	cmd.Flags().StringVar(&result, "result", "", "with skip: the step completes by hand with this `JSON` result, which the steps after it read")
 	return cmd
 }

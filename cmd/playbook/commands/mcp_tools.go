@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,7 @@ type classifyArgs struct {
 	Step   string `json:"step" jsonschema:"the pending_failed step"`
 	Action string `json:"action" jsonschema:"retry (run the step again), fail (fail it as if no one had waited) or skip (skip it and its dependants)"`
 	Reason string `json:"reason" jsonschema:"why: recorded in the run's events and shown by status"`
+	By     string `json:"by,omitempty" jsonschema:"who classifies (default mcp)"`
 }
 
 type approveArgs struct {
@@ -91,12 +93,13 @@ type rejectArgs struct {
 
 type retryArgs struct {
 	Run    string   `json:"run" jsonschema:"the finished run to retry"`
-	Step   string   `json:"step,omitempty" jsonschema:"the old name of from"`
+	Step   string   `json:"step,omitempty" jsonschema:"another name of from"`
 	From   string   `json:"from,omitempty" jsonschema:"run this step and everything downstream of it again, even if unchanged"`
 	File   string   `json:"file,omitempty" jsonschema:"run this playbook file instead of the run's frozen one"`
 	Text   string   `json:"text,omitempty" jsonschema:"run this playbook text instead of the run's frozen one (its sub-playbooks are the run's)"`
 	Set    []string `json:"set,omitempty" jsonschema:"workload values KEY=VALUE set on top of the run's, as run --set"`
 	Reason string   `json:"reason" jsonschema:"why: shown with the new run"`
+	By     string   `json:"by,omitempty" jsonschema:"who asks (default mcp)"`
 }
 
 type cancelArgs struct {
@@ -386,11 +389,12 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 	if err := need("run", a.Run, "step", a.Step, "action", a.Action, "reason", a.Reason); err != nil {
 		return nil, nil, err
 	}
-	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, mcpWho)
+	by := cmp.Or(a.By, mcpWho)
+	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
-	return reply(map[string]any{"run": a.Run, "step": a.Step, "action": a.Action, "reason": a.Reason, "by": mcpWho, "result": answer})
+	return reply(map[string]any{"run": a.Run, "step": a.Step, "action": a.Action, "reason": a.Reason, "by": by, "result": answer})
 }
 
 func (t *mcpTools) approve(ctx context.Context, _ *mcp.CallToolRequest, a approveArgs) (*mcp.CallToolResult, any, error) {
@@ -437,12 +441,12 @@ func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retry
 	if err != nil {
 		return nil, nil, err
 	}
-	req.taskQueue, req.by = t.taskQueue, mcpWho
+	req.taskQueue, req.by = t.taskQueue, cmp.Or(a.By, mcpWho)
 	r, err := startRetry(ctx, t.conn, req)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
-	return reply(map[string]any{"retried": a.Run, "run": r.run.GetID(), "run_id": r.run.GetRunID(), "reused": r.reused, "reason": a.Reason, "by": mcpWho,
+	return reply(map[string]any{"retried": a.Run, "run": r.run.GetID(), "run_id": r.run.GetRunID(), "reused": r.reused, "plan": r.plan.Decisions, "reason": a.Reason, "by": req.by,
 		"next": "follow it with run_status " + r.run.GetID()})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -19,32 +20,37 @@ import (
 
 func (a *app) retryCommand() *cobra.Command {
 	var (
-		file, from, step, id, reason, input string
-		sets                                []string
-		dryRun, strict, otherName           bool
-		logicalTime                         rfc3339
-		out                                 printer
+		file, from, step, id, reason, input, by string
+		sets                                    []string
+		dryRun, strict, otherName               bool
+		logicalTime                             rfc3339
+		out                                     printer
 	)
 	cmd := &cobra.Command{
 		Use:   "retry RUN",
 		Short: "start a new run of an ended run, with its playbook or a fixed one, reusing the steps that need not run again",
 		Long: "The new run has RUN's playbook (or, with --file, the new one, checked as `run` checks it), its\n" +
 			"workload with --input then --set on top, and its logical time (or --logical-time). A step that\n" +
-			"completed in RUN is `reused` (its result carried over, not run again) when its definition, the\n" +
-			"workload values and files it reads and the steps upstream of it are unchanged; every other step\n" +
-			"runs, and so does everything downstream of one that runs. With --from S, S and everything\n" +
-			"downstream of it run. Before it starts, one line per step says reused, or runs and why;\n" +
-			"--dry-run prints only those. Followed like `run`: same output, --json, --strict and exit codes.",
+			"completed in RUN is `reused` (its result carried over, its next evaluated again on it) when what\n" +
+			"it does is unchanged: its definition but its routing, the workload values and files it reads and\n" +
+			"runs, and no step upstream of it runs; every other step runs, and so does everything downstream\n" +
+			"of one that runs. Of a loop, only the elements that did not complete run; of a sub-playbook\n" +
+			"step, only its child's steps that did not. With --from S, S and everything downstream of it run.\n" +
+			"Before it starts, one line per step says reused, or runs and why; --dry-run prints only those\n" +
+			"(--json: as data). Followed like `run`: same output, --json, --strict and exit codes.",
 		Args: exactArgs(1, "the RUN (workflow ID) to retry"),
 		RunE: action(func(c *call) error {
 			// Every run playbook starts has an ID that follows the rule.
 			if err := spec.CheckPathName("RUN", c.args[0]); err != nil {
 				return invalid(err)
 			}
-			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: "cli", reason: reason, dryRun: dryRun, otherName: otherName}
+			if by == "" {
+				by = userName()
+			}
+			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: by, reason: reason, dryRun: dryRun, otherName: otherName}
 			if step != "" {
 				if from != "" && from != step {
-					return invalidf("give --from or --step (its old name), not both")
+					return invalidf("give --from or --step (its other name), not both")
 				}
 				req.from = step
 			}
@@ -88,9 +94,10 @@ func (a *app) retryCommand() *cobra.Command {
 					fmt.Fprintf(c.stderr, "warning: %s\n", warn)
 				}
 				if dryRun {
-					fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.earlierID, countOf(len(r.reused), "step"))
-					fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
-					return nil
+					return out.print(w, retryPlanJSON(req.earlierID, r), func(w io.Writer) {
+						fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.earlierID, countOf(len(r.reused), "step"))
+						fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
+					})
 				}
 				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, c.stderr)
 				if len(r.reused) == 0 {
@@ -109,8 +116,9 @@ func (a *app) retryCommand() *cobra.Command {
 	fs.StringArrayVar(&sets, "set", nil, "override a workload value on top of RUN's: `KEY=VALUE` (as `run --set`; repeatable)")
 	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`, on top of RUN's workload and under --set")
 	fs.StringVar(&from, "from", "", "run this `STEP` and everything downstream of it again, even if unchanged")
-	fs.StringVar(&step, "step", "", "the old name of --from")
+	fs.StringVar(&step, "step", "", "another name of --from")
 	_ = fs.MarkHidden("step")
+	fs.StringVar(&by, "by", "", "who asks (default: your user name), recorded in the new run's origin")
 	fs.BoolVar(&dryRun, "dry-run", false, "print which steps would be reused and which would run, and why; start nothing")
 	fs.Var(&logicalTime, "logical-time", "the new run's logical `TIME` (RFC 3339; default RUN's)")
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
@@ -143,7 +151,7 @@ func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.I
 	if err := dc.FromPayload(payloads[0], &in); err != nil {
 		return in, fmt.Errorf("%s is not a playbook run: %v", run, err)
 	}
-	in.Reuse, in.Index = nil, false
+	in.Index = false
 	return in, nil
 }
 
@@ -155,4 +163,10 @@ func payloadConverter() (converter.DataConverter, error) {
 		return converter.GetDefaultDataConverter(), err
 	}
 	return keys.DataConverter(), nil
+}
+
+// retryPlanJSON is a retry's plan as data (retry --dry-run --json, MCP
+// retry_run): one decision per step, and the warnings.
+func retryPlanJSON(earlierID string, r *retried) map[string]any {
+	return map[string]any{"retry_of": earlierID, "steps": r.plan.Decisions, "reused": r.reused, "warnings": r.plan.Warnings}
 }

@@ -147,7 +147,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 
 	oldSide := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(before.Source)),
 		Workload: spec.MergeWorkload(oldPb.Workload, before.Workload), BaseDir: before.BaseDir, Texts: before.Files,
-		Files: maps.Clone(before.FileDigests), ScriptsUnknown: before.FileDigests == nil, LogicalTime: earlierTime.Format(time.RFC3339)}
+		Files: maps.Clone(before.FileDigests), LogicalTime: earlierTime.Format(time.RFC3339), RunID: r.earlierID}
 	if oldSide.Files == nil {
 		oldSide.Files = map[string]string{}
 	}
@@ -155,11 +155,16 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	for path, text := range before.Files {
 		oldSide.Files[path] = submit.Digest(text)
 	}
+	id := r.id
+	if id == "" {
+		id = pb.Name + "-" + randomSuffix()
+	}
 	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
-		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339)}
-	if out.plan, err = engine.PlanReuse(oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
-		return nil, &retryError{err.Error()}
+		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339), RunID: id}
+	var reuse *playbookwf.ChildReuse
+	if out.plan, reuse, err = planRetry(ctx, conn.client, r.earlierID, before, oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
+		return nil, err
 	}
 	for _, dcs := range out.plan.Decisions {
 		if dcs.Reused {
@@ -169,16 +174,12 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	if r.dryRun {
 		return out, nil
 	}
-	in.Reuse = out.plan.Reuse
+	in.Reuse, in.ReuseElements, in.ReuseChildren = reuse.Reuse, reuse.ReuseElements, reuse.ReuseChildren
 	in.Origin = &contract.Origin{RetryOf: r.earlierID, From: r.from, By: r.by, Reason: r.reason, File: r.file,
 		FileChanged: r.pb != nil && (in.Source != before.Source || !maps.Equal(in.Files, before.Files)),
 		Overrides:   submit.PlainOverrides(r.overrides)}
 	if len(in.Origin.Overrides) == 0 {
 		in.Origin.Overrides = nil
-	}
-	id := r.id
-	if id == "" {
-		id = pb.Name + "-" + randomSuffix()
 	}
 	if err := conn.checkCodec(ctx, r.taskQueue); err != nil {
 		return nil, &retryError{err.(*exitError).err.Error()}
@@ -215,19 +216,32 @@ func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, info *work
 }
 
 // decisionLines are a retry's decisions, one line per step: "reused", or
-// "runs: why", with the step names in one column.
+// "runs: why", with the step names in one column; a loop's counts its
+// elements, and a sub-playbook step's child plan follows it, indented.
 func decisionLines(plan *engine.ReusePlan) []string {
+	return decisionLinesOf(plan.Decisions, "  ")
+}
+
+func decisionLinesOf(decisions []engine.ReuseDecision, indent string) []string {
 	width := 0
-	for _, d := range plan.Decisions {
+	for _, d := range decisions {
 		width = max(width, len(d.Step))
 	}
 	var out []string
-	for _, d := range plan.Decisions {
+	for _, d := range decisions {
 		what := "reused"
-		if !d.Reused {
+		switch {
+		case d.Elements != nil:
+			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
+		case d.Why == engine.NotLedTo:
+			what = "not reused: " + d.Why
+		case d.Child != nil:
+			what = "runs: " + d.Why + "; a retry of its sub-playbook:"
+		case !d.Reused:
 			what = "runs: " + d.Why
 		}
-		out = append(out, fmt.Sprintf("  %-*s  %s", width, d.Step, what))
+		out = append(out, fmt.Sprintf("%s%-*s  %s", indent, width, d.Step, what))
+		out = append(out, decisionLinesOf(d.Child, indent+"    ")...)
 	}
 	return out
 }

@@ -1,0 +1,274 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+)
+
+// planRetry is engine.PlanReuse, and what the new run reuses within the
+// steps that run for themselves because they did not complete before:
+// the completed elements of a loop, the completed steps of a sub-playbook
+// step's child, recursively (its plan goes under the step's decision).
+func planRetry(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *playbookwf.ChildReuse, error) {
+	plan, err := engine.PlanReuse(oldSide, newSide, earlier, from)
+	if err != nil {
+		return nil, nil, &retryError{err.Error()}
+	}
+	r := &playbookwf.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
+	if r.ReuseElements, err = planElements(ctx, c, earlierID, before, newSide, plan); err != nil {
+		return nil, nil, err
+	}
+	if r.ReuseChildren, err = planChildren(ctx, c, earlierID, oldSide, newSide, plan); err != nil {
+		return nil, nil, err
+	}
+	return plan, r, nil
+}
+
+// planChildren plans, for each sub-playbook step the plan runs only
+// because it did not complete before, a retry of its child in the earlier
+// run: the child's playbook now (the new run's frozen sub-playbook), its
+// workload as the earlier child had it (the step's templates and what
+// they read are unchanged), the child's steps reused by the same rules.
+func planChildren(ctx context.Context, c client.Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*playbookwf.ChildReuse, error) {
+	var out map[string]*playbookwf.ChildReuse
+	for i, d := range plan.Decisions {
+		s := newSide.Playbook.Step(d.Step)
+		if !plan.RunsForItself(newSide.Playbook, d.Step) || s.Tool.Kind != "playbook" || s.Loop != nil {
+			continue
+		}
+		rel, _ := s.Tool.Spec["path"].(string)
+		newPath := spec.SubPlaybookPath(newSide.BaseDir, rel)
+		newSrc, ok := newSide.Texts[newPath]
+		if !ok {
+			continue
+		}
+		childID, childIn, err := earlierChild(ctx, c, earlierID, d.Step)
+		if err != nil {
+			continue // no child ran: it runs whole
+		}
+		agg, err := result(ctx, c.GetWorkflow(ctx, childID, ""))
+		if err != nil {
+			continue
+		}
+		oldPb, err1 := spec.Parse(childIn.File, []byte(childIn.Source))
+		newPb, err2 := spec.Parse(newPath, []byte(newSrc))
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		childOld := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(childIn.Source)),
+			Workload: spec.MergeWorkload(oldPb.Workload, childIn.Workload), BaseDir: childIn.BaseDir, Texts: childIn.Files,
+			Files: oldSide.Files, LogicalTime: oldSide.LogicalTime, RunID: childID}
+		childNow := engine.RetrySide{Playbook: newPb, Definitions: spec.StepDefinitions([]byte(newSrc)),
+			Workload: spec.MergeWorkload(newPb.Workload, childIn.Workload), BaseDir: filepath.Dir(newPath), Texts: newSide.Texts,
+			Files: newSide.Files, LogicalTime: newSide.LogicalTime, RunID: newSide.RunID + "." + d.Step}
+		cplan, cr, err := planRetry(ctx, c, childID, childIn, childOld, childNow, contract.Reusable(agg), "")
+		if err != nil {
+			var mistake *retryError
+			if errors.As(err, &mistake) {
+				continue
+			}
+			return nil, err
+		}
+		if len(cr.Reuse) == 0 && len(cr.ReuseElements) == 0 && len(cr.ReuseChildren) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]*playbookwf.ChildReuse{}
+		}
+		out[d.Step] = cr
+		plan.Decisions[i].Child = cplan.Decisions
+	}
+	return out, nil
+}
+
+// earlierChild is the child a sub-playbook step started in run parent,
+// and its input (either side of child-id-dot).
+func earlierChild(ctx context.Context, c client.Client, parent, step string) (string, playbookwf.Input, error) {
+	id := parent + "." + step
+	in, err := frozenInput(ctx, c, id)
+	if err != nil {
+		id = parent + "-" + step
+		in, err = frozenInput(ctx, c, id)
+	}
+	return id, in, err
+}
+
+// planElements decides, for each loop step the plan runs only because it
+// did not complete before, which of its elements the new run reuses: an
+// element whose rendered tool is one that completed in the earlier run
+// (or in the runs that run reused it from) is reused with its result. It
+// fills the plan's element counts and returns what the new run's input
+// carries (Input.ReuseElements), bounded whatever the loop's length.
+func planElements(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
+	out := map[string]*contract.ElementReuse{}
+	for i, d := range plan.Decisions {
+		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" {
+			continue
+		}
+		_, specs, err := plan.LoopElements(now, d.Step)
+		if err != nil {
+			continue // the run fails the step as it renders it
+		}
+		done, err := completedElements(ctx, c, earlierID, before, d.Step)
+		if err != nil {
+			return nil, err
+		}
+		reused := make([]bool, len(specs))
+		r := &contract.ElementReuse{Total: len(specs), Results: map[int]any{}, Earlier: "the histories of " + earlierID + " and its loop driver"}
+		size := 0
+		for j, sp := range specs {
+			result, ok := done[canonicalJSON(sp)]
+			if !ok {
+				continue
+			}
+			reused[j] = true
+			n, _ := contract.EncodedSize(result)
+			if size += n + 1; size > engine.LoopResultBudget {
+				r.Truncated = true
+			}
+			if !r.Truncated {
+				r.Results[j] = result
+			}
+		}
+		if r.Truncated {
+			r.Results = nil
+		}
+		r.Spans = contract.SpansOf(reused)
+		// A loop that runs in the workflow itself returns every result:
+		// reused without them, it runs whole.
+		if r.Count() == 0 || (r.Truncated && len(specs) <= playbookwf.LoopBatchSize) {
+			continue
+		}
+		out[d.Step] = r
+		plan.Decisions[i].Elements = &engine.ElementCounts{Total: r.Total, Run: r.Total - r.Count(), Reused: r.Count()}
+	}
+	return out, nil
+}
+
+// completedElements are the elements of loop step step that completed in
+// run id (in its own history, or in its loop driver's runs), by their
+// rendered tool (canonicalJSON), with their results; and, when run id
+// itself reused elements of that step, those of the run it retried.
+func completedElements(ctx context.Context, c client.Client, id string, in playbookwf.Input, step string) (map[string]any, error) {
+	dc, err := payloadConverter()
+	if err != nil {
+		return nil, err
+	}
+	done := map[string]any{}
+	for seen := 0; id != "" && seen < 100; seen++ {
+		drivers, err := scanElements(ctx, c, dc, id, "", step, done)
+		if err != nil {
+			return nil, err
+		}
+		for len(drivers) > 0 {
+			// A driver's run, then the run it continued as new to.
+			dr := drivers[0]
+			next, err := scanElements(ctx, c, dc, dr.workflowID, dr.runID, step, done)
+			if err != nil {
+				return nil, err
+			}
+			drivers = append(drivers[1:], next...)
+		}
+		if (in.ReuseElements[step] == nil && in.Reuse[step] == nil) || in.Origin == nil {
+			break
+		}
+		id = in.Origin.RetryOf
+		if in, err = frozenInput(ctx, c, id); err != nil {
+			return done, nil // what is known is enough: the rest runs
+		}
+	}
+	return done, nil
+}
+
+// scanElements reads the history of one run, adding to done the loop
+// elements of step that completed there; it returns the loop drivers the
+// run started for the step, and the run it continued as new to.
+func scanElements(ctx context.Context, c client.Client, dc converter.DataConverter, id, runID, step string, done map[string]any) (more []execution, err error) {
+	prefix := step + "["
+	scheduled := map[int64]string{}
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			a := e.GetActivityTaskScheduledEventAttributes()
+			if !strings.HasPrefix(a.GetActivityId(), prefix) || a.GetActivityType().GetName() != contract.RunStepName || len(a.GetInput().GetPayloads()) != 1 {
+				continue
+			}
+			var in contract.StepInput
+			if dc.FromPayload(a.GetInput().GetPayloads()[0], &in) == nil {
+				scheduled[e.GetEventId()] = canonicalJSON(in.Spec)
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			a := e.GetActivityTaskCompletedEventAttributes()
+			key, ok := scheduled[a.GetScheduledEventId()]
+			if !ok || len(a.GetResult().GetPayloads()) != 1 {
+				continue
+			}
+			var out contract.StepOutput
+			if dc.FromPayload(a.GetResult().GetPayloads()[0], &out) == nil {
+				done[key] = out.Result
+			}
+		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
+			a := e.GetChildWorkflowExecutionStartedEventAttributes()
+			if a.GetWorkflowType().GetName() == playbookwf.LoopWorkflowName && isDriverOf(a.GetWorkflowExecution().GetWorkflowId(), id, step) {
+				more = append(more, execution{a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId()})
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+			if runID != "" {
+				more = append(more, execution{id, e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()})
+			}
+		}
+	}
+	return more, nil
+}
+
+// execution is one run of a workflow.
+type execution struct{ workflowID, runID string }
+
+// isDriverOf tells whether id is the loop driver run parent started for
+// step (playbookwf's child IDs, either side of child-id-dot).
+func isDriverOf(id, parent, step string) bool {
+	return id == parent+"."+step+".loop" || id == parent+"-"+step+"-loop"
+}
+
+// canonicalJSON is v as JSON with its keys sorted: two renderings of a
+// tool compare equal when they say the same.
+func canonicalJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	var round any
+	if json.Unmarshal(b, &round) == nil {
+		if b2, err := json.Marshal(round); err == nil {
+			return string(b2)
+		}
+	}
+	return string(b)
+}
+
+// thousands writes n with a comma every three digits: 100,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
