@@ -80,6 +80,7 @@ func (a *app) root() *cobra.Command {
 	root.AddCommand(
 		a.runCommand(),
 		validateCommand(),
+		testCommand(),
 		schemaCommand(),
 		devCommand(),
 		a.workerCommand(),

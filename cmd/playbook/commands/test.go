@@ -1,0 +1,109 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"playbook/playtest"
+)
+
+func testCommand() *cobra.Command {
+	var (
+		run, junit      string
+		asJSON, verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "test [PATH...]",
+		Short: "run playbooks' test cases (NAME.test.yaml) with mocked steps and time skipped, no server",
+		RunE: action(func(c *call) error {
+			opts := playtest.Options{}
+			if run != "" {
+				re, err := regexp.Compile(run)
+				if err != nil {
+					return invalidf("--run: %v", err)
+				}
+				opts.Run = re
+			}
+			progress := func(r playtest.Result) {
+				if !asJSON {
+					printResult(c.stdout, r, verbose)
+				}
+			}
+			rep, err := playtest.Run(c.args, opts, progress)
+			if err != nil {
+				return invalid(err)
+			}
+			if len(rep.Malformed) > 0 {
+				if asJSON {
+					_ = writeJSON(c.stdout, rep)
+				}
+				return invalidFile(fmt.Errorf("%s", strings.Join(rep.Malformed, "\n")))
+			}
+			if junit != "" {
+				f, err := os.Create(junit)
+				if err != nil {
+					return err
+				}
+				err = rep.WriteJUnit(f)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				if err := writeJSON(c.stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(c.stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
+			}
+			if rep.Failed > 0 {
+				return exitWith(exitFailed)
+			}
+			return nil
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&run, "run", "", "run only the cases whose name matches this regular expression")
+	f.StringVar(&junit, "junit", "", "also write the results as JUnit XML to this file")
+	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	f.BoolVarP(&verbose, "verbose", "v", false, "print each case's event log")
+	return offline(cmd)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printResult prints a case's line; a failing case says why, with the
+// simulated run's steps.
+func printResult(w io.Writer, r playtest.Result, verbose bool) {
+	if r.Passed {
+		fmt.Fprintf(w, "ok    %s: case %q (%s)\n", r.File, r.Case, r.Duration.Round(100_000))
+	} else {
+		fmt.Fprintf(w, "FAIL  %s:%d: case %q\n", r.File, r.Line, r.Case)
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "      %s\n", p)
+		}
+		if r.Steps != "" {
+			for _, line := range strings.Split(strings.TrimRight(r.Steps, "\n"), "\n") {
+				fmt.Fprintf(w, "      %s\n", line)
+			}
+		}
+	}
+	if verbose || !r.Passed && len(r.Log) > 0 && verbose {
+		for _, line := range r.Log {
+			fmt.Fprintf(w, "      | %s\n", line)
+		}
+	}
+}

@@ -1,0 +1,345 @@
+package playtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+	"playbook/submit"
+)
+
+// Options say which cases run and how.
+type Options struct {
+	// Run picks the cases whose name it matches. Optional: nil runs all.
+	Run *regexp.Regexp
+	// Stuck is how long, in wall time, a case may wait with nothing left
+	// to happen (an approval nobody decides) before it fails. Optional:
+	// default 10 s.
+	Stuck time.Duration
+}
+
+// Result is one case's outcome.
+type Result struct {
+	File     string        `json:"file"`
+	Line     int           `json:"line"`
+	Case     string        `json:"case"`
+	Passed   bool          `json:"passed"`
+	Problems []string      `json:"problems,omitempty"`
+	Steps    string        `json:"steps_table,omitempty"`
+	Log      []string      `json:"log,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// Aggregate is the simulated run's aggregate.
+	Aggregate *contract.Aggregate `json:"aggregate,omitempty"`
+	// RanForReal lists the steps that ran their tool for real (real:).
+	RanForReal []string `json:"ran_for_real,omitempty"`
+}
+
+// Suite is a test file loaded with its playbook.
+type Suite struct {
+	File  *File
+	Input playbookwf.Input
+	pb    *spec.Playbook
+}
+
+// Load reads a test file and the playbook it tests, as a submission
+// would, and checks that the cases name the playbook's steps; every
+// mistake is one line of a *MalformedError.
+func Load(path string) (*Suite, error) {
+	f, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := submit.LoadBundle(f.Playbook, submit.ReadPlaybook)
+	if err != nil {
+		return nil, &MalformedError{[]string{fmt.Sprintf("%s: the playbook it tests is invalid: %v", path, strings.ReplaceAll(err.Error(), "\n", "; "))}}
+	}
+	in := playbookwf.Input{File: f.Playbook, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
+	if len(b.Files) > 1 {
+		in.Files = b.Files
+	}
+	s := &Suite{File: f, Input: in, pb: b.Root}
+	if err := s.check(b); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// check refuses names the playbook does not have.
+func (s *Suite) check(b *submit.Bundle) error {
+	errs := &fileErrors{path: s.File.Path}
+	for _, c := range s.File.Cases {
+		if len(c.Set) > 0 {
+			if _, err := submit.CheckOverrides(s.pb, c.Set); err != nil {
+				errs.add(c.Line, c.Name, "set: %v", err)
+			}
+		}
+		var checkMocks func(pb *spec.Playbook, dir string, mocks map[string]*StepMock, prefix string)
+		checkMocks = func(pb *spec.Playbook, dir string, mocks map[string]*StepMock, prefix string) {
+			for name, m := range mocks {
+				st := pb.Step(name)
+				if st == nil {
+					errs.add(m.Line, c.Name, "mocks: %s has no step %q", pb.Name, prefix+name)
+					continue
+				}
+				if (m.Child != nil || m.Mocks != nil) && st.Tool.Kind != "playbook" {
+					errs.add(m.Line, c.Name, "mocks: step %q is not a sub-playbook: mock its attempts (result, error, lost, attempts)", prefix+name)
+				}
+				if m.Elements != nil && st.Loop == nil {
+					errs.add(m.Line, c.Name, "mocks: step %q has no loop: elements are a loop's", prefix+name)
+				}
+				if m.Mocks != nil && st.Tool.Kind == "playbook" {
+					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr0(rel) {
+						child := spec.SubPlaybookPath(dir, rel)
+						if src, ok := b.Files[child]; ok {
+							if cpb, err := spec.Parse(child, []byte(src)); err == nil {
+								checkMocks(cpb, filepath.Dir(child), m.Mocks, prefix+name+".")
+							}
+						}
+					}
+				}
+			}
+		}
+		checkMocks(s.pb, s.Input.BaseDir, c.Mocks, "")
+		for name := range c.Real {
+			if !strings.Contains(name, ".") && s.pb.Step(name) == nil {
+				errs.add(c.Line, c.Name, "real: %s has no step %q", s.pb.Name, name)
+			}
+		}
+		for name, x := range c.Expect.Steps {
+			if s.pb.Step(name) == nil {
+				errs.add(x.Line, c.Name, "expect.steps: %s has no step %q", s.pb.Name, name)
+			}
+		}
+		for _, name := range c.Expect.Order {
+			if s.pb.Step(name) == nil {
+				errs.add(c.Line, c.Name, "expect.started: %s has no step %q", s.pb.Name, name)
+			}
+		}
+		for _, e := range c.Events {
+			for _, name := range []string{e.Step, e.OnStart} {
+				if name != "" && s.pb.Step(name) == nil {
+					errs.add(e.Line, c.Name, "%s: %s has no step %q", e.Kind, s.pb.Name, name)
+				}
+			}
+			if e.Kind == "approve" || e.Kind == "reject" {
+				if st := s.pb.Step(e.Step); st != nil && st.Tool.Kind != "approval" {
+					errs.add(e.Line, c.Name, "%s: step %q is not an approval step", e.Kind, e.Step)
+				}
+			}
+		}
+	}
+	if len(errs.lines) > 0 {
+		return &MalformedError{errs.lines}
+	}
+	return nil
+}
+
+func expr0(s string) bool { return strings.Contains(s, "{{") }
+
+// Cases are the suite's cases that opts pick.
+func (s *Suite) Cases(opts Options) []*Case {
+	var out []*Case
+	for _, c := range s.File.Cases {
+		if opts.Run == nil || opts.Run.MatchString(c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// eventLog is a case's log: mocked attempts and events, in order.
+type eventLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *eventLog) add(format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, a...))
+}
+
+// RunCase runs one case through the generic workflow in the SDK's test
+// environment and checks what it expects.
+func (s *Suite) RunCase(c *Case, opts Options) Result {
+	began := time.Now()
+	res := Result{File: s.File.Path, Line: c.Line, Case: c.Name}
+	sim, err := s.simulate(c, opts)
+	res.Duration = time.Since(began)
+	if sim != nil {
+		res.Log = sim.log
+		res.RanForReal = sim.ran
+		res.Aggregate = sim.agg
+	}
+	if err != nil {
+		res.Problems = []string{err.Error()}
+		return res
+	}
+	res.Problems = append(res.Problems, sim.unmocked...)
+	res.Problems = append(res.Problems, c.Expect.check(sim)...)
+	res.Problems = append(res.Problems, sim.eventsLeft...)
+	res.Steps = stepsTable(s.pb, sim.agg)
+	res.Passed = len(res.Problems) == 0
+	return res
+}
+
+// simulation is what a case's run showed.
+type simulation struct {
+	agg        *contract.Aggregate
+	workload   map[string]any
+	started    []string
+	log        []string
+	unmocked   []string
+	ran        []string
+	eventsLeft []string
+	trace      []string
+}
+
+// rootID is the workflow ID of every case's run.
+const rootID = "test"
+
+func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
+	log := &eventLog{}
+	st := &stand{rootID: rootID, c: c, log: log}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietlog.New())
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(orDuration(opts.Stuck, 10*time.Second))
+	env.RegisterWorkflowWithOptions(st.childWorkflow, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
+	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: playbookwf.LoopWorkflowName})
+	logDir, err := os.MkdirTemp("", "playbook-test-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(logDir)
+	acts := &activities.Activities{LogDir: logDir, Stand: st}
+	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
+	env.RegisterActivityWithOptions(func(in contract.NotifyInput) error {
+		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
+		return nil
+	}, activity.RegisterOptions{Name: contract.NotifyName})
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: rootID})
+	tr := &tracer{}
+	env.SetWorkerOptions(workerOptions(tr))
+
+	in := s.Input
+	in.Workload = c.Set
+	lt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if c.LogicalTime != nil {
+		lt = *c.LogicalTime
+	}
+	in.LogicalTime = &lt
+	env.SetStartTime(lt)
+
+	ev := &events{env: env, log: log, pending: slices.Clone(c.Events), start: lt}
+	ev.arm()
+	wake := func() { env.RegisterDelayedCallback(ev.check, 0) }
+	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { wake() })
+	env.SetOnTimerFiredListener(func(string) { wake() })
+	env.SetOnChildWorkflowCompletedListener(func(*workflow.Info, converter.EncodedValue, error) { wake() })
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { ev.started(info.ActivityID) })
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		ev.started(strings.TrimPrefix(info.WorkflowExecution.ID, rootID+"."))
+	})
+
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprint(r)
+			if strings.Contains(msg, "test timeout") {
+				err = fmt.Errorf("the run never ended: it waits for something no event of the case brings (an approval, a classification?)")
+			} else {
+				err = fmt.Errorf("the run could not be simulated: %s", firstLine(msg))
+			}
+		}
+	}()
+	env.ExecuteWorkflow(playbookwf.WorkflowName, in)
+	if !env.IsWorkflowCompleted() {
+		return nil, errors.New("the run never ended")
+	}
+	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: c.Set, trace: tr.lines()}
+	sim.agg, err = aggregateOf(env)
+	if err != nil {
+		return sim, err
+	}
+	if v, qerr := env.QueryWorkflow(playbookwf.QueryEvents, 0, 0); qerr == nil {
+		var evs []engine.Event
+		if v.Get(&evs) == nil {
+			for _, e := range evs {
+				if e.Type == "step_started" {
+					sim.started = append(sim.started, e.Step)
+				}
+				line := fmt.Sprintf("%s %s", e.Time.Sub(lt).String(), e.Type)
+				if e.Step != "" {
+					line += " " + e.Step
+				}
+				if e.Message != "" {
+					line += ": " + e.Message
+				}
+				sim.log = append(sim.log, line)
+			}
+		}
+	}
+	sim.eventsLeft = append(sim.eventsLeft, ev.refused...)
+	for _, e := range ev.pending {
+		sim.eventsLeft = append(sim.eventsLeft, fmt.Sprintf("event at line %d (%s) never happened: %s", e.Line, e.Kind, ev.why(e)))
+	}
+	return sim, nil
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// aggregateOf reads the run's aggregate, whatever its outcome.
+func aggregateOf(env *testsuite.TestWorkflowEnvironment) (*contract.Aggregate, error) {
+	var agg *contract.Aggregate
+	err := env.GetWorkflowError()
+	var appErr *temporal.ApplicationError
+	var canErr *temporal.CanceledError
+	switch {
+	case err == nil:
+		if e := env.GetWorkflowResult(&agg); e != nil {
+			return nil, e
+		}
+	case errors.As(err, &canErr):
+		if e := canErr.Details(&agg); e != nil {
+			return nil, e
+		}
+	case errors.As(err, &appErr) && appErr.Type() == playbookwf.FailedErrorType:
+		if e := appErr.Details(&agg); e != nil {
+			return nil, e
+		}
+	default:
+		return nil, fmt.Errorf("the run ended without an aggregate: %v", err)
+	}
+	return agg, nil
+}
