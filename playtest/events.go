@@ -24,6 +24,7 @@ type events struct {
 	// refused are events the run refused (an approval not waiting).
 	refused []string
 	seq     int
+	early   int
 }
 
 // arm makes the first pending event fire when its moment comes.
@@ -79,14 +80,37 @@ func (ev *events) check() {
 	if e.After != nil || e.OnStart != "" || e.Kind == "cancel" || e.Kind == "drain" {
 		return
 	}
-	if ev.waits(e) {
+	waits, begun := ev.waits(e)
+	switch {
+	case waits:
 		ev.fire(e)
+	case ev.early < earlyChecks || !begun && ev.early < 100:
+		// Asked before the run's first workflow tasks ran: ask again
+		// after them, as nothing else may wake the run up (an approval
+		// without a timeout as its first step).
+		ev.early++
+		ev.env.RegisterDelayedCallback(ev.check, 0)
 	}
 }
 
+// earlyChecks is how many times a decision is looked for again at the
+// run's start, while its first workflow tasks are queued behind the check.
+const earlyChecks = 3
+
 // waits says whether e's step waits for e: an approval for a decision, a
 // pending_failed step for a classification.
-func (ev *events) waits(e *Event) bool {
+func (ev *events) waits(e *Event) (waits, begun bool) {
+	defer func() {
+		// The test environment cannot answer a query before the run's
+		// first workflow task.
+		if recover() != nil {
+			waits, begun = false, false
+		}
+	}()
+	return ev.waitsFor(e), true
+}
+
+func (ev *events) waitsFor(e *Event) bool {
 	if e.Kind == "classify" {
 		var pending []engine.PendingStep
 		if v, err := ev.env.QueryWorkflow(playbookwf.QueryPending); err == nil && v.Get(&pending) == nil {

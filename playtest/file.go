@@ -30,7 +30,7 @@ const Suffix = ".test.yaml"
 // File is one test file: the playbook it tests and its cases.
 type File struct {
 	Path     string
-	Playbook string // absolute
+	Playbook string // as the test file names it, from the working directory
 	Cases    []*Case
 }
 
@@ -198,9 +198,6 @@ func ParseFile(path string, b []byte) (*File, error) {
 		pb = strings.TrimSuffix(filepath.Base(path), Suffix) + ".yaml"
 	}
 	f.Playbook = filepath.Join(filepath.Dir(path), pb)
-	if abs, err := filepath.Abs(f.Playbook); err == nil {
-		f.Playbook = abs
-	}
 	if _, err := os.Stat(f.Playbook); err != nil && len(errs.lines) == 0 {
 		errs.add(root.Line, "", "playbook %s: %v", pb, unwrap(err))
 	}

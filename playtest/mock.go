@@ -2,7 +2,9 @@ package playtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,8 +108,8 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 		s.log.add("%s attempt %d: fails with %s: %s (mocked)", prefix, number, o.Err.Type, o.Err.Message)
 		return o, false, true
 	}
-	o := activities.ToolResult{Result: a.Result}
-	if r, ok := a.Result.(map[string]any); ok {
+	o := activities.ToolResult{Result: processResult(in.Kind, a.Result)}
+	if r, ok := o.Result.(map[string]any); ok {
 		o.ExitCode, o.StatusCode = intField(r, "exit_code"), intField(r, "status_code")
 	}
 	s.log.add("%s attempt %d: succeeds (mocked)", prefix, number)
@@ -207,4 +209,31 @@ func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, e
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
 	}
 	return agg, nil
+}
+
+// processResult completes a process step's mocked result as a real one
+// reads: exit_code 0, and stdout parsed as json when it is JSON.
+func processResult(kind string, v any) any {
+	r, ok := v.(map[string]any)
+	if !ok || kind != "shell" {
+		return v
+	}
+	out := maps.Clone(r)
+	if _, ok := out["exit_code"]; !ok {
+		out["exit_code"] = 0.0
+	}
+	for _, k := range []string{"stdout", "stderr"} {
+		if _, ok := out[k]; !ok {
+			out[k] = ""
+		}
+	}
+	if _, ok := out["json"]; !ok {
+		var parsed any
+		if text, _ := out["stdout"].(string); json.Unmarshal([]byte(text), &parsed) == nil {
+			out["json"] = parsed
+		} else {
+			out["json"] = nil
+		}
+	}
+	return out
 }

@@ -257,6 +257,7 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 	wake := func() { env.RegisterDelayedCallback(ev.check, 0) }
 	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { wake() })
 	env.SetOnTimerFiredListener(func(string) { wake() })
+	env.SetOnTimerScheduledListener(func(string, time.Duration) { wake() })
 	env.SetOnChildWorkflowCompletedListener(func(*workflow.Info, converter.EncodedValue, error) { wake() })
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { ev.started(info.ActivityID) })
 	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
