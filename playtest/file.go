@@ -158,7 +158,8 @@ func ReadFile(path string) (*File, error) {
 	return ParseFile(path, b)
 }
 
-// ParseFile checks a test file's text.
+// ParseFile checks a test file's text. A malformed file returns its
+// mistakes and what could be read of it.
 func ParseFile(path string, b []byte) (*File, error) {
 	errs := &fileErrors{path: path}
 	var doc yaml.Node
@@ -198,11 +199,13 @@ func ParseFile(path string, b []byte) (*File, error) {
 		pb = strings.TrimSuffix(filepath.Base(path), Suffix) + ".yaml"
 	}
 	f.Playbook = filepath.Join(filepath.Dir(path), pb)
-	if _, err := os.Stat(f.Playbook); err != nil && len(errs.lines) == 0 {
+	if _, err := os.Stat(f.Playbook); err != nil {
 		errs.add(root.Line, "", "playbook %s: %v", pb, unwrap(err))
 	}
 	if len(errs.lines) > 0 {
-		return nil, &MalformedError{errs.lines}
+		// The file is returned too, so that its cases can still be checked
+		// against the playbook: every mistake is reported at once.
+		return f, &MalformedError{errs.lines}
 	}
 	return f, nil
 }
@@ -220,18 +223,20 @@ type parser struct {
 }
 
 // mapping calls each key's reader, refusing unknown keys and reporting
-// missing required ones.
+// missing required ones; it says whether every key was known.
 func (p *parser) mapping(n *yaml.Node, what string, keys map[string]func(*yaml.Node), required ...string) bool {
 	if n.Kind != yaml.MappingNode {
 		p.errs.add(n.Line, p.cas, "%s must be a mapping", orDefault(what, "a test file"))
 		return false
 	}
 	seen := map[string]bool{}
+	clean := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		read, ok := keys[k.Value]
 		if !ok {
 			p.errs.add(k.Line, p.cas, "unknown key %q%s (known: %s)", k.Value, in(what), strings.Join(sortedKeys(keys), ", "))
+			clean = false
 			continue
 		}
 		seen[k.Value] = true
@@ -242,7 +247,7 @@ func (p *parser) mapping(n *yaml.Node, what string, keys map[string]func(*yaml.N
 			p.errs.add(n.Line, p.cas, "%s needs %s", orDefault(what, "a test file"), r)
 		}
 	}
-	return true
+	return clean
 }
 
 func in(what string) string {

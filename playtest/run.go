@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,26 +67,41 @@ type Suite struct {
 // mistake is one line of a *MalformedError.
 func Load(path string) (*Suite, error) {
 	f, err := ReadFile(path)
-	if err != nil {
+	var bad *MalformedError
+	if f == nil || err != nil && !errors.As(err, &bad) {
 		return nil, err
+	}
+	malformed := func(more ...string) error {
+		if bad == nil && len(more) == 0 {
+			return nil
+		}
+		var lines []string
+		if bad != nil {
+			lines = bad.Lines
+		}
+		return &MalformedError{byLine(path, append(lines, more...))}
+	}
+	if _, err := os.Stat(f.Playbook); err != nil {
+		return nil, malformed() // said by ReadFile
 	}
 	b, err := submit.LoadBundle(f.Playbook, submit.ReadPlaybook)
 	if err != nil {
-		return nil, &MalformedError{[]string{fmt.Sprintf("%s: the playbook it tests is invalid: %v", path, strings.ReplaceAll(err.Error(), "\n", "; "))}}
+		// The playbook's own mistakes, one line each, as validate says them.
+		return nil, malformed(strings.Split(err.Error(), "\n")...)
 	}
 	in := playbookwf.Input{File: f.Playbook, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}
 	s := &Suite{File: f, Input: in, pb: b.Root}
-	if err := s.check(b); err != nil {
-		return nil, err
+	if lines := s.check(b); len(lines) > 0 || bad != nil {
+		return nil, malformed(lines...)
 	}
 	return s, nil
 }
 
 // check refuses names the playbook does not have.
-func (s *Suite) check(b *submit.Bundle) error {
+func (s *Suite) check(b *submit.Bundle) []string {
 	errs := &fileErrors{path: s.File.Path}
 	for _, c := range s.File.Cases {
 		if len(c.Set) > 0 {
@@ -148,10 +164,7 @@ func (s *Suite) check(b *submit.Bundle) error {
 			}
 		}
 	}
-	if len(errs.lines) > 0 {
-		return &MalformedError{errs.lines}
-	}
-	return nil
+	return errs.lines
 }
 
 func expr0(s string) bool { return strings.Contains(s, "{{") }
@@ -343,4 +356,24 @@ func aggregateOf(env *testsuite.TestWorkflowEnvironment) (*contract.Aggregate, e
 		return nil, fmt.Errorf("the run ended without an aggregate: %v", err)
 	}
 	return agg, nil
+}
+
+// byLine puts a test file's mistakes in file order; other lines (the
+// playbook's own) stay after them.
+func byLine(path string, lines []string) []string {
+	line := func(s string) int {
+		rest, ok := strings.CutPrefix(s, path+":")
+		if !ok {
+			return 1 << 30
+		}
+		digits, _, _ := strings.Cut(rest, ":")
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	out := slices.Clone(lines)
+	slices.SortStableFunc(out, func(a, b string) int { return line(a) - line(b) })
+	return out
 }

@@ -1,0 +1,131 @@
+package playtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// writeCase writes a playbook and its test file into a fresh directory
+// and returns the test file's path.
+func writeCase(t *testing.T, playbook, tests string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(playbook), 0o644))
+	path := filepath.Join(dir, "p"+Suffix)
+	require.NoError(t, os.WriteFile(path, []byte(tests), 0o644))
+	return path
+}
+
+const touches = `metadata: { name: touches }
+workload: { marker: "" }
+workflow:
+  - step: load
+    tool: { kind: shell, command: 'touch "$M"', env: { M: "{{ workload.marker }}" } }
+`
+
+// An unmocked process step fails its case and runs nothing; listed under
+// real: it runs.
+func TestUnmockedProcessStepRunsNothing(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	path := writeCase(t, touches, `cases:
+  - name: unmocked
+    set: { marker: "`+marker+`" }
+    expect: { status: completed }
+  - name: real
+    set: { marker: "`+marker+`" }
+    real: [load]
+    expect: { status: completed }
+`)
+	r := runNamed(t, path, "unmocked")
+	require.False(t, r.Passed)
+	require.Contains(t, r.Problems, `step "load" would run a shell command: mock it, or list it under real:`)
+	require.NoFileExists(t, marker, "no process started")
+	require.Empty(t, r.RanForReal)
+
+	r = runNamed(t, path, "real")
+	require.True(t, r.Passed, "%v", r.Problems)
+	require.FileExists(t, marker, "a step listed under real: runs")
+	require.Equal(t, []string{"load"}, r.RanForReal)
+}
+
+// Waits, backoffs and deadlines take no wall time: an hour's wait, retries
+// 10 minutes apart and a 2-hour deadline that cuts the last wait short.
+func TestHoursOfWaitingTakeNoWallTime(t *testing.T) {
+	path := writeCase(t, `metadata: { name: slow }
+timeout: 2h
+workflow:
+  - step: settle
+    tool: { kind: wait, duration: 1h }
+    next: fetch
+  - step: fetch
+    tool: { kind: http, url: "http://127.0.0.1:9/x" }
+    retry: { max_attempts: 4, initial_delay: 10m, backoff_multiplier: 1, max_delay: 10m, jitter: false }
+    next: linger
+  - step: linger
+    tool: { kind: wait, duration: 3h }
+  - step: cleanup
+    depends_on: [linger]
+    always: true
+    tool: { kind: noop, result: cleaned }
+`, `cases:
+  - name: slow
+    mocks:
+      fetch: { attempts: [{ error: { status_code: 503 } }, { error: { status_code: 503 } }, { result: { status_code: 200 } }] }
+    expect:
+      status: failed
+      steps:
+        settle: completed
+        fetch: { status: completed, attempts: 3 }
+        linger: { status: cancelled, error_type: timeout }
+        cleanup: completed
+      assert:
+        - timeout.after == "2h0m0s"
+`)
+	s, err := Load(path)
+	require.NoError(t, err)
+	began := time.Now()
+	r := s.RunCase(s.File.Cases[0], Options{})
+	took := time.Since(began)
+	require.True(t, r.Passed, "%v\n%s", r.Problems, r.Steps)
+	require.Less(t, took, time.Second)
+	st := r.Aggregate.Steps
+	require.Equal(t, 20*time.Minute, st["fetch"].EndedAt.Sub(*st["fetch"].StartedAt), "two backoffs of 10 minutes, in the run's own time")
+}
+
+// A malformed test file gets one file:line line per mistake.
+func TestMalformedTestFile(t *testing.T) {
+	path := writeCase(t, touches, `cases:
+  - name: one
+    mocks:
+      load: { reslut: 1 }
+    events:
+      - approve: load
+      - classify: nosuch
+        as: maybe
+    expect:
+      status: done
+      steps:
+        gone: completed
+  - name: two
+    expect:
+      assert: ["steps.load.attempts >"]
+  - expect: {}
+`)
+	_, err := Load(path)
+	var bad *MalformedError
+	require.ErrorAs(t, err, &bad)
+	require.Equal(t, []string{
+		path + `:4: case "one": unknown key "reslut" in a mock of step "load" (known: attempts, elements, error, lost, mocks, outcome, recovery_exit_code, result)`,
+		path + `:6: case "one": approve: step "load" is not an approval step`,
+		path + `:7: case "one": classify needs as: retry, fail or skip`,
+		path + `:7: case "one": classify: touches has no step "nosuch"`,
+		path + `:10: case "one": status "done" is not a run status (completed, completed_with_warnings, failed, cancelled)`,
+		path + `:12: case "one": expect.steps: touches has no step "gone"`,
+		path + `:15: case "two": assert "steps.load.attempts >": unexpected token EOF (1:21)`,
+		path + `:16: a case needs name`,
+	}, bad.Lines)
+}
