@@ -64,6 +64,8 @@ type Attempt struct {
 	Error    *MockError
 	Lost     bool
 	Recovery int // the recovery script's exit code, when a rule runs one
+	// Takes is how long the attempt runs, on the run's clock.
+	Takes time.Duration
 }
 
 // MockError is a mocked attempt's failure.
@@ -457,7 +459,7 @@ func (p *parser) stepMock(n *yaml.Node, what string) *StepMock {
 		},
 		"mocks": func(v *yaml.Node) { m.Mocks = p.mocks(v) },
 	}
-	attemptKeys := []string{"result", "error", "lost", "recovery_exit_code"}
+	attemptKeys := []string{"result", "error", "lost", "recovery_exit_code", "takes"}
 	for _, k := range attemptKeys {
 		keys[k] = func(*yaml.Node) {}
 	}
@@ -536,6 +538,14 @@ func (p *parser) attempt(n *yaml.Node) *Attempt {
 			if i := p.integer(v, "recovery_exit_code"); i != nil {
 				a.Recovery = *i
 			}
+		},
+		"takes": func(v *yaml.Node) {
+			d, err := time.ParseDuration(v.Value)
+			if err != nil || d < 0 {
+				p.errs.add(v.Line, p.cas, "takes must be a duration like 90s or 1h, not %q", v.Value)
+				return
+			}
+			a.Takes = d
 		},
 	})
 	if !ok {
@@ -637,10 +647,11 @@ func (p *parser) expect(n *yaml.Node) Expect {
 				items = v.Content
 			}
 			for _, a := range items {
-				src := p.str(a, "an assertion")
-				if src == "" {
+				if a.Kind != yaml.ScalarNode {
+					p.errs.add(a.Line, p.cas, "an assertion must be a string: quote it when it holds \": \" or starts with { or [")
 					continue
 				}
+				src := a.Value
 				e, err := expr.CompileExprAt(src, a.Line, expr.ScopeEnd, true, aggregateNames...)
 				if err != nil {
 					p.errs.add(a.Line, p.cas, "assert %v", err)

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -236,4 +240,42 @@ func processResult(kind string, v any) any {
 		}
 	}
 	return out
+}
+
+// paceAttempts makes the mocked attempts that take time (takes:) last that
+// long on the run's clock, which the test environment moves on while they
+// wait: its mocks of the activity, one per such attempt in order, each
+// calling the real activity (and so the stand) when its time is up.
+func (s *stand) paceAttempts(env *testsuite.TestWorkflowEnvironment, run func(context.Context, contract.StepInput) (*contract.StepOutput, error)) {
+	paced := false
+	step := func(wfID, name string, attempts []*Attempt) {
+		if !slices.ContainsFunc(attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
+			return
+		}
+		paced = true
+		match := mock.MatchedBy(func(in contract.StepInput) bool { return in.WorkflowID == wfID && in.Step == name })
+		for i, a := range attempts {
+			call := env.OnActivity(contract.RunStepName, mock.Anything, match).After(a.Takes).Return(run)
+			if i < len(attempts)-1 {
+				call.Once()
+			}
+		}
+	}
+	var walk func(wfID string, mocks map[string]*StepMock)
+	walk = func(wfID string, mocks map[string]*StepMock) {
+		for _, name := range sortedKeys(mocks) {
+			m := mocks[name]
+			step(wfID, name, m.Attempts)
+			for _, i := range slices.Sorted(maps.Keys(m.Elements)) {
+				step(wfID, fmt.Sprintf("%s[%d]", name, i), m.Elements[i].Attempts)
+			}
+			if m.Mocks != nil {
+				walk(wfID+"."+name, m.Mocks)
+			}
+		}
+	}
+	walk(s.rootID, s.c.Mocks)
+	if paced {
+		env.OnActivity(contract.RunStepName, mock.Anything, mock.Anything).Return(run)
+	}
 }

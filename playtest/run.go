@@ -123,6 +123,9 @@ func (s *Suite) check(b *submit.Bundle) []string {
 				if m.Elements != nil && st.Loop == nil {
 					errs.add(m.Line, c.Name, "mocks: step %q has no loop: elements are a loop's", prefix+name)
 				}
+				if st.Loop != nil && slices.ContainsFunc(m.Attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
+					errs.add(m.Line, c.Name, "mocks: step %q is a loop: give takes: to its elements' mocks (elements: {0: ...})", prefix+name)
+				}
 				if m.Mocks != nil && st.Tool.Kind == "playbook" {
 					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr0(rel) {
 						child := spec.SubPlaybookPath(dir, rel)
@@ -252,6 +255,7 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
 		return nil
 	}, activity.RegisterOptions{Name: contract.NotifyName})
+	st.paceAttempts(env, acts.RunStep)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: rootID})
 	tr := &tracer{}
 	env.SetWorkerOptions(workerOptions(tr))

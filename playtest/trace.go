@@ -2,6 +2,7 @@ package playtest
 
 import (
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/worker"
 )
@@ -18,4 +19,9 @@ func (t *tracer) lines() []string {
 	return append([]string{}, t.got...)
 }
 
-func workerOptions(t *tracer) worker.Options { return worker.Options{} }
+// workerOptions are the test environment's: a loaded machine's first
+// workflow task (the SDK and the expressions warming up) may take longer
+// than the SDK's deadlock detector allows a real worker.
+func workerOptions(t *tracer) worker.Options {
+	return worker.Options{DeadlockDetectionTimeout: time.Minute}
+}
