@@ -113,3 +113,8 @@ func Run(paths []string, opts Options, progress func(Result)) (*Report, error) {
 	}
 	return rep, nil
 }
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
