@@ -215,8 +215,32 @@ func (s *Suite) RunCase(c *Case, opts Options) Result {
 	res.Problems = append(res.Problems, c.Expect.check(sim)...)
 	res.Problems = append(res.Problems, sim.eventsLeft...)
 	res.Steps = stepsTable(s.pb, sim.agg)
+	if len(res.Problems) == 0 {
+		res.Problems = s.determinism(c, opts, sim)
+		res.Duration = time.Since(began)
+	}
 	res.Passed = len(res.Problems) == 0
 	return res
+}
+
+// determinism runs a passing case again and compares the commands its
+// workflows issued: the same mocks and events must give the same
+// commands, as a replay of the first run's history through the current
+// workflow would require. A case whose steps ran for real is not run
+// twice (their side effects would be).
+func (s *Suite) determinism(c *Case, opts Options, first *simulation) []string {
+	if len(first.ran) > 0 {
+		return nil
+	}
+	second, err := s.simulate(c, opts)
+	if err != nil {
+		return []string{"determinism: the case's second run failed: " + err.Error()}
+	}
+	if d := diverged(first.trace, second.trace); d != "" {
+		return []string{"determinism: run again with the same mocks and events, the run issued other commands (a replay of its history would fail; " +
+			"or the case depends on the order in which parallel mocked attempts end: order them with takes:): " + d}
+	}
+	return nil
 }
 
 // simulation is what a case's run showed.

@@ -129,3 +129,19 @@ func TestMalformedTestFile(t *testing.T) {
 		path + `:16: a case needs name`,
 	}, bad.Lines)
 }
+
+// A case is run twice and must issue the same commands; the comparison
+// names what differs, and ignores the order of parallel attempts' ends.
+func TestDeterminismCheck(t *testing.T) {
+	s, err := Load("testdata/features/approval.test.yaml")
+	require.NoError(t, err)
+	sim, err := s.simulate(s.File.Cases[0], Options{})
+	require.NoError(t, err)
+	require.Len(t, sim.trace, 2, "%q", sim.trace)
+	require.Equal(t, "test: timer 1h0m0s", sim.trace[0], "the approval's timeout")
+	require.Regexp(t, `^test: activity deploy RunStep input [0-9a-f]{12}$`, sim.trace[1])
+	require.Empty(t, diverged(sim.trace, sim.trace))
+	require.Empty(t, diverged([]string{"w: a", "w: b"}, []string{"w: b", "w: a"}))
+	require.Equal(t, "the first run only: w: timer 1h0m0s; the second run only: w: timer 59m0s",
+		diverged([]string{"w: a", "w: timer 1h0m0s"}, []string{"w: timer 59m0s", "w: a"}))
+}
