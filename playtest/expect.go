@@ -178,5 +178,9 @@ func stepsTable(pb *spec.Playbook, agg *contract.Aggregate) string {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, detail)
 	}
 	w.Flush()
-	return b.String()
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
