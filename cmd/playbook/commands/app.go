@@ -80,7 +80,7 @@ func (a *app) root() *cobra.Command {
 	root.AddCommand(
 		a.runCommand(),
 		validateCommand(),
-		testCommand(),
+		a.testCommand(),
 		schemaCommand(),
 		devCommand(),
 		a.workerCommand(),

@@ -11,13 +11,14 @@ import (
 	"github.com/spf13/cobra"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"playbook/interpreter/contract"
 	"playbook/playtest"
 )
 
-func testCommand() *cobra.Command {
+func (a *app) testCommand() *cobra.Command {
 	var (
-		run, junit      string
-		asJSON, verbose bool
+		run, junit, record, out string
+		asJSON, verbose         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "test [PATH...]",
@@ -27,6 +28,12 @@ func testCommand() *cobra.Command {
 			// environment a checksum of the whole executable (a second
 			// or more) as the build ID of its activity workers.
 			sdkworker.SetBinaryChecksum("playbook-test")
+			if record != "" {
+				return a.withConnection(c, func(c *call, conn *connection) error { return recordCase(c, conn, record, out) })
+			}
+			if out != "" {
+				return invalidf("-o goes with --record")
+			}
 			opts := playtest.Options{}
 			if run != "" {
 				re, err := regexp.Compile(run)
@@ -81,7 +88,47 @@ func testCommand() *cobra.Command {
 	f.StringVar(&junit, "junit", "", "also write the results as JUnit XML to this file")
 	f.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	f.BoolVarP(&verbose, "verbose", "v", false, "print each case's event log")
-	return offline(cmd)
+	f.StringVar(&record, "record", "", "write a case made from this ended run (RUN): its attempts as mocks, its decisions as events, its outcome as expected")
+	f.StringVarP(&out, "output", "o", "", "with --record: the test file to write, or to add the case to when it exists (default: print it)")
+	return cmd
+}
+
+// recordCase writes a case made from an ended run.
+func recordCase(c *call, conn *connection, run, out string) error {
+	st, err := runStatus(c.ctx, conn.client, run)
+	if err != nil {
+		return err
+	}
+	if st.Aggregate == nil || st.byTemporal {
+		return fmt.Errorf("%s has no outcome of its own to record (still running, terminated or timed out by Temporal)", run)
+	}
+	if st.Status == contract.RunRunning || st.Status == "waiting" {
+		return invalidf("%s is still running: record it once it has ended", run)
+	}
+	in, err := frozenInput(c.ctx, conn.client, run)
+	if err != nil {
+		return err
+	}
+	dest := out
+	if dest == "" {
+		dest = "recorded" + playtest.Suffix // paths relative to the working directory
+	}
+	text, err := playtest.Record(in, st.Aggregate, "recorded from "+run, dest)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		_, err = c.stdout.Write(text)
+		return err
+	}
+	if old, err := os.ReadFile(out); err == nil {
+		text = playtest.AppendCase(old, text)
+	}
+	if err := os.WriteFile(out, text, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "recorded %s as a case of %s\n", run, out)
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {
