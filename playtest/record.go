@@ -46,7 +46,7 @@ func Record(in playbookwf.Input, agg *contract.Aggregate, name, out string) ([]b
 	var mocks, events []string
 	for _, s := range pb.Steps {
 		st := agg.Steps[s.Name]
-		if st == nil || st.Attempts == 0 && st.StartedAt == nil {
+		if st == nil || s.Tool == nil || st.Attempts == 0 && st.StartedAt == nil {
 			continue
 		}
 		if m := recordMock(s, st); m != "" {
