@@ -150,18 +150,9 @@ type MalformedError struct{ Lines []string }
 
 func (e *MalformedError) Error() string { return strings.Join(e.Lines, "\n") }
 
-// ReadFile reads and checks a test file; a malformed one returns a
-// *MalformedError with one `file:line: case "x": ...` line per mistake.
-func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseFile(path, b)
-}
-
-// ParseFile checks a test file's text. A malformed file returns its
-// mistakes and what could be read of it.
+// ParseFile checks a test file's text; a malformed one returns a
+// *MalformedError with one `file:line: case "x": ...` line per mistake,
+// and what could be read of it.
 func ParseFile(path string, b []byte) (*File, error) {
 	errs := &fileErrors{path: path}
 	var doc yaml.Node

@@ -36,6 +36,8 @@ type stand struct {
 	rootID string
 	c      *Case
 	log    *eventLog
+	// noReal: real: is ignored (Options.NoReal).
+	noReal bool
 
 	mu sync.Mutex
 	// unmocked are the steps that would have touched the world, by path.
@@ -86,7 +88,7 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 	}
 	if m == nil || len(m.Attempts) == 0 {
 		doing, world := touchesWorld[in.Kind]
-		if !world || s.c.Real[name] {
+		if !world || s.c.Real[name] && !s.noReal {
 			s.mu.Lock()
 			if world {
 				s.ran = append(s.ran, name)
@@ -95,6 +97,9 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 			return activities.ToolResult{}, false, false
 		}
 		msg := fmt.Sprintf("step %q would %s: mock it, or list it under real:", name, doing)
+		if s.c.Real[name] {
+			msg = fmt.Sprintf("step %q would %s: real: is off here, mock it", name, doing)
+		}
 		s.mu.Lock()
 		s.unmocked = append(s.unmocked, msg)
 		s.mu.Unlock()

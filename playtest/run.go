@@ -37,6 +37,12 @@ type Options struct {
 	// to happen (an approval nobody decides) before it fails. Optional:
 	// default 10 s.
 	Stuck time.Duration
+	// Read reads test files and playbooks by absolute path. Optional:
+	// default submit.ReadPlaybook; the MCP server's keeps to its root.
+	Read func(abs string) ([]byte, error)
+	// NoReal ignores real: (every step that would touch the world must be
+	// mocked), for callers that must start nothing, as the MCP server.
+	NoReal bool
 }
 
 // Result is one case's outcome.
@@ -65,8 +71,23 @@ type Suite struct {
 // Load reads a test file and the playbook it tests, as a submission
 // would, and checks that the cases name the playbook's steps; every
 // mistake is one line of a *MalformedError.
-func Load(path string) (*Suite, error) {
-	f, err := ReadFile(path)
+func Load(path string) (*Suite, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load reading files with opts.Read.
+func LoadWith(path string, opts Options) (*Suite, error) {
+	read := opts.Read
+	if read == nil {
+		read = submit.ReadPlaybook
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	text, err := read(abs)
+	if err != nil {
+		return nil, err
+	}
+	f, err := ParseFile(path, text)
 	var bad *MalformedError
 	if f == nil || err != nil && !errors.As(err, &bad) {
 		return nil, err
@@ -82,9 +103,9 @@ func Load(path string) (*Suite, error) {
 		return &MalformedError{byLine(path, append(lines, more...))}
 	}
 	if _, err := os.Stat(f.Playbook); err != nil {
-		return nil, malformed() // said by ReadFile
+		return nil, malformed() // said by ParseFile
 	}
-	b, err := submit.LoadBundle(f.Playbook, submit.ReadPlaybook)
+	b, err := submit.LoadBundle(f.Playbook, read)
 	if err != nil {
 		// The playbook's own mistakes, one line each, as validate says them.
 		return nil, malformed(strings.Split(err.Error(), "\n")...)
@@ -260,7 +281,7 @@ const rootID = "test"
 
 func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 	log := &eventLog{}
-	st := &stand{rootID: rootID, c: c, log: log}
+	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()

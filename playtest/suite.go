@@ -83,7 +83,7 @@ func Run(paths []string, opts Options, progress func(Result)) (*Report, error) {
 	rep := &Report{}
 	var suites []*Suite
 	for _, f := range files {
-		s, err := Load(f)
+		s, err := LoadWith(f, opts)
 		var bad *MalformedError
 		switch {
 		case errors.As(err, &bad):

@@ -76,3 +76,26 @@ func TestRecordARealFailedRun(t *testing.T) {
 		require.Contains(t, out, c.want)
 	}
 }
+
+// The MCP tool test_playbook runs test files under the server's root and
+// starts nothing: a step listed under real: fails its case unrun.
+func TestMCPTestPlaybook(t *testing.T) {
+	s := mcpSession(t, "--root", "..")
+	text, isErr := callTool(t, s, "test_playbook", map[string]any{"path": "playbooks/flaky.test.yaml"})
+	require.False(t, isErr, text)
+	require.Contains(t, text, `"passed": 2,`)
+	require.Contains(t, text, `"failed": 0`)
+
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte("metadata: { name: p }\nworkflow:\n  - step: load\n    tool: { kind: shell, command: 'touch "+marker+"' }\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.test.yaml"), []byte("cases:\n  - name: real\n    real: [load]\n    expect: { status: completed }\n"), 0o644))
+	w := mcpSession(t, "--root", dir)
+	text, isErr = callTool(t, w, "test_playbook", map[string]any{"path": "p.test.yaml"})
+	require.False(t, isErr, text)
+	require.Contains(t, text, `step \"load\" would run a shell command: real: is off here, mock it`)
+	require.NoFileExists(t, marker)
+	text, isErr = callTool(t, w, "test_playbook", map[string]any{"path": "../elsewhere.test.yaml"})
+	require.True(t, isErr, text)
+	require.Contains(t, text, "outside the directory this MCP server reads")
+}
