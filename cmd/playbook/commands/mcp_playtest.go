@@ -37,4 +37,3 @@ func (t *mcpTools) testPlaybook(_ context.Context, _ *mcp.CallToolRequest, a tes
 	}
 	return reply(rep)
 }
-
