@@ -2,6 +2,7 @@ package playtest
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,11 +42,13 @@ func Find(paths []string) ([]string, error) {
 			continue
 		}
 		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		// The separator makes a symbolic link to a directory walked too.
+		walkRoot := strings.TrimSuffix(p, string(filepath.Separator)) + string(filepath.Separator)
+		err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			if d.IsDir() && path != walkRoot && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 				return filepath.SkipDir
 			}
 			if !d.IsDir() && strings.HasSuffix(path, Suffix) {
@@ -60,6 +63,9 @@ func Find(paths []string) ([]string, error) {
 		for _, f := range found {
 			add(f)
 		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no test files (NAME%s) under %s", Suffix, strings.Join(paths, ", "))
 	}
 	return out, nil
 }
