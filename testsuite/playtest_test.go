@@ -99,3 +99,17 @@ func TestMCPTestPlaybook(t *testing.T) {
 	require.True(t, isErr, text)
 	require.Contains(t, text, "outside the directory this MCP server reads")
 }
+
+// examplePlaybooks are the playbooks under playbooks/ (not their test
+// files, NAME.test.yaml).
+func examplePlaybooks(t *testing.T) []string {
+	files, err := filepath.Glob("../playbooks/*.yaml")
+	require.NoError(t, err)
+	var out []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".test.yaml") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
