@@ -39,6 +39,7 @@ type Case struct {
 	Name        string
 	Line        int
 	Set         map[string]any
+	Input       string // a JSON file of workload values, under set
 	LogicalTime *time.Time
 	Real        map[string]bool
 	Mocks       map[string]*StepMock
@@ -353,6 +354,7 @@ func (p *parser) testCase(n *yaml.Node) *Case {
 			}
 			c.Set = m
 		},
+		"input": func(v *yaml.Node) { c.Input = p.str(v, "input") },
 		"logical_time": func(v *yaml.Node) {
 			t, err := time.Parse(time.RFC3339, v.Value)
 			if err != nil {

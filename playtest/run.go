@@ -2,8 +2,10 @@ package playtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,6 +68,24 @@ type Suite struct {
 	File  *File
 	Input playbookwf.Input
 	pb    *spec.Playbook
+	// workloads are the cases' workloads, input then set, checked.
+	workloads map[*Case]map[string]any
+}
+
+// readInput reads a case's input file: a JSON object of workload values.
+func readInput(path string, read func(string) ([]byte, error), into *map[string]any) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	b, err := read(abs)
+	if err != nil {
+		return unwrap(err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	return nil
 }
 
 // Load reads a test file and the playbook it tests, as a submission
@@ -114,21 +134,30 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}
-	s := &Suite{File: f, Input: in, pb: b.Root}
-	if lines := s.check(b); len(lines) > 0 || bad != nil {
+	s := &Suite{File: f, Input: in, pb: b.Root, workloads: map[*Case]map[string]any{}}
+	if lines := s.check(b, read); len(lines) > 0 || bad != nil {
 		return nil, malformed(lines...)
 	}
 	return s, nil
 }
 
 // check refuses names the playbook does not have.
-func (s *Suite) check(b *submit.Bundle) []string {
+func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []string {
 	errs := &fileErrors{path: s.File.Path}
 	for _, c := range s.File.Cases {
-		if len(c.Set) > 0 {
-			if _, err := submit.CheckOverrides(s.pb, c.Set); err != nil {
+		w := map[string]any{}
+		if c.Input != "" {
+			if err := readInput(filepath.Join(filepath.Dir(s.File.Path), c.Input), read, &w); err != nil {
+				errs.add(c.Line, c.Name, "input %s: %v", c.Input, err)
+			}
+		}
+		maps.Copy(w, c.Set)
+		if len(w) > 0 {
+			converted, err := submit.CheckOverrides(s.pb, w)
+			if err != nil {
 				errs.add(c.Line, c.Name, "set: %v", err)
 			}
+			s.workloads[c] = converted
 		}
 		var checkMocks func(pb *spec.Playbook, dir string, mocks map[string]*StepMock, prefix string)
 		checkMocks = func(pb *spec.Playbook, dir string, mocks map[string]*StepMock, prefix string) {
@@ -306,7 +335,7 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 	env.SetWorkerOptions(workerOptions(tr))
 
 	in := s.Input
-	in.Workload = c.Set
+	in.Workload = s.workloads[c]
 	lt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if c.LogicalTime != nil {
 		lt = *c.LogicalTime
@@ -340,7 +369,7 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 	if !env.IsWorkflowCompleted() {
 		return nil, errors.New("the run never ended")
 	}
-	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: c.Set, trace: tr.lines()}
+	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: spec.MergeWorkload(s.pb.Workload, in.Workload), trace: tr.lines()}
 	sim.agg, err = aggregateOf(env)
 	if err != nil {
 		return sim, err

@@ -145,3 +145,31 @@ func TestDeterminismCheck(t *testing.T) {
 	require.Equal(t, "the first run only: w: timer 1h0m0s; the second run only: w: timer 59m0s",
 		diverged([]string{"w: a", "w: timer 1h0m0s"}, []string{"w: timer 59m0s", "w: a"}))
 }
+
+// A case's workload is its input file's values, then set's on top, over
+// the playbook's defaults; a missing input file is a mistake of the file.
+func TestCaseWorkload(t *testing.T) {
+	path := writeCase(t, `metadata: { name: p }
+workload: { rows: 1, name: x }
+workflow:
+  - step: a
+    tool: { kind: noop, result: "{{ workload.rows * 2 }}" }
+`, `cases:
+  - name: input then set
+    input: in.json
+    set: { rows: 7 }
+    expect:
+      assert: [steps.a.result == 14, 'workload.name == "from-input"']
+  - name: defaults
+    expect:
+      assert: [steps.a.result == 2, 'workload.name == "x"']
+`)
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "in.json"), []byte(`{"rows": 5, "name": "from-input"}`), 0o644))
+	for _, name := range []string{"input then set", "defaults"} {
+		r := runNamed(t, path, name)
+		require.True(t, r.Passed, "%s: %v", name, r.Problems)
+	}
+	require.NoError(t, os.Remove(filepath.Join(filepath.Dir(path), "in.json")))
+	_, err := Load(path)
+	require.EqualError(t, err, path+`:2: case "input then set": input in.json: no such file or directory`)
+}

@@ -153,7 +153,7 @@ func printResult(w io.Writer, r playtest.Result, verbose bool) {
 			}
 		}
 	}
-	if verbose || !r.Passed && len(r.Log) > 0 && verbose {
+	if verbose {
 		for _, line := range r.Log {
 			fmt.Fprintf(w, "      | %s\n", line)
 		}
