@@ -3,11 +3,13 @@ package playtest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // check compares what the run showed with what the case expects: one
@@ -55,7 +57,7 @@ func (x Expect) check(sim *simulation) []string {
 		}
 	}
 	if len(x.Order) > 0 {
-		if got := startOrder(sim.started, x.Order); !equal(got, x.Order) {
+		if got := startOrder(sim.started, x.Order); !slices.Equal(got, x.Order) {
 			out = append(out, fmt.Sprintf("steps started: expected %s in that order, got %s", strings.Join(x.Order, ", "), orNone(strings.Join(got, ", "))))
 		}
 	}
@@ -98,18 +100,6 @@ func startOrder(started, named []string) []string {
 		}
 	}
 	return out
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // aggregateEnv is what an assertion reads: the aggregate as JSON has it
@@ -168,7 +158,7 @@ func stepsTable(pb *spec.Playbook, agg *contract.Aggregate) string {
 		detail := ""
 		switch {
 		case st.Error != nil:
-			detail = st.Error.Type + ": " + firstLine(st.Error.Message)
+			detail = st.Error.Type + ": " + expr.FirstLine(st.Error.Message)
 		case st.SkipReason != "":
 			detail = st.SkipReason
 		}

@@ -28,6 +28,7 @@ import (
 	"playbook/interpreter/engine"
 	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 	"playbook/submit"
 )
 
@@ -177,7 +178,7 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 					errs.add(m.Line, c.Name, "mocks: step %q is a loop: give takes: to its elements' mocks (elements: {0: ...})", prefix+name)
 				}
 				if m.Mocks != nil && st.Tool.Kind == "playbook" {
-					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr0(rel) {
+					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr.IsTemplate(rel) {
 						child := spec.SubPlaybookPath(dir, rel)
 						if src, ok := b.Files[child]; ok {
 							if cpb, err := spec.Parse(child, []byte(src)); err == nil {
@@ -219,8 +220,6 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 	}
 	return errs.lines
 }
-
-func expr0(s string) bool { return strings.Contains(s, "{{") }
 
 // Cases are the suite's cases that opts pick.
 func (s *Suite) Cases(opts Options) []*Case {
@@ -361,7 +360,7 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 			if strings.Contains(msg, "test timeout") {
 				err = fmt.Errorf("the run never ended: it waits for something no event of the case brings (an approval, a classification?)")
 			} else {
-				err = fmt.Errorf("the run could not be simulated: %s", firstLine(msg))
+				err = fmt.Errorf("the run could not be simulated: %s", expr.FirstLine(msg))
 			}
 		}
 	}()
@@ -404,11 +403,6 @@ func orDuration(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
 }
 
 // aggregateOf reads the run's aggregate, whatever its outcome.
