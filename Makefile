@@ -65,6 +65,7 @@ test: vet
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	$(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -race -count=1 -timeout 10m ./activities/ ./interpreter/... ./worker/
+	$(GO) run ./cmd/playbook test playbooks/
 
 # A real cluster on this machine (testsuite/cluster): PostgreSQL, Temporal's
 # own server built at go.mod's version, three workers, crashes on purpose.
@@ -84,7 +85,9 @@ test-cluster:
 test-docker:
 	GO=$(GO) docker/test.sh
 
-# Speed: validating and settling long chains in the core (seconds); then
+# Speed: first 20 cases of the examples' tests as `playbook test` runs them
+# (s/suite: the goal is under 2 s, with no server); validating and settling
+# long chains in the core (seconds); then
 # playbooks against hand-written workflows doing the same work, on one
 # embedded server (and the hand-written chain on stock settings), one line
 # per figure, medians of five rounds; then loops of 100,000 elements (noop,
@@ -92,6 +95,7 @@ test-docker:
 # cores; HUGE_LOOP=10000 shortens the last part.
 HUGE_LOOP ?= 100000
 bench:
+	$(GO) test -run '^$$' -bench '^BenchmarkTwentyCases$$' -benchtime 3x ./playtest/
 	$(GO) test -run '^$$' -bench '^Benchmark(ValidateChain|SettleChain)$$' -benchtime 3x ./submit/ ./interpreter/engine/
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench HugeLoops -benchtime 1x -timeout 60m ./testsuite/ -huge-loop=$(HUGE_LOOP)

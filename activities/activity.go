@@ -104,6 +104,22 @@ type Activities struct {
 	// stream keeps its last part, after a line saying how much was dropped
 	// (outputLog). 0: DefaultMaxLogBytes; at least 1 KiB.
 	MaxLogBytes int64
+	// Stand, when set, stands in for the tools and recovery scripts of the
+	// attempts it takes (`playbook test`'s mocks): what it says an attempt
+	// did goes through the same retry decision as a real attempt. Optional:
+	// nil runs every tool.
+	Stand Stand
+}
+
+// Stand says what an attempt did instead of running its tool.
+type Stand interface {
+	// Attempt is the outcome of attempt number of in's step, taken says
+	// whether it stands in at all (false: the tool runs), and lost that
+	// the attempt was lost with its worker.
+	Attempt(ctx context.Context, in contract.StepInput, number int) (o ToolResult, lost, taken bool)
+	// Recovery is the exit code of a rule's recovery script before the
+	// retry after attempt number, and whether it stands in for it.
+	Recovery(in contract.StepInput, number, exitCode int, script string) (code int, taken bool)
 }
 
 // RunStep runs one attempt. A failure returns an application error whose
@@ -158,11 +174,28 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 	}
 	// Secrets are read as the attempt starts; only their names are in the
 	// step's input, and their texts are hidden in all it writes.
-	resolved, secrets, secretErr := a.withSecrets(in.Spec, in.Secrets)
 	var o ToolResult
-	if secretErr != nil {
+	stood, lostStanding := false, false
+	if a.Stand != nil {
+		o, lostStanding, stood = a.Stand.Attempt(ctx, in, number)
+	}
+	resolved, secrets, secretErr := in.Spec, (*redactor)(nil), (*contract.StepError)(nil)
+	if !stood {
+		resolved, secrets, secretErr = a.withSecrets(in.Spec, in.Secrets)
+	}
+	switch {
+	case stood && lostStanding && in.Lost != nil:
+		endDrain()
+		stopHeartbeat()
+		cancel()
+		stopTool(nil)
+		watch.ended(transitionLost, nil)
+		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrHeartbeatTimeout,
+			fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", log.Current))
+	case stood:
+	case secretErr != nil:
 		o = ToolResult{Err: secretErr}
-	} else {
+	default:
 		withValues := in
 		withValues.Spec = resolved
 		o = boundResult(secrets.result(a.runTool(withRedactor(toolCtx, secrets), withValues, number)))
@@ -229,7 +262,13 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 	}
 	log.Failed = append(log.Failed, contract.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt})
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
-		code, stopped := a.runRecovery(ctx, info, log, in, number, *o.ExitCode, d.Rule.RecoveryScript)
+		code, stopped, stoodIn := 0, error(nil), false
+		if a.Stand != nil && stood {
+			code, stoodIn = a.Stand.Recovery(in, number, *o.ExitCode, d.Rule.RecoveryScript)
+		}
+		if !stoodIn {
+			code, stopped = a.runRecovery(ctx, info, log, in, number, *o.ExitCode, d.Rule.RecoveryScript)
+		}
 		log.Failed[len(log.Failed)-1].RecoveryExitCode = &code
 		if stopped != nil {
 			// The server has ended the attempt (a cancel, or it gave up on a

@@ -92,7 +92,7 @@ func TestSchemaAcceptsEveryExample(t *testing.T) {
 	s := compileSchema(t)
 	var files []string
 	require.NoError(t, filepath.WalkDir("../playbooks", func(path string, e os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".yaml") {
+		if err == nil && strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".test.yaml") { // test files have a schema of their own
 			files = append(files, path)
 		}
 		return err

@@ -79,8 +79,7 @@ workflow:
 }
 
 func TestValidateExamples(t *testing.T) {
-	files, err := filepath.Glob("../playbooks/*.yaml")
-	require.NoError(t, err)
+	files := examplePlaybooks(t)
 	code, out, errOut := cli(t, append([]string{"validate"}, files...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, len(files), strings.Count(out, ": ok ("))

@@ -17,8 +17,7 @@ var mermaidLine = regexp.MustCompile(`^(flowchart TD|    (s\d+)(\["[^"]*"\]|\(\[
 
 // graphs prints the graph of every example, and one coloured by a run.
 func graphs(t *testing.T) map[string]string {
-	files, err := filepath.Glob("../playbooks/*.yaml")
-	require.NoError(t, err)
+	files := examplePlaybooks(t)
 	out := map[string]string{}
 	for _, f := range files {
 		code, g, errOut := cli(t, "graph", f)

@@ -83,6 +83,7 @@ func (a *app) root() *cobra.Command {
 	root.AddCommand(
 		a.runCommand(),
 		validateCommand(),
+		a.testCommand(),
 		schemaCommand(),
 		devCommand(),
 		a.workerCommand(),

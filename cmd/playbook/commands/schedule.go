@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/interpreter/playbookwf"
+	"playbook/playtest"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +
@@ -657,11 +658,12 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 	return cmd
 }
 
-// playbookFiles lists the YAML files under dir.
+// playbookFiles lists the YAML files under dir, but test files
+// (NAME.test.yaml, playbook test's).
 func playbookFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+		if err == nil && !e.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) && !strings.HasSuffix(path, playtest.Suffix) {
 			files = append(files, path)
 		}
 		return err

@@ -1,0 +1,286 @@
+package playtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/playbookwf"
+)
+
+// touchesWorld says what a step of a kind would do for real, for the kinds
+// that leave the workflow's process; the others run as they are.
+var touchesWorld = map[string]string{
+	"shell":  "run a shell command",
+	"python": "run a python process",
+	"http":   "send an http request",
+}
+
+// stand is a case's mocks as the activity sees them: it stands in for the
+// tools of mocked steps and refuses to run an unmocked one that touches
+// the world.
+type stand struct {
+	rootID string
+	c      *Case
+	log    *eventLog
+	// noReal: real: is ignored (Options.NoReal).
+	noReal bool
+
+	mu sync.Mutex
+	// unmocked are the steps that would have touched the world, by path.
+	unmocked []string
+	// ran are the steps that ran for real (listed under real:).
+	ran []string
+}
+
+// path is the step's path from the case's run: "load.inner" for step
+// inner of the sub-playbook step load.
+func (s *stand) path(in contract.StepInput) (parents []string, step string, element int) {
+	if rest, ok := strings.CutPrefix(in.WorkflowID, s.rootID+"."); ok {
+		parents = strings.Split(rest, ".")
+	}
+	step, element = in.Step, -1
+	if base, idx, ok := strings.Cut(strings.TrimSuffix(in.Step, "]"), "["); ok {
+		if i, err := strconv.Atoi(idx); err == nil {
+			step, element = base, i
+		}
+	}
+	return parents, step, element
+}
+
+// mockOf finds the mock of a step, nil when it has none.
+func (s *stand) mockOf(parents []string, step string) *StepMock {
+	mocks := s.c.Mocks
+	for _, p := range parents {
+		m := mocks[p]
+		if m == nil {
+			return nil
+		}
+		mocks = m.Mocks
+	}
+	return mocks[step]
+}
+
+func dotted(parents []string, step string) string {
+	return strings.Join(append(append([]string{}, parents...), step), ".")
+}
+
+// Attempt implements activities.Stand.
+func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (activities.ToolResult, bool, bool) {
+	parents, step, element := s.path(in)
+	name := dotted(parents, step)
+	m := s.mockOf(parents, step)
+	if m != nil && element >= 0 && m.Elements[element] != nil {
+		m = m.Elements[element]
+	}
+	if m == nil || len(m.Attempts) == 0 {
+		doing, world := touchesWorld[in.Kind]
+		if !world || s.c.Real[name] && !s.noReal {
+			s.mu.Lock()
+			if world {
+				s.ran = append(s.ran, name)
+			}
+			s.mu.Unlock()
+			return activities.ToolResult{}, false, false
+		}
+		msg := fmt.Sprintf("step %q would %s: mock it, or list it under real:", name, doing)
+		if s.c.Real[name] {
+			msg = fmt.Sprintf("step %q would %s: real: is off here, mock it", name, doing)
+		}
+		s.mu.Lock()
+		s.unmocked = append(s.unmocked, msg)
+		s.mu.Unlock()
+		s.log.add("%s attempt %d: %s", in.Step, number, msg)
+		return activities.ToolResult{Err: &contract.StepError{Type: contract.ErrTool, Message: msg}}, false, true
+	}
+	a := m.Attempts[min(number, len(m.Attempts))-1]
+	prefix := dotted(parents, in.Step)
+	switch {
+	case a.Lost:
+		s.log.add("%s attempt %d: lost with its worker (mocked)", prefix, number)
+		return activities.ToolResult{Err: &contract.StepError{Type: contract.ErrHeartbeatTimeout, Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", number)}}, true, true
+	case a.Error != nil:
+		o := a.Error.toolResult(in.Kind)
+		s.log.add("%s attempt %d: fails with %s: %s (mocked)", prefix, number, o.Err.Type, o.Err.Message)
+		return o, false, true
+	}
+	o := activities.ToolResult{Result: processResult(in.Kind, a.Result)}
+	if r, ok := o.Result.(map[string]any); ok {
+		o.ExitCode, o.StatusCode = intField(r, "exit_code"), intField(r, "status_code")
+	}
+	s.log.add("%s attempt %d: succeeds (mocked)", prefix, number)
+	return o, false, true
+}
+
+// Recovery implements activities.Stand: a mocked step's recovery script
+// does not run; it exits as the failed attempt's mock says (0 by default).
+func (s *stand) Recovery(in contract.StepInput, number, exitCode int, script string) (int, bool) {
+	parents, step, element := s.path(in)
+	m := s.mockOf(parents, step)
+	if m != nil && element >= 0 && m.Elements[element] != nil {
+		m = m.Elements[element]
+	}
+	code := 0
+	if m != nil && len(m.Attempts) > 0 {
+		code = m.Attempts[min(number, len(m.Attempts))-1].Recovery
+	}
+	s.log.add("%s attempt %d: recovery script %s runs (mocked, exits %d) for exit code %d", dotted(parents, in.Step), number, script, code, exitCode)
+	return code, true
+}
+
+func intField(m map[string]any, key string) *int {
+	switch v := m[key].(type) {
+	case float64:
+		i := int(v)
+		return &i
+	case int:
+		return &v
+	}
+	return nil
+}
+
+// toolResult is the failure a real attempt of the kind would report:
+// the same type, message and details' shape.
+func (e *MockError) toolResult(kind string) activities.ToolResult {
+	o := activities.ToolResult{ExitCode: e.ExitCode, StatusCode: e.StatusCode}
+	typ, msg := e.Type, e.Message
+	details := map[string]any{}
+	switch {
+	case e.ExitCode != nil:
+		typ = orDefault(typ, contract.ErrExitCode)
+		last := lastLine(e.Stderr)
+		msg = orDefault(msg, fmt.Sprintf("exited with code %d", *e.ExitCode)+map[bool]string{true: "", false: ": " + last}[last == ""])
+		details["exit_code"], details["stdout"], details["stderr"] = *e.ExitCode, e.Stdout, e.Stderr
+	case e.StatusCode != nil:
+		typ = orDefault(typ, contract.ErrHTTPStatus)
+		msg = orDefault(msg, fmt.Sprintf("the request answered %d", *e.StatusCode))
+		details["status_code"] = *e.StatusCode
+	case kind == "python":
+		typ = orDefault(typ, contract.ErrPythonException)
+	case kind == "http":
+		typ = orDefault(typ, contract.ErrHTTP)
+	case kind == "shell":
+		typ = orDefault(typ, contract.ErrExitCode)
+		one := 1
+		o.ExitCode = &one
+		details["exit_code"], details["stdout"], details["stderr"] = 1, e.Stdout, e.Stderr
+	default:
+		typ = orDefault(typ, contract.ErrTool)
+	}
+	if e.ExitCode == nil && (e.Stdout != "" || e.Stderr != "") {
+		details["stdout"], details["stderr"] = e.Stdout, e.Stderr
+	}
+	msg = orDefault(msg, "the step failed (mocked)")
+	o.Err = &contract.StepError{Type: typ, Message: msg, Details: details}
+	return o
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// childWorkflow is the generic workflow as a case runs it: a sub-playbook
+// mocked whole returns its mocked outcome, any other run is the real one.
+func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, error) {
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	rest, isChild := strings.CutPrefix(id, s.rootID+".")
+	if !isChild {
+		return playbookwf.Playbook(ctx, in)
+	}
+	parents := strings.Split(rest, ".")
+	m := s.mockOf(parents[:len(parents)-1], parents[len(parents)-1])
+	if m == nil || m.Child == nil {
+		return playbookwf.Playbook(ctx, in)
+	}
+	agg := map[string]any{}
+	for k, v := range m.Child.Result {
+		agg[k] = v
+	}
+	if agg["status"] == nil {
+		agg["status"] = m.Child.Status
+	}
+	if m.Child.Status == contract.RunFailed {
+		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", playbookwf.FailedErrorType,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
+	}
+	return agg, nil
+}
+
+// processResult completes a process step's mocked result as a real one
+// reads: exit_code 0, and stdout parsed as json when it is JSON.
+func processResult(kind string, v any) any {
+	r, ok := v.(map[string]any)
+	if !ok || kind != "shell" {
+		return v
+	}
+	out := maps.Clone(r)
+	if _, ok := out["exit_code"]; !ok {
+		out["exit_code"] = 0.0
+	}
+	for _, k := range []string{"stdout", "stderr"} {
+		if _, ok := out[k]; !ok {
+			out[k] = ""
+		}
+	}
+	if _, ok := out["json"]; !ok {
+		var parsed any
+		if text, _ := out["stdout"].(string); json.Unmarshal([]byte(text), &parsed) == nil {
+			out["json"] = parsed
+		} else {
+			out["json"] = nil
+		}
+	}
+	return out
+}
+
+// paceAttempts makes the mocked attempts that take time (takes:) last that
+// long on the run's clock, which the test environment moves on while they
+// wait: its mocks of the activity, one per such attempt in order, each
+// calling the real activity (and so the stand) when its time is up.
+func (s *stand) paceAttempts(env *testsuite.TestWorkflowEnvironment, run func(context.Context, contract.StepInput) (*contract.StepOutput, error)) {
+	paced := false
+	step := func(wfID, name string, attempts []*Attempt) {
+		if !slices.ContainsFunc(attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
+			return
+		}
+		paced = true
+		match := mock.MatchedBy(func(in contract.StepInput) bool { return in.WorkflowID == wfID && in.Step == name })
+		for i, a := range attempts {
+			call := env.OnActivity(contract.RunStepName, mock.Anything, match).After(a.Takes).Return(run)
+			if i < len(attempts)-1 {
+				call.Once()
+			}
+		}
+	}
+	var walk func(wfID string, mocks map[string]*StepMock)
+	walk = func(wfID string, mocks map[string]*StepMock) {
+		for _, name := range sortedKeys(mocks) {
+			m := mocks[name]
+			step(wfID, name, m.Attempts)
+			for _, i := range slices.Sorted(maps.Keys(m.Elements)) {
+				step(wfID, fmt.Sprintf("%s[%d]", name, i), m.Elements[i].Attempts)
+			}
+			if m.Mocks != nil {
+				walk(wfID+"."+name, m.Mocks)
+			}
+		}
+	}
+	walk(s.rootID, s.c.Mocks)
+	if paced {
+		env.OnActivity(contract.RunStepName, mock.Anything, mock.Anything).Return(run)
+	}
+}

@@ -1,0 +1,451 @@
+package playtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"playbook/activities"
+	"playbook/internal/quietlog"
+	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
+	"playbook/submit"
+)
+
+// Options say which cases run and how.
+type Options struct {
+	// Run picks the cases whose name it matches. Optional: nil runs all.
+	Run *regexp.Regexp
+	// Stuck is how long, in wall time, a case may wait with nothing left
+	// to happen (an approval nobody decides) before it fails. Optional:
+	// default 10 s.
+	Stuck time.Duration
+	// Read reads test files and playbooks by absolute path. Optional:
+	// default submit.ReadPlaybook; the MCP server's keeps to its root.
+	Read func(abs string) ([]byte, error)
+	// NoReal ignores real: (every step that would touch the world must be
+	// mocked), for callers that must start nothing, as the MCP server.
+	NoReal bool
+}
+
+// Result is one case's outcome.
+type Result struct {
+	File     string        `json:"file"`
+	Line     int           `json:"line"`
+	Case     string        `json:"case"`
+	Passed   bool          `json:"passed"`
+	Problems []string      `json:"problems,omitempty"`
+	Steps    string        `json:"steps_table,omitempty"`
+	Log      []string      `json:"log,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	// Aggregate is the simulated run's aggregate.
+	Aggregate *contract.Aggregate `json:"aggregate,omitempty"`
+	// RanForReal lists the steps that ran their tool for real (real:).
+	RanForReal []string `json:"ran_for_real,omitempty"`
+}
+
+// Suite is a test file loaded with its playbook.
+type Suite struct {
+	File  *File
+	Input playbookwf.Input
+	pb    *spec.Playbook
+	// workloads are the cases' workloads, input then set, checked.
+	workloads map[*Case]map[string]any
+}
+
+// readInput reads a case's input file: a JSON object of workload values.
+func readInput(path string, read func(string) ([]byte, error), into *map[string]any) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	b, err := read(abs)
+	if err != nil {
+		return unwrap(err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	return nil
+}
+
+// Load reads a test file and the playbook it tests, as a submission
+// would, and checks that the cases name the playbook's steps; every
+// mistake is one line of a *MalformedError.
+func Load(path string) (*Suite, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load reading files with opts.Read.
+func LoadWith(path string, opts Options) (*Suite, error) {
+	read := opts.Read
+	if read == nil {
+		read = submit.ReadPlaybook
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	text, err := read(abs)
+	if err != nil {
+		return nil, err
+	}
+	f, err := ParseFile(path, text)
+	var bad *MalformedError
+	if f == nil || err != nil && !errors.As(err, &bad) {
+		return nil, err
+	}
+	malformed := func(more ...string) error {
+		if bad == nil && len(more) == 0 {
+			return nil
+		}
+		var lines []string
+		if bad != nil {
+			lines = bad.Lines
+		}
+		return &MalformedError{byLine(path, append(lines, more...))}
+	}
+	if _, err := os.Stat(f.Playbook); err != nil {
+		return nil, malformed() // said by ParseFile
+	}
+	b, err := submit.LoadBundle(f.Playbook, read)
+	if err != nil {
+		// The playbook's own mistakes, one line each, as validate says them.
+		return nil, malformed(strings.Split(err.Error(), "\n")...)
+	}
+	in := playbookwf.Input{File: f.Playbook, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
+	if len(b.Files) > 1 {
+		in.Files = b.Files
+	}
+	s := &Suite{File: f, Input: in, pb: b.Root, workloads: map[*Case]map[string]any{}}
+	if lines := s.check(b, read); len(lines) > 0 || bad != nil {
+		return nil, malformed(lines...)
+	}
+	return s, nil
+}
+
+// check refuses names the playbook does not have.
+func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []string {
+	errs := &fileErrors{path: s.File.Path}
+	for _, c := range s.File.Cases {
+		w := map[string]any{}
+		if c.Input != "" {
+			if err := readInput(filepath.Join(filepath.Dir(s.File.Path), c.Input), read, &w); err != nil {
+				errs.add(c.Line, c.Name, "input %s: %v", c.Input, err)
+			}
+		}
+		maps.Copy(w, c.Set)
+		if len(w) > 0 {
+			converted, err := submit.CheckOverrides(s.pb, w)
+			if err != nil {
+				errs.add(c.Line, c.Name, "set: %v", err)
+			}
+			s.workloads[c] = converted
+		}
+		var checkMocks func(pb *spec.Playbook, dir string, mocks map[string]*StepMock, prefix string)
+		checkMocks = func(pb *spec.Playbook, dir string, mocks map[string]*StepMock, prefix string) {
+			for name, m := range mocks {
+				st := pb.Step(name)
+				if st == nil {
+					errs.add(m.Line, c.Name, "mocks: %s has no step %q", pb.Name, prefix+name)
+					continue
+				}
+				if (m.Child != nil || m.Mocks != nil) && st.Tool.Kind != "playbook" {
+					errs.add(m.Line, c.Name, "mocks: step %q is not a sub-playbook: mock its attempts (result, error, lost, attempts)", prefix+name)
+				}
+				if m.Elements != nil && st.Loop == nil {
+					errs.add(m.Line, c.Name, "mocks: step %q has no loop: elements are a loop's", prefix+name)
+				}
+				if st.Loop != nil && slices.ContainsFunc(m.Attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
+					errs.add(m.Line, c.Name, "mocks: step %q is a loop: give takes: to its elements' mocks (elements: {0: ...})", prefix+name)
+				}
+				if m.Mocks != nil && st.Tool.Kind == "playbook" {
+					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr.IsTemplate(rel) {
+						child := spec.SubPlaybookPath(dir, rel)
+						if src, ok := b.Files[child]; ok {
+							if cpb, err := spec.Parse(child, []byte(src)); err == nil {
+								checkMocks(cpb, filepath.Dir(child), m.Mocks, prefix+name+".")
+							}
+						}
+					}
+				}
+			}
+		}
+		checkMocks(s.pb, s.Input.BaseDir, c.Mocks, "")
+		for name := range c.Real {
+			if !strings.Contains(name, ".") && s.pb.Step(name) == nil {
+				errs.add(c.Line, c.Name, "real: %s has no step %q", s.pb.Name, name)
+			}
+		}
+		for name, x := range c.Expect.Steps {
+			if s.pb.Step(name) == nil {
+				errs.add(x.Line, c.Name, "expect.steps: %s has no step %q", s.pb.Name, name)
+			}
+		}
+		for _, name := range c.Expect.Order {
+			if s.pb.Step(name) == nil {
+				errs.add(c.Line, c.Name, "expect.started: %s has no step %q", s.pb.Name, name)
+			}
+		}
+		for _, e := range c.Events {
+			for _, name := range []string{e.Step, e.OnStart} {
+				if name != "" && s.pb.Step(name) == nil {
+					errs.add(e.Line, c.Name, "%s: %s has no step %q", e.Kind, s.pb.Name, name)
+				}
+			}
+			if e.Kind == "approve" || e.Kind == "reject" {
+				if st := s.pb.Step(e.Step); st != nil && st.Tool.Kind != "approval" {
+					errs.add(e.Line, c.Name, "%s: step %q is not an approval step", e.Kind, e.Step)
+				}
+			}
+		}
+	}
+	return errs.lines
+}
+
+// Cases are the suite's cases that opts pick.
+func (s *Suite) Cases(opts Options) []*Case {
+	var out []*Case
+	for _, c := range s.File.Cases {
+		if opts.Run == nil || opts.Run.MatchString(c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// eventLog is a case's log: mocked attempts and events, in order.
+type eventLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *eventLog) add(format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, a...))
+}
+
+// RunCase runs one case through the generic workflow in the SDK's test
+// environment and checks what it expects.
+func (s *Suite) RunCase(c *Case, opts Options) Result {
+	began := time.Now()
+	res := Result{File: s.File.Path, Line: c.Line, Case: c.Name}
+	sim, err := s.simulate(c, opts)
+	res.Duration = time.Since(began)
+	if sim != nil {
+		res.Log = sim.log
+		res.RanForReal = sim.ran
+		res.Aggregate = sim.agg
+	}
+	if err != nil {
+		res.Problems = []string{err.Error()}
+		return res
+	}
+	res.Problems = append(res.Problems, sim.unmocked...)
+	res.Problems = append(res.Problems, c.Expect.check(sim)...)
+	res.Problems = append(res.Problems, sim.eventsLeft...)
+	res.Steps = stepsTable(s.pb, sim.agg)
+	if len(res.Problems) == 0 {
+		res.Problems = s.determinism(c, opts, sim)
+		res.Duration = time.Since(began)
+	}
+	res.Passed = len(res.Problems) == 0
+	return res
+}
+
+// determinism runs a passing case again and compares the commands its
+// workflows issued: the same mocks and events must give the same
+// commands, as a replay of the first run's history through the current
+// workflow would require. A case whose steps ran for real is not run
+// twice (their side effects would be).
+func (s *Suite) determinism(c *Case, opts Options, first *simulation) []string {
+	if len(first.ran) > 0 {
+		return nil
+	}
+	second, err := s.simulate(c, opts)
+	if err != nil {
+		return []string{"determinism: the case's second run failed: " + err.Error()}
+	}
+	if d := diverged(first.trace, second.trace); d != "" {
+		return []string{"determinism: run again with the same mocks and events, the run issued other commands (a replay of its history would fail; " +
+			"or the case depends on the order in which parallel mocked attempts end: order them with takes:): " + d}
+	}
+	return nil
+}
+
+// simulation is what a case's run showed.
+type simulation struct {
+	agg        *contract.Aggregate
+	workload   map[string]any
+	started    []string
+	log        []string
+	unmocked   []string
+	ran        []string
+	eventsLeft []string
+	trace      []string
+}
+
+// rootID is the workflow ID of every case's run.
+const rootID = "test"
+
+func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
+	log := &eventLog{}
+	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietlog.New())
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(orDuration(opts.Stuck, 10*time.Second))
+	env.RegisterWorkflowWithOptions(st.childWorkflow, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
+	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: playbookwf.LoopWorkflowName})
+	logDir, err := os.MkdirTemp("", "playbook-test-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(logDir)
+	acts := &activities.Activities{LogDir: logDir, Stand: st}
+	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
+	env.RegisterActivityWithOptions(func(in contract.NotifyInput) error {
+		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
+		return nil
+	}, activity.RegisterOptions{Name: contract.NotifyName})
+	st.paceAttempts(env, acts.RunStep)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: rootID})
+	tr := &tracer{}
+	env.SetWorkerOptions(workerOptions(tr))
+
+	in := s.Input
+	in.Workload = s.workloads[c]
+	lt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if c.LogicalTime != nil {
+		lt = *c.LogicalTime
+	}
+	in.LogicalTime = &lt
+	env.SetStartTime(lt)
+
+	ev := &events{env: env, log: log, pending: slices.Clone(c.Events), start: lt}
+	ev.arm()
+	wake := func() { env.RegisterDelayedCallback(ev.check, 0) }
+	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { wake() })
+	env.SetOnTimerFiredListener(func(string) { wake() })
+	env.SetOnTimerScheduledListener(func(string, time.Duration) { wake() })
+	env.SetOnChildWorkflowCompletedListener(func(*workflow.Info, converter.EncodedValue, error) { wake() })
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { ev.started(info.ActivityID) })
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		ev.started(strings.TrimPrefix(info.WorkflowExecution.ID, rootID+"."))
+	})
+
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprint(r)
+			if strings.Contains(msg, "test timeout") {
+				err = fmt.Errorf("the run never ended: it waits for something no event of the case brings (an approval, a classification?)")
+			} else {
+				err = fmt.Errorf("the run could not be simulated: %s", expr.FirstLine(msg))
+			}
+		}
+	}()
+	env.ExecuteWorkflow(playbookwf.WorkflowName, in)
+	if !env.IsWorkflowCompleted() {
+		return nil, errors.New("the run never ended")
+	}
+	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: spec.MergeWorkload(s.pb.Workload, in.Workload), trace: tr.lines()}
+	sim.agg, err = aggregateOf(env)
+	if err != nil {
+		return sim, err
+	}
+	if v, qerr := env.QueryWorkflow(playbookwf.QueryEvents, 0, 0); qerr == nil {
+		var evs []engine.Event
+		if v.Get(&evs) == nil {
+			for _, e := range evs {
+				if e.Type == "step_started" {
+					sim.started = append(sim.started, e.Step)
+				}
+				line := fmt.Sprintf("%s %s", e.Time.Sub(lt).String(), e.Type)
+				if e.Step != "" {
+					line += " " + e.Step
+				}
+				if e.Message != "" {
+					line += ": " + e.Message
+				}
+				sim.log = append(sim.log, line)
+			}
+		}
+	}
+	sim.eventsLeft = append(sim.eventsLeft, ev.refused...)
+	for _, e := range ev.pending {
+		sim.eventsLeft = append(sim.eventsLeft, fmt.Sprintf("event at line %d (%s) never happened: %s", e.Line, e.Kind, ev.why(e)))
+	}
+	return sim, nil
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// aggregateOf reads the run's aggregate, whatever its outcome.
+func aggregateOf(env *testsuite.TestWorkflowEnvironment) (*contract.Aggregate, error) {
+	var agg *contract.Aggregate
+	err := env.GetWorkflowError()
+	var appErr *temporal.ApplicationError
+	var canErr *temporal.CanceledError
+	switch {
+	case err == nil:
+		if e := env.GetWorkflowResult(&agg); e != nil {
+			return nil, e
+		}
+	case errors.As(err, &canErr):
+		if e := canErr.Details(&agg); e != nil {
+			return nil, e
+		}
+	case errors.As(err, &appErr) && appErr.Type() == playbookwf.FailedErrorType:
+		if e := appErr.Details(&agg); e != nil {
+			return nil, e
+		}
+	default:
+		return nil, fmt.Errorf("the run ended without an aggregate: %v", err)
+	}
+	return agg, nil
+}
+
+// byLine puts a test file's mistakes in file order; other lines (the
+// playbook's own) stay after them.
+func byLine(path string, lines []string) []string {
+	line := func(s string) int {
+		rest, ok := strings.CutPrefix(s, path+":")
+		if !ok {
+			return 1 << 30
+		}
+		digits, _, _ := strings.Cut(rest, ":")
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	out := slices.Clone(lines)
+	slices.SortStableFunc(out, func(a, b string) int { return line(a) - line(b) })
+	return out
+}

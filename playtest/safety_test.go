@@ -1,0 +1,175 @@
+package playtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// writeCase writes a playbook and its test file into a fresh directory
+// and returns the test file's path.
+func writeCase(t *testing.T, playbook, tests string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(playbook), 0o644))
+	path := filepath.Join(dir, "p"+Suffix)
+	require.NoError(t, os.WriteFile(path, []byte(tests), 0o644))
+	return path
+}
+
+const touches = `metadata: { name: touches }
+workload: { marker: "" }
+workflow:
+  - step: load
+    tool: { kind: shell, command: 'touch "$M"', env: { M: "{{ workload.marker }}" } }
+`
+
+// An unmocked process step fails its case and runs nothing; listed under
+// real: it runs.
+func TestUnmockedProcessStepRunsNothing(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	path := writeCase(t, touches, `cases:
+  - name: unmocked
+    set: { marker: "`+marker+`" }
+    expect: { status: completed }
+  - name: real
+    set: { marker: "`+marker+`" }
+    real: [load]
+    expect: { status: completed }
+`)
+	r := runNamed(t, path, "unmocked")
+	require.False(t, r.Passed)
+	require.Contains(t, r.Problems, `step "load" would run a shell command: mock it, or list it under real:`)
+	require.NoFileExists(t, marker, "no process started")
+	require.Empty(t, r.RanForReal)
+
+	r = runNamed(t, path, "real")
+	require.True(t, r.Passed, "%v", r.Problems)
+	require.FileExists(t, marker, "a step listed under real: runs")
+	require.Equal(t, []string{"load"}, r.RanForReal)
+}
+
+// Waits, backoffs and deadlines take no wall time: an hour's wait, retries
+// 10 minutes apart and a 2-hour deadline that cuts the last wait short.
+func TestHoursOfWaitingTakeNoWallTime(t *testing.T) {
+	path := writeCase(t, `metadata: { name: slow }
+timeout: 2h
+workflow:
+  - step: settle
+    tool: { kind: wait, duration: 1h }
+    next: fetch
+  - step: fetch
+    tool: { kind: http, url: "http://127.0.0.1:9/x" }
+    retry: { max_attempts: 4, initial_delay: 10m, backoff_multiplier: 1, max_delay: 10m, jitter: false }
+    next: linger
+  - step: linger
+    tool: { kind: wait, duration: 3h }
+  - step: cleanup
+    depends_on: [linger]
+    always: true
+    tool: { kind: noop, result: cleaned }
+`, `cases:
+  - name: slow
+    mocks:
+      fetch: { attempts: [{ error: { status_code: 503 } }, { error: { status_code: 503 } }, { result: { status_code: 200 } }] }
+    expect:
+      status: failed
+      steps:
+        settle: completed
+        fetch: { status: completed, attempts: 3 }
+        linger: { status: cancelled, error_type: timeout }
+        cleanup: completed
+      assert:
+        - timeout.after == "2h0m0s"
+`)
+	s, err := Load(path)
+	require.NoError(t, err)
+	began := time.Now()
+	r := s.RunCase(s.File.Cases[0], Options{})
+	took := time.Since(began)
+	require.True(t, r.Passed, "%v\n%s", r.Problems, r.Steps)
+	require.Less(t, took, time.Second)
+	st := r.Aggregate.Steps
+	require.Equal(t, 20*time.Minute, st["fetch"].EndedAt.Sub(*st["fetch"].StartedAt), "two backoffs of 10 minutes, in the run's own time")
+}
+
+// A malformed test file gets one file:line line per mistake.
+func TestMalformedTestFile(t *testing.T) {
+	path := writeCase(t, touches, `cases:
+  - name: one
+    mocks:
+      load: { reslut: 1 }
+    events:
+      - approve: load
+      - classify: nosuch
+        as: maybe
+    expect:
+      status: done
+      steps:
+        gone: completed
+  - name: two
+    expect:
+      assert: ["steps.load.attempts >"]
+  - expect: {}
+`)
+	_, err := Load(path)
+	var bad *MalformedError
+	require.ErrorAs(t, err, &bad)
+	require.Equal(t, []string{
+		path + `:4: case "one": unknown key "reslut" in a mock of step "load" (known: attempts, elements, error, lost, mocks, outcome, recovery_exit_code, result, takes)`,
+		path + `:6: case "one": approve: step "load" is not an approval step`,
+		path + `:7: case "one": classify needs as: retry, fail or skip`,
+		path + `:7: case "one": classify: touches has no step "nosuch"`,
+		path + `:10: case "one": status "done" is not a run status (completed, completed_with_warnings, failed, cancelled)`,
+		path + `:12: case "one": expect.steps: touches has no step "gone"`,
+		path + `:15: case "two": assert "steps.load.attempts >": unexpected token EOF (1:21)`,
+		path + `:16: a case needs name`,
+	}, bad.Lines)
+}
+
+// A case is run twice and must issue the same commands; the comparison
+// names what differs, and ignores the order of parallel attempts' ends.
+func TestDeterminismCheck(t *testing.T) {
+	s, err := Load("testdata/features/approval.test.yaml")
+	require.NoError(t, err)
+	sim, err := s.simulate(s.File.Cases[0], Options{})
+	require.NoError(t, err)
+	require.Len(t, sim.trace, 2, "%q", sim.trace)
+	require.Equal(t, "test: timer 1h0m0s", sim.trace[0], "the approval's timeout")
+	require.Regexp(t, `^test: activity deploy RunStep input [0-9a-f]{12}$`, sim.trace[1])
+	require.Empty(t, diverged(sim.trace, sim.trace))
+	require.Empty(t, diverged([]string{"w: a", "w: b"}, []string{"w: b", "w: a"}))
+	require.Equal(t, "the first run only: w: timer 1h0m0s; the second run only: w: timer 59m0s",
+		diverged([]string{"w: a", "w: timer 1h0m0s"}, []string{"w: timer 59m0s", "w: a"}))
+}
+
+// A case's workload is its input file's values, then set's on top, over
+// the playbook's defaults; a missing input file is a mistake of the file.
+func TestCaseWorkload(t *testing.T) {
+	path := writeCase(t, `metadata: { name: p }
+workload: { rows: 1, name: x }
+workflow:
+  - step: a
+    tool: { kind: noop, result: "{{ workload.rows * 2 }}" }
+`, `cases:
+  - name: input then set
+    input: in.json
+    set: { rows: 7 }
+    expect:
+      assert: [steps.a.result == 14, 'workload.name == "from-input"']
+  - name: defaults
+    expect:
+      assert: [steps.a.result == 2, 'workload.name == "x"']
+`)
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "in.json"), []byte(`{"rows": 5, "name": "from-input"}`), 0o644))
+	for _, name := range []string{"input then set", "defaults"} {
+		r := runNamed(t, path, name)
+		require.True(t, r.Passed, "%s: %v", name, r.Problems)
+	}
+	require.NoError(t, os.Remove(filepath.Join(filepath.Dir(path), "in.json")))
+	_, err := Load(path)
+	require.EqualError(t, err, path+`:2: case "input then set": input in.json: no such file or directory`)
+}
