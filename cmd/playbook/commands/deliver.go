@@ -55,10 +55,10 @@ func deliver[T any](ctx context.Context, run string, send func(ctx context.Conte
 // or has ended).
 func worthAgain(err error) bool {
 	var (
-		exit      *exitError
-		app       *temporal.ApplicationError
-		notFound  *serviceerror.NotFound
-		argument  *serviceerror.InvalidArgument
+		exit     *exitError
+		app      *temporal.ApplicationError
+		notFound *serviceerror.NotFound
+		argument *serviceerror.InvalidArgument
 	)
 	return !errors.As(err, &exit) && !errors.As(err, &app) && !errors.As(err, &notFound) && !errors.As(err, &argument)
 }
