@@ -236,7 +236,7 @@ func printStatus(out io.Writer, run, reach string, st *Status) {
 				note += "; last failure: " + expr.FirstLine(l.LastFailure)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), note)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, s.Attempts, clock(s.StartedAt), clock(s.EndedAt), oneLine(note))
 	}
 	tw.Flush()
 }
@@ -398,10 +398,10 @@ func printEvent(out io.Writer, e engine.Event, asJSON bool, width int) {
 		line += fmt.Sprintf(" attempt %d", e.Attempts)
 	}
 	if e.Message != "" {
-		line += "  " + e.Message
+		line += "  " + oneLine(e.Message)
 	}
 	if e.Error != nil {
-		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, expr.FirstLine(e.Error.Message))
+		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, oneLine(expr.FirstLine(e.Error.Message)))
 	}
 	for _, k := range []string{"routed_to_end", "original_failed_step", "allow_failure", "evaluated_by_end_step", "total_steps", "failed_steps_count", "warning_steps_count"} {
 		if v, ok := e.Data[k]; ok {
