@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"playbook/interpreter/spec/expr"
 
@@ -63,12 +64,20 @@ func (*ApprovalTool) strictCheck(fields map[string]any) (string, string) {
 	if fields["timeout"] != nil && isZeroDuration(fields["timeout"]) {
 		return "timeout", "approval tool: timeout must be more than 0 (leave it out to wait for ever)"
 	}
-	if list, ok := fields["approvers"].([]any); ok && len(list) == 0 {
+	list, ok := fields["approvers"].([]any)
+	if ok && len(list) == 0 {
 		return "approvers", "approval tool: approvers is empty (leave it out to let anyone decide)"
 	}
 	if inputs, _ := fields["inputs"].(map[string]any); fields["on_timeout"] == OnTimeoutApprove && len(RequiredInputs(inputs)) > 0 {
 		return "on_timeout", fmt.Sprintf("approval tool: on_timeout: approve approves with the defaults, and input %s has none (it is required): give it a default, or on_timeout reject or fail",
 			RequiredInputs(inputs)[0])
+	}
+	// Names are printed on operators' terminals: one line of printable
+	// text, as a decision's by must be.
+	for _, v := range list {
+		if name := fmt.Sprint(v); strings.ContainsFunc(name, unicode.IsControl) || len(name) > 200 {
+			return "approvers", fmt.Sprintf("approval tool: approver %s must be a name of at most 200 bytes without control characters", strconv.Quote(name))
+		}
 	}
 	return "", ""
 }

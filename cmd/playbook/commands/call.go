@@ -20,7 +20,11 @@ type call struct {
 // failure).
 func action(do func(c *call) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		err := do(&call{ctx: cmd.Context(), args: args, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
+		c := &call{ctx: cmd.Context(), args: args, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+		if !rawOutput[cmd.Name()] {
+			c.stdout, c.stderr = &controlsEscaped{w: c.stdout}, &controlsEscaped{w: c.stderr}
+		}
+		err := do(c)
 		if err == nil {
 			return nil
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -25,6 +26,9 @@ func (a *app) cancelCommand() *cobra.Command {
 		Args: exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			run := c.args[0]
+			if err := contract.CheckSize("--reason", len(reason)); err != nil {
+				return invalid(err)
+			}
 			if drain {
 				if err := refuseEnded(c.ctx, conn.client, run); err != nil {
 					return err

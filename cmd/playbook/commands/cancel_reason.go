@@ -7,6 +7,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -17,6 +18,9 @@ import (
 // events' cancel_reason); the cancel request then carries it too, for
 // Temporal's own history.
 func requestCancel(ctx context.Context, conn *connection, run, reason string) error {
+	if err := contract.CheckSize("the reason", len(reason)); err != nil {
+		return invalid(err)
+	}
 	if err := refuseEnded(ctx, conn.client, run); err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func stepWidth(pb *spec.Playbook) int {
 }
 
 func (p *progress) line(at time.Time, step, text string) {
-	fmt.Fprintf(p.out, "%s  %-*s %s\n", at.Local().Format("15:04:05"), p.width, step, text)
+	fmt.Fprintf(p.out, "%s  %-*s %s\n", at.Local().Format("15:04:05"), p.width, oneLine(step), oneLine(text))
 }
 
 // loopEvery is how often `run` asks for a running loop's progress.
@@ -379,7 +379,7 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 		if st == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, tableNote(st))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.Name, st.Status, st.Attempts, oneLine(tableNote(st)))
 	}
 	tw.Flush()
 	if agg.StepsOmitted > 0 {

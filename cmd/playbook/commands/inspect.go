@@ -275,7 +275,7 @@ func printStatus(out io.Writer, run, reach string, st *Status) {
 		if until, ok := st.WaitsUntil[name]; ok && s.Status == contract.StatusRunning {
 			note = "waits until " + until.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, attempts, clock(s.StartedAt), clock(s.EndedAt), note)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, attempts, clock(s.StartedAt), clock(s.EndedAt), oneLine(note))
 	}
 	tw.Flush()
 }
@@ -437,10 +437,10 @@ func printEvent(out io.Writer, e engine.Event, asJSON bool, width int) {
 		line += fmt.Sprintf(" attempt %d", e.Attempts)
 	}
 	if e.Message != "" {
-		line += "  " + e.Message
+		line += "  " + oneLine(e.Message)
 	}
 	if e.Error != nil {
-		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, expr.FirstLine(e.Error.Message))
+		line += fmt.Sprintf("  [%s: %s]", e.Error.Type, oneLine(expr.FirstLine(e.Error.Message)))
 	}
 	for _, k := range []string{"routed_to_end", "original_failed_step", "allow_failure", "evaluated_by_end_step", "total_steps", "failed_steps_count", "warning_steps_count"} {
 		if v, ok := e.Data[k]; ok {
