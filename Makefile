@@ -95,7 +95,7 @@ test-docker:
 # cores; HUGE_LOOP=10000 shortens the last part.
 HUGE_LOOP ?= 100000
 bench:
-	$(GO) test -run '^$$' -bench '^BenchmarkTwentyCases$$' -benchtime 3x ./playtest/
+	$(GO) test -run '^$$' -bench '^BenchmarkTwentyCases$$' -benchtime 3x ./internal/playtest/
 	$(GO) test -run '^$$' -bench '^Benchmark(ValidateChain|SettleChain)$$' -benchtime 3x ./submit/ ./interpreter/engine/
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench HugeLoops -benchtime 1x -timeout 60m ./testsuite/ -huge-loop=$(HUGE_LOOP)

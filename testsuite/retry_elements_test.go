@@ -200,3 +200,30 @@ workflow:
 	require.Equal(t, []any{"c\n", "d\n", "e\n"}, out, "the result is the new list's, in order")
 	replay(t, "retry_loop_elements.yaml", agg.WorkflowID, agg.RunID)
 }
+
+// Elements whose tools render alike (this loop's tool reads no item) are
+// matched one for one: three of four completed, so three are reused and
+// one runs, not four reused on the strength of any one of them.
+func TestRetryMatchesAlikeElementsOneForOne(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "p.yaml", `metadata: {name: alike}
+workload: {dir: ""}
+workflow:
+  - step: each
+    loop: {in: "0..3", mode: sequential}
+    tool:
+      kind: shell
+      command: 'echo x >> "$D/marks"; n=$(wc -l < "$D/marks"); [ "$n" -ne 2 ] || [ -e "$D/fixed" ]'
+      env: {D: "{{ workload.dir }}"}
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  each  1 of 4 elements run (failed before), 3 reused\n")
+	require.Equal(t, "completed", agg.Status)
+	marks, err := os.ReadFile(filepath.Join(dir, "marks"))
+	require.NoError(t, err)
+	require.Equal(t, 5, strings.Count(string(marks), "x"), "four ran first, one ran again")
+}

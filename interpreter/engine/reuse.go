@@ -73,6 +73,10 @@ type ReusePlan struct {
 	// Warnings name reused steps upstream of a cleanup step (on_failure:
 	// run, on_cancel: run) that ran in the earlier run: what they left may have been cleaned up.
 	Warnings []string
+	// inputs holds, for each step, what it reads that changed
+	// (inputChanges): whatever its status before, a step whose inputs
+	// changed has nothing within it reused (RunsForItself).
+	inputs map[string][]string
 }
 
 // PlanReuse decides, as a build system decides what to rebuild, which
@@ -92,12 +96,16 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		return nil, fmt.Errorf("no step %q to retry from in playbook %s", from, p.Name)
 	}
 	why := map[string]string{}
+	inputs := map[string][]string{}
 	// propagates: the steps that run, and so make their dependants run.
 	var propagates []string
 	for _, s := range p.Steps {
 		if s.Name == spec.EndStep {
 			why[s.Name] = "the end step always runs"
 			continue
+		}
+		if before.Playbook.Step(s.Name) != nil {
+			inputs[s.Name] = inputChanges(before, now, s)
 		}
 		w, q := ownReason(before, now, s, earlier[s.Name], from)
 		why[s.Name] = w
@@ -117,7 +125,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 			}
 		}
 	}
-	plan := &ReusePlan{Reuse: map[string]*contract.StepState{}}
+	plan := &ReusePlan{Reuse: map[string]*contract.StepState{}, inputs: inputs}
 	for _, s := range p.Steps {
 		d := ReuseDecision{Step: s.Name, Reused: why[s.Name] == "", Why: why[s.Name]}
 		if d.Reused {
@@ -233,6 +241,19 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	case prev.Status != contract.StatusCompleted && prev.Status != contract.StatusReused:
 		return string(prev.Status) + " before", false
 	}
+	if changes := inputChanges(before, now, s); len(changes) > 0 {
+		return changes[0], false
+	}
+	return "", false
+}
+
+// inputChanges are what a step reads that changed since the earlier run,
+// each said as a runs line says it, in the order: workload values, the
+// logical time, the files it runs. A step that did not complete before
+// but whose inputs are all unchanged may have what it completed within
+// it reused (RunsForItself).
+func inputChanges(before, now RetrySide, s *spec.Step) []string {
+	var out []string
 	reads := StepReads(now.Playbook, s)
 	var exprs []*expr.Expr
 	for _, r := range reads {
@@ -240,12 +261,12 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	}
 	for _, k := range workloadRead(exprs, now.Workload, before.Workload) {
 		if !sameValue(before.Workload[k], now.Workload[k]) {
-			return "workload." + k + " changed (read by " + readerOf(reads, func(e *expr.Expr) bool { return e.ReadsAll["workload"] || slices.Contains(e.WorkloadRefs, k) }) + ")", false
+			out = append(out, "workload."+k+" changed (read by "+readerOf(reads, func(e *expr.Expr) bool { return e.ReadsAll["workload"] || slices.Contains(e.WorkloadRefs, k) })+")")
 		}
 	}
 	if before.LogicalTime != now.LogicalTime {
 		if by := readerOf(reads, func(e *expr.Expr) bool { return e.ReadsRun }); by != "" {
-			return "run.logical_time changed (read by " + by + ")", false
+			out = append(out, "run.logical_time changed (read by "+by+")")
 		}
 	}
 	for _, f := range FilesRead(s, now.BaseDir, now.Texts) {
@@ -261,10 +282,10 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 			if rel, err := filepath.Rel(now.BaseDir, f); err == nil && !strings.HasPrefix(rel, "..") {
 				name = rel
 			}
-			return name + " changed", false
+			out = append(out, name+" changed")
 		}
 	}
-	return "", false
+	return out
 }
 
 // definitionChange names the first place, in key order, where a step's
@@ -509,9 +530,9 @@ func cleanupKey(s *spec.Step) string {
 // RunsForItself tells whether step name runs only because it did not
 // complete before (failed, cancelled, never ended), or, for a loop, its
 // list changed (which its elements' tools show), with every step
-// upstream of it reused: what it completed before may be reused within
-// it (a loop's elements, a sub-playbook's steps), as its inputs render in
-// the new run as they did.
+// upstream of it reused and nothing else it reads changed: what it
+// completed before may be reused within it (a loop's elements, a
+// sub-playbook's steps), as its inputs render in the new run as they did.
 func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	s := pb.Step(name)
 	if s == nil || s.Tool == nil || p.Reuse[name] != nil {
@@ -521,6 +542,14 @@ func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	why := p.Decisions[i].Why
 	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) {
 		return false
+	}
+	// What it reads changed (a value it passes down, a script it runs):
+	// nothing it completed within it stands, but for a loop whose list
+	// alone changed, whose elements are matched by the tool they render.
+	for _, c := range p.inputs[name] {
+		if s.Loop == nil || !listChanged(c) {
+			return false
+		}
 	}
 	for _, u := range pb.Steps {
 		if p.Reuse[u.Name] == nil && u.Name != name && slices.Contains(pb.Downstream(u.Name), name) {

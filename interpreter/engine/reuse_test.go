@@ -205,3 +205,44 @@ workflow:
 		require.Equal(t, want.elements, plan.RunsForItself(now.Playbook, "each"), edit)
 	}
 }
+
+// A step that failed before runs for itself, and what it completed within
+// it (a loop's elements, a sub-playbook's steps) may be reused, only when
+// nothing else it reads changed: not when the script it runs changed, nor
+// a workload value it passes down.
+func TestRunsForItselfOnlyWhenItsInputsStand(t *testing.T) {
+	loop := `metadata: {name: t}
+workload: {region: us}
+workflow:
+  - step: each
+    loop: {in: "[1, 2, 3]"}
+    tool: {kind: shell, command: "./fetch.sh $I", env: {I: "{{ item }}"}}
+`
+	sub := `metadata: {name: t}
+workload: {region: us}
+workflow:
+  - step: child
+    tool: {kind: playbook, path: child.yaml, workload: {region: "{{ workload.region }}"}}
+`
+	failed := map[string]*contract.StepState{"each": {Status: contract.StatusFailed}, "child": {Status: contract.StatusFailed}}
+	for _, c := range []struct {
+		name, src, step string
+		set             map[string]any
+		script          string
+		want            bool
+	}{
+		{"a failed loop, nothing changed", loop, "each", nil, "v1", true},
+		{"a failed loop whose script changed", loop, "each", nil, "v2", false},
+		{"a failed sub-playbook, nothing changed", sub, "child", nil, "v1", true},
+		{"a failed sub-playbook given another value", sub, "child", map[string]any{"region": "eu"}, "v1", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := side(t, c.src, nil, "v1", "")
+			now := side(t, c.src, c.set, c.script, "")
+			plan, err := PlanReuse(before, now, failed, "")
+			require.NoError(t, err)
+			require.Equal(t, "failed before", plan.Decisions[0].Why)
+			require.Equal(t, c.want, plan.RunsForItself(now.Playbook, c.step))
+		})
+	}
+}

@@ -287,6 +287,7 @@ func (p *Playbook) LookUpZonesOnHost(onHost func() bool) {
 			e.LookUpZonesOnHost(onHost)
 		}
 	}
+	//workflowcheck:ignore order-free: sets each expression alike
 	for _, t := range p.templates {
 		for _, e := range t.Exprs() {
 			e.LookUpZonesOnHost(onHost)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"playbook/playtest"
+	"playbook/internal/playtest"
 )
 
 type testArgs struct {

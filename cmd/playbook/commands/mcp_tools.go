@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -390,7 +389,10 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 	if err := need("run", a.Run, "step", a.Step, "action", a.Action, "reason", a.Reason); err != nil {
 		return nil, nil, err
 	}
-	by := cmp.Or(a.By, mcpWho)
+	by, err := t.who(a.By)
+	if err != nil {
+		return nil, nil, err
+	}
 	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
@@ -406,6 +408,19 @@ func (t *mcpTools) reject(ctx context.Context, _ *mcp.CallToolRequest, a rejectA
 	return t.decide(ctx, contract.ApprovalDecision{Step: a.Step, Decision: contract.DecisionReject, By: a.By, Reason: a.Reason}, a.Run)
 }
 
+// who is whose name a decision of the agent's bears: mcp, or a person
+// the server was started to act for (--act-for); an agent does not choose
+// its own name. Approvals, classifications and retries alike.
+func (t *mcpTools) who(by string) (string, error) {
+	switch {
+	case by == "":
+		return mcpWho, nil
+	case by != mcpWho && !slices.Contains(t.actFor, by):
+		return "", fmt.Errorf("this MCP server decides as %s: it may decide for %q only when started with --act-for %s; nothing was sent", mcpWho, by, by)
+	}
+	return by, nil
+}
+
 // decide sends an approval decision; the run's validator refuses what
 // cannot apply, and the refusal is the tool's error.
 func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run string) (*mcp.CallToolResult, any, error) {
@@ -415,12 +430,11 @@ func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run 
 	if err := need("run", run, "step", d.Step, "reason", d.Reason); err != nil {
 		return nil, nil, err
 	}
-	switch {
-	case d.By == "":
-		d.By = mcpWho
-	case d.By != mcpWho && !slices.Contains(t.actFor, d.By):
-		return nil, nil, fmt.Errorf("this MCP server decides as %s: it may decide for %q only when started with --act-for %s; nothing was sent", mcpWho, d.By, d.By)
+	by, err := t.who(d.By)
+	if err != nil {
+		return nil, nil, err
 	}
+	d.By = by
 	if err := contract.CheckDecision(d); err != nil {
 		return nil, nil, err
 	}
@@ -442,7 +456,10 @@ func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retry
 	if err != nil {
 		return nil, nil, err
 	}
-	req.taskQueue, req.by = t.taskQueue, cmp.Or(a.By, mcpWho)
+	if req.by, err = t.who(a.By); err != nil {
+		return nil, nil, err
+	}
+	req.taskQueue = t.taskQueue
 	r, err := startRetry(ctx, t.conn, req)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)

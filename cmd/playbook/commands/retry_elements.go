@@ -130,10 +130,17 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 		r := &contract.ElementReuse{Total: len(specs), Results: map[int]any{}, Earlier: "the histories of " + earlierID + " and its loop driver"}
 		size := 0
 		for j, sp := range specs {
-			result, ok := done[canonicalJSON(sp)]
-			if !ok {
+			// Each element that completed stands for one element of the
+			// new list: a tool that renders alike for several (it reads
+			// no item, or the list repeats one) reuses as many as
+			// completed, and the others run.
+			key := canonicalJSON(sp)
+			results := done[key]
+			if len(results) == 0 {
 				continue
 			}
+			result := results[0]
+			done[key] = results[1:]
 			reused[j] = true
 			n, _ := contract.EncodedSize(result)
 			if size += n + 1; size > engine.LoopResultBudget {
@@ -160,14 +167,15 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 
 // completedElements are the elements of loop step step that completed in
 // run id (in its own history, or in its loop driver's runs), by their
-// rendered tool (canonicalJSON), with their results; and, when run id
-// itself reused elements of that step, those of the run it retried.
-func completedElements(ctx context.Context, c client.Client, id string, in playbookwf.Input, step string) (map[string]any, error) {
+// rendered tool (canonicalJSON), with the result of each that completed
+// so; and, when run id itself reused elements of that step, those of the
+// run it retried.
+func completedElements(ctx context.Context, c client.Client, id string, in playbookwf.Input, step string) (map[string][]any, error) {
 	dc, err := payloadConverter()
 	if err != nil {
 		return nil, err
 	}
-	done := map[string]any{}
+	done := map[string][]any{}
 	for seen := 0; id != "" && seen < 100; seen++ {
 		drivers, err := scanElements(ctx, c, dc, id, "", step, done)
 		if err != nil {
@@ -196,7 +204,7 @@ func completedElements(ctx context.Context, c client.Client, id string, in playb
 // scanElements reads the history of one run, adding to done the loop
 // elements of step that completed there; it returns the loop drivers the
 // run started for the step, and the run it continued as new to.
-func scanElements(ctx context.Context, c client.Client, dc converter.DataConverter, id, runID, step string, done map[string]any) (more []execution, err error) {
+func scanElements(ctx context.Context, c client.Client, dc converter.DataConverter, id, runID, step string, done map[string][]any) (more []execution, err error) {
 	prefix := step + "["
 	scheduled := map[int64]string{}
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -223,7 +231,7 @@ func scanElements(ctx context.Context, c client.Client, dc converter.DataConvert
 			}
 			var out contract.StepOutput
 			if dc.FromPayload(a.GetResult().GetPayloads()[0], &out) == nil {
-				done[key] = out.Result
+				done[key] = append(done[key], out.Result)
 			}
 		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
 			a := e.GetChildWorkflowExecutionStartedEventAttributes()

@@ -80,6 +80,14 @@ func (e *submitError) Unwrap() error { return e.err }
 // records where it came from, who asked and why (its events, aggregate,
 // the Web UI's details).
 func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried, error) {
+	// Who asked and why are printed on operators' terminals, as an
+	// approval's are: one line of printable text each.
+	if err := contract.CheckName("by", r.by); err != nil {
+		return nil, invalid(err)
+	}
+	if err := contract.CheckLine("reason", r.reason); err != nil {
+		return nil, invalid(err)
+	}
 	before, err := frozenInput(ctx, conn.client, r.earlierID)
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/interpreter/playbookwf"
-	"playbook/playtest"
+	"playbook/internal/playtest"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +

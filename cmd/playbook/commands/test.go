@@ -12,7 +12,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"playbook/interpreter/contract"
-	"playbook/playtest"
+	"playbook/internal/playtest"
 )
 
 func (a *app) testCommand() *cobra.Command {

@@ -13,7 +13,7 @@ import (
 // `make test` runs as `playbook test playbooks/`.
 func TestExamplesPass(t *testing.T) {
 	var missing []string
-	require.NoError(t, filepath.WalkDir("../playbooks", func(path string, d fs.DirEntry, err error) error {
+	require.NoError(t, filepath.WalkDir("../../playbooks", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, Suffix) {
 			if !fileExists(strings.TrimSuffix(path, ".yaml") + Suffix) {
 				missing = append(missing, path)
@@ -22,7 +22,7 @@ func TestExamplesPass(t *testing.T) {
 		return err
 	}))
 	require.Empty(t, missing, "examples without a test file")
-	rep, err := Run([]string{"../playbooks"}, Options{}, nil)
+	rep, err := Run([]string{"../../playbooks"}, Options{}, nil)
 	require.NoError(t, err)
 	require.Empty(t, rep.Malformed)
 	for _, r := range rep.Results {

@@ -9,7 +9,7 @@ import (
 // approvals, loops, sub-playbooks, deadlines), as `playbook test` does:
 // `make bench` prints its time per suite. The goal is under 2 s.
 func BenchmarkTwentyCases(b *testing.B) {
-	files, err := Find([]string{"../playbooks"})
+	files, err := Find([]string{"../../playbooks"})
 	if err != nil {
 		b.Fatal(err)
 	}

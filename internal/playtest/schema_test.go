@@ -18,7 +18,7 @@ import (
 func TestTestFileSchema(t *testing.T) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	s, err := c.Compile("../docs/playbook-test.schema.json")
+	s, err := c.Compile("../../docs/playbook-test.schema.json")
 	require.NoError(t, err)
 	instance := func(src []byte) any {
 		var v any
@@ -29,7 +29,7 @@ func TestTestFileSchema(t *testing.T) {
 		require.NoError(t, err)
 		return inst
 	}
-	files, err := Find([]string{"../playbooks", "testdata/features"})
+	files, err := Find([]string{"../../playbooks", "testdata/features"})
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
