@@ -25,8 +25,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"playbook/interpreter/playbookwf"
 	"playbook/internal/playtest"
+	"playbook/interpreter/playbookwf"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +

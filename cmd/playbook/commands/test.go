@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"playbook/interpreter/contract"
 	"playbook/internal/playtest"
+	"playbook/interpreter/contract"
 )
 
 func (a *app) testCommand() *cobra.Command {
