@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const features = "../../../playtest/testdata/features"
+const features = "../../../internal/playtest/testdata/features"
 
 // writeTestCase writes a playbook and its test file to a fresh directory.
 func writeTestCase(t *testing.T, tests string) string {
@@ -26,7 +26,7 @@ func writeTestCase(t *testing.T, tests string) string {
 func TestTestCommandExitCodes(t *testing.T) {
 	code, out, errOut := cli(t, "test", features+"/retry.yaml")
 	require.Equal(t, 0, code, errOut)
-	require.Regexp(t, `^ok    \.\./\.\./\.\./playtest/testdata/features/retry\.test\.yaml: case "503, 503, then 200" \(.*\)\n`, out)
+	require.Regexp(t, `^ok    \.\./\.\./\.\./internal/playtest/testdata/features/retry\.test\.yaml: case "503, 503, then 200" \(.*\)\n`, out)
 	require.True(t, strings.HasSuffix(out, "2 passed, 0 failed\n"), out)
 
 	dir := writeTestCase(t, `cases:
@@ -80,5 +80,5 @@ func TestTestCommandReports(t *testing.T) {
 	b, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	require.Contains(t, string(b), `<testsuites tests="1" failures="0">`)
-	require.Contains(t, string(b), `<testcase name="a lost attempt is retried" classname="../../../playtest/testdata/features/lost.test.yaml"`)
+	require.Contains(t, string(b), `<testcase name="a lost attempt is retried" classname="../../../internal/playtest/testdata/features/lost.test.yaml"`)
 }
