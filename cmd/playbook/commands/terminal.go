@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // What the CLI prints comes in part from users: step names, messages,
@@ -34,35 +36,50 @@ func oneLine(s string) string {
 
 // controlsEscaped writes to w with every control character escaped but
 // the newlines that end lines: whatever a command prints, no byte of it
-// drives the terminal. (C1 controls are two bytes in UTF-8, 0xC2 then
-// 0x80-0x9F; a write ending between them is held until the next.)
+// drives the terminal. C1 controls (U+0080-U+009F) are escaped as \u00XX,
+// and a byte that is no part of UTF-8 text as \xXX (a lone 0x9B is CSI to
+// a terminal not reading UTF-8). A write that ends inside a character is
+// held until the next.
 type controlsEscaped struct {
 	w    io.Writer
-	held bool // the last write ended with 0xC2
+	held []byte // the start of a character the last write ended inside
 }
 
 func (e *controlsEscaped) Write(p []byte) (int, error) {
 	in := p
-	if e.held {
-		in = append([]byte{0xC2}, p...)
-		e.held = false
+	if len(e.held) > 0 {
+		in = append(e.held, p...)
+		e.held = nil
 	}
 	out := make([]byte, 0, len(in))
-	for i := 0; i < len(in); i++ {
+	for i := 0; i < len(in); {
 		c := in[i]
-		switch {
-		case c == '\n':
-			out = append(out, c)
-		case c < 0x20 || c == 0x7f:
-			out = fmt.Appendf(out, `\x%02x`, c)
-		case c == 0xC2 && i+1 == len(in):
-			e.held = true
-		case c == 0xC2 && in[i+1] >= 0x80 && in[i+1] <= 0x9F:
-			out = fmt.Appendf(out, `\u%04x`, rune(in[i+1]))
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\n':
+				out = append(out, c)
+			case c < 0x20 || c == 0x7f:
+				out = fmt.Appendf(out, `\x%02x`, c)
+			default:
+				out = append(out, c)
+			}
 			i++
-		default:
-			out = append(out, c)
+			continue
 		}
+		if !utf8.FullRune(in[i:]) {
+			e.held = bytes.Clone(in[i:])
+			break
+		}
+		r, size := utf8.DecodeRune(in[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = fmt.Appendf(out, `\x%02x`, c)
+		case r >= 0x80 && r <= 0x9f:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			out = append(out, in[i:i+size]...)
+		}
+		i += size
 	}
 	if _, err := e.w.Write(out); err != nil {
 		return 0, err
