@@ -107,7 +107,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		if before.Playbook.Step(s.Name) != nil {
 			inputs[s.Name] = inputChanges(before, now, s)
 		}
-		w, q := ownReason(before, now, s, earlier[s.Name], from)
+		w, q := ownReason(before, now, s, earlier[s.Name], from, inputs[s.Name])
 		why[s.Name] = w
 		if w != "" && !q {
 			propagates = append(propagates, s.Name)
@@ -223,8 +223,9 @@ const pendingBefore = "pending before"
 // ownReason is why a step runs for itself, "" when it may be reused;
 // quiet: it does not make its dependants run (a step skipped before that
 // no failure skipped: no branch led to it, and none will), and a step
-// upstream that runs says why better ("downstream of x").
-func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, from string) (why string, quiet bool) {
+// upstream that runs says why better ("downstream of x"). changes are
+// what it reads that changed (inputChanges), the last reason looked at.
+func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, from string, changes []string) (why string, quiet bool) {
 	old := before.Playbook.Step(s.Name)
 	switch {
 	case s.Name == from:
@@ -241,7 +242,7 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	case prev.Status != contract.StatusCompleted && prev.Status != contract.StatusReused:
 		return string(prev.Status) + " before", false
 	}
-	if changes := inputChanges(before, now, s); len(changes) > 0 {
+	if len(changes) > 0 {
 		return changes[0], false
 	}
 	return "", false
