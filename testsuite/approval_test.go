@@ -47,12 +47,19 @@ workflow:
 // until its approval step waits.
 func startGate(t *testing.T, timeout string) (id string) {
 	t.Helper()
+	return startGatePlaybook(t, fmt.Sprintf(gatePlaybook, timeout), timeout == "")
+}
+
+// startGatePlaybook submits text, detached, and when waits is set waits
+// until its one approval step waits.
+func startGatePlaybook(t *testing.T, text string, waits bool) (id string) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "gate.yaml")
-	require.NoError(t, os.WriteFile(file, []byte(fmt.Sprintf(gatePlaybook, timeout)), 0o644))
+	require.NoError(t, os.WriteFile(file, []byte(text), 0o644))
 	id = fmt.Sprintf("gate-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
 	require.Equal(t, 0, code, errOut)
-	if timeout == "" {
+	if waits {
 		waitFor(t, "sign_off to wait for approval", func() bool { return len(approvalsOf(t, id)) == 1 })
 	}
 	return id
@@ -508,11 +515,23 @@ workflow:
 // A decision and a cancel sent together: whichever the run takes first
 // decides, and the sender is told the truth. An approval the Update
 // answered "approved" is completed in the aggregate; one the run no
-// longer waited for is refused, and the step ends cancelled.
+// longer waited for is refused, and the step ends cancelled. The step
+// after the gate waits an hour, so the run cannot complete before the
+// cancel reaches it however late the cancel is sent (a quick step there
+// let an approved run complete first on a loaded machine).
 func TestApprovalAndCancelTogether(t *testing.T) {
 	ctx := context.Background()
+	const gateThenWait = `
+metadata: {name: gate}
+workflow:
+  - step: sign_off
+    tool: {kind: approval, message: "Go?", inputs: {ticket: ""}, approvers: [alice]}
+    next: hold
+  - step: hold
+    tool: {kind: wait, duration: 1h}
+`
 	for i := range 8 {
-		id := startGate(t, "")
+		id := startGatePlaybook(t, gateThenWait, true)
 		decision := map[string]any{"step": "sign_off", "decision": "approve", "inputs": map[string]any{"ticket": fmt.Sprint("OPS-", i)}, "by": "alice"}
 		var wg sync.WaitGroup
 		wg.Add(1)
