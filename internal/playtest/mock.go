@@ -38,6 +38,7 @@ type stand struct {
 	log    *eventLog
 	// noReal: real: is ignored (Options.NoReal).
 	noReal bool
+	plant  func(workflow.Context)
 
 	mu sync.Mutex
 	// unmocked are the steps that would have touched the world, by path.
@@ -196,6 +197,9 @@ func lastLine(s string) string {
 // childWorkflow is the generic workflow as a case runs it: a sub-playbook
 // mocked whole returns its mocked outcome, any other run is the real one.
 func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, error) {
+	if s.plant != nil {
+		s.plant(ctx)
+	}
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
 	rest, isChild := strings.CutPrefix(id, s.rootID+".")
 	if !isChild {
