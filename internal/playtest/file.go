@@ -32,6 +32,8 @@ type File struct {
 	Path     string
 	Playbook string // as the test file names it, from the working directory
 	Cases    []*Case
+	// unreadable: the playbook is not there, or not to be read (Under).
+	unreadable bool
 }
 
 // Case is one scenario: a workload, mocks, events and what to expect.
@@ -154,7 +156,11 @@ func (e *MalformedError) Error() string { return strings.Join(e.Lines, "\n") }
 // ParseFile checks a test file's text; a malformed one returns a
 // *MalformedError with one `file:line: case "x": ...` line per mistake,
 // and what could be read of it.
-func ParseFile(path string, b []byte) (*File, error) {
+func ParseFile(path string, b []byte) (*File, error) { return parseFile(path, b, "") }
+
+// parseFile is ParseFile refusing a playbook outside root (Under), when
+// root is given, before looking for it.
+func parseFile(path string, b []byte, root string) (*File, error) {
 	errs := &fileErrors{path: path}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
@@ -162,13 +168,13 @@ func ParseFile(path string, b []byte) (*File, error) {
 		return nil, &MalformedError{errs.lines}
 	}
 	f := &File{Path: path}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
+	top := &doc
+	if top.Kind == yaml.DocumentNode && len(top.Content) > 0 {
+		top = top.Content[0]
 	}
 	p := &parser{errs: errs}
 	pb := ""
-	p.mapping(root, "", map[string]func(*yaml.Node){
+	p.mapping(top, "", map[string]func(*yaml.Node){
 		"playbook": func(n *yaml.Node) { pb = p.str(n, "") },
 		"cases": func(n *yaml.Node) {
 			if n.Kind != yaml.SequenceNode {
@@ -192,9 +198,13 @@ func ParseFile(path string, b []byte) (*File, error) {
 	if pb == "" {
 		pb = strings.TrimSuffix(filepath.Base(path), Suffix) + ".yaml"
 	}
-	f.Playbook = filepath.Join(filepath.Dir(path), pb)
-	if _, err := os.Stat(f.Playbook); err != nil {
-		errs.add(root.Line, "", "playbook %s: %v", pb, unwrap(err))
+	f.Playbook = pb
+	if !filepath.IsAbs(pb) {
+		f.Playbook = filepath.Join(filepath.Dir(path), pb)
+	}
+	if err := readable(f.Playbook, root); err != nil {
+		f.unreadable = true
+		errs.add(top.Line, "", "playbook %s: %v", pb, err)
 	}
 	if len(errs.lines) > 0 {
 		// The file is returned too, so that its cases can still be checked

@@ -46,6 +46,10 @@ type Options struct {
 	// NoReal ignores real: (every step that would touch the world must be
 	// mocked), for callers that must start nothing, as the MCP server.
 	NoReal bool
+	// Root is the directory the test files and the playbooks they name
+	// must be under (Under): one outside is refused the same way whether
+	// or not it exists. Optional: "" reads anywhere Read does.
+	Root string
 	// plant runs at the start of every workflow of a case's run: a test's
 	// way to make the workflow decide differently from one run to the next.
 	plant func(workflow.Context)
@@ -107,11 +111,17 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Root != "" {
+		if err := Under(opts.Root, abs); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		read = readUnder(opts.Root, read)
+	}
 	text, err := read(abs)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ParseFile(path, text)
+	f, err := parseFile(path, text, opts.Root)
 	var bad *MalformedError
 	if f == nil || err != nil && !errors.As(err, &bad) {
 		return nil, err
@@ -126,8 +136,8 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 		}
 		return &MalformedError{byLine(path, append(lines, more...))}
 	}
-	if _, err := os.Stat(f.Playbook); err != nil {
-		return nil, malformed() // said by ParseFile
+	if f.unreadable {
+		return nil, malformed() // said by parseFile
 	}
 	b, err := submit.LoadBundle(f.Playbook, read)
 	if err != nil {
