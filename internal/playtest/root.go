@@ -72,7 +72,6 @@ func readable(path, root string) error {
 	return unwrap(err)
 }
 
-
 // readUnder is read refusing files outside root: a case's input file, a
 // sub-playbook.
 func readUnder(root string, read func(string) ([]byte, error)) func(string) ([]byte, error) {
