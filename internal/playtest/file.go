@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
 
@@ -57,8 +58,22 @@ type StepMock struct {
 	Line     int
 	Attempts []*Attempt
 	Elements map[int]*StepMock
-	Child    *ChildMock
-	Mocks    map[string]*StepMock
+	// When are a loop's elements' mocks by a template over the element's
+	// item, in file order; an element given by index is not matched.
+	When  []*ElementWhen
+	Child *ChildMock
+	Mocks map[string]*StepMock
+	// loop is the mocked step's loop, when When is given (Suite.check).
+	loop *spec.Loop
+}
+
+// ElementWhen mocks the elements of a loop for which a template over the
+// element's item (`{{ item.region == 'eu' }}`) is true.
+type ElementWhen struct {
+	Line   int
+	Source string
+	Mock   *StepMock
+	expr   *expr.Expr
 }
 
 // Attempt is one mocked attempt: a result, an error, or lost.
@@ -437,16 +452,23 @@ func (p *parser) stepMock(n *yaml.Node, what string) *StepMock {
 		"elements": func(v *yaml.Node) {
 			m.Elements = map[int]*StepMock{}
 			if v.Kind != yaml.MappingNode {
-				p.errs.add(v.Line, p.cas, "elements must be a mapping of element indexes (0, 1, ...) to mocks")
+				p.errs.add(v.Line, p.cas, "elements must be a mapping of element indexes (0, 1, ...) or templates over item ({{ item.region == 'eu' }}) to mocks")
 				return
 			}
 			for i := 0; i+1 < len(v.Content); i += 2 {
-				idx, err := strconv.Atoi(v.Content[i].Value)
-				if err != nil || idx < 0 {
-					p.errs.add(v.Content[i].Line, p.cas, "elements: %q is not an element index (0, 1, ...)", v.Content[i].Value)
+				key := v.Content[i]
+				if expr.IsTemplate(key.Value) {
+					if e := p.stepMock(v.Content[i+1], "mock of elements "+key.Value); e != nil {
+						m.When = append(m.When, &ElementWhen{Line: key.Line, Source: key.Value, Mock: e})
+					}
 					continue
 				}
-				if e := p.stepMock(v.Content[i+1], "mock of element "+v.Content[i].Value); e != nil {
+				idx, err := strconv.Atoi(key.Value)
+				if err != nil || idx < 0 {
+					p.errs.add(key.Line, p.cas, "elements: %q is neither an element index (0, 1, ...) nor a template over item ({{ item.region == 'eu' }})", key.Value)
+					continue
+				}
+				if e := p.stepMock(v.Content[i+1], "mock of element "+key.Value); e != nil {
 					m.Elements[idx] = e
 				}
 			}

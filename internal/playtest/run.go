@@ -190,6 +190,11 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 				if st.Loop != nil && slices.ContainsFunc(m.Attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
 					errs.add(m.Line, c.Name, "mocks: step %q is a loop: give takes: to its elements' mocks (elements: {0: ...})", prefix+name)
 				}
+				if st.Loop != nil {
+					for _, line := range m.compileWhen(st.Loop) {
+						errs.add(line.line, c.Name, "mocks: step %q: elements %s", prefix+name, line.msg)
+					}
+				}
 				if m.Mocks != nil && st.Tool.Kind == "playbook" {
 					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr.IsTemplate(rel) {
 						child := spec.SubPlaybookPath(dir, rel)
@@ -329,10 +334,11 @@ const rootID = "test"
 // its activities' results reach their workflows in that order.
 func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulation, err error) {
 	log := &eventLog{}
-	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal, plant: opts.plant}
+	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal, plant: opts.plant, inputs: map[string]playbookwf.Input{}}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()
+	st.env = env
 	env.SetTestTimeout(orDuration(opts.Stuck, 10*time.Second))
 	env.RegisterWorkflowWithOptions(st.childWorkflow, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
 	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
