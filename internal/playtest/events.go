@@ -183,6 +183,9 @@ func (ev *events) fire(e *Event) {
 	case "drain":
 		ev.log.add("%s drain the run%s", at, because(e.Reason))
 		ev.env.SignalWorkflow(playbookwf.SignalDrain, e.Reason)
+	case "deadline":
+		// The run's own deadline timer fires at this moment (Suite.deadline).
+		ev.log.add("%s the run's deadline passes", at)
 	}
 	ev.arm()
 }

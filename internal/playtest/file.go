@@ -103,12 +103,13 @@ type ChildMock struct {
 }
 
 // Event is something that happens to the run: an approval decided, a
-// step classified, a cancel or a drain. It fires After the run started
-// when given; else an approval or classification fires as soon as its
-// step waits, and a cancel or drain when OnStart's step starts (or at once).
+// step classified, a cancel or a drain, its deadline passing. It fires
+// After the run started when given (a deadline always); else an approval
+// or classification fires as soon as its step waits, and a cancel or
+// drain when OnStart's step starts (or at once).
 type Event struct {
 	Line    int
-	Kind    string // approve, reject, classify, cancel, drain
+	Kind    string // approve, reject, classify, cancel, drain, deadline
 	Step    string
 	As      string // classify: retry, fail or skip
 	Inputs  map[string]any
@@ -596,7 +597,7 @@ func (p *parser) mockError(n *yaml.Node) *MockError {
 	return e
 }
 
-var eventKinds = []string{"approve", "reject", "classify", "cancel", "drain"}
+var eventKinds = []string{"approve", "reject", "classify", "cancel", "drain", "deadline"}
 
 func (p *parser) event(n *yaml.Node) *Event {
 	e := &Event{Line: n.Line}
@@ -642,6 +643,15 @@ func (p *parser) event(n *yaml.Node) *Event {
 	case e.Kind == "cancel" || e.Kind == "drain":
 		e.Reason = orDefault(e.Step, e.Reason)
 		e.Step = ""
+	case e.Kind == "deadline":
+		if e.Step != "" && e.Step != "true" {
+			p.errs.add(n.Line, p.cas, "deadline is true (the run's deadline passes), not %q", e.Step)
+		}
+		e.Step = ""
+		if e.After == nil || e.OnStart != "" {
+			p.errs.add(n.Line, p.cas, "deadline needs after: D, when the run's deadline passes from its start (and no on_start)")
+			e.After = nil
+		}
 	}
 	return e
 }

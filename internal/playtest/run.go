@@ -223,7 +223,16 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 				errs.add(c.Line, c.Name, "expect.started: %s has no step %q", s.pb.Name, name)
 			}
 		}
+		deadlines := 0
 		for _, e := range c.Events {
+			if e.Kind == "deadline" && e.After != nil {
+				if deadlines++; deadlines > 1 {
+					errs.add(e.Line, c.Name, "deadline: a run's deadline passes once")
+				}
+				if s.pb.Timeout > 0 && *e.After >= s.pb.Timeout {
+					errs.add(e.Line, c.Name, "deadline: the playbook's own deadline (timeout: %s) passes first: after must be earlier", s.pb.Timeout)
+				}
+			}
 			for _, name := range []string{e.Step, e.OnStart} {
 				if name != "" && s.pb.Step(name) == nil {
 					errs.add(e.Line, c.Name, "%s: %s has no step %q", e.Kind, s.pb.Name, name)
@@ -356,6 +365,7 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 	}
 	in.LogicalTime = &lt
 	env.SetStartTime(lt)
+	in.Deadline = s.deadline(c, lt)
 
 	order := newDeliveries(env, lt, follow)
 	acts := &activities.Activities{LogDir: logDir, Stand: st}
@@ -433,6 +443,23 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 		sim.eventsLeft = append(sim.eventsLeft, fmt.Sprintf("event at line %d (%s) never happened: %s", e.Line, e.Kind, ev.why(e)))
 	}
 	return sim, nil
+}
+
+// deadline is the deadline a case's deadline event sets: the run takes it
+// as one inherited from a parent, so that its own deadline handling passes
+// it at that moment; it reads as the playbook's own timeout when it has
+// one, else as the event's time.
+func (s *Suite) deadline(c *Case, start time.Time) *contract.Deadline {
+	for _, e := range c.Events {
+		if e.Kind == "deadline" && e.After != nil {
+			timeout := e.After.String()
+			if s.pb.Timeout > 0 {
+				timeout = s.pb.Timeout.String()
+			}
+			return &contract.Deadline{At: start.Add(*e.After), Timeout: timeout, SetBy: rootID}
+		}
+	}
+	return nil
 }
 
 func outcome(err error) string {
