@@ -329,6 +329,12 @@ func (s *stand) elementMock(parents []string, step string, element int, m *StepM
 		return m
 	}
 	name := fmt.Sprintf("%s[%d]", dotted(parents, step), element)
+	if m.loop == nil {
+		// Not compiled: a sub-playbook whose path is a template, unknown
+		// until the run.
+		s.problem(fmt.Sprintf("step %q: the elements' mocks by template cannot be matched: its playbook is not known before the run", name))
+		return m
+	}
 	scope, err := s.elementScope(parents, step, element, m.loop)
 	if err != nil {
 		s.problem(fmt.Sprintf("step %q: the elements' mocks by template cannot be matched: %v", name, err))
