@@ -98,6 +98,21 @@ func TestMCPTestPlaybook(t *testing.T) {
 	text, isErr = callTool(t, w, "test_playbook", map[string]any{"path": "../elsewhere.test.yaml"})
 	require.True(t, isErr, text)
 	require.Contains(t, text, "outside the directory this MCP server reads")
+
+	// A test file under the root naming a playbook outside it: refused the
+	// same whether that playbook is there or not.
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "there.yaml"), []byte("metadata: { name: there }\nworkflow: [{step: a, tool: {kind: noop}}]\n"), 0o644))
+	var said []string
+	for _, name := range []string{"there.yaml", "gone.yaml"} {
+		pb := filepath.Join(outside, name)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "o.test.yaml"), []byte("playbook: "+pb+"\ncases:\n  - name: c\n    expect: { status: completed }\n"), 0o644))
+		text, isErr = callTool(t, w, "test_playbook", map[string]any{"path": "o.test.yaml"})
+		require.False(t, isErr, text)
+		said = append(said, strings.ReplaceAll(text, name, "NAME"))
+		require.Contains(t, text, "outside "+dir+", the directory these tests may read", name)
+	}
+	require.Equal(t, said[0], said[1], "the same answer whether the playbook is there or not")
 }
 
 // examplePlaybooks are the playbooks under playbooks/ (not their test

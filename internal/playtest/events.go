@@ -18,6 +18,7 @@ import (
 type events struct {
 	env     *testsuite.TestWorkflowEnvironment
 	log     *eventLog
+	trace   *tracer
 	start   time.Time
 	mu      sync.Mutex
 	pending []*Event
@@ -146,6 +147,11 @@ func (ev *events) fire(e *Event) {
 	ev.mu.Unlock()
 	at := ev.env.Now().Sub(ev.start)
 	by := orDefault(e.By, "playbook test")
+	what := strings.TrimSpace(e.Kind + " " + e.Step)
+	if e.As != "" {
+		what += " as " + e.As
+	}
+	ev.trace.note(rootID, "given %s at %s", what, at)
 	refused := func(err error) {
 		ev.mu.Lock()
 		ev.refused = append(ev.refused, fmt.Sprintf("event at line %d (%s %s) was refused by the run at %s: %v", e.Line, e.Kind, e.Step, at, err))
@@ -177,6 +183,9 @@ func (ev *events) fire(e *Event) {
 	case "drain":
 		ev.log.add("%s drain the run%s", at, because(e.Reason))
 		ev.env.SignalWorkflow(playbookwf.SignalDrain, e.Reason)
+	case "deadline":
+		// The run's own deadline timer fires at this moment (Suite.deadline).
+		ev.log.add("%s the run's deadline passes", at)
 	}
 	ev.arm()
 }

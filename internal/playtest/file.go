@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
 
@@ -32,6 +33,8 @@ type File struct {
 	Path     string
 	Playbook string // as the test file names it, from the working directory
 	Cases    []*Case
+	// unreadable: the playbook is not there, or not to be read (Under).
+	unreadable bool
 }
 
 // Case is one scenario: a workload, mocks, events and what to expect.
@@ -55,8 +58,22 @@ type StepMock struct {
 	Line     int
 	Attempts []*Attempt
 	Elements map[int]*StepMock
-	Child    *ChildMock
-	Mocks    map[string]*StepMock
+	// When are a loop's elements' mocks by a template over the element's
+	// item, in file order; an element given by index is not matched.
+	When  []*ElementWhen
+	Child *ChildMock
+	Mocks map[string]*StepMock
+	// loop is the mocked step's loop, when When is given (Suite.check).
+	loop *spec.Loop
+}
+
+// ElementWhen mocks the elements of a loop for which a template over the
+// element's item (`{{ item.region == 'eu' }}`) is true.
+type ElementWhen struct {
+	Line   int
+	Source string
+	Mock   *StepMock
+	expr   *expr.Expr
 }
 
 // Attempt is one mocked attempt: a result, an error, or lost.
@@ -86,12 +103,13 @@ type ChildMock struct {
 }
 
 // Event is something that happens to the run: an approval decided, a
-// step classified, a cancel or a drain. It fires After the run started
-// when given; else an approval or classification fires as soon as its
-// step waits, and a cancel or drain when OnStart's step starts (or at once).
+// step classified, a cancel or a drain, its deadline passing. It fires
+// After the run started when given (a deadline always); else an approval
+// or classification fires as soon as its step waits, and a cancel or
+// drain when OnStart's step starts (or at once).
 type Event struct {
 	Line    int
-	Kind    string // approve, reject, classify, cancel, drain
+	Kind    string // approve, reject, classify, cancel, drain, deadline
 	Step    string
 	As      string // classify: retry, fail or skip
 	Inputs  map[string]any
@@ -154,7 +172,11 @@ func (e *MalformedError) Error() string { return strings.Join(e.Lines, "\n") }
 // ParseFile checks a test file's text; a malformed one returns a
 // *MalformedError with one `file:line: case "x": ...` line per mistake,
 // and what could be read of it.
-func ParseFile(path string, b []byte) (*File, error) {
+func ParseFile(path string, b []byte) (*File, error) { return parseFile(path, b, "") }
+
+// parseFile is ParseFile refusing a playbook outside root (Under), when
+// root is given, before looking for it.
+func parseFile(path string, b []byte, root string) (*File, error) {
 	errs := &fileErrors{path: path}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
@@ -162,13 +184,13 @@ func ParseFile(path string, b []byte) (*File, error) {
 		return nil, &MalformedError{errs.lines}
 	}
 	f := &File{Path: path}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
+	top := &doc
+	if top.Kind == yaml.DocumentNode && len(top.Content) > 0 {
+		top = top.Content[0]
 	}
 	p := &parser{errs: errs}
 	pb := ""
-	p.mapping(root, "", map[string]func(*yaml.Node){
+	p.mapping(top, "", map[string]func(*yaml.Node){
 		"playbook": func(n *yaml.Node) { pb = p.str(n, "") },
 		"cases": func(n *yaml.Node) {
 			if n.Kind != yaml.SequenceNode {
@@ -192,9 +214,13 @@ func ParseFile(path string, b []byte) (*File, error) {
 	if pb == "" {
 		pb = strings.TrimSuffix(filepath.Base(path), Suffix) + ".yaml"
 	}
-	f.Playbook = filepath.Join(filepath.Dir(path), pb)
-	if _, err := os.Stat(f.Playbook); err != nil {
-		errs.add(root.Line, "", "playbook %s: %v", pb, unwrap(err))
+	f.Playbook = pb
+	if !filepath.IsAbs(pb) {
+		f.Playbook = filepath.Join(filepath.Dir(path), pb)
+	}
+	if err := readable(f.Playbook, root); err != nil {
+		f.unreadable = true
+		errs.add(top.Line, "", "playbook %s: %v", pb, err)
 	}
 	if len(errs.lines) > 0 {
 		// The file is returned too, so that its cases can still be checked
@@ -427,16 +453,23 @@ func (p *parser) stepMock(n *yaml.Node, what string) *StepMock {
 		"elements": func(v *yaml.Node) {
 			m.Elements = map[int]*StepMock{}
 			if v.Kind != yaml.MappingNode {
-				p.errs.add(v.Line, p.cas, "elements must be a mapping of element indexes (0, 1, ...) to mocks")
+				p.errs.add(v.Line, p.cas, "elements must be a mapping of element indexes (0, 1, ...) or templates over item ({{ item.region == 'eu' }}) to mocks")
 				return
 			}
 			for i := 0; i+1 < len(v.Content); i += 2 {
-				idx, err := strconv.Atoi(v.Content[i].Value)
-				if err != nil || idx < 0 {
-					p.errs.add(v.Content[i].Line, p.cas, "elements: %q is not an element index (0, 1, ...)", v.Content[i].Value)
+				key := v.Content[i]
+				if expr.IsTemplate(key.Value) {
+					if e := p.stepMock(v.Content[i+1], "mock of elements "+key.Value); e != nil {
+						m.When = append(m.When, &ElementWhen{Line: key.Line, Source: key.Value, Mock: e})
+					}
 					continue
 				}
-				if e := p.stepMock(v.Content[i+1], "mock of element "+v.Content[i].Value); e != nil {
+				idx, err := strconv.Atoi(key.Value)
+				if err != nil || idx < 0 {
+					p.errs.add(key.Line, p.cas, "elements: %q is neither an element index (0, 1, ...) nor a template over item ({{ item.region == 'eu' }})", key.Value)
+					continue
+				}
+				if e := p.stepMock(v.Content[i+1], "mock of element "+key.Value); e != nil {
 					m.Elements[idx] = e
 				}
 			}
@@ -564,7 +597,7 @@ func (p *parser) mockError(n *yaml.Node) *MockError {
 	return e
 }
 
-var eventKinds = []string{"approve", "reject", "classify", "cancel", "drain"}
+var eventKinds = []string{"approve", "reject", "classify", "cancel", "drain", "deadline"}
 
 func (p *parser) event(n *yaml.Node) *Event {
 	e := &Event{Line: n.Line}
@@ -610,6 +643,15 @@ func (p *parser) event(n *yaml.Node) *Event {
 	case e.Kind == "cancel" || e.Kind == "drain":
 		e.Reason = orDefault(e.Step, e.Reason)
 		e.Step = ""
+	case e.Kind == "deadline":
+		if e.Step != "" && e.Step != "true" {
+			p.errs.add(n.Line, p.cas, "deadline is true (the run's deadline passes), not %q", e.Step)
+		}
+		e.Step = ""
+		if e.After == nil || e.OnStart != "" {
+			p.errs.add(n.Line, p.cas, "deadline needs after: D, when the run's deadline passes from its start (and no on_start)")
+			e.After = nil
+		}
 	}
 	return e
 }

@@ -19,6 +19,8 @@ import (
 	"playbook/activities"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // touchesWorld says what a step of a kind would do for real, for the kinds
@@ -38,12 +40,16 @@ type stand struct {
 	log    *eventLog
 	// noReal: real: is ignored (Options.NoReal).
 	noReal bool
+	plant  func(workflow.Context)
+	env    *testsuite.TestWorkflowEnvironment
 
 	mu sync.Mutex
 	// unmocked are the steps that would have touched the world, by path.
 	unmocked []string
 	// ran are the steps that ran for real (listed under real:).
 	ran []string
+	// inputs are the run's workflows' inputs, by workflow ID.
+	inputs map[string]playbookwf.Input
 }
 
 // path is the step's path from the case's run: "load.inner" for step
@@ -82,10 +88,7 @@ func dotted(parents []string, step string) string {
 func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (activities.ToolResult, bool, bool) {
 	parents, step, element := s.path(in)
 	name := dotted(parents, step)
-	m := s.mockOf(parents, step)
-	if m != nil && element >= 0 && m.Elements[element] != nil {
-		m = m.Elements[element]
-	}
+	m := s.elementMock(parents, step, element, s.mockOf(parents, step))
 	if m == nil || len(m.Attempts) == 0 {
 		doing, world := touchesWorld[in.Kind]
 		if !world || s.c.Real[name] && !s.noReal {
@@ -129,10 +132,7 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 // does not run; it exits as the failed attempt's mock says (0 by default).
 func (s *stand) Recovery(in contract.StepInput, number, exitCode int, script string) (int, bool) {
 	parents, step, element := s.path(in)
-	m := s.mockOf(parents, step)
-	if m != nil && element >= 0 && m.Elements[element] != nil {
-		m = m.Elements[element]
-	}
+	m := s.elementMock(parents, step, element, s.mockOf(parents, step))
 	code := 0
 	if m != nil && len(m.Attempts) > 0 {
 		code = m.Attempts[min(number, len(m.Attempts))-1].Recovery
@@ -196,7 +196,13 @@ func lastLine(s string) string {
 // childWorkflow is the generic workflow as a case runs it: a sub-playbook
 // mocked whole returns its mocked outcome, any other run is the real one.
 func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, error) {
+	if s.plant != nil {
+		s.plant(ctx)
+	}
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	s.mu.Lock()
+	s.inputs[id] = in
+	s.mu.Unlock()
 	rest, isChild := strings.CutPrefix(id, s.rootID+".")
 	if !isChild {
 		return playbookwf.Playbook(ctx, in)
@@ -283,4 +289,125 @@ func (s *stand) paceAttempts(env *testsuite.TestWorkflowEnvironment, run func(co
 	if paced {
 		env.OnActivity(contract.RunStepName, mock.Anything, mock.Anything).Return(run)
 	}
+}
+
+type lineError struct {
+	line int
+	msg  string
+}
+
+// compileWhen compiles the templates of a loop's elements' mocks in the
+// scope the element's tool sees (the run's, the iterator, item and
+// loop.index).
+func (m *StepMock) compileWhen(loop *spec.Loop) []lineError {
+	var out []lineError
+	m.loop = loop
+	for _, w := range m.When {
+		e, err := expr.CompileExprAt(w.Source, w.Line, expr.ScopeStep, true, "item", loop.Iterator, "loop")
+		if err != nil {
+			out = append(out, lineError{w.Line, err.Error()})
+			continue
+		}
+		w.expr = e
+		if slices.ContainsFunc(w.Mock.Attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
+			out = append(out, lineError{w.Line, strconv.Quote(w.Source) + ": takes: is given to an element by its index, not by a template"})
+		}
+	}
+	return out
+}
+
+// elementMock is the mock of a loop's element: its own by index, else the
+// first whose template over its item holds, else the step's.
+func (s *stand) elementMock(parents []string, step string, element int, m *StepMock) *StepMock {
+	if m == nil || element < 0 {
+		return m
+	}
+	if e := m.Elements[element]; e != nil {
+		return e
+	}
+	if len(m.When) == 0 {
+		return m
+	}
+	name := fmt.Sprintf("%s[%d]", dotted(parents, step), element)
+	if m.loop == nil {
+		// Not compiled: a sub-playbook whose path is a template, unknown
+		// until the run.
+		s.problem(fmt.Sprintf("step %q: the elements' mocks by template cannot be matched: its playbook is not known before the run", name))
+		return m
+	}
+	scope, err := s.elementScope(parents, step, element, m.loop)
+	if err != nil {
+		s.problem(fmt.Sprintf("step %q: the elements' mocks by template cannot be matched: %v", name, err))
+		return m
+	}
+	for _, w := range m.When {
+		ok, err := w.expr.EvalBool(scope)
+		if err != nil {
+			s.problem(fmt.Sprintf("step %q: elements %s (line %d): %v", name, w.Source, w.Line, err))
+			continue
+		}
+		if ok {
+			return w.Mock
+		}
+	}
+	return m
+}
+
+func (s *stand) problem(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.unmocked, msg) {
+		s.unmocked = append(s.unmocked, msg)
+	}
+}
+
+// elementScope is the scope an element's tool is rendered in: the run's
+// state when the element runs (asked of its workflow in the test
+// environment's main loop), its item under `item` and the iterator's
+// name, and loop.index and loop.length.
+func (s *stand) elementScope(parents []string, step string, element int, loop *spec.Loop) (map[string]any, error) {
+	id := strings.Join(append([]string{s.rootID}, parents...), ".")
+	type answer struct {
+		agg *contract.Aggregate
+		err error
+	}
+	ch := make(chan answer, 1)
+	s.env.RegisterDelayedCallback(func() {
+		var a answer
+		v, err := s.env.QueryWorkflowByID(id, playbookwf.QueryState)
+		if a.err = err; err == nil {
+			a.err = v.Get(&a.agg)
+		}
+		ch <- a
+	}, 0)
+	a := <-ch
+	if a.err != nil {
+		return nil, a.err
+	}
+	s.mu.Lock()
+	in, ok := s.inputs[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("workflow %s did not start", id)
+	}
+	pb, err := spec.Parse(in.File, []byte(in.Source))
+	if err != nil {
+		return nil, err
+	}
+	scope := aggregateEnv(a.agg, spec.MergeWorkload(pb.Workload, in.Workload))
+	scope["playbook"] = map[string]any{"name": pb.Name, "description": pb.Description}
+	items := loop.Items
+	if loop.In != nil {
+		v, err := loop.In.Eval(scope)
+		if err != nil {
+			return nil, fmt.Errorf("loop.in %v", err)
+		}
+		items, _ = v.([]any)
+	}
+	if element >= len(items) {
+		return nil, fmt.Errorf("its loop has %d items", len(items))
+	}
+	scope["item"], scope[loop.Iterator] = items[element], items[element]
+	scope["loop"] = map[string]any{"index": element, "length": len(items)}
+	return scope, nil
 }

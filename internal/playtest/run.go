@@ -46,6 +46,13 @@ type Options struct {
 	// NoReal ignores real: (every step that would touch the world must be
 	// mocked), for callers that must start nothing, as the MCP server.
 	NoReal bool
+	// Root is the directory the test files and the playbooks they name
+	// must be under (Under): one outside is refused the same way whether
+	// or not it exists. Optional: "" reads anywhere Read does.
+	Root string
+	// plant runs at the start of every workflow of a case's run: a test's
+	// way to make the workflow decide differently from one run to the next.
+	plant func(workflow.Context)
 }
 
 // Result is one case's outcome.
@@ -104,11 +111,17 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Root != "" {
+		if err := Under(opts.Root, abs); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		read = readUnder(opts.Root, read)
+	}
 	text, err := read(abs)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ParseFile(path, text)
+	f, err := parseFile(path, text, opts.Root)
 	var bad *MalformedError
 	if f == nil || err != nil && !errors.As(err, &bad) {
 		return nil, err
@@ -123,8 +136,8 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 		}
 		return &MalformedError{byLine(path, append(lines, more...))}
 	}
-	if _, err := os.Stat(f.Playbook); err != nil {
-		return nil, malformed() // said by ParseFile
+	if f.unreadable {
+		return nil, malformed() // said by parseFile
 	}
 	b, err := submit.LoadBundle(f.Playbook, read)
 	if err != nil {
@@ -177,6 +190,11 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 				if st.Loop != nil && slices.ContainsFunc(m.Attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
 					errs.add(m.Line, c.Name, "mocks: step %q is a loop: give takes: to its elements' mocks (elements: {0: ...})", prefix+name)
 				}
+				if st.Loop != nil {
+					for _, line := range m.compileWhen(st.Loop) {
+						errs.add(line.line, c.Name, "mocks: step %q: elements %s", prefix+name, line.msg)
+					}
+				}
 				if m.Mocks != nil && st.Tool.Kind == "playbook" {
 					if rel, ok := st.Tool.Spec["path"].(string); ok && !expr.IsTemplate(rel) {
 						child := spec.SubPlaybookPath(dir, rel)
@@ -205,7 +223,16 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 				errs.add(c.Line, c.Name, "expect.started: %s has no step %q", s.pb.Name, name)
 			}
 		}
+		deadlines := 0
 		for _, e := range c.Events {
+			if e.Kind == "deadline" && e.After != nil {
+				if deadlines++; deadlines > 1 {
+					errs.add(e.Line, c.Name, "deadline: a run's deadline passes once")
+				}
+				if s.pb.Timeout > 0 && *e.After >= s.pb.Timeout {
+					errs.add(e.Line, c.Name, "deadline: the playbook's own deadline (timeout: %s) passes first: after must be earlier", s.pb.Timeout)
+				}
+			}
 			for _, name := range []string{e.Step, e.OnStart} {
 				if name != "" && s.pb.Step(name) == nil {
 					errs.add(e.Line, c.Name, "%s: %s has no step %q", e.Kind, s.pb.Name, name)
@@ -249,7 +276,7 @@ func (l *eventLog) add(format string, a ...any) {
 func (s *Suite) RunCase(c *Case, opts Options) Result {
 	began := time.Now()
 	res := Result{File: s.File.Path, Line: c.Line, Case: c.Name}
-	sim, err := s.simulate(c, opts)
+	sim, err := s.simulate(c, opts, nil)
 	res.Duration = time.Since(began)
 	if sim != nil {
 		res.Log = sim.log
@@ -272,22 +299,24 @@ func (s *Suite) RunCase(c *Case, opts Options) Result {
 	return res
 }
 
-// determinism runs a passing case again and compares the commands its
-// workflows issued: the same mocks and events must give the same
-// commands, as a replay of the first run's history through the current
-// workflow would require. A case whose steps ran for real is not run
-// twice (their side effects would be).
+// determinism runs a passing case again, giving each activity's result
+// to its workflow in the order the first run gave them (deliveries), and
+// compares each workflow's commands and the results it was given, in
+// order (diverged): the same mocks and events in the same order must give
+// the same commands in the same order, as a replay of the first run's
+// history through the current workflow requires. A case whose steps ran
+// for real is not run twice (their side effects would be).
 func (s *Suite) determinism(c *Case, opts Options, first *simulation) []string {
 	if len(first.ran) > 0 {
 		return nil
 	}
-	second, err := s.simulate(c, opts)
+	second, err := s.simulate(c, opts, first.order)
 	if err != nil {
 		return []string{"determinism: the case's second run failed: " + err.Error()}
 	}
 	if d := diverged(first.trace, second.trace); d != "" {
-		return []string{"determinism: run again with the same mocks and events, the run issued other commands (a replay of its history would fail; " +
-			"or the case depends on the order in which parallel mocked attempts end: order them with takes:): " + d}
+		return []string{"determinism: run again with the same results in the same order, the run issued other commands, or in another order " +
+			"(a replay of its history would fail): " + d}
 	}
 	return nil
 }
@@ -302,17 +331,23 @@ type simulation struct {
 	ran        []string
 	eventsLeft []string
 	trace      []string
+	// order is the order in which activities' results reached their
+	// workflows.
+	order []delivery
 }
 
 // rootID is the workflow ID of every case's run.
 const rootID = "test"
 
-func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
+// simulate runs a case; given follow, a first run's order of results,
+// its activities' results reach their workflows in that order.
+func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulation, err error) {
 	log := &eventLog{}
-	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal}
+	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal, plant: opts.plant, inputs: map[string]playbookwf.Input{}}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()
+	st.env = env
 	env.SetTestTimeout(orDuration(opts.Stuck, 10*time.Second))
 	env.RegisterWorkflowWithOptions(st.childWorkflow, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
 	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
@@ -322,17 +357,6 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 		return nil, err
 	}
 	defer os.RemoveAll(logDir)
-	acts := &activities.Activities{LogDir: logDir, Stand: st}
-	env.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
-	env.RegisterActivityWithOptions(func(in contract.NotifyInput) error {
-		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
-		return nil
-	}, activity.RegisterOptions{Name: contract.NotifyName})
-	st.paceAttempts(env, acts.RunStep)
-	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: rootID})
-	tr := &tracer{}
-	env.SetWorkerOptions(workerOptions(tr))
-
 	in := s.Input
 	in.Workload = s.workloads[c]
 	lt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -341,14 +365,37 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 	}
 	in.LogicalTime = &lt
 	env.SetStartTime(lt)
+	in.Deadline = s.deadline(c, lt)
 
-	ev := &events{env: env, log: log, pending: slices.Clone(c.Events), start: lt}
+	order := newDeliveries(env, lt, follow)
+	acts := &activities.Activities{LogDir: logDir, Stand: st}
+	runStep := held(order, acts.RunStep)
+	env.RegisterActivityWithOptions(runStep, activity.RegisterOptions{Name: contract.RunStepName})
+	env.RegisterActivityWithOptions(held(order, func(_ context.Context, in contract.NotifyInput) (struct{}, error) {
+		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
+		return struct{}{}, nil
+	}), activity.RegisterOptions{Name: contract.NotifyName})
+	st.paceAttempts(env, runStep)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: rootID})
+	tr := &tracer{}
+	env.SetWorkerOptions(workerOptions(tr))
+
+	ev := &events{env: env, log: log, pending: slices.Clone(c.Events), start: lt, trace: tr}
 	ev.arm()
 	wake := func() { env.RegisterDelayedCallback(ev.check, 0) }
-	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { wake() })
+	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
+		order.delivered(info.WorkflowExecution.ID, info.ActivityID)
+		tr.note(info.WorkflowExecution.ID, "given activity %s's %s", info.ActivityID, outcome(err))
+		wake()
+	})
 	env.SetOnTimerFiredListener(func(string) { wake() })
 	env.SetOnTimerScheduledListener(func(string, time.Duration) { wake() })
-	env.SetOnChildWorkflowCompletedListener(func(*workflow.Info, converter.EncodedValue, error) { wake() })
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, err error) {
+		if info.ParentWorkflowExecution != nil {
+			tr.note(info.ParentWorkflowExecution.ID, "given child %s's %s", info.WorkflowExecution.ID, outcome(err))
+		}
+		wake()
+	})
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { ev.started(info.ActivityID) })
 	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
 		ev.started(strings.TrimPrefix(info.WorkflowExecution.ID, rootID+"."))
@@ -368,7 +415,7 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 	if !env.IsWorkflowCompleted() {
 		return nil, errors.New("the run never ended")
 	}
-	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: spec.MergeWorkload(s.pb.Workload, in.Workload), trace: tr.lines()}
+	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: spec.MergeWorkload(s.pb.Workload, in.Workload), trace: tr.lines(), order: order.order()}
 	sim.agg, err = aggregateOf(env)
 	if err != nil {
 		return sim, err
@@ -396,6 +443,30 @@ func (s *Suite) simulate(c *Case, opts Options) (sim *simulation, err error) {
 		sim.eventsLeft = append(sim.eventsLeft, fmt.Sprintf("event at line %d (%s) never happened: %s", e.Line, e.Kind, ev.why(e)))
 	}
 	return sim, nil
+}
+
+// deadline is the deadline a case's deadline event sets: the run takes it
+// as one inherited from a parent, so that its own deadline handling passes
+// it at that moment; it reads as the playbook's own timeout when it has
+// one, else as the event's time.
+func (s *Suite) deadline(c *Case, start time.Time) *contract.Deadline {
+	for _, e := range c.Events {
+		if e.Kind == "deadline" && e.After != nil {
+			timeout := e.After.String()
+			if s.pb.Timeout > 0 {
+				timeout = s.pb.Timeout.String()
+			}
+			return &contract.Deadline{At: start.Add(*e.After), Timeout: timeout, SetBy: rootID}
+		}
+	}
+	return nil
+}
+
+func outcome(err error) string {
+	if err != nil {
+		return "failure"
+	}
+	return "result"
 }
 
 func orDuration(d, def time.Duration) time.Duration {

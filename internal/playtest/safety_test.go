@@ -1,12 +1,15 @@
 package playtest
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/workflow"
 )
 
 // writeCase writes a playbook and its test file into a fresh directory
@@ -130,20 +133,103 @@ func TestMalformedTestFile(t *testing.T) {
 	}, bad.Lines)
 }
 
-// A case is run twice and must issue the same commands; the comparison
-// names what differs, and ignores the order of parallel attempts' ends.
+// A case's trace is each workflow's commands and the results and events
+// it was given, in order; the comparison names the first place where a
+// workflow's differ, order included.
 func TestDeterminismCheck(t *testing.T) {
 	s, err := Load("testdata/features/approval.test.yaml")
 	require.NoError(t, err)
-	sim, err := s.simulate(s.File.Cases[0], Options{})
+	sim, err := s.simulate(s.File.Cases[0], Options{}, nil)
 	require.NoError(t, err)
-	require.Len(t, sim.trace, 2, "%q", sim.trace)
+	require.Len(t, sim.trace, 4, "%q", sim.trace)
 	require.Equal(t, "test: timer 1h0m0s", sim.trace[0], "the approval's timeout")
-	require.Regexp(t, `^test: activity deploy RunStep input [0-9a-f]{12}$`, sim.trace[1])
+	require.Equal(t, "test: given approve sign_off at 10m0s", sim.trace[1])
+	require.Regexp(t, `^test: activity deploy RunStep input [0-9a-f]{12}$`, sim.trace[2])
+	require.Equal(t, "test: given activity deploy's result", sim.trace[3])
+	require.Equal(t, []delivery{{key: "test deploy#0", at: 10 * time.Minute}}, sim.order)
 	require.Empty(t, diverged(sim.trace, sim.trace))
-	require.Empty(t, diverged([]string{"w: a", "w: b"}, []string{"w: b", "w: a"}))
-	require.Equal(t, "the first run only: w: timer 1h0m0s; the second run only: w: timer 59m0s",
-		diverged([]string{"w: a", "w: timer 1h0m0s"}, []string{"w: timer 59m0s", "w: a"}))
+	require.Equal(t, "workflow w, at its 1st command or result: the first run issued a, the second issued b",
+		diverged([]string{"w: a", "w: b"}, []string{"w: b", "w: a"}))
+	require.Equal(t, "workflow w, at its 2nd command or result: the first run issued timer 1h0m0s, the second had nothing more",
+		diverged([]string{"v: x", "w: a", "w: timer 1h0m0s"}, []string{"w: a", "v: x"}))
+	require.Equal(t, "", diverged([]string{"v: x", "w: a"}, []string{"w: a", "v: x"}), "workflows are compared apart, as their histories replay apart")
+}
+
+const parallel = `metadata: { name: parallel }
+workflow:
+  - step: start
+    next: [a, b, c, d]
+  - step: a
+    tool: { kind: shell, command: "echo a" }
+    retry: { max_attempts: 3, initial_delay: 1s, jitter: false }
+  - step: b
+    tool: { kind: shell, command: "echo b" }
+  - step: c
+    tool: { kind: shell, command: "echo c" }
+    retry: { max_attempts: 3, initial_delay: 1s, jitter: false }
+  - step: d
+    tool: { kind: shell, command: "echo d" }
+  - step: join
+    depends_on: [a, b, c, d]
+    tool: { kind: noop, result: joined }
+`
+
+const parallelCase = `cases:
+  - name: four at once
+    mocks:
+      a: { attempts: [{ error: { exit_code: 1 } }, { result: { stdout: a } }] }
+      b: { result: { stdout: b } }
+      c: { attempts: [{ error: { exit_code: 1 } }, { error: { exit_code: 1 } }, { result: { stdout: c } }] }
+      d: { result: { stdout: d } }
+    expect:
+      status: completed
+`
+
+// A workflow that walks a map to issue its commands issues them in
+// another order from one run to the next: the determinism check fails
+// the case, where comparing the commands as a set would not; without the
+// planted walk the case passes, however its parallel attempts' results
+// happen to come back.
+func TestDeterminismCheckCatchesReordering(t *testing.T) {
+	path := writeCase(t, parallel, parallelCase)
+	s, err := Load(path)
+	require.NoError(t, err)
+	c := s.File.Cases[0]
+
+	runs := 0
+	walk := func(flip bool) func(workflow.Context) {
+		return func(ctx workflow.Context) {
+			if workflow.GetInfo(ctx).WorkflowExecution.ID != rootID {
+				return
+			}
+			waits := map[string]time.Duration{"first": time.Minute, "second": 2 * time.Minute}
+			keys := slices.Sorted(maps.Keys(waits))
+			runs++
+			if flip && runs%2 == 0 {
+				slices.Reverse(keys) // the map's walk order changed
+			}
+			for _, k := range keys {
+				workflow.NewTimer(ctx, waits[k])
+			}
+		}
+	}
+
+	r := s.RunCase(c, Options{plant: walk(true)})
+	require.False(t, r.Passed)
+	require.Equal(t, []string{"determinism: run again with the same results in the same order, the run issued other commands, or in another order " +
+		"(a replay of its history would fail): workflow test, at its 1st command or result: the first run issued timer 1m0s, the second issued timer 2m0s"}, r.Problems)
+
+	first, err := s.simulate(c, Options{plant: walk(true)}, nil)
+	require.NoError(t, err)
+	second, err := s.simulate(c, Options{plant: walk(true)}, first.order)
+	require.NoError(t, err)
+	require.ElementsMatch(t, first.trace, second.trace, "the same commands, as a set")
+	require.NotEmpty(t, diverged(first.trace, second.trace))
+
+	for range 10 {
+		r := s.RunCase(c, Options{plant: walk(false)})
+		require.True(t, r.Passed, "%v", r.Problems)
+	}
 }
 
 // A case's workload is its input file's values, then set's on top, over

@@ -43,6 +43,9 @@ func TestTestFileSchema(t *testing.T) {
 		"cases: [{name: x}]",
 		"cases: [{name: x, expect: {}, events: [{approve: a, reject: a}]}]",
 		"cases: [{name: x, expect: {}, mocks: {a: {attempts: [{result: 1, error: {exit_code: 1}}]}}}]",
+		"cases: [{name: x, expect: {}, mocks: {a: {elements: {eu: {result: 1}}}}}]",
+		"cases: [{name: x, expect: {}, events: [{deadline: true}]}]",
+		"cases: [{name: x, expect: {}, events: [{deadline: true, after: 1m, on_start: a}]}]",
 	} {
 		require.Error(t, s.Validate(instance([]byte(bad))), bad)
 		_, err := ParseFile("bad.test.yaml", []byte(bad))

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +19,9 @@ import (
 
 // tracer records the commands the run's workflows issue (activities,
 // timers, children, version markers, side effects, search attributes),
-// each with its workflow and a digest of its input: the determinism check
-// runs a case twice and compares them.
+// each with its workflow and a digest of its input, and the results and
+// events they are given, in order: the determinism check runs a case
+// twice and compares them.
 type tracer struct {
 	interceptor.WorkerInterceptorBase
 	mu  sync.Mutex
@@ -33,9 +35,15 @@ func (t *tracer) lines() []string {
 }
 
 func (t *tracer) record(ctx workflow.Context, format string, a ...any) {
+	t.note(workflow.GetInfo(ctx).WorkflowExecution.ID, format, a...)
+}
+
+// note adds a line to a workflow's trace: a command it issued, or (from
+// the test environment's main loop) a result it was given.
+func (t *tracer) note(workflowID, format string, a ...any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.got = append(t.got, workflow.GetInfo(ctx).WorkflowExecution.ID+": "+fmt.Sprintf(format, a...))
+	t.got = append(t.got, workflowID+": "+fmt.Sprintf(format, a...))
 }
 
 // InterceptWorkflow implements interceptor.WorkerInterceptor.
@@ -106,42 +114,62 @@ func workerOptions(t *tracer) worker.Options {
 	return worker.Options{DeadlockDetectionTimeout: time.Minute, Interceptors: []interceptor.WorkerInterceptor{t}}
 }
 
-// diverged compares two runs' commands, each workflow's as a multiset (the
-// order of parallel attempts' ends is the test environment's to choose),
-// and says what the second issued that the first did not, or the reverse.
+// diverged compares two runs' traces workflow by workflow, in order: the
+// commands each workflow issued and the results it was given between
+// them. The second run is given the first run's results in the first
+// run's order (deliveries), so a workflow that decides the same way
+// issues the same commands in the same order, as a replay of its history
+// requires; it names the first place where a workflow's differ.
 func diverged(first, second []string) string {
-	a, b := slices.Sorted(slices.Values(first)), slices.Sorted(slices.Values(second))
-	if slices.Equal(a, b) {
-		return ""
+	a, b := byWorkflow(first), byWorkflow(second)
+	var ids []string
+	for _, l := range append(slices.Clone(first), second...) {
+		id, _, _ := strings.Cut(l, ": ")
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
 	}
-	count := map[string]int{}
-	for _, l := range a {
-		count[l]++
-	}
-	for _, l := range b {
-		count[l]--
-	}
-	var only1, only2 []string
-	for _, l := range slices.Sorted(func(yield func(string) bool) {
-		for k := range count {
-			if !yield(k) {
-				return
+	for _, id := range ids {
+		x, y := a[id], b[id]
+		for i := range max(len(x), len(y)) {
+			if i < len(x) && i < len(y) && x[i] == y[i] {
+				continue
 			}
-		}
-	}) {
-		switch n := count[l]; {
-		case n > 0:
-			only1 = append(only1, l)
-		case n < 0:
-			only2 = append(only2, l)
+			return fmt.Sprintf("workflow %s, at its %s command or result: the first run %s, the second %s", id, ordinal(i+1), issued(x, i), issued(y, i))
 		}
 	}
-	var parts []string
-	if len(only1) > 0 {
-		parts = append(parts, "the first run only: "+strings.Join(only1, "; "))
+	return ""
+}
+
+func byWorkflow(lines []string) map[string][]string {
+	out := map[string][]string{}
+	for _, l := range lines {
+		id, what, _ := strings.Cut(l, ": ")
+		out[id] = append(out[id], what)
 	}
-	if len(only2) > 0 {
-		parts = append(parts, "the second run only: "+strings.Join(only2, "; "))
+	return out
+}
+
+func issued(lines []string, i int) string {
+	if i >= len(lines) {
+		return "had nothing more"
 	}
-	return strings.Join(parts, "; ")
+	if what, ok := strings.CutPrefix(lines[i], "given "); ok {
+		return "was given " + what
+	}
+	return "issued " + lines[i]
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }

@@ -15,8 +15,9 @@ type testArgs struct {
 	Run  string `json:"run,omitempty" jsonschema:"run only the cases whose name matches this regular expression"`
 }
 
-// testPlaybook runs test cases read under the root; a step under real:
-// does not run (the tool starts nothing).
+// testPlaybook runs test cases read under the root, the playbooks they
+// name too (playtest refuses one outside alike whether it is there or
+// not); a step under real: does not run (the tool starts nothing).
 func (t *mcpTools) testPlaybook(_ context.Context, _ *mcp.CallToolRequest, a testArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("path", a.Path); err != nil {
 		return nil, nil, err
@@ -25,7 +26,7 @@ func (t *mcpTools) testPlaybook(_ context.Context, _ *mcp.CallToolRequest, a tes
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := playtest.Options{Read: t.root.readPlaybook, NoReal: true}
+	opts := playtest.Options{Read: t.root.readPlaybook, NoReal: true, Root: t.root.dir}
 	if a.Run != "" {
 		if opts.Run, err = regexp.Compile(a.Run); err != nil {
 			return nil, nil, fmt.Errorf("run: %v", err)
