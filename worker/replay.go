@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	historypb "go.temporal.io/api/history/v1"
 	sdklog "go.temporal.io/sdk/log"
@@ -32,7 +33,12 @@ func ReplayWithCodec(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM
 	if started == nil {
 		return errors.New("the history does not start with WorkflowExecutionStarted")
 	}
-	var opts sdkworker.WorkflowReplayerOptions
+	// The SDK fails a workflow task that does not yield for a second, to
+	// catch a deadlock in a live worker. Replaying a long history on a busy
+	// machine can pass that second with no deadlock at all (a loop of
+	// 100,000 elements replayed beside other work did), so a replay runs
+	// without it and is bounded as a whole instead (ReplayBound).
+	opts := sdkworker.WorkflowReplayerOptions{DisableDeadlockDetection: true}
 	if c != nil {
 		opts.DataConverter, opts.FailureConverter = c.DataConverter(), c.FailureConverter()
 	}
@@ -41,10 +47,22 @@ func ReplayWithCodec(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM
 		return err
 	}
 	RegisterWorkflow(r)
-	return r.ReplayWorkflowHistoryWithOptions(logger, h, sdkworker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()},
-	})
+	done := make(chan error, 1)
+	go func() {
+		done <- r.ReplayWorkflowHistoryWithOptions(logger, h, sdkworker.ReplayWorkflowHistoryOptions{
+			OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()},
+		})
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(ReplayBound):
+		return fmt.Errorf("the replay did not end within %s: the workflow code may not yield (a deadlock or an endless loop)", ReplayBound)
+	}
 }
+
+// ReplayBound is how long one history's replay may take in all.
+var ReplayBound = 10 * time.Minute
 
 var divergedAt = regexp.MustCompile(`history event position (\S+?)\.? However`)
 
