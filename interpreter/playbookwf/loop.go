@@ -218,11 +218,24 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 }
 
 // reusedElements are the elements of loop step s, of n, that a retry
-// reuses; nil when none, or when they were counted on a list of another
-// length, or without their results (which a loop run here returns).
+// reuses in this workflow: nil when none, or when they came without their
+// results (which a loop run here returns), or on the old side of
+// reuse-elements.
 func (x *executor) reusedElements(s *spec.Step, n int) *contract.ElementReuse {
+	if r := x.in.ReuseElements[s.Name]; r != nil && r.Truncated {
+		return nil
+	}
+	return x.elementsReused(s, n)
+}
+
+// elementsReused are the elements of loop step s, of n, that a retry
+// reuses; nil when none, or when they were counted on a list of another
+// length. The version of reuse-elements is asked only when some are, so
+// that a run without them records no marker; a run from before the
+// change (a worker that ignored the input's reused elements) reuses none.
+func (x *executor) elementsReused(s *spec.Step, n int) *contract.ElementReuse {
 	r := x.in.ReuseElements[s.Name]
-	if r == nil || r.Total != n || r.Truncated {
+	if r == nil || r.Total != n || len(r.Spans) == 0 || version(x.ctx, changeReuseElements) == workflow.DefaultVersion {
 		return nil
 	}
 	return r
