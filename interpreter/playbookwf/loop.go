@@ -69,7 +69,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 	common := x.stepInput(s, s.Name, nil)
 	elems := make([]contract.StepInput, len(specs))
 	for i, toolSpec := range specs {
-		elems[i] = elementInput(common, s, i, toolSpec)
+		elems[i] = elementInput(common, s, i, items[i], toolSpec)
 		if err := x.tooLarge("the input of "+elems[i].Step, elems[i]); err != nil {
 			return nil, err
 		}
@@ -244,9 +244,10 @@ func (x *executor) elementsReused(s *spec.Step, n int) *contract.ElementReuse {
 func elementName(s *spec.Step, i int) string { return fmt.Sprintf("%s[%d]", s.Name, i) }
 
 // elementInput is element i's activity input: what every element of the
-// loop shares (the step's own input), with the element's name and tool.
-func elementInput(common contract.StepInput, s *spec.Step, i int, toolSpec map[string]any) contract.StepInput {
-	common.Step, common.Spec = elementName(s, i), toolSpec
+// loop shares (the step's own input), with the element's name, item and
+// tool.
+func elementInput(common contract.StepInput, s *spec.Step, i int, item any, toolSpec map[string]any) contract.StepInput {
+	common.Step, common.Spec, common.Item = elementName(s, i), toolSpec, item
 	return common
 }
 

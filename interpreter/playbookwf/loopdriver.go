@@ -232,7 +232,7 @@ func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
 	if err != nil {
 		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 	}
-	elem := elementInput(d.in.Common, d.s, i, toolSpec)
+	elem := elementInput(d.in.Common, d.s, i, d.items[i], toolSpec)
 	if err := contract.CheckPayload("the input of "+elem.Step, elem); err != nil {
 		return elem, err
 	}
