@@ -24,9 +24,10 @@ import (
 // element's cause is fixed, and prints the retry's wall time (its plan
 // included), its worker's peak RSS and the size of its parent run's
 // history, and how many elements ran. The elements are shell steps that
-// note their item: a noop element cannot fail, and is decided in the
-// workflow, with nothing to reuse. The first run takes minutes on two
-// cores; the retry runs one element.
+// note their item and print nothing, the cheapest element that can fail:
+// a noop cannot, and is decided in the workflow, with nothing to reuse; a
+// fail step cannot loop. The first run takes minutes on two cores (at
+// 100,000, about an hour on a loaded one); the retry runs one element.
 func BenchmarkHugeLoopsRetry(b *testing.B) {
 	n := *hugeLoopElements
 	for range b.N {
@@ -67,7 +68,9 @@ workflow:
 		if !whole {
 			// Results over the loop's budget are not carried: the history
 			// holds the reused indexes as spans. (Under it, the run's input
-			// carries the reused results, and its driver's input again.)
+			// carries the reused results once, and its aggregate the loop's
+			// result, as a first run's carries its driver's result and its
+			// aggregate: TestRetryCarriesReusedResultsOnce.)
 			require.Less(b, parent, 1<<20, "the parent's history is under 1 MB")
 		}
 	}

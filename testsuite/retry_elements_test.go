@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/proto"
 
 	"playbook/interpreter/contract"
 )
@@ -17,19 +19,26 @@ import (
 // markedLoop is a parallel loop of n elements, each noting its item in
 // DIR/marks; element 7 fails until DIR/fixed exists.
 func markedLoop(n int) string {
-	return fmt.Sprintf(`metadata: {name: partitions}
-workload: {dir: /tmp}
-workflow:
-  - step: checksum
-    loop: {in: "1..%d", mode: parallel, max_in_flight: 50}
-    tool:
-      kind: shell
-      command: 'echo $I >> "$D/marks"; [ $I != 7 ] || [ -e "$D/fixed" ] || exit 3; echo $I'
-      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
-    next: report
+	return sevenFails("partitions", "checksum", n, 50, `echo $I >> "$D/marks"; [ $I != 7 ] || [ -e "$D/fixed" ] || exit 3; echo $I`) + `    next: report
   - step: report
     tool: {kind: noop, result: "{{ len(steps.checksum.result) }}"}
-`, n)
+`
+}
+
+// sevenFails is a playbook whose step is a parallel loop over 1..n, its
+// shell command (in which element 7 fails until DIR/fixed exists) reading
+// the item as $I and the workload's dir as $D.
+func sevenFails(name, step string, n, inFlight int, command string) string {
+	return fmt.Sprintf(`metadata: {name: %s}
+workload: {dir: /tmp}
+workflow:
+  - step: %s
+    loop: {in: "1..%d", mode: parallel, max_in_flight: %d}
+    tool:
+      kind: shell
+      command: '%s'
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+`, name, step, n, inFlight, command)
 }
 
 // countMarks counts the lines of DIR/marks, and those of item.
@@ -48,7 +57,9 @@ func countMarks(t *testing.T, dir, item string) (all, of int) {
 
 // Issue 41 (1): a retried loop runs only the element that failed; the
 // others are reused, the loop's result whole and in order; in the
-// workflow (300 elements) and in the loop's driver (600, 2,000).
+// workflow (300 elements) and in the loop's driver (600, 2,000). The
+// retry takes the new side of reuse-elements (its history is the corpus's
+// change_reuse_elements).
 func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 	for _, n := range []int{300, 600, 2000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -89,12 +100,79 @@ func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 				require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
 			}
 			require.Equal(t, contract.StatusCompleted, agg.Steps["report"].Status)
-			replay(t, "", agg.WorkflowID, agg.RunID)
+			require.True(t, hasMarker(t, agg.WorkflowID, "reuse-elements"), "the retry takes the new side of reuse-elements")
+			name := map[int]string{300: "change_reuse_elements", 600: "change_reuse_elements_driver"}[n]
+			replay(t, name, agg.WorkflowID, agg.RunID)
 			if n > 500 {
 				replay(t, "", agg.WorkflowID+".checksum.loop", "") // the driver, which skipped the reused elements
 			}
 		})
 	}
+}
+
+// A retried loop of 10,000 elements whose results fit the loop's budget
+// (they print nothing, but the one that failed, which says "new" once it
+// ran again): the retry's history carries the reused results once, in its
+// input; its driver's input holds their spans, and the list the driver
+// returns holds null in their places. (Before, the driver's input carried
+// them again and the driver returned them too: 2.1 MB, twice what a run
+// that completes such a loop holds: the driver's result and its
+// aggregate.) Its aggregate holds the loop's whole result, so at this
+// size, the most the loop's result budget holds, the history is about
+// 1.1 MB; a loop whose results are over the budget leaves a stub, and its
+// retry's history is a few KiB (BenchmarkHugeLoopsRetry). The result is
+// whole, in order, reused and new alike.
+func TestRetryCarriesReusedResultsOnce(t *testing.T) {
+	const n = 10_000
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "p.yaml", sevenFails("small-results", "each", n, 200, `[ $I != 7 ] || { [ -e "$D/fixed" ] || exit 3; echo new >&2; }`))
+	_, agg, errOut := failThenRetry(t, file, dir)
+	require.Contains(t, errOut, "  each  1 of 10,000 elements run (failed before), 9,999 reused\n")
+	results, ok := agg.Steps["each"].Result.([]any)
+	require.True(t, ok, "the loop's result is whole: %v", agg.Steps["each"].Result)
+	require.Len(t, results, n)
+	for i, r := range results {
+		require.Equal(t, map[bool]string{true: "new\n", false: ""}[i == 6], r.(map[string]any)["stderr"], "element %d in its place", i)
+		require.Equal(t, 0.0, r.(map[string]any)["exit_code"], "element %d", i)
+	}
+	// The reused results are in the run's input, the loop's result in its
+	// aggregate, and no other event of its history is large: not the
+	// driver's input, nor the list the driver returns.
+	var large []string
+	size := 0
+	for _, e := range history(t, agg.WorkflowID, "").GetEvents() {
+		n := proto.Size(e)
+		size += n
+		if t := e.GetEventType(); n > 64<<10 && t != enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED && t != enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED {
+			large = append(large, fmt.Sprintf("%s (%d bytes)", t, n))
+		}
+	}
+	t.Logf("the retry's history: %d bytes", size)
+	require.Empty(t, large, "the reused results are carried once")
+	replay(t, "", agg.WorkflowID, agg.RunID)
+	replay(t, "", agg.WorkflowID+".each.loop", "")
+}
+
+// failThenRetry runs a playbook whose workload's dir is dir, which fails
+// until dir/fixed exists; then makes it, retries the run and gives both
+// runs' aggregates and what the retry printed on stderr.
+func failThenRetry(t *testing.T, file, dir string) (first, again *contract.Aggregate, errOut string) {
+	t.Helper()
+	first = runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+	code, again, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	return first, again, errOut
+}
+
+// historySize is the size of a run's history, in bytes.
+func historySize(t *testing.T, workflowID string) int {
+	n := 0
+	for _, e := range history(t, workflowID, "").GetEvents() {
+		n += proto.Size(e)
+	}
+	return n
 }
 
 // thousands is the CLI's way of writing a count.
@@ -216,14 +294,47 @@ workflow:
       command: 'echo x >> "$D/marks"; n=$(wc -l < "$D/marks"); [ "$n" -ne 2 ] || [ -e "$D/fixed" ]'
       env: {D: "{{ workload.dir }}"}
 `)
-	first := runPlaybookFile(t, file, "--set", "dir="+dir)
-	require.Equal(t, "failed", first.Status)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
-	code, agg, errOut := retryJSON(t, first.WorkflowID)
-	require.Equal(t, 0, code, errOut)
+	_, agg, errOut := failThenRetry(t, file, dir)
 	require.Contains(t, errOut, "  each  1 of 4 elements run (failed before), 3 reused\n")
 	require.Equal(t, "completed", agg.Status)
 	marks, err := os.ReadFile(filepath.Join(dir, "marks"))
 	require.NoError(t, err)
 	require.Equal(t, 5, strings.Count(string(marks), "x"), "four ran first, one ran again")
+}
+
+// Elements are matched by their item, as JSON: an item whose fields
+// changed runs again even where the tool reads only its id (its rendered
+// tool is the same), beside the element that failed; the rest are reused.
+func TestRetryMatchesElementsByItem(t *testing.T) {
+	dir := t.TempDir()
+	var parts []string
+	for i := 1; i <= 10; i++ {
+		parts = append(parts, fmt.Sprintf("{id: %d, rows: %d}", i, i*100))
+	}
+	file := writePlaybook(t, dir, "p.yaml", `metadata: {name: by-item}
+workload: {dir: /tmp, parts: [`+strings.Join(parts, ", ")+`]}
+workflow:
+  - step: each
+    loop: {in: "workload.parts", mode: parallel}
+    tool:
+      kind: shell
+      command: 'echo $I >> "$D/marks"; [ $I != 7 ] || [ -e "$D/fixed" ] || exit 3; echo $I'
+      env: {D: "{{ workload.dir }}", I: "{{ item.id }}"}
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	parts[2] = "{id: 3, rows: 301}" // part 3 was loaded again upstream
+	code, agg, errOut := retryJSON(t, "--set", "parts=["+strings.Join(parts, ", ")+"]", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  each  2 of 10 elements run (")
+	require.Contains(t, errOut, "), 8 reused\n")
+	require.Equal(t, "completed", agg.Status)
+	_, again3 := countMarks(t, dir, "3")
+	_, again7 := countMarks(t, dir, "7")
+	require.Equal(t, []int{2, 2}, []int{again3, again7}, "the changed item and the failed one ran again")
+	all, _ := countMarks(t, dir, "1")
+	require.Equal(t, 12, all)
+	replay(t, "", agg.WorkflowID, agg.RunID)
 }

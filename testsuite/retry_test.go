@@ -130,3 +130,38 @@ workflow:
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "  first   reused\n  middle  reused\n  last    runs: scripts/last.sh changed\n")
 }
+
+// A file a step declares it reads (`reads`) is judged as a script it
+// runs: unchanged, the step is reused; changed, it runs again and the plan
+// names the file.
+func TestRetryRunsAStepWhoseReadFileChanged(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "data"), 0o755))
+	ref := filepath.Join(dir, "data", "ref.csv")
+	require.NoError(t, os.WriteFile(ref, []byte("id,rate\n1,0.5\n"), 0o644))
+	file := writePlaybook(t, dir, "lookup.yaml", strings.ReplaceAll(`metadata: {name: lookup}
+workflow:
+  - step: lookup
+    reads: [data/ref.csv]
+    tool: { kind: shell, command: "echo lookup >> DIR/marks; cat DIR/data/ref.csv" }
+    next: load
+  - step: load
+    tool: { kind: shell, command: "echo load >> DIR/marks; test -e DIR/fixed" }
+`, "DIR", dir))
+	first := runPlaybookFile(t, file)
+	require.Equal(t, []string{"load"}, first.FailedSteps)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--dry-run", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "  lookup  reused\n  load    runs: failed before\n")
+
+	require.NoError(t, os.WriteFile(ref, []byte("id,rate\n1,0.7\n"), 0o644))
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  lookup  runs: data/ref.csv changed\n  load    runs: ")
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, []string{"load", "load", "lookup", "lookup"}, marks(t, dir), "lookup ran again")
+	require.Contains(t, agg.Steps["lookup"].Result.(map[string]any)["stdout"], "1,0.7")
+	replay(t, "", agg.WorkflowID, agg.RunID)
+}

@@ -59,6 +59,10 @@ type StepInput struct {
 	// text ("env.TOKEN" to "api_token", Tool.SecretFields): the activity
 	// reads those, and only those, from the worker's secrets directory.
 	Secrets map[string]string `json:"secrets,omitempty"`
+	// Item is a loop element's item, as the list gave it: the activity
+	// does not read it; a retry matches the elements of the new list to
+	// those of the earlier run by it. Absent in a run from before.
+	Item any `json:"item,omitempty"`
 }
 
 // LostSpec is a step's budget of lost attempts. The activity's retry policy

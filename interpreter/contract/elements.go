@@ -20,6 +20,44 @@ type ElementReuse struct {
 	Truncated bool        `json:"truncated,omitempty"`
 	// Earlier names where the reused elements ran, for the stub.
 	Earlier string `json:"earlier,omitempty"`
+	// Kept says, in a loop driver's input, that the run which started the
+	// driver keeps the reused results (in its own input) and puts them
+	// into the loop's result itself, so that its history carries them
+	// once: the driver counts them done and their ResultBytes against the
+	// loop's result budget, and returns null in their places.
+	Kept        bool `json:"kept,omitempty"`
+	ResultBytes int  `json:"result_bytes,omitempty"`
+}
+
+// Carried is what a loop driver's input carries of r when the run that
+// starts the driver keeps the results (Kept): the spans, and the size of
+// the results they stand for.
+func (r *ElementReuse) Carried() *ElementReuse {
+	c := &ElementReuse{Total: r.Total, Spans: r.Spans, Truncated: r.Truncated, Earlier: r.Earlier, Kept: true}
+	if !r.Truncated {
+		for i := range r.Results {
+			n, _ := EncodedSize(r.Results[i])
+			c.ResultBytes += n + 1 // and its comma in the list
+		}
+	}
+	return c
+}
+
+// FillIn puts the reused results into a loop's result list of r.Total
+// elements, in their places; any other result is left as it is (a stub,
+// when the results were over the loop's budget).
+func (r *ElementReuse) FillIn(result any) any {
+	list, ok := result.([]any)
+	if r == nil || !ok || len(list) != r.Total {
+		return result
+	}
+	//workflowcheck:ignore order-free: places each result at its index
+	for i, v := range r.Results {
+		if i >= 0 && i < len(list) {
+			list[i] = v
+		}
+	}
+	return list
 }
 
 // Has tells whether element i is reused.

@@ -85,6 +85,17 @@ func (t *LoopTally) Add(i int, o contract.Outcome) {
 	}
 }
 
+// AddKept counts n elements done whose results, of size bytes, are kept
+// elsewhere (a retry's reused elements, which the run that started the
+// driver puts into the loop's result): they count against the budget, and
+// the list has null in their places.
+func (t *LoopTally) AddKept(n, bytes int) {
+	t.Done += n
+	if t.ResultBytes += bytes; t.ResultBytes > LoopResultBudget {
+		t.Truncate()
+	}
+}
+
 // keep records a result while the results fit their budget.
 func (t *LoopTally) keep(i int, result any) {
 	n, err := contract.EncodedSize(result)

@@ -52,6 +52,28 @@ func TestLoopTallyOverBudgetIsAStub(t *testing.T) {
 	require.Equal(t, expr.Truncated(4*(200<<10+3)+1, LoopResultBudget, "the driver's history"), o.Result)
 }
 
+// Results kept elsewhere (a retry's reused elements) count done and count
+// against the budget, with null in their places; past the budget with the
+// others, the step's result is the stub it would be with them kept here.
+func TestLoopTallyCountsKeptResults(t *testing.T) {
+	tally := NewLoopTally(3)
+	tally.AddKept(2, 10)
+	tally.Add(1, contract.Outcome{Result: "new", Attempts: 1})
+	o := tally.Outcome("history")
+	require.Nil(t, o.Err)
+	require.Equal(t, []any{nil, "new", nil}, o.Result)
+	require.Equal(t, 3, tally.Done)
+
+	big := strings.Repeat("x", 200<<10)
+	kept, here := NewLoopTally(3), NewLoopTally(3)
+	kept.AddKept(2, 2*(200<<10+3))
+	kept.Add(2, contract.Outcome{Result: big, Attempts: 1})
+	for i := range 3 {
+		here.Add(i, contract.Outcome{Result: big, Attempts: 1})
+	}
+	require.Equal(t, here.Outcome("history").Result, kept.Outcome("history").Result)
+}
+
 // A tally keeps the first 100 failed attempts, each labelled with its
 // element, and counts the rest.
 func TestLoopTallyBoundsItsAttemptRecords(t *testing.T) {

@@ -442,7 +442,7 @@ func FilesRead(s *spec.Step, baseDir string, texts map[string]string) []string {
 
 func filesRead(s *spec.Step, baseDir string, texts map[string]string, seen map[string]bool) []string {
 	var out []string
-	for _, w := range s.ScriptsNamed() {
+	for _, w := range append(s.ScriptsNamed(), s.Reads...) {
 		out = append(out, spec.SubPlaybookPath(baseDir, w))
 	}
 	if s.Tool == nil || s.Tool.Kind != "playbook" {

@@ -118,6 +118,31 @@ func side(t *testing.T, src string, set map[string]any, script, logicalTime stri
 		BaseDir: "/w", Files: map[string]string{"/w/fetch.sh": script}, LogicalTime: logicalTime}
 }
 
+// A file a step declares it reads (`reads`) is judged as a script it runs:
+// changed, the step runs again and the plan names the file; a changed
+// `reads` list is a change of the step's definition.
+func TestPlanReuseJudgesTheFilesAStepReads(t *testing.T) {
+	src := strings.Replace(reuseBase, "  - step: transform\n", "  - step: transform\n    reads: [data/ref.csv]\n", 1)
+	completed := map[string]*contract.StepState{"fetch": {Status: contract.StatusCompleted}, "transform": {Status: contract.StatusCompleted},
+		"audit": {Status: contract.StatusCompleted}, "load": {Status: contract.StatusCompleted}}
+	for _, c := range []struct {
+		name, now, ref, want string
+	}{
+		{"unchanged", src, "v1", ""},
+		{"the file changed", src, "v2", "data/ref.csv changed"},
+		{"another file declared", strings.Replace(src, "data/ref.csv", "data/other.csv", 1), "v1", "reads[0] changed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before, now := side(t, src, nil, "old", ""), side(t, c.now, nil, "old", "")
+			before.Files["/w/data/ref.csv"], now.Files["/w/data/ref.csv"] = "v1", c.ref
+			plan, err := PlanReuse(before, now, completed, "")
+			require.NoError(t, err)
+			require.Equal(t, "transform", plan.Decisions[1].Step)
+			require.Equal(t, c.want, plan.Decisions[1].Why)
+		})
+	}
+}
+
 func TestPlanReuseWarnsOfACleanupThatRan(t *testing.T) {
 	src := `metadata: {name: t}
 workflow:

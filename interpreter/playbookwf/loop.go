@@ -69,7 +69,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 	common := x.stepInput(s, s.Name, nil)
 	elems := make([]contract.StepInput, len(specs))
 	for i, toolSpec := range specs {
-		elems[i] = elementInput(common, s, i, toolSpec)
+		elems[i] = elementInput(common, s, i, items[i], toolSpec)
 		if err := x.tooLarge("the input of "+elems[i].Step, elems[i]); err != nil {
 			return nil, err
 		}
@@ -218,11 +218,24 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 }
 
 // reusedElements are the elements of loop step s, of n, that a retry
-// reuses; nil when none, or when they were counted on a list of another
-// length, or without their results (which a loop run here returns).
+// reuses in this workflow: nil when none, or when they came without their
+// results (which a loop run here returns), or on the old side of
+// reuse-elements.
 func (x *executor) reusedElements(s *spec.Step, n int) *contract.ElementReuse {
+	if r := x.in.ReuseElements[s.Name]; r != nil && r.Truncated {
+		return nil
+	}
+	return x.elementsReused(s, n)
+}
+
+// elementsReused are the elements of loop step s, of n, that a retry
+// reuses; nil when none, or when they were counted on a list of another
+// length. The version of reuse-elements is asked only when some are, so
+// that a run without them records no marker; a run from before the
+// change (a worker that ignored the input's reused elements) reuses none.
+func (x *executor) elementsReused(s *spec.Step, n int) *contract.ElementReuse {
 	r := x.in.ReuseElements[s.Name]
-	if r == nil || r.Total != n || r.Truncated {
+	if r == nil || r.Total != n || len(r.Spans) == 0 || version(x.ctx, changeReuseElements) == workflow.DefaultVersion {
 		return nil
 	}
 	return r
@@ -231,9 +244,10 @@ func (x *executor) reusedElements(s *spec.Step, n int) *contract.ElementReuse {
 func elementName(s *spec.Step, i int) string { return fmt.Sprintf("%s[%d]", s.Name, i) }
 
 // elementInput is element i's activity input: what every element of the
-// loop shares (the step's own input), with the element's name and tool.
-func elementInput(common contract.StepInput, s *spec.Step, i int, toolSpec map[string]any) contract.StepInput {
-	common.Step, common.Spec = elementName(s, i), toolSpec
+// loop shares (the step's own input), with the element's name, item and
+// tool.
+func elementInput(common contract.StepInput, s *spec.Step, i int, item any, toolSpec map[string]any) contract.StepInput {
+	common.Step, common.Spec, common.Item = elementName(s, i), toolSpec, item
 	return common
 }
 

@@ -181,13 +181,19 @@ func (d *loopDriver) run() (next int, done bool) {
 
 // reuseIn counts the elements a retry reuses in a driver's first tally,
 // and returns what its later runs carry of them: their spans. Reuse
-// counted on a list of another length reuses nothing.
+// counted on a list of another length reuses nothing. Reuse whose results
+// the run keeps (Kept) counts them done without them; from a run before
+// that, the driver's input carried the results, and the tally keeps them.
 func reuseIn(t *engine.LoopTally, r *contract.ElementReuse) *contract.ElementReuse {
 	if r == nil || r.Total != t.Total {
 		return nil
 	}
 	if r.Truncated {
 		t.Truncate()
+	}
+	if r.Kept {
+		t.AddKept(r.Count(), r.ResultBytes)
+		return r
 	}
 	for _, sp := range r.Spans {
 		for i := sp[0]; i < sp[1]; i++ {
@@ -226,7 +232,7 @@ func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
 	if err != nil {
 		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 	}
-	elem := elementInput(d.in.Common, d.s, i, toolSpec)
+	elem := elementInput(d.in.Common, d.s, i, d.items[i], toolSpec)
 	if err := contract.CheckPayload("the input of "+elem.Step, elem); err != nil {
 		return elem, err
 	}
@@ -244,7 +250,13 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		Common:          x.stepInput(s, s.Name, nil),
 		CancelOnFailure: cancelsElements(x.run.Playbook(), s),
 		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
-		Reuse:           x.in.ReuseElements[s.Name],
+	}
+	// The run's input holds the reused results: the driver gets only their
+	// spans, and they go into the loop's result here, so that the run's
+	// history carries them once.
+	reused := x.elementsReused(s, n)
+	if reused != nil {
+		in.Reuse = reused.Carried()
 	}
 	if in.Reuse != nil && in.Reuse.Earlier != "" {
 		in.FullIn += "; of the elements reused, in " + in.Reuse.Earlier
@@ -270,6 +282,8 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 			o = contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "the loop was cancelled"}}
 		case err != nil:
 			o = contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the loop's driver " + id + " failed: " + err.Error()}}
+		case o.Err == nil:
+			o.Result = reused.FillIn(o.Result)
 		}
 		settle.Set(o, nil)
 	})

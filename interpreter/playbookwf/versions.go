@@ -108,6 +108,13 @@ var (
 	changeWaitUntilBound = register(Change{ID: "wait-until-bound", Max: 1,
 		Where: "where a wait step's until, from a template, is past spec.LastTimerTime",
 		What:  "the step fails with tool_error, saying so (before: a timer of 292 years, the most a duration holds, and a result that said so)"})
+	// Input.ReuseElements is set by a `playbook retry` of a build that
+	// reuses elements; a worker from before ignored it and ran every
+	// element, so a newer worker replaying that run must too.
+	changeReuseElements = register(Change{ID: "reuse-elements", Max: 1,
+		Where: "where a loop step that a retry reuses elements of (Input.ReuseElements) starts its elements or its driver",
+		What: "the elements the retry reuses are not started: their earlier results stand in the loop's result " +
+			"(before: the input's reused elements were ignored and every element ran)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

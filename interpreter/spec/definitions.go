@@ -266,3 +266,28 @@ func isRedirection(w string) bool {
 	t = strings.TrimPrefix(t, "&")
 	return strings.HasPrefix(t, ">") || strings.HasPrefix(t, "<")
 }
+
+// reads reads a step's `reads`: a list of file paths, used as written.
+func (d *decoder) reads(n *yaml.Node, out *[]string) error {
+	if n.Kind != yaml.SequenceNode {
+		return d.errf(n, "reads must be a list of file paths, e.g. reads: [data/ref.csv]")
+	}
+	for _, it := range n.Content {
+		var path string
+		if err := d.str(it, "an item of reads", &path); err != nil {
+			return err
+		}
+		if path == "" {
+			return d.errf(it, "an item of reads must be a file path, not empty")
+		}
+		if strings.Contains(path, "://") {
+			return d.errf(it, "reads names files where the playbook is, not %q", path)
+		}
+		if strings.Contains(path, "$") {
+			return d.errf(it, "reads takes paths as written, without variables: %q", path)
+		}
+		d.refuseTemplates(it, "reads", "name the file as it is on disk; a retry compares its digest with the earlier run's")
+		*out = append(*out, path)
+	}
+	return nil
+}

@@ -29,7 +29,7 @@ metadata: {name: x}
 workflow:
   - step: a
     nxt: b
-`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_cancel, on_failure, on_lost, retries, retry, retry_delay, step, success_when, timeout, tool)`},
+`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, loop, lost_attempts, next, on_cancel, on_failure, on_lost, reads, retries, retry, retry_delay, step, success_when, timeout, tool)`},
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []

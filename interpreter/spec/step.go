@@ -31,6 +31,10 @@ type Step struct {
 	// AllowFailure (`allow_failure: true`): the step's failure is a
 	// warning: it does not fail the run nor stop what follows it.
 	AllowFailure bool
+	// Reads are the files the step declares it reads (`reads`), as written:
+	// paths relative to the playbook's directory, or absolute. A run
+	// records their digests; a retry runs the step again when one changed.
+	Reads []string
 	// failureHandlerRef is the name given in the file, resolved at validation.
 	failureHandlerRef     string
 	failureHandlerRefLine int
@@ -218,6 +222,9 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 		"allow_failure": {sBool("true: the step's failure is a warning: its dependants run as after a completed step, and a run whose only failures are such steps ends completed_with_warnings."), func(v *yaml.Node) error {
 			t.x.allowFailureNode = v
 			return d.boolean(v, "allow_failure", &t.s.AllowFailure)
+		}},
+		"reads": {jsonSchema{"description": "Files the step reads (paths relative to the playbook's directory): a retry runs the step again when one of them changed.", "type": "array", "items": jsonSchema{"type": "string", "minLength": 1}}, func(v *yaml.Node) error {
+			return d.reads(v, &t.s.Reads)
 		}},
 		"on_cancel": {sEnum("run: a cleanup step; it runs after a cancel, a drain or the run's deadline too, once the other steps have settled, and is never cancelled.", "run"), func(v *yaml.Node) error {
 			t.x.onCancelNode = v

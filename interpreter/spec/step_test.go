@@ -124,3 +124,36 @@ workflow:
 	require.Equal(t, FailKind, pb.Step("no_rows").Tool.Kind)
 	require.Equal(t, map[string]any{"type": "empty_input", "message": "{{ steps.probe.status }}", "details": map[string]any{"table": "orders"}}, pb.Step("no_rows").Tool.Spec)
 }
+
+// `reads` lists the files a step declares it reads, as written; what is
+// not a list of file paths is refused at its line.
+func TestParseReads(t *testing.T) {
+	for _, tc := range []struct {
+		reads string
+		want  []string
+		err   string
+	}{
+		{reads: "[data/ref.csv]", want: []string{"data/ref.csv"}},
+		{reads: "[data/ref.csv, /etc/app/limits.json]", want: []string{"data/ref.csv", "/etc/app/limits.json"}},
+		{reads: "[]", want: nil},
+		{reads: "data/ref.csv", err: `x.yaml:4: step "t": reads must be a list of file paths, e.g. reads: [data/ref.csv]`},
+		{reads: `[""]`, err: `x.yaml:4: step "t": an item of reads must be a file path, not empty`},
+		{reads: "[{a: b}]", err: `x.yaml:4: step "t": an item of reads must be a string`},
+		{reads: "[s3://bucket/ref.csv]", err: `x.yaml:4: step "t": reads names files where the playbook is, not "s3://bucket/ref.csv"`},
+		{reads: `["$HOME/ref.csv"]`, err: `x.yaml:4: step "t": reads takes paths as written, without variables: "$HOME/ref.csv"`},
+		{reads: `["data/{{ workload.day }}.csv"]`, err: `x.yaml:4: step "t": reads is used as written: a template there is never rendered`},
+	} {
+		t.Run(tc.reads, func(t *testing.T) {
+			pb, err := Parse("x.yaml", []byte("metadata: {name: r}\nworkflow:\n  - step: t\n    reads: "+tc.reads+"\n    tool: {kind: shell, command: ./t.sh}\n"))
+			if err == nil {
+				err = pb.CheckSubmit()
+			}
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, pb.Step("t").Reads)
+		})
+	}
+}

@@ -108,8 +108,10 @@ func earlierChild(ctx context.Context, c client.Client, parent, step string) (st
 
 // planElements decides, for each loop step the plan runs only because it
 // did not complete before, which of its elements the new run reuses: an
-// element whose rendered tool is one that completed in the earlier run
-// (or in the runs that run reused it from) is reused with its result. It
+// element whose item (as JSON) is that of one that completed in the
+// earlier run (or in the runs that run reused it from) is reused with its
+// result; an element that ran before elements carried their item is
+// matched by its rendered tool. It
 // fills the plan's element counts and returns what the new run's input
 // carries (Input.ReuseElements), bounded whatever the loop's length.
 func planElements(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
@@ -118,7 +120,7 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" {
 			continue
 		}
-		_, specs, err := plan.LoopElements(now, d.Step)
+		items, specs, err := plan.LoopElements(now, d.Step)
 		if err != nil {
 			continue // the run fails the step as it renders it
 		}
@@ -134,7 +136,10 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 			// new list: a tool that renders alike for several (it reads
 			// no item, or the list repeats one) reuses as many as
 			// completed, and the others run.
-			key := canonicalJSON(sp)
+			key := itemKey(items[j])
+			if len(done[key]) == 0 {
+				key = toolKey(sp)
+			}
 			results := done[key]
 			if len(results) == 0 {
 				continue
@@ -166,8 +171,8 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 }
 
 // completedElements are the elements of loop step step that completed in
-// run id (in its own history, or in its loop driver's runs), by their
-// rendered tool (canonicalJSON), with the result of each that completed
+// run id (in its own history, or in its loop driver's runs), by their item
+// or rendered tool (elementKey), with the result of each that completed
 // so; and, when run id itself reused elements of that step, those of the
 // run it retried.
 func completedElements(ctx context.Context, c client.Client, id string, in playbookwf.Input, step string) (map[string][]any, error) {
@@ -221,7 +226,7 @@ func scanElements(ctx context.Context, c client.Client, dc converter.DataConvert
 			}
 			var in contract.StepInput
 			if dc.FromPayload(a.GetInput().GetPayloads()[0], &in) == nil {
-				scheduled[e.GetEventId()] = canonicalJSON(in.Spec)
+				scheduled[e.GetEventId()] = elementKey(in)
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := e.GetActivityTaskCompletedEventAttributes()
@@ -255,6 +260,19 @@ type execution struct{ workflowID, runID string }
 func isDriverOf(id, parent, step string) bool {
 	return id == parent+"."+step+".loop" || id == parent+"-"+step+"-loop"
 }
+
+// elementKey is what a retry matches a completed element by: its item
+// (as JSON), which its activity input holds since elements carried it;
+// else, in a run from before, the tool it rendered.
+func elementKey(in contract.StepInput) string {
+	if in.Item != nil {
+		return itemKey(in.Item)
+	}
+	return toolKey(in.Spec)
+}
+
+func itemKey(item any) string            { return "item " + canonicalJSON(item) }
+func toolKey(spec map[string]any) string { return "tool " + canonicalJSON(spec) }
 
 // canonicalJSON is v as JSON with its keys sorted: two renderings of a
 // tool compare equal when they say the same.
