@@ -28,6 +28,13 @@ var CredentialVars = []string{
 	"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
 }
 
+// HidesCredentials tells whether s reads credentials from the worker's
+// environment (CredentialVars), which steps must then never see.
+func HidesCredentials(s Store) bool {
+	_, ok := s.(*bucket)
+	return ok
+}
+
 // bucket is a store in an S3-compatible bucket, its keys under prefix.
 type bucket struct {
 	client         *s3.Client

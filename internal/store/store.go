@@ -118,3 +118,17 @@ func under(key, prefix string) bool {
 
 // Join makes a key of its parts, as the store names a step's file.
 func Join(parts ...string) string { return path.Join(parts...) }
+
+// KeyOf is the key of the object uri names in s ("" and an error when uri
+// is not one of s's: a file handed on through another store).
+func KeyOf(s Store, uri string) (string, error) {
+	base := strings.TrimSuffix(s.URI("x"), "x")
+	key, ok := strings.CutPrefix(uri, base)
+	if !ok {
+		return "", fmt.Errorf("%s is not in this worker's store (%s...)", uri, base)
+	}
+	if err := CheckKey(key); err != nil {
+		return "", fmt.Errorf("%s: %v", uri, err)
+	}
+	return key, nil
+}

@@ -246,6 +246,10 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
 		Reuse:           x.in.ReuseElements[s.Name],
 	}
+	var err error
+	if in.Common.Files, err = x.run.RenderFiles(s); err != nil {
+		return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
+	}
 	if in.Reuse != nil && in.Reuse.Earlier != "" {
 		in.FullIn += "; of the elements reused, in " + in.Reuse.Earlier
 	}
