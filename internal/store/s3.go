@@ -176,8 +176,11 @@ func (b *bucket) each(ctx context.Context, prefix string, fn func(key string, ob
 		return err
 	}
 	prefix = strings.TrimSuffix(prefix, "/")
-	listed := b.full(prefix)
-	if b.prefix != "" && prefix == "" {
+	listed := b.prefix
+	if prefix != "" {
+		listed = b.full(prefix)
+	}
+	if listed != "" && prefix == "" {
 		listed += "/"
 	}
 	pages := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(listed)})
