@@ -1,181 +1,50 @@
-package store
+package store_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"playbook/internal/store"
+	"playbook/internal/store/storetest"
 )
 
-// S3Var names a store URL of a real S3-compatible server for the s3
-// backend's contract test; make test-cluster sets it (VersityGW).
-const S3Var = "PLAYBOOK_TEST_S3_STORE"
-
-// backends are the stores the contract runs against: a directory always,
-// a bucket when S3Var names one.
-func backends(t *testing.T) map[string]func(t *testing.T) Store {
-	return map[string]func(t *testing.T) Store{
-		"file": func(t *testing.T) Store {
-			s, err := Open(context.Background(), "file://"+t.TempDir())
-			require.NoError(t, err)
-			return s
-		},
-		"s3": func(t *testing.T) Store {
-			raw := os.Getenv(S3Var)
-			if raw == "" {
-				t.Skipf("no S3-compatible server: %s is not set (make test-cluster starts VersityGW and sets it)", S3Var)
-			}
-			// Each test under its own prefix, so that runs never meet.
-			base, query, _ := strings.Cut(raw, "?")
-			raw = fmt.Sprintf("%s/t%d?%s", strings.TrimSuffix(base, "/"), time.Now().UnixNano(), query)
-			s, err := Open(context.Background(), raw)
-			require.NoError(t, err)
-			return s
-		},
-	}
-}
-
-func digest(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
-
-func put(t *testing.T, s Store, key, content string) {
-	t.Helper()
-	require.NoError(t, s.Put(context.Background(), key, strings.NewReader(content), int64(len(content)), digest([]byte(content))))
-}
-
-func read(t *testing.T, s Store, key string) (string, Object) {
-	t.Helper()
-	r, o, err := s.Get(context.Background(), key)
-	require.NoError(t, err)
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	require.NoError(t, err)
-	return string(b), o
-}
-
-func keys(objs []Object) []string {
-	var out []string
-	for _, o := range objs {
-		out = append(out, o.Key)
-	}
-	return out
-}
-
-// failingReader gives n bytes, then fails: a writer that dies mid-upload.
-type failingReader struct{ n int }
-
-func (f *failingReader) Read(b []byte) (int, error) {
-	if f.n == 0 {
-		return 0, errors.New("the writer died")
-	}
-	k := min(len(b), f.n)
-	for i := range k {
-		b[i] = 'x'
-	}
-	f.n -= k
-	return k, nil
-}
-
 func TestStoreContract(t *testing.T) {
-	ctx := context.Background()
-	for name, open := range backends(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Run("put then get returns the content, its size and a uri naming the key", func(t *testing.T) {
-				s := open(t)
-				put(t, s, "run/a/out/x.csv", "a,b\n1,2\n")
-				got, o := read(t, s, "run/a/out/x.csv")
-				require.Equal(t, "a,b\n1,2\n", got)
-				require.EqualValues(t, 8, o.Bytes)
-				require.True(t, strings.HasSuffix(s.URI("run/a/out/x.csv"), "/run/a/out/x.csv"), s.URI("run/a/out/x.csv"))
-			})
-			t.Run("a put replaces the object", func(t *testing.T) {
-				s := open(t)
-				put(t, s, "r/k", "one")
-				put(t, s, "r/k", "two!")
-				got, _ := read(t, s, "r/k")
-				require.Equal(t, "two!", got)
-			})
-			t.Run("list is by whole segments, with sizes and digests", func(t *testing.T) {
-				s := open(t)
-				put(t, s, "r/a/1", "1")
-				put(t, s, "r/a/sub/2", "22")
-				put(t, s, "r/ab/3", "333")
-				objs, err := s.List(ctx, "r/a")
-				require.NoError(t, err)
-				require.Equal(t, []string{"r/a/1", "r/a/sub/2"}, keys(objs))
-				require.EqualValues(t, 2, objs[1].Bytes)
-				require.Equal(t, digest([]byte("22")), objs[1].SHA256)
-				all, err := s.List(ctx, "")
-				require.NoError(t, err)
-				require.Equal(t, []string{"r/a/1", "r/a/sub/2", "r/ab/3"}, keys(all))
-				none, err := s.List(ctx, "nothing")
-				require.NoError(t, err)
-				require.Empty(t, none)
-			})
-			t.Run("delete removes what is under the prefix only", func(t *testing.T) {
-				s := open(t)
-				put(t, s, "r/a/1", "1")
-				put(t, s, "r/a/sub/2", "22")
-				put(t, s, "r/ab/3", "333")
-				n, err := s.Delete(ctx, "r/a")
-				require.NoError(t, err)
-				require.Equal(t, 2, n)
-				all, err := s.List(ctx, "")
-				require.NoError(t, err)
-				require.Equal(t, []string{"r/ab/3"}, keys(all))
-			})
-			t.Run("get of a missing key is ErrNotFound", func(t *testing.T) {
-				s := open(t)
-				_, _, err := s.Get(ctx, "r/none")
-				require.ErrorIs(t, err, ErrNotFound)
-			})
-			t.Run("content that is not what the put said is refused and nothing is visible", func(t *testing.T) {
-				s := open(t)
-				err := s.Put(ctx, "r/bad", strings.NewReader("hello"), 5, digest([]byte("other")))
-				require.Error(t, err)
-				err = s.Put(ctx, "r/short", strings.NewReader("hell"), 5, digest([]byte("hello")))
-				require.Error(t, err)
-				objs, err := s.List(ctx, "")
-				require.NoError(t, err)
-				require.Empty(t, objs)
-			})
-			t.Run("a writer that dies mid-upload leaves no object", func(t *testing.T) {
-				s := open(t)
-				put(t, s, "r/kept", "before")
-				err := s.Put(ctx, "r/kept", &failingReader{n: 3 << 20}, 8<<20, digest(bytes.Repeat([]byte("x"), 8<<20)))
-				require.Error(t, err)
-				err = s.Put(ctx, "r/new", &failingReader{n: 3 << 20}, 8<<20, digest(bytes.Repeat([]byte("x"), 8<<20)))
-				require.Error(t, err)
-				objs, err := s.List(ctx, "")
-				require.NoError(t, err)
-				require.Equal(t, []string{"r/kept"}, keys(objs))
-				got, _ := read(t, s, "r/kept")
-				require.Equal(t, "before", got)
-			})
-			t.Run("keys that are not clean relative paths are refused", func(t *testing.T) {
-				s := open(t)
-				for _, k := range []string{"", "/abs", "a/../b", "a//b", "./a", "a\\b"} {
-					require.Error(t, s.Put(ctx, k, strings.NewReader("x"), 1, digest([]byte("x"))), "key %q", k)
-				}
-			})
+	t.Run("file", func(t *testing.T) {
+		storetest.Contract(t, func(t *testing.T) store.Store {
+			s, err := store.Open(context.Background(), "file://"+t.TempDir())
+			require.NoError(t, err)
+			return s
 		})
+	})
+	t.Run("s3", func(t *testing.T) {
+		raw := os.Getenv(storetest.S3Var)
+		if raw == "" {
+			t.Skipf("no S3-compatible server: %s is not set (make test-cluster starts VersityGW and sets it)", storetest.S3Var)
+		}
+		storetest.Contract(t, OpenUnder(raw))
+	})
+}
+
+// OpenUnder opens raw with each case under a prefix of its own, so that
+// cases and runs never meet in the bucket.
+func OpenUnder(raw string) func(t *testing.T) store.Store {
+	return func(t *testing.T) store.Store {
+		base, query, _ := strings.Cut(raw, "?")
+		s, err := store.Open(context.Background(), fmt.Sprintf("%s/t%d?%s", strings.TrimSuffix(base, "/"), time.Now().UnixNano(), query))
+		require.NoError(t, err)
+		return s
 	}
 }
 
 func TestOpenRefusesWhatItCannotUse(t *testing.T) {
 	for _, raw := range []string{"", "dir", "file://relative/dir", "file:///d?x=1", "s3://", "s3://b/p?bogus=1", "gs://b"} {
-		_, err := Open(context.Background(), raw)
+		_, err := store.Open(context.Background(), raw)
 		require.Error(t, err, raw)
 	}
 }
