@@ -161,14 +161,19 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		DeploymentOptions: o.Deployment.options(),
 	})
 	RegisterWorkflow(w)
-	stepEnv := o.StepEnv
-	if o.Store != nil && store.HidesCredentials(o.Store) {
-		stepEnv = slices.DeleteFunc(slices.Clone(stepEnv), func(name string) bool { return slices.Contains(store.CredentialVars, name) })
-	}
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: stepEnv, SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes, Store: o.Store}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.stepEnv(), SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes, Store: o.Store}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
 	return w
+}
+
+// stepEnv is StepEnv without the store's credential variables, when the
+// store reads its credentials from the worker's environment.
+func (o Options) stepEnv() []string {
+	if o.Store == nil || !store.HidesCredentials(o.Store) {
+		return o.StepEnv
+	}
+	return slices.DeleteFunc(slices.Clone(o.StepEnv), func(name string) bool { return slices.Contains(store.CredentialVars, name) })
 }
 
 // RegisterWorkflow registers the Playbook workflow, its loop drivers and

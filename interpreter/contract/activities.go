@@ -88,7 +88,7 @@ type FileRef struct {
 func FileRefOf(v any) (FileRef, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return FileRef{}, fmt.Errorf("%s is not a stored file (a mapping with uri, bytes and sha256, as steps.NAME.files['PATH'] is)", describe(v))
+		return FileRef{}, fmt.Errorf("%s, not a stored file (a mapping with uri, bytes and sha256, as steps.NAME.files['PATH'] is)", describe(v))
 	}
 	var f FileRef
 	f.URI, _ = m["uri"].(string)
@@ -104,7 +104,7 @@ func FileRefOf(v any) (FileRef, error) {
 		f.Bytes = -1
 	}
 	if f.URI == "" || len(f.SHA256) != 64 || f.Bytes < 0 {
-		return FileRef{}, fmt.Errorf("%s is not a stored file (a mapping with uri, bytes and sha256, as steps.NAME.files['PATH'] is)", describe(v))
+		return FileRef{}, fmt.Errorf("%s, not a stored file (a mapping with uri, bytes and sha256, as steps.NAME.files['PATH'] is)", describe(v))
 	}
 	return f, nil
 }

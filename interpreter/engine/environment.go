@@ -113,7 +113,7 @@ func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		f, err := contract.FileRefOf(files[p])
 		if err != nil {
-			return nil, fmt.Errorf("inputs.files.%s: %q is %v", p, s.Files.Inputs[p], err)
+			return nil, fmt.Errorf("inputs.files.%s: %q gives %v", p, s.Files.Inputs[p], err)
 		}
 		add(p, f)
 	}
