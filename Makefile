@@ -9,6 +9,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unkn
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 STAMP = -X playbook/cmd/playbook/commands.Version=$(VERSION) -X playbook/cmd/playbook/commands.Commit=$(COMMIT)
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64
+# The S3-compatible server make test-cluster builds and runs.
+VERSITYGW_VERSION ?= v1.8.0
 
 build:
 	$(GO) build -ldflags='$(STAMP)' -o bin/playbook ./cmd/playbook
@@ -75,7 +77,10 @@ test-cluster:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
 	@command -v docker-compose >/dev/null || (apt-get update && apt-get install -y docker-compose)
 	docker-compose -f docker/compose.yaml config -q
-	PLAYBOOK_TEST_CLUSTER=1 $(GO) test -count=1 -v -timeout 30m ./testsuite/cluster/
+	@# VersityGW, an S3-compatible server (Apache-2.0), from the module proxy:
+	@# the store's contract and a split pipeline run against it.
+	GOBIN=$(CURDIR)/bin/tools GOFLAGS= $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	PLAYBOOK_TEST_CLUSTER=1 PLAYBOOK_VERSITYGW=$(CURDIR)/bin/tools/versitygw $(GO) test -count=1 -v -timeout 30m ./testsuite/cluster/
 
 # The worker image, proven: builds it (and its base image, locally, when no
 # registry can be reached) and runs a playbook whose steps run in a container

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 
@@ -104,6 +105,9 @@ type Activities struct {
 	// stream keeps its last part, after a line saying how much was dropped
 	// (outputLog). 0: DefaultMaxLogBytes; at least 1 KiB.
 	MaxLogBytes int64
+	// Store is the run's store, where steps hand files on to each other
+	// (outputs, inputs). Optional: nil fails a step that has files.
+	Store store.Store
 	// Stand, when set, stands in for the tools and recovery scripts of the
 	// attempts it takes (`playbook test`'s mocks): what it says an attempt
 	// did goes through the same retry decision as a real attempt. Optional:
@@ -198,7 +202,9 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 	default:
 		withValues := in
 		withValues.Spec = resolved
-		o = boundResult(secrets.result(a.runTool(withRedactor(toolCtx, secrets), withValues, number)))
+		o = a.runWithFiles(toolCtx, withValues, func() ToolResult {
+			return boundResult(secrets.result(a.runTool(withRedactor(toolCtx, secrets), withValues, number)))
+		})
 	}
 	endDrain()
 	stopHeartbeat()
@@ -250,7 +256,7 @@ func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contr
 	d = withinBudget(d, in.Retry.MaxDuration, time.Since(info.ScheduledTime), own)
 	if o.Err == nil && !d.Retry && d.Why == "" {
 		watch.ended(transitionCompleted, nil)
-		return &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt}, nil
+		return &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt, Files: o.Files}, nil
 	}
 	stepErr := o.Err
 	if stepErr == nil { // a success that retry_when keeps polling

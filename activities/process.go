@@ -148,14 +148,7 @@ func (a *Activities) maxLogBytes() int64 {
 // outlives the step; and the worker's keeper kills the group if the worker
 // dies first (keeper.go).
 func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, attempt int, p process, extraEnv ...string) (processRun, *contract.StepError) {
-	base := resolveBase(in.BaseDir)
-	dir := base
-	if p.workdir != "" {
-		dir = p.workdir
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(base, dir)
-		}
-	}
+	dir := processDir(resolveBase(in.BaseDir), p.workdir)
 	logDir, dirErr := a.attemptLogDir(in)
 	if dirErr != nil {
 		return processRun{}, dirErr

@@ -16,6 +16,8 @@ type ToolResult struct {
 	Err        *contract.StepError // nil on success
 	ExitCode   *int
 	StatusCode *int
+	// Files are the files a successful attempt handed on, by path.
+	Files map[string]contract.FileRef
 }
 
 // Decision says whether to run another attempt, and after how long.

@@ -90,6 +90,7 @@ func check(pb *spec.Playbook, dir string) (errs, warnings spec.Errors) {
 		if e := checkRaisedType(pb, s); e != nil {
 			errs = append(errs, e)
 		}
+		errs = append(errs, c.checkInputsFrom(s)...)
 	}
 	for _, event := range []string{"on_failure", "on_success", "on_waiting"} {
 		src := map[string]string{"on_failure": pb.Notify.OnFailure, "on_success": pb.Notify.OnSuccess, "on_waiting": pb.Notify.OnWaiting}[event]
@@ -182,6 +183,10 @@ func (c *checker) step(pos int, s *spec.Step) []*exprCheck {
 		scope, extra := spec.ToolScope(s)
 		_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
 			xs = append(xs, c.template(pos, s, s.Tool.Line, "tool", src, scope, upstream, extra)...)
+			return nil
+		})
+		_ = expr.TemplatesIn(s.Files.Spec(), func(src string) error {
+			xs = append(xs, c.template(pos, s, s.Tool.Line, "inputs", src, scope, upstream, extra)...)
 			return nil
 		})
 	}
@@ -720,6 +725,8 @@ func (c *checker) env(x *exprCheck) types.Map {
 			"result":   result,
 			"error":    types.Map{"type": types.String, "message": types.String, "details": types.Any},
 			"attempts": types.Int,
+			// Each stored file the step produced, by its path.
+			"files": types.Any,
 		}
 	}
 	env := expr.ScopeNames(x.scope)
@@ -895,4 +902,21 @@ func checkRaisedType(pb *spec.Playbook, s *spec.Step) *spec.Error {
 	}
 	return &spec.Error{File: pb.File, Line: s.Tool.Line, Step: s.Name,
 		Msg: fmt.Sprintf("fail tool: type %q is an error type the engine gives; a raised error needs a type of its own (such as no_rows), so that conditions tell the two apart", typ)}
+}
+
+// checkInputsFrom refuses an inputs.from that names a step which is not
+// upstream of the step: its files would not be there when it starts.
+func (c *checker) checkInputsFrom(s *spec.Step) spec.Errors {
+	if s.Files == nil || len(s.Files.From) == 0 || c.pb.Broken(s.Name) {
+		return nil
+	}
+	var errs spec.Errors
+	upstream := c.upstreamOf(s)
+	for i, name := range s.Files.From {
+		if c.pb.Step(name) != nil && name != s.Name && !upstream[name] {
+			errs = append(errs, &spec.Error{File: c.pb.File, Line: s.Files.FromLine(i), Step: s.Name,
+				Msg: fmt.Sprintf("inputs.from names %q, which is not upstream of this step: add it to depends_on", name)})
+		}
+	}
+	return errs
 }

@@ -31,6 +31,7 @@ import (
 	"playbook/internal/devserver"
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/worker"
 )
@@ -49,6 +50,8 @@ var (
 	server *devserver.Server
 	tc     client.Client
 	logDir string
+	// storeURL is the shared worker's store (files_test.go).
+	storeURL string
 )
 
 func TestMain(m *testing.M) {
@@ -74,7 +77,15 @@ func runMain(m *testing.M) int {
 	defer tc.Close()
 	logDir, _ = os.MkdirTemp("", "playbook-e2e-logs")
 	defer os.RemoveAll(logDir)
-	w := worker.New(tc, worker.Options{LogDir: logDir})
+	storeDir, _ := os.MkdirTemp("", "playbook-e2e-store")
+	defer os.RemoveAll(storeDir)
+	storeURL = "file://" + storeDir
+	st, err := store.Open(context.Background(), storeURL)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "store:", err)
+		return 1
+	}
+	w := worker.New(tc, worker.Options{LogDir: logDir, Store: st})
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 1

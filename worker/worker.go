@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
 )
@@ -53,6 +55,11 @@ type Options struct {
 	// on the version that started it (pinned) unless AutoUpgrade, and new
 	// runs start on the deployment's current version.
 	Deployment Deployment
+	// Optional: the run's store, where steps hand files on to each other
+	// (outputs, inputs); default none: a step with files fails. With an s3
+	// store, its credential variables (store.CredentialVars) never reach a
+	// step, even when StepEnv names them.
+	Store store.Store
 }
 
 // Deployment is a worker's Worker Deployment version.
@@ -99,6 +106,20 @@ const DefaultDrainTimeout = 30 * time.Second
 // cancelled steps to kill their processes and report.
 const stopReportMargin = 15 * time.Second
 
+// DefaultStore is the store `worker` and `dev` use, and `files` reads,
+// when --store is not given: $PLAYBOOK_STORE, else a directory beside the
+// logs, ~/.local/state/playbook/store.
+func DefaultStore() string {
+	if s := os.Getenv("PLAYBOOK_STORE"); s != "" {
+		return s
+	}
+	dir := filepath.Join(os.TempDir(), "playbook-store")
+	if home, err := os.UserHomeDir(); err == nil {
+		dir = filepath.Join(home, ".local", "state", "playbook", "store")
+	}
+	return "file://" + dir
+}
+
 // DefaultLogDir is $PLAYBOOK_LOG_DIR, else ~/.local/state/playbook/logs.
 func DefaultLogDir() string {
 	if d := os.Getenv("PLAYBOOK_LOG_DIR"); d != "" {
@@ -140,10 +161,19 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		DeploymentOptions: o.Deployment.options(),
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.StepEnv, SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.stepEnv(), SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes, Store: o.Store}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
 	return w
+}
+
+// stepEnv is StepEnv without the store's credential variables, when the
+// store reads its credentials from the worker's environment.
+func (o Options) stepEnv() []string {
+	if o.Store == nil || !store.HidesCredentials(o.Store) {
+		return o.StepEnv
+	}
+	return slices.DeleteFunc(slices.Clone(o.StepEnv), func(name string) bool { return slices.Contains(store.CredentialVars, name) })
 }
 
 // RegisterWorkflow registers the Playbook workflow, its loop drivers and

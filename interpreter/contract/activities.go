@@ -63,6 +63,80 @@ type StepInput struct {
 	// does not read it; a retry matches the elements of the new list to
 	// those of the earlier run by it. Absent in a run from before.
 	Item any `json:"item,omitempty"`
+	// Files are the files the attempt takes from the run's store before
+	// its command starts and hands on after it succeeds; nil: none.
+	Files *StepFiles `json:"files,omitempty"`
+}
+
+// StepFiles is what an attempt does with the run's store.
+type StepFiles struct {
+	// Outputs are the paths or globs, relative to the working directory,
+	// of the files uploaded after a successful attempt.
+	Outputs []string `json:"outputs,omitempty"`
+	// Inputs are the stored files downloaded before the command starts,
+	// by their path in the working directory.
+	Inputs map[string]FileRef `json:"inputs,omitempty"`
+}
+
+// FileRef is a stored file as a step's result lists it
+// (steps.NAME.files[PATH]): where it is, its size and its sha256 (hex),
+// which a download checks.
+type FileRef struct {
+	URI    string `json:"uri"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// FileRefOf reads a rendered template's value as a FileRef: a mapping
+// with uri, bytes and sha256, as steps.NAME.files[PATH] is.
+func FileRefOf(v any) (FileRef, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return FileRef{}, fmt.Errorf("%s, not a stored file (a mapping with uri, bytes and sha256, as steps.NAME.files['PATH'] is)", describe(v))
+	}
+	var f FileRef
+	f.URI, _ = m["uri"].(string)
+	f.SHA256, _ = m["sha256"].(string)
+	switch n := m["bytes"].(type) {
+	case int:
+		f.Bytes = int64(n)
+	case int64:
+		f.Bytes = n
+	case float64:
+		f.Bytes = int64(n)
+	default:
+		f.Bytes = -1
+	}
+	if f.URI == "" || len(f.SHA256) != 64 || f.Bytes < 0 {
+		return FileRef{}, fmt.Errorf("%s, not a stored file (a mapping with uri, bytes and sha256, as steps.NAME.files['PATH'] is)", describe(v))
+	}
+	return f, nil
+}
+
+// describe names a value's kind for an error.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null (no such file?)"
+	case string:
+		return "a string"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// FileValues are files as expressions read them (steps.NAME.files).
+func FileValues(files map[string]FileRef) map[string]any {
+	if len(files) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(files))
+	//workflowcheck:ignore order-free: fills a map by path
+	for p, f := range files {
+		out[p] = map[string]any{"uri": f.URI, "bytes": f.Bytes, "sha256": f.SHA256}
+	}
+	return out
 }
 
 // LostSpec is a step's budget of lost attempts. The activity's retry policy
@@ -83,6 +157,8 @@ type StepOutput struct {
 	LogsAt string `json:"logs_at,omitempty"`
 	// AttemptErrors are the failed attempts before the one that succeeded.
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+	// Files are the files the attempt uploaded, by their path.
+	Files map[string]FileRef `json:"files,omitempty"`
 }
 
 // FailureDetails ride on a failed attempt's application error.

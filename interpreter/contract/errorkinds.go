@@ -51,6 +51,10 @@ const (
 	ErrRejected = "rejected"
 	// ErrLoop: a batch of a loop's elements could not be started.
 	ErrLoop = "loop_error"
+	// ErrArtifact: a step's files could not be handed on or taken: an
+	// output missing, over its limit or outside the working directory, a
+	// download whose digest is not the one recorded, the store out of reach.
+	ErrArtifact = "artifact_error"
 )
 
 // BuiltinErrorTypes are the error types above, which the engine gives:
@@ -58,7 +62,7 @@ const (
 // matching it can tell it from them.
 var BuiltinErrorTypes = []string{ErrTool, ErrTemplate, ErrExpression, ErrExitCode, ErrHTTP, ErrHTTPStatus,
 	ErrPythonException, ErrResultTooLarge, ErrInputTooLarge, ErrRetryWhen, ErrExecutionTimeout,
-	ErrHeartbeatTimeout, ErrTimeout, ErrWorkerStopped, ErrCancelled, ErrPlaybookFailed, ErrPlaybookError, ErrActivity, ErrRejected, ErrLoop}
+	ErrHeartbeatTimeout, ErrTimeout, ErrWorkerStopped, ErrCancelled, ErrPlaybookFailed, ErrPlaybookError, ErrActivity, ErrRejected, ErrLoop, ErrArtifact}
 
 // IsEngineError tells whether an error type is a failure the engine caused
 // or could not judge: no exit-code rule or retry applies to it.

@@ -31,4 +31,6 @@ type Outcome struct {
 	Attempts      int
 	Recovery      string
 	AttemptErrors []AttemptRecord
+	// Files are the files a completed step uploaded, by their path.
+	Files map[string]FileRef
 }

@@ -78,6 +78,9 @@ type StepState struct {
 	Classified string `json:"classified,omitempty"`
 	// AttemptErrors lists every failed attempt, oldest first.
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+	// Files are the files the step handed on to the run's store, by their
+	// path in its working directory (steps.NAME.files).
+	Files map[string]FileRef `json:"files,omitempty"`
 	// StartedAt and EndedAt are workflow times (deterministic).
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`

@@ -57,5 +57,11 @@ func stepEntry(st *contract.StepState) map[string]any {
 	if st.Error != nil {
 		errVal = map[string]any{"type": st.Error.Type, "message": st.Error.Message, "details": st.Error.Details}
 	}
-	return map[string]any{"status": string(st.Status), "result": st.Result, "error": errVal, "attempts": st.Attempts}
+	entry := map[string]any{"status": string(st.Status), "result": st.Result, "error": errVal, "attempts": st.Attempts}
+	if len(st.Files) > 0 {
+		// Only a step that handed files on has the key: a run from before
+		// files reads the same entries as it did.
+		entry["files"] = contract.FileValues(st.Files)
+	}
+	return entry
 }

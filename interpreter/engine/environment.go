@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
@@ -74,6 +78,48 @@ func (r *Run) RenderTool(s *spec.Step) (map[string]any, error) {
 	return out.(map[string]any), nil
 }
 
+// RenderFiles is what an attempt of s does with the run's store: the
+// files it hands on, and the files it takes, its inputs.files rendered
+// against the run's state and every file of the steps inputs.from names
+// (inputs.files wins where both give a path). nil: none.
+func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
+	if s.Files == nil {
+		return nil, nil
+	}
+	out := &contract.StepFiles{Outputs: s.Files.Outputs}
+	add := func(p string, f contract.FileRef) {
+		if out.Inputs == nil {
+			out.Inputs = map[string]contract.FileRef{}
+		}
+		out.Inputs[p] = f
+	}
+	for _, name := range s.Files.From {
+		if st := r.states[name]; st != nil {
+			//workflowcheck:ignore order-free: fills a map by path
+			for p, f := range st.Files {
+				add(p, f)
+			}
+		}
+	}
+	if len(s.Files.Inputs) == 0 {
+		return out, nil
+	}
+	env := r.envReading(r.toolReads(s))
+	rendered, err := expr.RenderValue(s.Files.Spec(), r.pb.Templates(), env)
+	if err != nil {
+		return nil, err
+	}
+	files, _ := rendered.(map[string]any)["files"].(map[string]any)
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		f, err := contract.FileRefOf(files[p])
+		if err != nil {
+			return nil, fmt.Errorf("inputs.files.%s: %q gives %v", p, s.Files.Inputs[p], err)
+		}
+		add(p, f)
+	}
+	return out, nil
+}
+
 // ScopeFor is the part of the run's scope that the given expressions read:
 // the steps and workload keys they name (all of `steps` or `workload` when
 // one reads it as a whole), execution_id and playbook. A step's retry_when
@@ -111,12 +157,14 @@ func (r *Run) envReading(exprs []*expr.Expr) map[string]any {
 // toolReads lists the expressions of a step's tool templates.
 func (r *Run) toolReads(s *spec.Step) []*expr.Expr {
 	var exprs []*expr.Expr
-	_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
+	add := func(src string) error {
 		if t := r.pb.Templates()[src]; t != nil {
 			exprs = append(exprs, t.Exprs()...)
 		}
 		return nil
-	})
+	}
+	_ = expr.TemplatesIn(s.Tool.Spec, add)
+	_ = expr.TemplatesIn(s.Files.Spec(), add)
 	return exprs
 }
 

@@ -46,6 +46,15 @@ func CombineLoop(outcomes []contract.Outcome) contract.Outcome {
 		switch {
 		case o.Err == nil:
 			results[i] = o.Result
+			//workflowcheck:ignore order-free: fills a map by path
+			for p, f := range o.Files {
+				// Each element's files are its own: [INDEX]/PATH, as
+				// the store keeps them.
+				if combined.Files == nil {
+					combined.Files = map[string]contract.FileRef{}
+				}
+				combined.Files[fmt.Sprintf("[%d]/%s", i, p)] = f
+			}
 		case o.Err.Type == contract.ErrCancelled:
 			if firstCancelled < 0 {
 				firstCancelled = i

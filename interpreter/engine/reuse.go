@@ -156,7 +156,7 @@ func reroute(now RetrySide, plan *ReusePlan) {
 		states[name] = &c
 		// As the step ended: its result, and the attempts it took.
 		st := run.states[name]
-		st.Status, st.Result, st.Attempts = contract.StatusReused, prev.Result, prev.Attempts
+		st.Status, st.Result, st.Attempts, st.Files = contract.StatusReused, prev.Result, prev.Attempts, prev.Files
 	}
 	for name, st := range states {
 		taken, err := run.nextTargets(name)

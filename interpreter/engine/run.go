@@ -155,6 +155,9 @@ func (r *Run) Reuse(earlier map[string]*contract.StepState) {
 		}
 		st := r.states[s.Name]
 		st.Status, st.Result, st.TakenNext = contract.StatusReused, prev.Result, prev.TakenNext
+		// Its files stay where the earlier run put them: a step after it
+		// reads them from the earlier run's keys.
+		st.Files = prev.Files
 		if prev.TakenNext == nil {
 			evaluate = append(evaluate, s.Name)
 		}

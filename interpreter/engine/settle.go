@@ -33,6 +33,7 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 	}
 	switch {
 	case o.Err == nil:
+		st.Files = o.Files
 		r.Complete(name, o.Result, o.Attempts)
 	case (o.Err.Type == contract.ErrCancelled && r.byDeadline[name]) || r.childEndedByDeadline(o.Err):
 		err := r.deadlineError()

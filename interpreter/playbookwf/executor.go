@@ -138,6 +138,9 @@ func (x *executor) start(s *spec.Step) (workflow.Future, *contract.StepError) {
 		return x.startChild(ctx, s, toolSpec)
 	}
 	in := x.stepInput(s, s.Name, toolSpec)
+	if in.Files, err = x.run.RenderFiles(s); err != nil {
+		return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
+	}
 	if err := x.tooLarge("the input of step "+s.Name, in); err != nil {
 		return nil, err
 	}

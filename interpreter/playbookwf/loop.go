@@ -67,6 +67,10 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 		return nil, stepErr
 	}
 	common := x.stepInput(s, s.Name, nil)
+	var err error
+	if common.Files, err = x.run.RenderFiles(s); err != nil {
+		return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
+	}
 	elems := make([]contract.StepInput, len(specs))
 	for i, toolSpec := range specs {
 		elems[i] = elementInput(common, s, i, items[i], toolSpec)

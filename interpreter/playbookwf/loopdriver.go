@@ -258,6 +258,10 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 	if reused != nil {
 		in.Reuse = reused.Carried()
 	}
+	var err error
+	if in.Common.Files, err = x.run.RenderFiles(s); err != nil {
+		return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
+	}
 	if in.Reuse != nil && in.Reuse.Earlier != "" {
 		in.FullIn += "; of the elements reused, in " + in.Reuse.Earlier
 	}

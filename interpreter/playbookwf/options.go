@@ -73,6 +73,8 @@ func activityOptions(s *spec.Step, in contract.StepInput) workflow.ActivityOptio
 		StartToCloseTimeout: startToClose,
 		HeartbeatTimeout:    heartbeat,
 		RetryPolicy:         policy,
+		// "" (no queue: key): the run's own task queue.
+		TaskQueue: s.Queue,
 		// A cancelled step reports only after its process group is gone.
 		WaitForCancellation: true,
 	}

@@ -37,7 +37,7 @@ func activityOutcome(ctx workflow.Context, f workflow.Future, s *spec.Step, in c
 	if err := f.Get(ctx, &out); err != nil {
 		return outcomeOf(ctx, err, s, in)
 	}
-	return contract.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors}
+	return contract.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors, Files: out.Files}
 }
 
 // outcomeOf reads a failed activity. An attempt that decided to stop carries

@@ -226,6 +226,12 @@ workflow:
 	handled := activityOptions(pb.Step("handled"), current(pb.Step("handled")))
 	require.Equal(t, int32(7+3), handled.RetryPolicy.MaximumAttempts, "a rule's max_retries + 1 when it allows more, and 3 lost ones")
 
+	require.Empty(t, full.TaskQueue, "no queue: the run's own task queue")
+	queued, err := spec.Parse("q.yaml", []byte("metadata: {name: q}\nqueue: cpu\nworkflow:\n  - {step: a, tool: {kind: noop}}\n  - {step: b, queue: gpu, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	require.Equal(t, "cpu", activityOptions(queued.Step("a"), current(queued.Step("a"))).TaskQueue, "the playbook's queue")
+	require.Equal(t, "gpu", activityOptions(queued.Step("b"), current(queued.Step("b"))).TaskQueue, "the step's own")
+
 	old := activityOptions(pb.Step("bare"), contract.StepInput{})
 	require.Equal(t, int32(1), old.RetryPolicy.MaximumAttempts, "an input from before lost attempts were retried has no room for them")
 }

@@ -64,6 +64,9 @@ type Playbook struct {
 	Timeout time.Duration
 	// OnTimeout says what a passed deadline makes of the run's outcome.
 	OnTimeout OnTimeout
+	// Queue is the task queue of the steps that name none (`queue`); "":
+	// the run's own.
+	Queue string
 	// Warnings are what a submission's checks point out without refusing
 	// the playbook, one `file:line: ...` line each; set by submit, never
 	// by Parse.

@@ -45,6 +45,11 @@ type Step struct {
 	LostAttempts int
 	// lostAttempts is the step's own `lost_attempts`, nil: the playbook's.
 	lostAttempts *int
+	// Files are the files the step hands on and takes; nil: none.
+	Files *Files
+	// Queue is the task queue of the workers that run the step's activity
+	// (`queue`, or the playbook's); "": the run's own.
+	Queue string
 }
 
 // Step returns the step with this name, or nil.
@@ -112,6 +117,9 @@ func (d *decoder) stepNode(n *yaml.Node) (*Step, error) {
 	}
 	if s.Loop != nil && s.Tool == nil {
 		return s, d.errf(n, "loop needs a tool to run for each element")
+	}
+	if err := d.checkFiles(s, n); err != nil {
+		return s, err
 	}
 	if s.Loop != nil && s.Tool.Kind == FailKind {
 		d.refuse(n, "a fail step cannot run in a loop: it fails at once; route to it with a when in the next of the step before")
@@ -257,6 +265,15 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default: the playbook's).", 0, 0), func(v *yaml.Node) error {
 			t.x.lostNode, t.s.lostAttempts = v, new(int)
 			return d.lostAttempts(v, t.s.lostAttempts)
+		}},
+		"outputs": {sRef("outputs", "The files the step produces, uploaded to the run's store after a successful attempt."), func(v *yaml.Node) error {
+			return d.fields(v, "outputs", d.outputKeys(t.s.stepFiles()))
+		}},
+		"inputs": {sRef("inputs", "The stored files the step needs, downloaded into its working directory before it starts."), func(v *yaml.Node) error {
+			return d.fields(v, "inputs", d.inputKeys(t.s.stepFiles()))
+		}},
+		"queue": {sQueue("The task queue of the workers that run the step (default: the playbook's queue, else the run's)."), func(v *yaml.Node) error {
+			return d.queue(v, &t.s.Queue)
 		}},
 		"on_lost": {sEnum("fail: an attempt lost with its worker fails the step (default retry).", "retry", "fail"), func(v *yaml.Node) error {
 			t.x.onLostNode = v

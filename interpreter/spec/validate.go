@@ -109,24 +109,36 @@ func validate(pb *Playbook) error {
 		if s.Tool == nil {
 			continue
 		}
-		scope, extra := ToolScope(s)
-		_ = expr.TemplatesIn(s.Tool.Spec, func(src string) error {
-			t, err := expr.CompileTemplate(src, scope, extra...)
-			if err != nil {
-				errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: %v", err))
-				return nil
-			}
-			for _, e := range t.Exprs() {
-				for _, ref := range e.StepRefs {
-					if pb.byName[ref] == nil {
-						errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "tool: template %q reads steps.%s, but there is no step %q%s", src, ref, ref, didYouMean(pb, ref, s.Name)))
-						return nil
-					}
+		if s.Files != nil {
+			for i, name := range s.Files.From {
+				if err := checkTarget(pb, s, name, s.Files.fromLines[i], "inputs.from"); err != nil {
+					errs = errs.Add(pb.File, err)
 				}
 			}
-			pb.templates[src] = t
-			return nil
-		})
+		}
+		scope, extra := ToolScope(s)
+		for _, part := range []struct {
+			what string
+			spec map[string]any
+		}{{"tool", s.Tool.Spec}, {"inputs", s.Files.Spec()}} {
+			_ = expr.TemplatesIn(part.spec, func(src string) error {
+				t, err := expr.CompileTemplate(src, scope, extra...)
+				if err != nil {
+					errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "%s: %v", part.what, err))
+					return nil
+				}
+				for _, e := range t.Exprs() {
+					for _, ref := range e.StepRefs {
+						if pb.byName[ref] == nil {
+							errs = errs.Add(pb.File, errAt(s, s.Tool.Line, "%s: template %q reads steps.%s, but there is no step %q%s", part.what, src, ref, ref, didYouMean(pb, ref, s.Name)))
+							return nil
+						}
+					}
+				}
+				pb.templates[src] = t
+				return nil
+			})
+		}
 	}
 	return errs.Err()
 }

@@ -92,6 +92,7 @@ func (a *app) root() *cobra.Command {
 		a.approveCommand(),
 		a.rejectCommand(),
 		a.logsCommand(),
+		filesCommand(),
 		a.cancelCommand(),
 		a.terminateCommand(),
 		a.statusCommand(),

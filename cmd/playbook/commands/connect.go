@@ -18,6 +18,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"playbook/internal/codec"
+	"playbook/internal/store"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
@@ -50,6 +51,9 @@ type connection struct {
 	// --address and --namespace given, or the embedded server's address.
 	// Printed in the command lines the CLI suggests.
 	reach string
+	// storeDir is the temporary store of an embedded run's worker, removed
+	// with it.
+	storeDir string
 }
 
 // Close closes the connection, and stops the embedded server and worker it
@@ -60,6 +64,9 @@ func (c *connection) Close() {
 	}
 	if c.worker != nil {
 		c.worker.Stop()
+	}
+	if c.storeDir != "" {
+		_ = os.RemoveAll(c.storeDir)
 	}
 	c.client.Close()
 	if c.embedded != nil {
@@ -139,7 +146,12 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 	if conn.embedded != nil {
 		// The run ends with the embedded server: a step still running when
 		// the command stops is stopped at once, not drained.
-		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond, SecretsDir: os.Getenv("PLAYBOOK_SECRETS_DIR")})
+		st, err := conn.embeddedStore(c.ctx)
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond, SecretsDir: os.Getenv("PLAYBOOK_SECRETS_DIR"), Store: st})
 		if err := conn.worker.Start(); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("embedded worker: %w", err)
@@ -242,4 +254,23 @@ func (a *app) withConnection(c *call, do func(c *call, conn *connection) error) 
 	}
 	defer conn.Close()
 	return do(c, conn)
+}
+
+// embeddedStore is the store of a one-shot embedded run's worker:
+// $PLAYBOOK_STORE, else a temporary directory kept until the command ends
+// (its files go with the in-memory server that ran it).
+func (c *connection) embeddedStore(ctx context.Context) (store.Store, error) {
+	if raw := os.Getenv("PLAYBOOK_STORE"); raw != "" {
+		st, err := store.Open(ctx, raw)
+		if err != nil {
+			return nil, invalidf("PLAYBOOK_STORE: %v", err)
+		}
+		return st, nil
+	}
+	dir, err := os.MkdirTemp("", "playbook-store-")
+	if err != nil {
+		return nil, err
+	}
+	c.storeDir = dir
+	return store.Open(ctx, "file://"+dir)
 }

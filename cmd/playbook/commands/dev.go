@@ -44,6 +44,10 @@ func devCommand() *cobra.Command {
 			if err := flags.checkSecretsDir(); err != nil {
 				return invalid(err)
 			}
+			st, err := openStore(c.ctx, flags.store)
+			if err != nil {
+				return err
+			}
 			obs, err := newObserver(flags.observe)
 			if err != nil {
 				return invalid(err)
@@ -89,7 +93,7 @@ func devCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize})
+			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Store: st})
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}

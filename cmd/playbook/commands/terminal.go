@@ -88,5 +88,6 @@ func (e *controlsEscaped) Write(p []byte) (int, error) {
 }
 
 // rawOutput are the commands whose output is not escaped: logs prints a
-// step's output as the step wrote it, mcp speaks JSON-RPC.
-var rawOutput = map[string]bool{"logs": true, "mcp": true}
+// step's output as the step wrote it, mcp speaks JSON-RPC, files get
+// writes a stored file's bytes as they are.
+var rawOutput = map[string]bool{"logs": true, "mcp": true, "get": true}

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"playbook/activities"
+	"playbook/internal/store"
 	"playbook/worker"
 )
 
@@ -46,6 +48,10 @@ func (a *app) workerCommand() *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
+			st, err := openStore(c.ctx, flags.store)
+			if err != nil {
+				return err
+			}
 			obs, err := newObserver(flags.observe)
 			if err != nil {
 				return invalid(err)
@@ -60,7 +66,7 @@ func (a *app) workerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment})
+			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st})
 			if err := w.Start(); err != nil {
 				return err
 			}
@@ -103,6 +109,7 @@ type workerFlags struct {
 	stepEnv      []string
 	secretsDir   string
 	maxLogSize   string
+	store        string
 	observe      observeFlags
 }
 
@@ -118,7 +125,20 @@ func (f *workerFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.secretsDir, "secrets-dir", secrets, "the `DIR` steps read {secret: NAME} from, one file per secret (default $PLAYBOOK_SECRETS_DIR, else /run/secrets)")
 	fs.StringVar(&f.maxLogSize, "max-log-size", fmt.Sprintf("%dMiB", activities.DefaultMaxLogBytes>>20),
 		"each attempt's stdout and stderr files keep at most `SIZE` each: a longer stream's last part, after a line saying how much was dropped (bytes, or with KiB, MiB or GiB)")
+	fs.StringVar(&f.store, "store", worker.DefaultStore(), storeFlagUsage)
 	f.observe.register(fs)
+}
+
+// storeFlagUsage says what --store is, for every command that takes it.
+const storeFlagUsage = "the run's store of step files, a `URL`: file:///dir, or s3://bucket/prefix?endpoint=URL&region=R with the AWS_* credentials (default $PLAYBOOK_STORE, else file://~/.local/state/playbook/store)"
+
+// openStore opens --store; a URL it cannot use is the caller's mistake.
+func openStore(ctx context.Context, raw string) (store.Store, error) {
+	st, err := store.Open(ctx, raw)
+	if err != nil {
+		return nil, invalidf("--store: %v", err)
+	}
+	return st, nil
 }
 
 // drain is --drain-timeout; 0 cancels running steps at once.

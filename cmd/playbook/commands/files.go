@@ -1,0 +1,153 @@
+package commands
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"playbook/internal/store"
+	"playbook/worker"
+)
+
+// storedFile is one of a run's files as `files` lists it.
+type storedFile struct {
+	Step   string `json:"step"`
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	URI    string `json:"uri"`
+}
+
+// filesCommand lists a run's files in the store; `files get` fetches one.
+// Neither talks to Temporal: the store keeps a run's files by its ID.
+func filesCommand() *cobra.Command {
+	var (
+		storeURL string
+		out      printer
+	)
+	cmd := &cobra.Command{
+		Use:   "files RUN [STEP]",
+		Short: "list the files a run's steps handed on (outputs.files), from the run's store",
+		Long: "Lists each file a step of RUN uploaded, with its size and sha256; a loop's\n" +
+			"elements are STEP[INDEX]. With STEP, that step's files only.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return invalidf("give the RUN (workflow ID), and a STEP if you like")
+			}
+			return nil
+		},
+		RunE: action(func(c *call) error {
+			st, err := openStore(c.ctx, storeURL)
+			if err != nil {
+				return err
+			}
+			run := c.args[0]
+			if err := store.CheckKey(run); err != nil {
+				return invalidf("RUN %q: %v", run, err)
+			}
+			objs, err := st.List(c.ctx, run)
+			if err != nil {
+				return err
+			}
+			files := []storedFile{}
+			for _, o := range objs {
+				step, path, _ := strings.Cut(strings.TrimPrefix(o.Key, run+"/"), "/")
+				if len(c.args) == 2 && step != c.args[1] && !strings.HasPrefix(step, c.args[1]+"[") {
+					continue
+				}
+				files = append(files, storedFile{Step: step, Path: path, Bytes: o.Bytes, SHA256: o.SHA256, URI: st.URI(o.Key)})
+			}
+			if len(files) == 0 && !out.json {
+				fmt.Fprintf(c.stdout, "No files for %s in %s.\n", strings.Join(c.args, " "), storeURL)
+				return nil
+			}
+			return out.print(c.stdout, files, func(w io.Writer) {
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "STEP\tPATH\tBYTES\tSHA256")
+				for _, f := range files {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", f.Step, f.Path, f.Bytes, f.SHA256)
+				}
+				tw.Flush()
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&storeURL, "store", worker.DefaultStore(), storeFlagUsage)
+	out.flag(cmd.Flags(), "print the files as JSON: step, path, bytes, sha256, uri")
+	cmd.AddCommand(filesGetCommand())
+	return offline(cmd)
+}
+
+func filesGetCommand() *cobra.Command {
+	var storeURL, output string
+	cmd := &cobra.Command{
+		Use:   "get RUN STEP PATH",
+		Short: "fetch one of a run's files: to stdout, or to a file with -o",
+		Long: "The file's sha256 is checked as it is fetched: a file that does not match what\n" +
+			"the store recorded is an error, and -o then leaves no file.",
+		Args: exactArgs(3, "the RUN, the STEP (a loop's element: STEP[INDEX]) and the file's PATH"),
+		RunE: action(func(c *call) error {
+			st, err := openStore(c.ctx, storeURL)
+			if err != nil {
+				return err
+			}
+			key := store.Join(c.args...)
+			if err := store.CheckKey(key); err != nil || key != strings.Join(c.args, "/") {
+				return invalidf("%s %s %s is not a stored file's name", c.args[0], c.args[1], c.args[2])
+			}
+			body, obj, err := st.Get(c.ctx, key)
+			if errors.Is(err, store.ErrNotFound) {
+				return &exitError{code: exitFailed, err: fmt.Errorf("no file %s of step %s in run %s (see `playbook files %s`)", c.args[2], c.args[1], c.args[0], c.args[0]), whole: true}
+			}
+			if err != nil {
+				return err
+			}
+			defer body.Close()
+			if output == "" || output == "-" {
+				return copyChecked(c.stdout, body, obj)
+			}
+			tmp, err := os.CreateTemp(filepath.Dir(output), ".playbook-files-*")
+			if err != nil {
+				return invalidf("-o %s: %v", output, err)
+			}
+			defer os.Remove(tmp.Name())
+			err = copyChecked(tmp, body, obj)
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if err := os.Rename(tmp.Name(), output); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "Wrote %s (%d bytes).\n", output, obj.Bytes)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&storeURL, "store", worker.DefaultStore(), storeFlagUsage)
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the file to `FILE` instead of stdout")
+	return offline(cmd)
+}
+
+// copyChecked copies a stored object and checks its size and, where the
+// store recorded it, its sha256.
+func copyChecked(w io.Writer, r io.Reader, obj store.Object) error {
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), r)
+	if err != nil {
+		return err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if n != obj.Bytes || (obj.SHA256 != "" && sum != obj.SHA256) {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s: %d bytes of sha256 %s arrived, not what the store recorded (%d bytes, %s)", obj.Key, n, sum, obj.Bytes, obj.SHA256), whole: true}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package testsuite
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter/contract"
+)
+
+// filesPipeline is acceptance 1 of issue 43: extract writes raw.json (10
+// MB), transform reads it and writes clean.csv, load reads that. Each
+// step runs in a working directory of its own, so that a file reaches the
+// next step only through the store. transform fails while workload.fail
+// is "yes" (for the retry test).
+const filesPipeline = `metadata: {name: files-pipeline}
+workload: {fail: "no", dir: ""}
+workflow:
+  - step: extract
+    tool: {kind: shell, workdir: "{{ workload.dir }}/extract", command: "head -c 10485760 /dev/urandom > raw.json"}
+    outputs: {files: [raw.json]}
+  - step: transform
+    depends_on: [extract]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/transform", env: {FAIL: "{{ workload.fail }}"}, command: "[ $FAIL = no ] && test $(wc -c < data/raw.json) -eq 10485760 && sha256sum data/raw.json | cut -c1-64 > clean.csv && rm data/raw.json"}
+    inputs: {files: {data/raw.json: "{{ steps.extract.files['raw.json'] }}"}}
+    outputs: {files: [clean.csv]}
+  - step: load
+    depends_on: [transform]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/load", command: "cat clean.csv"}
+    inputs: {from: [transform]}
+`
+
+// stepDirs makes the steps' own working directories under dir.
+func stepDirs(t *testing.T, dir string) {
+	for _, s := range []string{"extract", "transform", "load"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, s), 0o755))
+	}
+}
+
+func TestFilesPassBetweenStepsThroughTheStore(t *testing.T) {
+	dir := t.TempDir()
+	stepDirs(t, dir)
+	file := writePlaybook(t, dir, "pipeline.yaml", filesPipeline)
+	code, agg := runJSON(t, "--set", "dir="+dir, file)
+	require.Equal(t, 0, code, "%+v", agg.Steps)
+
+	raw := agg.Steps["extract"].Files["raw.json"]
+	require.EqualValues(t, 10<<20, raw.Bytes)
+	require.Equal(t, storeURL+"/"+agg.WorkflowID+"/extract/raw.json", raw.URI)
+	// load printed what transform computed of the file extract wrote.
+	result := agg.Steps["load"].Result.(map[string]any)
+	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
+	clean := agg.Steps["transform"].Files["clean.csv"]
+	require.EqualValues(t, 65, clean.Bytes)
+	// The downloaded copy stays in load's working directory, checked.
+	b, err := os.ReadFile(filepath.Join(dir, "load", "clean.csv"))
+	require.NoError(t, err)
+	require.Equal(t, raw.SHA256+"\n", string(b))
+
+	// playbook files lists them; files get fetches one, whole.
+	code, out, errOut := cli(t, "files", "--store", storeURL, agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^extract\s+raw\.json\s+10485760\s+`+raw.SHA256+`$`, out)
+	require.Regexp(t, `(?m)^transform\s+clean\.csv\s+65\s+`+clean.SHA256+`$`, out)
+	code, out, errOut = cli(t, "files", "--store", storeURL, "--json", agg.WorkflowID, "transform")
+	require.Equal(t, 0, code, errOut)
+	var listed []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &listed))
+	require.Len(t, listed, 1)
+	require.Equal(t, clean.URI, listed[0]["uri"])
+	fetched := filepath.Join(t.TempDir(), "clean.csv")
+	code, _, errOut = cli(t, "files", "get", "--store", storeURL, agg.WorkflowID, "transform", "clean.csv", "-o", fetched)
+	require.Equal(t, 0, code, errOut)
+	b, err = os.ReadFile(fetched)
+	require.NoError(t, err)
+	require.Equal(t, raw.SHA256+"\n", string(b))
+	code, out, _ = cli(t, "files", "get", "--store", storeURL, agg.WorkflowID, "extract", "raw.json")
+	require.Equal(t, 0, code)
+	require.Len(t, out, 10<<20, "the bytes as they are, not escaped for a terminal")
+	sum := sha256.Sum256([]byte(out))
+	require.Equal(t, raw.SHA256, hex.EncodeToString(sum[:]))
+	code, _, errOut = cli(t, "files", "get", "--store", storeURL, agg.WorkflowID, "extract", "none.json")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "no file none.json of step extract in run "+agg.WorkflowID)
+}
+
+// A download whose digest is not the one recorded fails the step with
+// artifact_error before its command starts.
+func TestWrongDigestFailsTheStepWithArtifactError(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "digest.yaml", `metadata: {name: wrong-digest}
+workflow:
+  - step: extract
+    tool: {kind: shell, command: "echo data > `+dir+`/raw.json", workdir: "`+dir+`"}
+    outputs: {files: [raw.json]}
+  - step: transform
+    depends_on: [extract]
+    tool: {kind: shell, command: "touch ran", workdir: "`+dir+`/t"}
+    inputs:
+      files:
+        raw.json: "{{ { 'uri': steps.extract.files['raw.json'].uri, 'bytes': 5, 'sha256': '`+strings.Repeat("0", 64)+`' } }}"
+`)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "t"), 0o755))
+	code, agg := runJSON(t, file)
+	require.Equal(t, 1, code)
+	st := agg.Steps["transform"]
+	require.Equal(t, contract.StatusFailed, st.Status)
+	require.Equal(t, contract.ErrArtifact, st.Error.Type)
+	require.Contains(t, st.Error.Message, "inputs.files raw.json: ")
+	require.Contains(t, st.Error.Message, "not the 5 bytes of sha256 "+strings.Repeat("0", 64)+" recorded")
+	require.NoFileExists(t, filepath.Join(dir, "t", "ran"), "the command never started")
+	require.NoFileExists(t, filepath.Join(dir, "t", "raw.json"), "the file that did not match is not left")
+}
+
+// Hostile outputs: a path out of the working directory is refused when the
+// playbook is checked; a symlink out of it, and a file over the limit,
+// fail the step with one line, and nothing of the step is uploaded.
+func TestHostileOutputsAreRefusedAndNothingIsUploaded(t *testing.T) {
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "escape.yaml", `metadata: {name: escape}
+workflow:
+  - step: leak
+    tool: {kind: shell, command: "true"}
+    outputs: {files: ["../../etc/passwd"]}
+`)
+	code, out, errOut := cli(t, "validate", file)
+	require.Equal(t, 2, code, out)
+	require.Equal(t, file+`:5: step "leak": outputs.files: "../../etc/passwd" leaves the step's working directory`+"\n", errOut)
+
+	for name, make := range map[string]string{
+		"symlink":  "ln -s /etc etc && echo fine > good.txt",
+		"too-big":  "truncate -s 2G big.bin && echo fine > good.txt",
+		"file-out": "ln -s /etc/passwd passwd && echo fine > good.txt",
+	} {
+		t.Run(name, func(t *testing.T) {
+			work := t.TempDir()
+			outputs := map[string]string{"symlink": "[good.txt, etc/passwd]", "too-big": "[good.txt, big.bin]", "file-out": "[good.txt, passwd]"}[name]
+			agg := runFile(t, `metadata: {name: hostile-`+name+`}
+workflow:
+  - step: leak
+    tool: {kind: shell, command: "`+make+`", workdir: "`+work+`"}
+    outputs: {files: `+outputs+`}
+`)
+			st := agg.Steps["leak"]
+			require.Equal(t, contract.StatusFailed, st.Status)
+			require.Equal(t, contract.ErrArtifact, st.Error.Type)
+			require.NotContains(t, st.Error.Message, "\n")
+			require.Contains(t, st.Error.Message, "nothing uploaded")
+			if name == "too-big" {
+				require.Contains(t, st.Error.Message, "big.bin is 2147483648 bytes, over the limit of 1073741824 bytes for one file")
+			} else {
+				require.Contains(t, st.Error.Message, "outside the step's working directory")
+			}
+			code, out, errOut := cli(t, "files", "--store", storeURL, "--json", agg.WorkflowID)
+			require.Equal(t, 0, code, errOut)
+			require.Equal(t, "[]\n", out, "nothing uploaded")
+		})
+	}
+}
+
+// Acceptance 4: a retry of a run whose transform failed reuses extract,
+// and transform reads extract's file from the earlier run's keys.
+func TestRetryReadsAReusedStepsFilesFromTheEarlierRun(t *testing.T) {
+	dir := t.TempDir()
+	stepDirs(t, dir)
+	file := writePlaybook(t, dir, "pipeline.yaml", filesPipeline)
+	code, first := runJSON(t, "--set", "dir="+dir, "--set", "fail=yes", file)
+	require.Equal(t, 1, code)
+	require.Equal(t, contract.StatusFailed, first.Steps["transform"].Status)
+	raw := first.Steps["extract"].Files["raw.json"]
+
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--json", "--set", "fail=no", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	var agg contract.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg))
+	replay(t, "", agg.WorkflowID, agg.RunID)
+	require.NotEqual(t, first.WorkflowID, agg.WorkflowID)
+	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
+	require.Equal(t, raw, agg.Steps["extract"].Files["raw.json"], "the reused step keeps the earlier run's file")
+	require.Contains(t, raw.URI, "/"+first.WorkflowID+"/extract/")
+	require.Equal(t, contract.StatusCompleted, agg.Steps["transform"].Status)
+	require.Contains(t, agg.Steps["transform"].Files["clean.csv"].URI, "/"+agg.WorkflowID+"/transform/")
+	result := agg.Steps["load"].Result.(map[string]any)
+	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
+}
