@@ -195,7 +195,7 @@ func lastLine(s string) string {
 
 // childWorkflow is the generic workflow as a case runs it: a sub-playbook
 // mocked whole returns its mocked outcome, any other run is the real one.
-func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, error) {
+func (s *stand) childWorkflow(ctx workflow.Context, in contract.Input) (any, error) {
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
 	rest, isChild := strings.CutPrefix(id, s.rootID+".")
 	if !isChild {
@@ -214,7 +214,7 @@ func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, e
 		agg["status"] = m.Child.Status
 	}
 	if m.Child.Status == contract.RunFailed {
-		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", playbookwf.FailedErrorType,
+		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", contract.FailedErrorType,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
 	}
 	return agg, nil

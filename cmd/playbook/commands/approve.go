@@ -15,7 +15,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/submit"
 )
@@ -121,7 +120,7 @@ func waitingApproval(ctx context.Context, c client.Client, run, step string) (en
 }
 
 func queryApprovals(ctx context.Context, c client.Client, run string) ([]engine.WaitingApproval, error) {
-	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryApprovals)
+	v, err := c.QueryWorkflow(ctx, run, "", contract.QueryApprovals)
 	var approvals []engine.WaitingApproval
 	if err == nil {
 		err = v.Get(&approvals)
@@ -157,7 +156,7 @@ func inputsFromSets(waiting engine.WaitingApproval, sets []string) (map[string]a
 func decideApproval(ctx context.Context, c client.Client, run string, d contract.ApprovalDecision) (string, error) {
 	return deliver(ctx, run, func(ctx context.Context, updateID string) (string, error) {
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			WorkflowID: run, UpdateName: playbookwf.UpdateApproval, Args: []any{d}, UpdateID: updateID,
+			WorkflowID: run, UpdateName: contract.UpdateApproval, Args: []any{d}, UpdateID: updateID,
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		})
 		var answer string

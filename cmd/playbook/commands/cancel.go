@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 )
 
 func (a *app) cancelCommand() *cobra.Command {
@@ -33,7 +32,7 @@ func (a *app) cancelCommand() *cobra.Command {
 				if err := refuseEnded(c.ctx, conn.client, run); err != nil {
 					return err
 				}
-				if err := conn.client.SignalWorkflow(c.ctx, run, "", playbookwf.SignalDrain, reason); err != nil {
+				if err := conn.client.SignalWorkflow(c.ctx, run, "", contract.SignalDrain, reason); err != nil {
 					return &exitError{code: exitFailed, err: errors.New("cancel --drain: " + err.Error()), whole: true}
 				}
 				fmt.Fprintf(c.stdout, "Draining %s: running steps finish, no new step starts.\n", run)

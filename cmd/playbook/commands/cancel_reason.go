@@ -8,7 +8,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 )
 
 // requestCancel cancels a run, with a reason when there is one; a run that
@@ -27,7 +26,7 @@ func requestCancel(ctx context.Context, conn *connection, run, reason string) er
 	if reason == "" {
 		return conn.client.CancelWorkflow(ctx, run, "")
 	}
-	if err := conn.client.SignalWorkflow(ctx, run, "", playbookwf.SignalCancelReason, reason); err != nil {
+	if err := conn.client.SignalWorkflow(ctx, run, "", contract.SignalCancelReason, reason); err != nil {
 		return err
 	}
 	_, err := conn.client.WorkflowService().RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{

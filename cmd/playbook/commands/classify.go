@@ -15,7 +15,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
@@ -67,7 +66,7 @@ func (a *app) pendingCommand() *cobra.Command {
 		Args:  exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			run := c.args[0]
-			v, err := conn.client.QueryWorkflow(c.ctx, run, "", playbookwf.QueryPending)
+			v, err := conn.client.QueryWorkflow(c.ctx, run, "", contract.QueryPending)
 			var steps []engine.PendingStep
 			if err == nil {
 				err = v.Get(&steps)

@@ -5,7 +5,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 )
 
 // classifyStep sends the classify Update and waits for its answer; by says
@@ -23,7 +23,7 @@ func classifyStepWith(ctx context.Context, c client.Client, run, step, action, r
 		args = append(args, result)
 	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: playbookwf.UpdateClassify, Args: args,
+		WorkflowID: run, UpdateName: contract.UpdateClassify, Args: args,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	var answer string

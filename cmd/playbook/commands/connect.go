@@ -18,9 +18,10 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"playbook/internal/codec"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -163,7 +164,7 @@ func (c *connection) indexed(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	for name := range playbookwf.SearchAttributes {
+	for name := range runs.SearchAttributes() {
 		if _, ok := resp.GetCustomAttributes()[name]; !ok {
 			return false
 		}
@@ -173,20 +174,20 @@ func (c *connection) indexed(ctx context.Context) bool {
 
 // submit starts a run of a frozen playbook; with the search attributes
 // present, the run keeps them current.
-func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
+func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue string) (client.WorkflowRun, error) {
 	return c.submitWith(ctx, pb, in, id, taskQueue, "")
 }
 
 // submitWith is submit with details shown with the run (who started it and why).
-func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in playbookwf.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
+func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
 	// An ID in use by an open run is an error, never a silent attach to that run.
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb), StaticDetails: details,
 		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
 	if c.indexed(ctx) {
 		in.Index = true
-		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)
+		opts.TypedSearchAttributes = runs.StartAttributes(pb.Name)
 	}
-	return c.client.ExecuteWorkflow(ctx, opts, playbookwf.WorkflowName, in)
+	return c.client.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
 }
 
 // runSummary is the one line the Web UI shows for a run of pb.

@@ -16,7 +16,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
@@ -72,7 +71,7 @@ func result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, er
 		return &agg, nil
 	}
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == playbookwf.FailedErrorType && appErr.Details(&agg) == nil {
+	if errors.As(err, &appErr) && appErr.Type() == contract.FailedErrorType && appErr.Details(&agg) == nil {
 		return &agg, nil
 	}
 	var canErr *temporal.CanceledError
@@ -147,7 +146,7 @@ func (p *progress) loops(ctx context.Context, c client.Client, wr client.Workflo
 	p.loopsAt = time.Now()
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), playbookwf.QueryState)
+	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), contract.QueryState)
 	var agg contract.Aggregate
 	if err != nil || v.Get(&agg) != nil {
 		return

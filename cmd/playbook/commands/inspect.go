@@ -22,9 +22,9 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 )
 
 // Live is a step's retry state as the server sees it between attempts.
@@ -153,7 +153,7 @@ func waitsUntil(ctx context.Context, c client.Client, run, runID string, agg *co
 
 // queryState asks a run's worker for its step table.
 func queryState(ctx context.Context, c client.Client, run string) (*contract.Aggregate, error) {
-	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryState)
+	v, err := c.QueryWorkflow(ctx, run, "", contract.QueryState)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +390,7 @@ func queryEvents(ctx context.Context, c client.Client, workflowID, runID string,
 	}
 	var evs []engine.Event
 	for {
-		v, err := c.QueryWorkflow(ctx, workflowID, runID, playbookwf.QueryEvents, seq, playbookwf.EventsPage, playbookwf.EventsPageBytes)
+		v, err := c.QueryWorkflow(ctx, workflowID, runID, contract.QueryEvents, seq, contract.EventsPage, contract.EventsPageBytes)
 		var page []engine.Event
 		if err == nil {
 			err = v.Get(&page)
@@ -488,9 +488,9 @@ func (a *app) listCommand() *cobra.Command {
 				limit = -1
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName) + where
+				query := fmt.Sprintf("WorkflowType = '%s'", contract.WorkflowName) + where
 				if playbook != "" {
-					query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(playbook))
+					query += fmt.Sprintf(" AND %s = '%s'", contract.AttrPlaybookName, quoteQuery(playbook))
 				}
 				if schedule != "" {
 					query += fmt.Sprintf(" AND %s = '%s'", scheduledByID, quoteQuery(schedule))
@@ -525,7 +525,7 @@ func printRuns(w io.Writer, runs []Run) {
 		}
 		steps := r.FailedSteps
 		for _, w := range r.WarningSteps {
-			steps = append(steps, w+playbookwf.WarningMark)
+			steps = append(steps, w+contract.WarningMark)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.WorkflowID, r.Playbook, status, r.Start.Local().Format("2006-01-02 15:04:05"), strings.Join(steps, ","), r.Schedule)
 	}
@@ -549,7 +549,7 @@ const (
 // ExecutionStatus decides: running means both say so. timed_out is also a
 // run failed by its own deadline (which is failed as well).
 func statusQuery(status string) (string, error) {
-	attr := playbookwf.AttrPlaybookStatus.GetName()
+	attr := contract.AttrPlaybookStatus
 	switch status {
 	case "":
 		return "", nil
@@ -561,7 +561,7 @@ func statusQuery(status string) (string, error) {
 		// Temporal's execution timeout, or the run's own deadline that
 		// failed it.
 		return fmt.Sprintf(" AND (ExecutionStatus = 'TimedOut' OR (%s = '%s' AND %s = '%s'))",
-			playbookwf.AttrFailedSteps.GetName(), playbookwf.DeadlineMark, attr, contract.RunFailed), nil
+			contract.AttrFailedSteps, contract.DeadlineMark, attr, contract.RunFailed), nil
 	case contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled:
 		return fmt.Sprintf(" AND %s = '%s'", attr, status), nil
 	}
@@ -621,19 +621,19 @@ func runOf(e *workflowpb.WorkflowExecutionInfo) Run {
 	r := Run{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Start: e.GetStartTime().AsTime(), FailedSteps: []string{}}
 	fields := e.GetSearchAttributes().GetIndexedFields()
 	dc := converter.GetDefaultDataConverter()
-	if p := fields[playbookwf.AttrPlaybookName.GetName()]; p != nil {
+	if p := fields[contract.AttrPlaybookName]; p != nil {
 		_ = dc.FromPayload(p, &r.Playbook)
 	}
-	if p := fields[playbookwf.AttrPlaybookStatus.GetName()]; p != nil {
+	if p := fields[contract.AttrPlaybookStatus]; p != nil {
 		_ = dc.FromPayload(p, &r.Status)
 	}
-	if p := fields[playbookwf.AttrFailedSteps.GetName()]; p != nil {
+	if p := fields[contract.AttrFailedSteps]; p != nil {
 		var indexed []string
 		_ = dc.FromPayload(p, &indexed)
 		for _, s := range indexed {
-			if s == playbookwf.DeadlineMark {
+			if s == contract.DeadlineMark {
 				r.DeadlinePassed = true
-			} else if name, ok := strings.CutSuffix(s, playbookwf.WarningMark); ok {
+			} else if name, ok := strings.CutSuffix(s, contract.WarningMark); ok {
 				r.WarningSteps = append(r.WarningSteps, name)
 			} else {
 				r.FailedSteps = append(r.FailedSteps, s)
@@ -675,7 +675,7 @@ func (a *app) setupCommand() *cobra.Command {
 				return err
 			}
 			missing := map[string]enumspb.IndexedValueType{}
-			for name, typ := range playbookwf.SearchAttributes {
+			for name, typ := range runs.SearchAttributes() {
 				if _, ok := have.GetCustomAttributes()[name]; !ok {
 					missing[name] = typ
 				}

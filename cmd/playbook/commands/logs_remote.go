@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 )
 
 // remoteLogTimeout bounds a worker's silence while one log is fetched from it.
@@ -136,7 +136,7 @@ func locateIn(ctx context.Context, c client.Client, dc converter.DataConverter, 
 }
 
 func isLoopChild(workflowType string) bool {
-	return workflowType == playbookwf.LoopWorkflowName || workflowType == playbookwf.LoopBatchWorkflowName
+	return workflowType == contract.LoopWorkflowName || workflowType == contract.LoopBatchWorkflowName
 }
 
 // serverKnown says whether `playbook logs` has a server to ask: one is

@@ -18,7 +18,6 @@ import (
 	"playbook/activities"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
@@ -200,14 +199,14 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 		limit = mcpListDefault
 	}
 	limit = min(limit, mcpListMax)
-	query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
+	query := fmt.Sprintf("WorkflowType = '%s'", contract.WorkflowName)
 	where, err := statusQuery(a.Status)
 	if err != nil {
 		return nil, nil, err
 	}
 	query += where
 	if a.Playbook != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(a.Playbook))
+		query += fmt.Sprintf(" AND %s = '%s'", contract.AttrPlaybookName, quoteQuery(a.Playbook))
 	}
 	if a.Since != "" {
 		since, err := time.Parse(time.RFC3339, a.Since)
@@ -245,7 +244,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	v, err := t.conn.client.QueryWorkflow(ctx, a.Run, "", playbookwf.QueryPending)
+	v, err := t.conn.client.QueryWorkflow(ctx, a.Run, "", contract.QueryPending)
 	var steps []engine.PendingStep
 	if err == nil {
 		err = v.Get(&steps)

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"playbook/internal/codec"
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 )
 
@@ -130,8 +130,8 @@ func (a *app) retryCommand() *cobra.Command {
 
 // frozenInput reads the input a run was started with: its playbook text,
 // sub-playbooks and workload, from the first event of its history.
-func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.Input, error) {
-	var in playbookwf.Input
+func frozenInput(ctx context.Context, c client.Client, run string) (contract.Input, error) {
+	var in contract.Input
 	it := c.GetWorkflowHistory(ctx, run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return in, fmt.Errorf("%s has no history", run)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 	"playbook/submit"
 )
 
@@ -50,7 +50,7 @@ func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a ret
 		if err != nil {
 			return req, err
 		}
-		in := playbookwf.Input{File: before.File, BaseDir: before.BaseDir, Source: a.Text}
+		in := contract.Input{File: before.File, BaseDir: before.BaseDir, Source: a.Text}
 		if len(b.Files) > 1 {
 			in.Files = b.Files
 		}

@@ -26,7 +26,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/internal/playtest"
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +
@@ -180,11 +180,11 @@ func listSchedules(ctx context.Context, conn *connection) ([]ScheduleEntry, erro
 		if err != nil {
 			return nil, err
 		}
-		if s.WorkflowType.Name != playbookwf.WorkflowName {
+		if s.WorkflowType.Name != contract.WorkflowName {
 			continue
 		}
 		e := ScheduleEntry{ID: s.ID, Paused: s.Paused, Note: s.Note, NextRuns: s.NextActionTimes, When: specWhen(s.Spec)}
-		if p := s.SearchAttributes.GetIndexedFields()[playbookwf.AttrPlaybookName.GetName()]; p != nil {
+		if p := s.SearchAttributes.GetIndexedFields()[contract.AttrPlaybookName]; p != nil {
 			_ = dc.FromPayload(p, &e.Playbook)
 		}
 		if p := s.Memo.GetFields()[memoApplied]; p != nil {

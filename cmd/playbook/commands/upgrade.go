@@ -12,7 +12,7 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/spec/expr"
 	"playbook/worker"
 )
@@ -101,7 +101,7 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 
 // workflowTypes are the workflow types this binary registers: the only
 // ones it can replay.
-var workflowTypes = []string{playbookwf.WorkflowName, playbookwf.LoopWorkflowName, playbookwf.LoopBatchWorkflowName}
+var workflowTypes = []string{contract.WorkflowName, contract.LoopWorkflowName, contract.LoopBatchWorkflowName}
 
 // runsToCheck lists the namespace's open runs of this binary's workflow
 // types, then the last closed ones, newest first.
