@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 func (a *app) cancelCommand() *cobra.Command {
@@ -29,7 +30,7 @@ func (a *app) cancelCommand() *cobra.Command {
 				return invalid(err)
 			}
 			if drain {
-				if err := refuseEnded(c.ctx, conn.client, run); err != nil {
+				if err := runs.RefuseEnded(c.ctx, conn.client, run); err != nil {
 					return err
 				}
 				if err := conn.client.SignalWorkflow(c.ctx, run, "", contract.SignalDrain, reason); err != nil {
@@ -40,7 +41,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			}
 			// A run its deadline already winds down ends as the deadline
 			// says (docs/LANGUAGE.md): the cancel changes nothing of that.
-			agg, _ := queryState(c.ctx, conn.client, run)
+			agg, _ := runs.QueryState(c.ctx, conn.client, run)
 			if err := requestCancel(c.ctx, conn, run, reason); err != nil {
 				return err
 			}

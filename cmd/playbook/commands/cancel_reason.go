@@ -8,10 +8,11 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 // requestCancel cancels a run, with a reason when there is one; a run that
-// has already ended is refused (refuseEnded). Workflow
+// has already ended is refused (runs.RefuseEnded). Workflow
 // code cannot read a cancel request's reason, so the reason goes first as
 // the cancel_reason signal, which the run records (its aggregate's and
 // events' cancel_reason); the cancel request then carries it too, for
@@ -20,7 +21,7 @@ func requestCancel(ctx context.Context, conn *connection, run, reason string) er
 	if err := contract.CheckSize("the reason", len(reason)); err != nil {
 		return invalid(err)
 	}
-	if err := refuseEnded(ctx, conn.client, run); err != nil {
+	if err := runs.RefuseEnded(ctx, conn.client, run); err != nil {
 		return err
 	}
 	if reason == "" {

@@ -17,6 +17,7 @@ import (
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 )
 
 func (a *app) classifyCommand() *cobra.Command {
@@ -131,8 +132,8 @@ func pendingItems(run, reach string, steps []engine.PendingStep, approvals []eng
 // runningSubPlaybooks are a run's sub-playbook steps still running: an
 // approval or a classification there waits in the child's run.
 func runningSubPlaybooks(c *call, conn *connection, run string) []string {
-	agg, err := queryState(c.ctx, conn.client, run)
-	pb := frozenPlaybook(c.ctx, conn.client, run)
+	agg, err := runs.QueryState(c.ctx, conn.client, run)
+	pb := runs.FrozenPlaybook(c.ctx, conn.client, run)
 	if err != nil || pb == nil {
 		return nil
 	}

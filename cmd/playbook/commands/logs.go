@@ -15,6 +15,7 @@ import (
 
 	"playbook/activities"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -107,7 +108,7 @@ func (a *app) noLogsBecause(c *call, run, step string) error {
 		return nil
 	}
 	defer conn.Close()
-	pb := frozenPlaybook(c.ctx, conn.client, run)
+	pb := runs.FrozenPlaybook(c.ctx, conn.client, run)
 	if pb == nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 // remoteLogTimeout bounds a worker's silence while one log is fetched from it.
@@ -58,7 +59,7 @@ func (v loggedAt) add(where map[int]string, prior int, completed bool) {
 // and its running activities, where each attempt of step logged: the URL
 // of the worker that serves its logs, by attempt number.
 func attemptLocations(ctx context.Context, c client.Client, run, runID, step string) (map[int]string, error) {
-	dc, err := payloadConverter()
+	dc, err := runs.PayloadConverter()
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 )
 
 // Bounds of what one tool call returns.
@@ -199,15 +200,7 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 		limit = mcpListDefault
 	}
 	limit = min(limit, mcpListMax)
-	query := fmt.Sprintf("WorkflowType = '%s'", contract.WorkflowName)
-	where, err := statusQuery(a.Status)
-	if err != nil {
-		return nil, nil, err
-	}
-	query += where
-	if a.Playbook != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", contract.AttrPlaybookName, quoteQuery(a.Playbook))
-	}
+	filter := runs.Filter{Status: a.Status, Playbook: a.Playbook}
 	if a.Since != "" {
 		since, err := time.Parse(time.RFC3339, a.Since)
 		if err != nil {
@@ -217,23 +210,24 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 			}
 			since = time.Now().Add(-d)
 		}
-		query += fmt.Sprintf(" AND StartTime >= '%s'", since.UTC().Format(time.RFC3339))
+		filter.Since = since
 	}
-	runs, err := listRuns(ctx, t.conn, query, limit)
+	list, err := runs.List(ctx, t.conn.client, t.conn.namespace, filter, limit)
+	var notIndexed *runs.NotIndexedError
+	if errors.As(err, &notIndexed) {
+		return nil, nil, err
+	}
 	if err != nil {
-		if !t.conn.indexed(ctx) {
-			return nil, nil, errors.New("this namespace lacks playbook's search attributes; run `playbook setup` once")
-		}
 		return nil, nil, toolError("", err)
 	}
-	return reply(map[string]any{"runs": runs})
+	return reply(map[string]any{"runs": list})
 }
 
 func (t *mcpTools) runStatus(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	st, err := runStatus(ctx, t.conn.client, a.Run)
+	st, err := runs.StatusOf(ctx, t.conn.client, a.Run)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 )
 
 // planRetry is engine.PlanReuse, and what the new run reuses within the
@@ -58,7 +59,7 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 		if err != nil {
 			continue // no child ran: it runs whole
 		}
-		agg, err := result(ctx, c.GetWorkflow(ctx, childID, ""))
+		agg, err := runs.Result(ctx, c.GetWorkflow(ctx, childID, ""))
 		if err != nil {
 			continue
 		}
@@ -97,10 +98,10 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 // and its input (either side of child-id-dot).
 func earlierChild(ctx context.Context, c client.Client, parent, step string) (string, contract.Input, error) {
 	id := parent + "." + step
-	in, err := frozenInput(ctx, c, id)
+	in, err := runs.FrozenInput(ctx, c, id)
 	if err != nil {
 		id = parent + "-" + step
-		in, err = frozenInput(ctx, c, id)
+		in, err = runs.FrozenInput(ctx, c, id)
 	}
 	return id, in, err
 }
@@ -170,7 +171,7 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 // so; and, when run id itself reused elements of that step, those of the
 // run it retried.
 func completedElements(ctx context.Context, c client.Client, id string, in contract.Input, step string) (map[string][]any, error) {
-	dc, err := payloadConverter()
+	dc, err := runs.PayloadConverter()
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func completedElements(ctx context.Context, c client.Client, id string, in contr
 			break
 		}
 		id = in.Origin.RetryOf
-		if in, err = frozenInput(ctx, c, id); err != nil {
+		if in, err = runs.FrozenInput(ctx, c, id); err != nil {
 			return done, nil // what is known is enough: the rest runs
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"playbook/interpreter/contract"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -31,7 +32,7 @@ func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a ret
 		}
 		req.pb, req.in, req.file = pb, &in, a.File
 	case a.Text != "":
-		before, err := frozenInput(ctx, conn.client, a.Run)
+		before, err := runs.FrozenInput(ctx, conn.client, a.Run)
 		if err != nil {
 			return req, toolError(a.Run, err)
 		}

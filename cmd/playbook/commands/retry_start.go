@@ -15,6 +15,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -87,7 +88,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	if err := contract.CheckLine("reason", r.reason); err != nil {
 		return nil, invalid(err)
 	}
-	before, err := frozenInput(ctx, conn.client, r.earlierID)
+	before, err := runs.FrozenInput(ctx, conn.client, r.earlierID)
 	if err != nil {
 		return nil, err
 	}
@@ -105,13 +106,13 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", r.earlierID)}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		if earlier, err = result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
+		if earlier, err = runs.Result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
 			return nil, err
 		}
 	default:
 		// Terminated or timed out: the steps as they stood, when a worker
 		// replays them; else none, and every step runs.
-		earlier = endedByTemporal(ctx, conn.client, r.earlierID, info, oldPb)
+		earlier = runs.EndedByTemporal(ctx, conn.client, r.earlierID, info, oldPb)
 	}
 
 	pb, in := r.pb, r.in
