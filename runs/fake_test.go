@@ -104,8 +104,8 @@ type fakeWorkflowRun struct {
 	r  *fakeRun
 }
 
-func (w fakeWorkflowRun) GetID() string                   { return w.id }
-func (w fakeWorkflowRun) GetRunID() string                { return w.id + "-run" }
+func (w fakeWorkflowRun) GetID() string                  { return w.id }
+func (w fakeWorkflowRun) GetRunID() string               { return w.id + "-run" }
 func (w fakeWorkflowRun) GetFirstExecutionRunID() string { return w.id + "-run" }
 func (w fakeWorkflowRun) Get(_ context.Context, ptr any) error {
 	if w.r.resultErr != nil {

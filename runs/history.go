@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -12,6 +13,7 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/interpreter/contract"
+	"playbook/interpreter/spec/expr"
 )
 
 // Result waits for the run and reads its aggregate, whatever the outcome:
@@ -69,4 +71,21 @@ func PayloadConverter() (converter.DataConverter, error) {
 		return converter.GetDefaultDataConverter(), err
 	}
 	return keys.DataConverter(), nil
+}
+
+// LastTaskFailure is ": " and why the run's last workflow task failed, as
+// its history says; empty when it cannot be read.
+func LastTaskFailure(ctx context.Context, c Client, wr client.WorkflowRun) string {
+	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	why := ""
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return why
+		}
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			why = fmt.Sprintf(" (%s: %s)", strings.ToLower(strings.TrimPrefix(enumspb.WorkflowTaskFailedCause_name[int32(a.GetCause())], "WORKFLOW_TASK_FAILED_CAUSE_")), expr.FirstLine(a.GetFailure().GetMessage()))
+		}
+	}
+	return why
 }

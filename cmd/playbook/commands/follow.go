@@ -9,7 +9,6 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"playbook/interpreter/contract"
@@ -219,7 +218,7 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 	if wt := d.GetPendingWorkflowTask(); wt.GetAttempt() >= stuckAttempts && wt.GetAttempt() > p.stuckAt {
 		p.stuckAt = wt.GetAttempt() * 4 // says it again when it has failed four times as often
 		p.line(time.Now(), "(run)", fmt.Sprintf("not progressing: its workflow task failed %d times in a row%s; the run waits for a worker that can run it (playbook cancel or terminate ends it)",
-			wt.GetAttempt()-1, lastTaskFailure(ctx, c, wr)))
+			wt.GetAttempt()-1, runs.LastTaskFailure(ctx, c, wr)))
 	}
 	for _, pa := range d.GetPendingActivities() {
 		step, attempt := pa.GetActivityId(), pa.GetAttempt()
@@ -283,23 +282,6 @@ func recoveryExit(details *commonpb.Payloads, attempt int) (int, bool) {
 // says that the run is not progressing: a task that keeps failing (a
 // worker that cannot parse the playbook, a bug) leaves the run running.
 const stuckAttempts = 4
-
-// lastTaskFailure is ": " and why the run's last workflow task failed, as
-// its history says; empty when it cannot be read.
-func lastTaskFailure(ctx context.Context, c client.Client, wr client.WorkflowRun) string {
-	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	why := ""
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			return why
-		}
-		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
-			why = fmt.Sprintf(" (%s: %s)", strings.ToLower(strings.TrimPrefix(enums.WorkflowTaskFailedCause_name[int32(a.GetCause())], "WORKFLOW_TASK_FAILED_CAUSE_")), expr.FirstLine(a.GetFailure().GetMessage()))
-		}
-	}
-	return why
-}
 
 func describeEvent(e engine.Event, run, reach string) string {
 	switch e.Type {

@@ -185,7 +185,7 @@ func (a *app) remoteLogs(c *call, trust logsTrust, run, runID, step string, atte
 		return false, nil
 	}
 	defer conn.Close()
-	where, err := attemptLocations(c.ctx, conn.client, run, runID, step)
+	where, err := runs.AttemptLocations(c.ctx, conn.client, run, runID, step)
 	if err != nil || len(where) == 0 {
 		return false, nil
 	}
