@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
 )
 
 // The errors a front end tells apart: the CLI maps each to its exit code in
@@ -46,13 +47,19 @@ func (e *UnreachableError) Error() string { return e.Msg }
 
 // RefusedError: the run refused what was asked (a classification of a
 // step that is not pending, an approval of a step that does not wait):
-// Err is the run's own answer.
+// Err is the run's own answer, and the message its words.
 type RefusedError struct {
 	Run string
 	Err error
 }
 
-func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Error() string {
+	var app *temporal.ApplicationError
+	if errors.As(e.Err, &app) {
+		return app.Message()
+	}
+	return e.Err.Error()
+}
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // notFound is err as a NotFoundError when the server says no run has the

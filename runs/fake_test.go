@@ -31,6 +31,8 @@ type fakeRun struct {
 	result    any
 	resultErr error
 	pending   []*workflowpb.PendingActivityInfo
+	// updates answer each Update; a missing one fails.
+	updates map[string]func(args ...any) (string, error)
 }
 
 // fakeClient is a Temporal server as runs/ sees it: runs by ID, a task
@@ -188,4 +190,32 @@ func (o fakeOperator) ListSearchAttributes(context.Context, *operatorservice.Lis
 
 func (f *fakeClient) OperatorService() operatorservice.OperatorServiceClient {
 	return fakeOperator{attrs: f.attrs}
+}
+
+// fakeUpdate is an Update's answer as the SDK's handle gives it.
+type fakeUpdate struct {
+	client.WorkflowUpdateHandle
+	answer string
+	err    error
+}
+
+func (u fakeUpdate) Get(_ context.Context, ptr any) error {
+	if u.err != nil {
+		return u.err
+	}
+	*ptr.(*string) = u.answer
+	return nil
+}
+
+func (f *fakeClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	r, err := f.run(o.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	answer, ok := r.updates[o.UpdateName]
+	if !ok {
+		return nil, errors.New("unknown update " + o.UpdateName)
+	}
+	a, err := answer(o.Args...)
+	return fakeUpdate{answer: a, err: err}, nil
 }

@@ -280,3 +280,51 @@ func TestFrozenInputReadsTheFirstEvent(t *testing.T) {
 	var nf *NotFoundError
 	require.ErrorAs(t, err, &nf)
 }
+
+// What the run refuses is a RefusedError in the run's own words (the CLI
+// exits 2 with it); its answer otherwise is the Update's.
+func TestDecisionsTheRunRefuses(t *testing.T) {
+	var sent []any
+	f := &fakeClient{runs: map[string]*fakeRun{"r1": {
+		updates: map[string]func(...any) (string, error){
+			contract.UpdateClassify: func(args ...any) (string, error) {
+				sent = args
+				if args[0] != "load" {
+					return "", temporal.NewApplicationError(fmt.Sprintf("step %q is not pending_failed", args[0]), "refused")
+				}
+				return "load: skip", nil
+			},
+			contract.UpdateApproval: func(args ...any) (string, error) {
+				return "gate: " + args[0].(contract.ApprovalDecision).Decision, nil
+			},
+		},
+		queries: map[string]func(...any) (any, error){contract.QueryApprovals: func(...any) (any, error) {
+			return []engine.WaitingApproval{{Step: "gate"}}, nil
+		}},
+	}}}
+	ctx := context.Background()
+	answer, err := Classify(ctx, f, "r1", "load", "skip", "why", "ann", `{"rows": 0}`)
+	require.NoError(t, err)
+	require.Equal(t, "load: skip", answer)
+	require.Equal(t, []any{"load", "skip", "why", "ann", `{"rows": 0}`}, sent)
+	_, err = Classify(ctx, f, "r1", "x", "retry", "", "ann", "")
+	require.Equal(t, []any{"x", "retry", "", "ann"}, sent, "no result: four arguments, as older workers take")
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
+	require.EqualError(t, err, `step "x" is not pending_failed`)
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app, "the MCP server reads the run's error through it")
+
+	w, err := WaitingApproval(ctx, f, "r1", "gate")
+	require.NoError(t, err)
+	require.Equal(t, "gate", w.Step)
+	_, err = WaitingApproval(ctx, f, "r1", "other")
+	require.ErrorAs(t, err, &refused)
+	require.EqualError(t, err, `step "other" of run r1 is not waiting for approval`)
+	answer, err = DecideApproval(ctx, f, "r1", contract.ApprovalDecision{Step: "gate", Decision: contract.DecisionApprove})
+	require.NoError(t, err)
+	require.Equal(t, "gate: approve", answer)
+	_, err = Classify(ctx, f, "gone", "x", "retry", "", "", "")
+	var nf *NotFoundError
+	require.ErrorAs(t, err, &nf)
+}

@@ -64,7 +64,8 @@ func exitWith(code int) error {
 }
 
 // failure is err with its exit code: its own when it has one, 4 when
-// Temporal cannot be reached, 5 when the run has already ended, else 1.
+// Temporal cannot be reached, 5 when the run has already ended, 2 when
+// the run refused what was asked, else 1.
 // The one place the client side's typed errors (runs/errors.go) become
 // exit codes.
 func failure(err error) *exitError {
@@ -74,6 +75,7 @@ func failure(err error) *exitError {
 	var e *exitError
 	var u *runs.UnreachableError
 	var ended *runs.EndedError
+	var refused *runs.RefusedError
 	var ns *serviceerror.NamespaceNotFound
 	switch {
 	case errors.As(err, &e):
@@ -82,6 +84,10 @@ func failure(err error) *exitError {
 		return &exitError{code: exitUnreachable, err: err}
 	case errors.As(err, &ended):
 		return &exitError{code: exitEnded, err: err}
+	case errors.As(err, &refused):
+		// What the run refused (its validator's words) was the user's
+		// mistake: nothing changed.
+		return &exitError{code: exitInvalid, err: err}
 	case errors.As(err, &ns):
 		// --namespace, TEMPORAL_NAMESPACE or the profile named it: usage.
 		return &exitError{code: exitInvalid, err: err}

@@ -238,11 +238,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	v, err := t.conn.client.QueryWorkflow(ctx, a.Run, "", contract.QueryPending)
-	var steps []engine.PendingStep
-	if err == nil {
-		err = v.Get(&steps)
-	}
+	steps, err := runs.Pending(ctx, t.conn.client, a.Run)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -266,7 +262,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 		hint = "no step is waiting for a classification"
 	}
 	// A worker older than approvals answers no such query: none wait.
-	approvals, _ := queryApprovals(ctx, t.conn.client, a.Run)
+	approvals, _ := runs.Approvals(ctx, t.conn.client, a.Run)
 	if approvals == nil {
 		approvals = []engine.WaitingApproval{}
 	}
@@ -386,7 +382,7 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 	if err != nil {
 		return nil, nil, err
 	}
-	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by)
+	answer, err := runs.Classify(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by, "")
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -431,7 +427,7 @@ func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run 
 	if err := contract.CheckDecision(d); err != nil {
 		return nil, nil, err
 	}
-	answer, err := decideApproval(ctx, t.conn.client, run, d)
+	answer, err := runs.DecideApproval(ctx, t.conn.client, run, d)
 	if err != nil {
 		return nil, nil, toolError(run, err)
 	}
