@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,20 +40,31 @@ var cliAllowed = map[string][]string{
 	"retry_elements.go": {"history walk", "retry planning"},
 }
 
+// parseDir parses dir's Go files, tests aside, by path.
+func parseDir(t *testing.T, dir string, mode parser.Mode) (*token.FileSet, map[string]*ast.File) {
+	t.Helper()
+	fset := token.NewFileSet()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	files := map[string]*ast.File{}
+	for _, path := range paths {
+		if !strings.HasSuffix(path, "_test.go") {
+			f, err := parser.ParseFile(fset, path, nil, mode)
+			require.NoError(t, err)
+			files[path] = f
+		}
+	}
+	return fset, files
+}
+
 // clientLogic lists, file by file, the client logic in dir's Go files
 // (tests aside) that allowed does not let the file hold.
 func clientLogic(t *testing.T, dir string, allowed map[string][]string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
+	fset, files := parseDir(t, dir, 0)
 	var out []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		require.NoError(t, err)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		f := files[path]
 		report := func(pos token.Pos, kind, what string) {
 			if !slices.Contains(allowed[filepath.Base(path)], kind) {
 				out = append(out, fset.Position(pos).String()+": "+kind+" ("+what+")")
@@ -141,15 +153,12 @@ var workflowImporters = map[string][]string{
 // the workflow package and are not allowed to.
 func workflowImportsIn(t *testing.T, dir string, allowed []string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
+	_, files := parseDir(t, dir, parser.ImportsOnly)
 	var out []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") || slices.Contains(allowed, filepath.Base(path)) {
+	for path, f := range files {
+		if slices.Contains(allowed, filepath.Base(path)) {
 			continue
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-		require.NoError(t, err)
 		for _, imp := range f.Imports {
 			if p, _ := strconv.Unquote(imp.Path.Value); p == adapter {
 				out = append(out, filepath.Base(path))
@@ -169,14 +178,8 @@ func playbookDeps(t *testing.T, pkg string) []string {
 	seen := map[string]bool{}
 	var visit func(string)
 	visit = func(p string) {
-		files, err := filepath.Glob(filepath.Join("..", strings.TrimPrefix(p, "playbook/"), "*.go"))
-		require.NoError(t, err)
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-			require.NoError(t, err)
+		_, files := parseDir(t, filepath.Join("..", strings.TrimPrefix(p, "playbook/")), parser.ImportsOnly)
+		for _, f := range files {
 			for _, imp := range f.Imports {
 				if q, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(q, "playbook/") && !seen[q] {
 					seen[q] = true
