@@ -21,6 +21,9 @@ type Client interface {
 	ListWorkflow(ctx context.Context, request *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 	OperatorService() operatorservice.OperatorServiceClient
 	UpdateWorkflow(ctx context.Context, options client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+	CancelWorkflow(ctx context.Context, workflowID, runID string) error
+	WorkflowService() workflowservice.WorkflowServiceClient
 }
 
 var _ Client = client.Client(nil)

@@ -49,6 +49,7 @@ type fakeClient struct {
 	listErr  error
 	queried  []string
 	pageAsks []int32
+	sent     []sent
 }
 
 var _ Client = (*fakeClient)(nil)
@@ -218,4 +219,40 @@ func (f *fakeClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOp
 	}
 	a, err := answer(o.Args...)
 	return fakeUpdate{answer: a, err: err}, nil
+}
+
+// sent records what a client sent a run: signals, cancels.
+type sent struct {
+	what, run, arg string
+}
+
+func (f *fakeClient) SignalWorkflow(_ context.Context, id, _ string, name string, arg any) error {
+	if _, err := f.run(id); err != nil {
+		return err
+	}
+	f.sent = append(f.sent, sent{"signal " + name, id, arg.(string)})
+	return nil
+}
+
+func (f *fakeClient) CancelWorkflow(_ context.Context, id, _ string) error {
+	if _, err := f.run(id); err != nil {
+		return err
+	}
+	f.sent = append(f.sent, sent{"cancel", id, ""})
+	return nil
+}
+
+// fakeService answers RequestCancelWorkflowExecution only.
+type fakeService struct {
+	workflowservice.WorkflowServiceClient
+	f *fakeClient
+}
+
+func (s fakeService) RequestCancelWorkflowExecution(_ context.Context, req *workflowservice.RequestCancelWorkflowExecutionRequest, _ ...grpc.CallOption) (*workflowservice.RequestCancelWorkflowExecutionResponse, error) {
+	s.f.sent = append(s.f.sent, sent{"cancel in " + req.GetNamespace(), req.GetWorkflowExecution().GetWorkflowId(), req.GetReason()})
+	return &workflowservice.RequestCancelWorkflowExecutionResponse{}, nil
+}
+
+func (f *fakeClient) WorkflowService() workflowservice.WorkflowServiceClient {
+	return fakeService{f: f}
 }

@@ -328,3 +328,34 @@ func TestDecisionsTheRunRefuses(t *testing.T) {
 	var nf *NotFoundError
 	require.ErrorAs(t, err, &nf)
 }
+
+// A cancel's reason goes first as the cancel_reason signal (the run
+// records it), then with the cancel request; a run that has ended is
+// refused and nothing is sent. A drain is a signal, refused alike.
+func TestCancelAndDrainSendTheReasonOrRefuse(t *testing.T) {
+	newClient := func() *fakeClient {
+		return &fakeClient{runs: map[string]*fakeRun{
+			"open":  {status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING},
+			"ended": {status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, result: agg(contract.RunCompleted, "a", "b", "c")},
+		}}
+	}
+	ctx := context.Background()
+	f := newClient()
+	require.NoError(t, Cancel(ctx, f, "ns", "open", "wrong data"))
+	require.Equal(t, []sent{{"signal " + contract.SignalCancelReason, "open", "wrong data"}, {"cancel in ns", "open", "wrong data"}}, f.sent)
+	f = newClient()
+	require.NoError(t, Cancel(ctx, f, "ns", "open", ""))
+	require.Equal(t, []sent{{"cancel", "open", ""}}, f.sent)
+	f = newClient()
+	require.NoError(t, Drain(ctx, f, "open", "deploy"))
+	require.Equal(t, []sent{{"signal " + contract.SignalDrain, "open", "deploy"}}, f.sent)
+
+	f = newClient()
+	var ended *EndedError
+	require.ErrorAs(t, Cancel(ctx, f, "ns", "ended", "why"), &ended)
+	require.ErrorAs(t, Drain(ctx, f, "ended", "why"), &ended)
+	require.EqualError(t, ended, "ended already ended: completed, 0 of 3 steps failed; nothing to cancel")
+	require.Empty(t, f.sent)
+	var nf *NotFoundError
+	require.ErrorAs(t, Cancel(ctx, f, "ns", "gone", ""), &nf)
+}

@@ -30,10 +30,11 @@ func (a *app) cancelCommand() *cobra.Command {
 				return invalid(err)
 			}
 			if drain {
-				if err := runs.RefuseEnded(c.ctx, conn.client, run); err != nil {
-					return err
-				}
-				if err := conn.client.SignalWorkflow(c.ctx, run, "", contract.SignalDrain, reason); err != nil {
+				if err := runs.Drain(c.ctx, conn.client, run, reason); err != nil {
+					var ended *runs.EndedError
+					if errors.As(err, &ended) {
+						return err
+					}
 					return &exitError{code: exitFailed, err: errors.New("cancel --drain: " + err.Error()), whole: true}
 				}
 				fmt.Fprintf(c.stdout, "Draining %s: running steps finish, no new step starts.\n", run)
@@ -42,7 +43,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			// A run its deadline already winds down ends as the deadline
 			// says (docs/LANGUAGE.md): the cancel changes nothing of that.
 			agg, _ := runs.QueryState(c.ctx, conn.client, run)
-			if err := requestCancel(c.ctx, conn, run, reason); err != nil {
+			if err := runs.Cancel(c.ctx, conn.client, conn.namespace, run, reason); err != nil {
 				return err
 			}
 			if agg != nil && agg.Timeout != nil && agg.CancelReason == "" {

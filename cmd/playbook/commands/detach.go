@@ -37,7 +37,7 @@ func cancelEmbedded(c *call, conn *connection, wr client.WorkflowRun, p *progres
 	// A run that ended meanwhile has nothing to cancel: it is followed to
 	// its aggregate all the same.
 	var ended *runs.EndedError
-	if err := requestCancel(ctx, conn, id, ctrlCReason); err != nil && !errors.As(err, &ended) && ctx.Err() == nil {
+	if err := runs.Cancel(ctx, conn.client, conn.namespace, id, ctrlCReason); err != nil && !errors.As(err, &ended) && ctx.Err() == nil {
 		return nil, fmt.Errorf("cannot cancel %s: %w", id, err)
 	}
 	agg, err := follow(ctx, conn.client, wr, p)

@@ -466,7 +466,11 @@ func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a canc
 	}
 	// The reason reaches the run's aggregate and events (cancel_reason), as
 	// `playbook cancel --reason` does.
-	if err := requestCancel(ctx, t.conn, a.Run, mcpWho+": "+a.Reason); err != nil {
+	reason := mcpWho + ": " + a.Reason
+	if err := contract.CheckSize("the reason", len(reason)); err != nil {
+		return nil, nil, err
+	}
+	if err := runs.Cancel(ctx, t.conn.client, t.conn.namespace, a.Run, reason); err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "cancel_requested": true, "reason": a.Reason, "by": mcpWho,
