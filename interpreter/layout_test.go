@@ -2,8 +2,7 @@ package interpreter_test
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,16 +110,10 @@ var bannedCalls = []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc
 // that reads the clock, a goroutine or a select outside the SDK's own.
 func boundaryViolations(t *testing.T, dir string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
+	fset, files := parseDir(t, dir, 0)
 	var out []string
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		require.NoError(t, err)
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		f := files[path]
 		timeName := ""
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)

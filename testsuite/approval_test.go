@@ -19,7 +19,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 )
 
 // gatePlaybook is an approval gate whose next step reads the inputs the
@@ -66,7 +65,7 @@ func startGatePlaybook(t *testing.T, text string, waits bool) (id string) {
 }
 
 func approvalsOf(t *testing.T, id string) []engine.WaitingApproval {
-	v, err := tc.QueryWorkflow(context.Background(), id, "", playbookwf.QueryApprovals)
+	v, err := tc.QueryWorkflow(context.Background(), id, "", contract.QueryApprovals)
 	if err != nil {
 		return nil
 	}

@@ -29,6 +29,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -255,8 +256,8 @@ func fromHistory(b *testing.B, c client.Client, id, runID string) benchRun {
 	return r
 }
 
-func pb(source string) playbookwf.Input {
-	return playbookwf.Input{File: "bench.yaml", Source: source}
+func pb(source string) contract.Input {
+	return contract.Input{File: "bench.yaml", Source: source}
 }
 
 // concurrentRuns starts n runs at once and returns runs per second.
@@ -295,7 +296,7 @@ func loopOnOwnWorker(b *testing.B, source string) (benchRun, float64) {
 		_ = cmd.Wait()
 	}()
 	awaitPoller(b, queue)
-	r := measure(b, tc, queue, playbookwf.WorkflowName, pb(source))
+	r := measure(b, tc, queue, contract.WorkflowName, pb(source))
 	lastWorkerCPU = processCPU(b, cmd.Process.Pid)
 	return r, peakRSS(b, cmd.Process.Pid)
 }
@@ -398,7 +399,7 @@ func BenchmarkSpeed(b *testing.B) {
 		tmpfs = tmpfsQueue
 	}
 
-	stock, err := devserver.Start(devserver.Options{IP: "127.0.0.1", StockSettings: true})
+	stock, err := devserver.Start(devserver.Options{IP: "127.0.0.1", StockSettings: true, SearchAttributes: runs.SearchAttributes()})
 	require.NoError(b, err)
 	defer stock.Stop()
 	stockClient, err := client.Dial(client.Options{HostPort: stock.Address, Logger: quietlog.New()})
@@ -439,13 +440,13 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	for _, n := range []int{50, 200} {
 		var p, nat, fast, own benchRun
 		runs := []func(){
-			func() { p = measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(chainSource(n, shellStep))) },
+			func() { p = measure(b, tc, benchQueue, contract.WorkflowName, pb(chainSource(n, shellStep))) },
 			func() { nat = measure(b, tc, benchQueue, BenchNativeChain, n) },
 		}
 		if n == 50 {
 			runs = append(runs, func() { own = measure(b, tc, benchQueue, BenchNativeChainRunStep, n) })
 			if tmpfs != "" {
-				runs = append(runs, func() { fast = measure(b, tc, tmpfs, playbookwf.WorkflowName, pb(chainSource(n, shellStep))) })
+				runs = append(runs, func() { fast = measure(b, tc, tmpfs, contract.WorkflowName, pb(chainSource(n, shellStep))) })
 			}
 		}
 		inTurn(round, runs...)
@@ -472,13 +473,13 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	for _, n := range []int{50, 500} {
 		var p, nat, fast, own benchRun
 		runs := []func(){
-			func() { p = measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(fanOutSource(n))) },
+			func() { p = measure(b, tc, benchQueue, contract.WorkflowName, pb(fanOutSource(n))) },
 			func() { nat = measure(b, tc, benchQueue, BenchNativeFanOut, n) },
 		}
 		if n == 500 {
 			runs = append(runs, func() { own = measure(b, tc, benchQueue, BenchNativeFanOutRunStep, n) })
 			if tmpfs != "" {
-				runs = append(runs, func() { fast = measure(b, tc, tmpfs, playbookwf.WorkflowName, pb(fanOutSource(n))) })
+				runs = append(runs, func() { fast = measure(b, tc, tmpfs, contract.WorkflowName, pb(fanOutSource(n))) })
 			}
 		}
 		inTurn(round, runs...)
@@ -507,7 +508,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	f.add("tuned empty chain 50 ms/step", ms(emptyTuned.wall)/50)
 	f.add("log files ms", logFilesCost(b))
 
-	noop := measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(chainSource(50, noopStep)))
+	noop := measure(b, tc, benchQueue, contract.WorkflowName, pb(chainSource(50, noopStep)))
 	f.add("noop chain 50 ms/step", ms(noop.wall)/50)
 	f.add("noop chain 50 activities", float64(noop.activities))
 	if !heavy {
@@ -521,7 +522,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	var p, nat, own benchRun
 	inTurn(round,
 		func() {
-			p = measure(b, tc, benchQueue, playbookwf.WorkflowName, pb(loopSource(loopN, inFlight, shellTrue)))
+			p = measure(b, tc, benchQueue, contract.WorkflowName, pb(loopSource(loopN, inFlight, shellTrue)))
 		},
 		func() { nat = measure(b, tc, benchQueue, BenchNativeLoop, loopN, inFlight) },
 		func() { own = measure(b, tc, benchQueue, BenchNativeLoopRunStep, loopN, inFlight) })
@@ -533,7 +534,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	f.add("loop 1000 playbook worker MiB", rss)
 
 	const runs, steps = 200, 5
-	f.add("concurrent playbook runs/s", concurrentRuns(b, tc, runs, playbookwf.WorkflowName, pb(chainSource(steps, shellStep))))
+	f.add("concurrent playbook runs/s", concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep))))
 	f.add("concurrent native runs/s", concurrentRuns(b, tc, runs, BenchNativeChain, steps))
 
 	const bigLoop = 10000

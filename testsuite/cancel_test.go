@@ -12,7 +12,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 )
 
 func TestFailureModeCancel(t *testing.T) {
@@ -52,7 +51,7 @@ func TestFailureModeStop(t *testing.T) {
 }
 
 func runEvents(t *testing.T, workflowID, runID string) []engine.Event {
-	v, err := tc.QueryWorkflow(context.Background(), workflowID, runID, playbookwf.QueryEvents, 0)
+	v, err := tc.QueryWorkflow(context.Background(), workflowID, runID, contract.QueryEvents, 0)
 	require.NoError(t, err)
 	var events []engine.Event
 	require.NoError(t, v.Get(&events))

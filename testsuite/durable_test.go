@@ -137,7 +137,7 @@ workflow:
 	var ids []string
 	for i := range 5 {
 		id := fmt.Sprintf("crash-%d-%d", time.Now().UnixNano(), i)
-		_ = startOn(t, c, file, id, playbookwf.TaskQueue, map[string]any{"marks": marks, "gate": gate})
+		_ = startOn(t, c, file, id, contract.TaskQueue, map[string]any{"marks": marks, "gate": gate})
 		ids = append(ids, id)
 	}
 	// Step a has written its mark and the server has its completion: the
@@ -339,7 +339,7 @@ func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 	require.NoError(t, older.Start())
 	id := fmt.Sprintf("rolling-%d", time.Now().UnixNano())
 	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue},
-		playbookwf.WorkflowName, playbookwf.Input{File: "rolling.yaml", Source: src})
+		contract.WorkflowName, contract.Input{File: "rolling.yaml", Source: src})
 	require.NoError(t, err)
 	waitFor(t, "the older worker to fail a workflow task", func() bool {
 		for _, e := range history(t, id, run.GetRunID()).Events {
@@ -356,10 +356,10 @@ func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus(), "the run did not fail")
 
 	newer := sdkworker.New(tc, queue, sdkworker.Options{})
-	newer.RegisterWorkflowWithOptions(func(ctx workflow.Context, in playbookwf.Input) (*contract.Aggregate, error) {
+	newer.RegisterWorkflowWithOptions(func(ctx workflow.Context, in contract.Input) (*contract.Aggregate, error) {
 		in.Source = strings.ReplaceAll(in.Source, "    from_the_future: true\n", "")
 		return playbookwf.Playbook(ctx, in)
-	}, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	}, workflow.RegisterOptions{Name: contract.WorkflowName})
 	acts := &activities.Activities{LogDir: logDir}
 	newer.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	require.NoError(t, newer.Start())
@@ -379,11 +379,11 @@ func startOn(t *testing.T, c client.Client, file, id, queue string, workload map
 	t.Helper()
 	b, err := submit.LoadBundle(file, os.ReadFile)
 	require.NoError(t, err)
-	in := playbookwf.Input{File: file, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath], Workload: workload, Files: b.Files}
+	in := contract.Input{File: file, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath], Workload: workload, Files: b.Files}
 	if id == "" {
 		id = fmt.Sprintf("%s-%d", b.Root.Name, time.Now().UnixNano())
 	}
-	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, playbookwf.WorkflowName, in)
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: queue}, contract.WorkflowName, in)
 	require.NoError(t, err)
 	return run
 }

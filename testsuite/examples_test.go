@@ -15,7 +15,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 )
 
 // --set gives a string key its text as written: 1.10 stays "1.10".
@@ -67,7 +66,7 @@ func TestFanOutAndJoin(t *testing.T) {
 	require.Equal(t, 6.0, r.agg.Steps["join"].Result)
 	// The three branches ran together: all started before any completed.
 	var events []engine.Event
-	v, err := tc.QueryWorkflow(context.Background(), r.agg.WorkflowID, r.agg.RunID, playbookwf.QueryEvents, 0)
+	v, err := tc.QueryWorkflow(context.Background(), r.agg.WorkflowID, r.agg.RunID, contract.QueryEvents, 0)
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&events))
 	started, completedBranch := 0, false
@@ -136,7 +135,7 @@ func TestFailureRoutesToEnd(t *testing.T) {
 	last := h.Events[len(h.Events)-1]
 	require.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED, last.GetEventType())
 	failure := last.GetWorkflowExecutionFailedEventAttributes().GetFailure()
-	require.Equal(t, playbookwf.FailedErrorType, failure.GetApplicationFailureInfo().GetType())
+	require.Equal(t, contract.FailedErrorType, failure.GetApplicationFailureInfo().GetType())
 	require.Equal(t, "playbook failure-cleanup failed: 1 of 5 steps failed (transform); transform: exit_code: exited with code 3: disk full", failure.GetMessage())
 	var details contract.Aggregate
 	require.NoError(t, json.Unmarshal(failure.GetApplicationFailureInfo().GetDetails().GetPayloads()[0].GetData(), &details))

@@ -23,7 +23,6 @@ import (
 	"playbook/internal/proctest"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 )
 
 // start submits a playbook without following it, as another client would.
@@ -63,7 +62,7 @@ func freePort(t *testing.T) int { return proctest.FreePort(t) }
 func listening(addr string) bool { return proctest.Listening(addr) }
 
 func pendingSteps(t *testing.T, run client.WorkflowRun) []engine.PendingStep {
-	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryPending)
+	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), contract.QueryPending)
 	if err != nil {
 		return nil
 	}
@@ -159,7 +158,7 @@ func TestPendingFailedClassifyRetry(t *testing.T) {
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", map[string]any{"ready_file": ready})
 	waitFor(t, "check to be pending_failed", func() bool { return len(pendingSteps(t, run)) == 1 })
 
-	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), playbookwf.QueryState)
+	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), run.GetRunID(), contract.QueryState)
 	require.NoError(t, err)
 	var state contract.Aggregate
 	require.NoError(t, v.Get(&state))

@@ -18,7 +18,6 @@ import (
 	"playbook/cmd/playbook/commands"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec/expr"
 )
 
@@ -119,7 +118,7 @@ func TestLongNoopChainCompletes(t *testing.T) {
 	require.Equal(t, 4999.0, agg.Steps["s5000"].Result)
 	require.True(t, hasMarker(t, agg.WorkflowID, "pace-yields"), "the run yields to the deadlock detector")
 
-	// Its events come in pages (playbookwf.EventsPage) and all of them.
+	// Its events come in pages (contract.EventsPage) and all of them.
 	code, out, errOut := cli(t, "events", "--address", server.Address, "--json", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, 5001, strings.Count(out, `"type":"step_completed"`))
@@ -128,8 +127,8 @@ func TestLongNoopChainCompletes(t *testing.T) {
 	for _, c := range []struct {
 		args []any
 		want int
-	}{{[]any{0}, 10006}, {[]any{0, playbookwf.EventsPage}, playbookwf.EventsPage}} {
-		v, err := tc.QueryWorkflow(context.Background(), agg.WorkflowID, agg.RunID, playbookwf.QueryEvents, c.args...)
+	}{{[]any{0}, 10006}, {[]any{0, contract.EventsPage}, contract.EventsPage}} {
+		v, err := tc.QueryWorkflow(context.Background(), agg.WorkflowID, agg.RunID, contract.QueryEvents, c.args...)
 		require.NoError(t, err)
 		var evs []engine.Event
 		require.NoError(t, v.Get(&evs))
@@ -216,7 +215,7 @@ func keysOf(m any) []string {
 func TestRunSaysWhenARunIsNotProgressing(t *testing.T) {
 	const queue = "stuck"
 	w := sdkworker.New(tc, queue, sdkworker.Options{})
-	w.RegisterWorkflowWithOptions(func(workflow.Context, playbookwf.Input) error { panic("this worker cannot run playbooks") }, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	w.RegisterWorkflowWithOptions(func(workflow.Context, contract.Input) error { panic("this worker cannot run playbooks") }, workflow.RegisterOptions{Name: contract.WorkflowName})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 	file := filepath.Join(t.TempDir(), "stuck.yaml")

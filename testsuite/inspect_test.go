@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"playbook/cmd/playbook/commands"
+	"playbook/runs"
 )
 
 // status and events on a finished failed run show the failed step with its
@@ -28,7 +28,7 @@ func TestStatusAndEventsOfAFailedRun(t *testing.T) {
 
 	code, out, errOut = cli(t, "status", "--address", server.Address, "--json", id)
 	require.Equal(t, 0, code, errOut)
-	var st commands.Status
+	var st runs.Status
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
 	require.Equal(t, "failed", st.Aggregate.Status)
 	require.True(t, st.Aggregate.Steps["transform"].RoutedToEnd)
@@ -82,7 +82,7 @@ workflow:
 
 	code, out, _ = cli(t, "status", "--address", server.Address, "--json", run.GetID())
 	require.Equal(t, 0, code)
-	var st commands.Status
+	var st runs.Status
 	require.NoError(t, json.Unmarshal([]byte(out), &st))
 	live := st.Live["wobbly"]
 	require.Equal(t, int32(2), live.Attempt)
@@ -119,7 +119,7 @@ func TestListFailedRunsOfAPlaybook(t *testing.T) {
 		if code != 0 {
 			return false
 		}
-		var runs []commands.Run
+		var runs []runs.Run
 		if json.Unmarshal([]byte(out), &runs) != nil {
 			return false
 		}

@@ -33,6 +33,7 @@ import (
 	"playbook/internal/quietlog"
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -61,7 +62,7 @@ func TestMain(m *testing.M) {
 
 func runMain(m *testing.M) int {
 	var err error
-	server, err = devserver.Start(devserver.Options{IP: "127.0.0.1"})
+	server, err = devserver.Start(devserver.Options{IP: "127.0.0.1", SearchAttributes: runs.SearchAttributes()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded server:", err)
 		return 1

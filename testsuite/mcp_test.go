@@ -16,7 +16,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 )
 
 // mcpSession starts the real `playbook mcp` binary on the shared server and
@@ -195,7 +194,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 		require.Contains(t, text, "read-only: start it with `playbook mcp --allow-write`", call.tool)
 	}
 	require.Len(t, pendingSteps(t, run), 1, "the run is untouched")
-	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), "", playbookwf.QueryEvents, 0)
+	v, err := tc.QueryWorkflow(context.Background(), run.GetID(), "", contract.QueryEvents, 0)
 	require.NoError(t, err)
 	var evs []engine.Event
 	require.NoError(t, v.Get(&evs))

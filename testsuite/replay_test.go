@@ -146,7 +146,7 @@ func TestReplayCatchesADifferentGraph(t *testing.T) {
 func renameGreet(t *testing.T, h *historypb.History) {
 	t.Helper()
 	payload := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
-	var in playbookwf.Input
+	var in contract.Input
 	require.NoError(t, json.Unmarshal(payload.Data, &in))
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
 	var err error
@@ -192,14 +192,14 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 // timer before anything else) fails the replay of recorded histories.
 func TestReplayCatchesAnInterpreterChange(t *testing.T) {
 	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "failure_cleanup.json"))
-	changed := func(ctx workflow.Context, in playbookwf.Input) (*contract.Aggregate, error) {
+	changed := func(ctx workflow.Context, in contract.Input) (*contract.Aggregate, error) {
 		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
 			return nil, err
 		}
 		return playbookwf.Playbook(ctx, in)
 	}
 	r := sdkworker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	r.RegisterWorkflowWithOptions(changed, workflow.RegisterOptions{Name: contract.WorkflowName})
 	err := r.ReplayWorkflowHistory(quietlog.New(), h)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "TMPRL1100", "the SDK's nondeterminism error")

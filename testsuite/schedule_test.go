@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"playbook/cmd/playbook/commands"
+	"playbook/runs"
 )
 
 // writePlaybook writes a playbook into dir and returns its path.
@@ -47,11 +48,11 @@ func describeSchedule(t *testing.T, id string) commands.ScheduleView {
 }
 
 // scheduledRuns lists, with `playbook list --schedule`, the runs a schedule started.
-func scheduledRuns(t *testing.T, id string) []commands.Run {
+func scheduledRuns(t *testing.T, id string) []runs.Run {
 	t.Helper()
 	code, out, errOut := cli(t, "list", "--address", server.Address, "--schedule", id, "--json")
 	require.Equal(t, 0, code, errOut)
-	var runs []commands.Run
+	var runs []runs.Run
 	require.NoError(t, json.Unmarshal([]byte(out), &runs))
 	return runs
 }

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 )
 
 // Tokens in URLs never reach what people and webhooks see: the aggregate,
@@ -92,8 +92,8 @@ func TestRunIDStaysInTheLogDirectory(t *testing.T) {
 	src, err := os.ReadFile("../playbooks/hello.yaml")
 	require.NoError(t, err)
 	id := "../escaped-" + time.Now().Format("150405.000")
-	wr, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: playbookwf.TaskQueue},
-		playbookwf.WorkflowName, playbookwf.Input{File: "hello.yaml", Source: string(src)})
+	wr, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: contract.TaskQueue},
+		contract.WorkflowName, contract.Input{File: "hello.yaml", Source: string(src)})
 	require.NoError(t, err)
 	require.Error(t, wr.Get(context.Background(), nil), "the run failed")
 	code, out, errOut = cli(t, "status", "--address", server.Address, id)

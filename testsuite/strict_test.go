@@ -14,7 +14,6 @@ import (
 
 	"playbook/internal/quietlog"
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 	"playbook/submit"
 	"playbook/worker"
 )
@@ -92,8 +91,8 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	in := playbookwf.Input{File: "undeclared.yaml", Source: undeclaredReads, Workload: map[string]any{"dir": "/tmp/x"}}
-	wr, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "undeclared-reads-" + strings.ReplaceAll(t.Name(), "/", "-") + time.Now().Format("150405.000"), TaskQueue: playbookwf.TaskQueue}, playbookwf.WorkflowName, in)
+	in := contract.Input{File: "undeclared.yaml", Source: undeclaredReads, Workload: map[string]any{"dir": "/tmp/x"}}
+	wr, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "undeclared-reads-" + strings.ReplaceAll(t.Name(), "/", "-") + time.Now().Format("150405.000"), TaskQueue: contract.TaskQueue}, contract.WorkflowName, in)
 	require.NoError(t, err)
 	var agg contract.Aggregate
 	require.NoError(t, wr.Get(ctx, &agg))
@@ -107,7 +106,7 @@ undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first,
 	require.Equal(t, "retry: "+strictErr.Error()+"\n", errOut)
 
 	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "undeclared_reads.json"))
-	var recorded playbookwf.Input
+	var recorded contract.Input
 	require.NoError(t, json.Unmarshal(h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0].GetData(), &recorded))
 	_, err = submit.ParseStrict(recorded.File, []byte(recorded.Source), "")
 	require.Error(t, err, "the recorded run's playbook is one the checks reject")

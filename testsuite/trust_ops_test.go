@@ -23,7 +23,6 @@ import (
 
 	"playbook/cmd/playbook/commands"
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 )
 
 // A run's deadline reaches a step that has run a while within about a
@@ -112,7 +111,7 @@ func TestApprovalRequiredInputIsAskedFor(t *testing.T) {
 		require.Equal(t, 2, code, out)
 		require.Equal(t, "approve: input ticket is required (it has no default): give --set ticket=VALUE\n", errOut)
 	}
-	h, err := tc.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: playbookwf.UpdateApproval,
+	h, err := tc.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: contract.UpdateApproval,
 		Args: []any{contract.ApprovalDecision{Step: "sign_off", Decision: contract.DecisionApprove, Inputs: map[string]any{"replicas": 2}}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(context.Background(), nil)

@@ -24,7 +24,7 @@ import (
 // otherGraph is an incompatible interpreter: it runs the playbook with its
 // step `greet` renamed, as a build whose parser read the file differently
 // would. Its runs' histories cannot replay on this binary.
-func otherGraph(ctx workflow.Context, in playbookwf.Input) (*contract.Aggregate, error) {
+func otherGraph(ctx workflow.Context, in contract.Input) (*contract.Aggregate, error) {
 	in.Source = strings.ReplaceAll(in.Source, "greet", "salute")
 	return playbookwf.Playbook(ctx, in)
 }
@@ -45,7 +45,7 @@ func TestUpgradeCheck(t *testing.T) {
 	require.NoError(t, w.Start())
 	defer w.Stop()
 	ow := sdkworker.New(c, "other-graph", sdkworker.Options{})
-	ow.RegisterWorkflowWithOptions(otherGraph, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
+	ow.RegisterWorkflowWithOptions(otherGraph, workflow.RegisterOptions{Name: contract.WorkflowName})
 	ow.RegisterActivityWithOptions((&activities.Activities{LogDir: t.TempDir()}).RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	require.NoError(t, ow.Start())
 	defer ow.Stop()

@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"playbook/cmd/playbook/commands"
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 // A step allowed to fail fails, the steps after it run and read its
@@ -57,7 +57,7 @@ func TestAllowFailureEndsCompletedWithWarnings(t *testing.T) {
 	})
 	waitFor(t, "list --status completed_with_warnings to list the run", func() bool {
 		code, out, _ := cli(t, "list", "--address", server.Address, "--status", "completed_with_warnings", "--playbook", "warnings", "--json")
-		var runs []commands.Run
+		var runs []runs.Run
 		if code != 0 || json.Unmarshal([]byte(out), &runs) != nil {
 			return false
 		}

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 )
 
 // oversizedArgs is the size of an Update's arguments past which the
@@ -45,7 +44,7 @@ func shrinkOversizedUpdates(ctx context.Context, method string, req, reply any, 
 				continue
 			}
 			marker := any(contract.ApprovalDecision{OversizedBytes: size})
-			if u.GetInput().GetName() != playbookwf.UpdateApproval {
+			if u.GetInput().GetName() != contract.UpdateApproval {
 				marker = contract.OversizedMarker(size)
 			}
 			p, perr := converter.GetDefaultDataConverter().ToPayloads(marker)

@@ -23,7 +23,7 @@ import (
 
 // Options configure a playbook worker.
 type Options struct {
-	// Optional: the task queue; default playbookwf.TaskQueue.
+	// Optional: the task queue; default contract.TaskQueue.
 	TaskQueue string
 	// Optional: where attempts' stdout and stderr go; default DefaultLogDir().
 	LogDir string
@@ -135,7 +135,7 @@ func DefaultLogDir() string {
 // and its steps.
 func New(c client.Client, o Options) sdkworker.Worker {
 	if o.TaskQueue == "" {
-		o.TaskQueue = playbookwf.TaskQueue
+		o.TaskQueue = contract.TaskQueue
 	}
 	if o.LogDir == "" {
 		o.LogDir = DefaultLogDir()
@@ -182,7 +182,7 @@ func (o Options) stepEnv() []string {
 func RegisterWorkflow(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
 }) {
-	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
-	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
-	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: playbookwf.LoopWorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: contract.WorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
 }

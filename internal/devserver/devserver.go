@@ -28,8 +28,6 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
-
-	"playbook/interpreter/playbookwf"
 )
 
 // Options configure an embedded Temporal server: frontend, history,
@@ -53,8 +51,9 @@ type Options struct {
 	// Optional: the Web UI's Codec Endpoint (a `playbook codec-server`
 	// URL), through which the browser decodes payloads; default none.
 	CodecEndpoint string
-	// Optional: custom search attributes registered with the namespace;
-	// default playbook's own (playbookwf.SearchAttributes).
+	// Optional: the search attributes registered with the namespace
+	// (playbook's own are runs.SearchAttributes(), which the caller gives:
+	// the server knows nothing of the workflow); default none.
 	SearchAttributes map[string]enumspb.IndexedValueType
 	// Optional: keep Temporal's stock queue poll rates, timer precision and
 	// task queue partitions instead of the tuned ones (see tunedSettings);
@@ -84,9 +83,6 @@ func Start(o Options) (*Server, error) {
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "fatal"
-	}
-	if o.SearchAttributes == nil {
-		o.SearchAttributes = playbookwf.SearchAttributes
 	}
 	var err error
 	if o.Port == 0 {

@@ -10,7 +10,6 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 )
 
 // events sends a case's events to its run, one after the other: each is
@@ -114,7 +113,7 @@ func (ev *events) waits(e *Event) (waits, begun bool) {
 func (ev *events) waitsFor(e *Event) bool {
 	if e.Kind == "classify" {
 		var pending []engine.PendingStep
-		if v, err := ev.env.QueryWorkflow(playbookwf.QueryPending); err == nil && v.Get(&pending) == nil {
+		if v, err := ev.env.QueryWorkflow(contract.QueryPending); err == nil && v.Get(&pending) == nil {
 			for _, p := range pending {
 				if p.Step == e.Step {
 					return true
@@ -124,7 +123,7 @@ func (ev *events) waitsFor(e *Event) bool {
 		return false
 	}
 	var waiting []engine.WaitingApproval
-	if v, err := ev.env.QueryWorkflow(playbookwf.QueryApprovals); err == nil && v.Get(&waiting) == nil {
+	if v, err := ev.env.QueryWorkflow(contract.QueryApprovals); err == nil && v.Get(&waiting) == nil {
 		for _, w := range waiting {
 			if w.Step == e.Step {
 				return true
@@ -165,7 +164,7 @@ func (ev *events) fire(e *Event) {
 	switch e.Kind {
 	case "approve", "reject":
 		ev.log.add("%s %s %s (by %s)", at, e.Kind, e.Step, by)
-		ev.env.UpdateWorkflow(playbookwf.UpdateApproval, id, callbacks,
+		ev.env.UpdateWorkflow(contract.UpdateApproval, id, callbacks,
 			contract.ApprovalDecision{Step: e.Step, Decision: e.Kind, Inputs: e.Inputs, By: e.By, Reason: e.Reason})
 	case "classify":
 		ev.log.add("%s classify %s as %s (by %s)", at, e.Step, e.As, by)
@@ -173,16 +172,16 @@ func (ev *events) fire(e *Event) {
 		if e.Result != nil {
 			result = jsonText(e.Result)
 		}
-		ev.env.UpdateWorkflow(playbookwf.UpdateClassify, id, callbacks, e.Step, e.As, e.Reason, by, result)
+		ev.env.UpdateWorkflow(contract.UpdateClassify, id, callbacks, e.Step, e.As, e.Reason, by, result)
 	case "cancel":
 		ev.log.add("%s cancel the run%s", at, because(e.Reason))
 		if e.Reason != "" {
-			ev.env.SignalWorkflow(playbookwf.SignalCancelReason, e.Reason)
+			ev.env.SignalWorkflow(contract.SignalCancelReason, e.Reason)
 		}
 		ev.env.CancelWorkflow()
 	case "drain":
 		ev.log.add("%s drain the run%s", at, because(e.Reason))
-		ev.env.SignalWorkflow(playbookwf.SignalDrain, e.Reason)
+		ev.env.SignalWorkflow(contract.SignalDrain, e.Reason)
 	case "deadline":
 		// The run's own deadline timer fires at this moment (Suite.deadline).
 		ev.log.add("%s the run's deadline passes", at)

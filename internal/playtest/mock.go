@@ -49,7 +49,7 @@ type stand struct {
 	// ran are the steps that ran for real (listed under real:).
 	ran []string
 	// inputs are the run's workflows' inputs, by workflow ID.
-	inputs map[string]playbookwf.Input
+	inputs map[string]contract.Input
 }
 
 // path is the step's path from the case's run: "load.inner" for step
@@ -195,7 +195,7 @@ func lastLine(s string) string {
 
 // childWorkflow is the generic workflow as a case runs it: a sub-playbook
 // mocked whole returns its mocked outcome, any other run is the real one.
-func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, error) {
+func (s *stand) childWorkflow(ctx workflow.Context, in contract.Input) (any, error) {
 	if s.plant != nil {
 		s.plant(ctx)
 	}
@@ -220,7 +220,7 @@ func (s *stand) childWorkflow(ctx workflow.Context, in playbookwf.Input) (any, e
 		agg["status"] = m.Child.Status
 	}
 	if m.Child.Status == contract.RunFailed {
-		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", playbookwf.FailedErrorType,
+		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", contract.FailedErrorType,
 			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
 	}
 	return agg, nil
@@ -374,7 +374,7 @@ func (s *stand) elementScope(parents []string, step string, element int, loop *s
 	ch := make(chan answer, 1)
 	s.env.RegisterDelayedCallback(func() {
 		var a answer
-		v, err := s.env.QueryWorkflowByID(id, playbookwf.QueryState)
+		v, err := s.env.QueryWorkflowByID(id, contract.QueryState)
 		if a.err = err; err == nil {
 			a.err = v.Get(&a.agg)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 )
 
@@ -19,7 +18,7 @@ import (
 // the approvals, classifications and cancel it got as events; its
 // outcome as what the case expects. out is where the file goes, which
 // its playbook path is relative to.
-func Record(in playbookwf.Input, agg *contract.Aggregate, name, out string) ([]byte, error) {
+func Record(in contract.Input, agg *contract.Aggregate, name, out string) ([]byte, error) {
 	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
 		return nil, err

@@ -74,7 +74,7 @@ type Result struct {
 // Suite is a test file loaded with its playbook.
 type Suite struct {
 	File  *File
-	Input playbookwf.Input
+	Input contract.Input
 	pb    *spec.Playbook
 	// workloads are the cases' workloads, input then set, checked.
 	workloads map[*Case]map[string]any
@@ -144,7 +144,7 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 		// The playbook's own mistakes, one line each, as validate says them.
 		return nil, malformed(strings.Split(err.Error(), "\n")...)
 	}
-	in := playbookwf.Input{File: f.Playbook, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
+	in := contract.Input{File: f.Playbook, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}
@@ -343,15 +343,15 @@ const rootID = "test"
 // its activities' results reach their workflows in that order.
 func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulation, err error) {
 	log := &eventLog{}
-	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal, plant: opts.plant, inputs: map[string]playbookwf.Input{}}
+	st := &stand{rootID: rootID, c: c, log: log, noReal: opts.NoReal, plant: opts.plant, inputs: map[string]contract.Input{}}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()
 	st.env = env
 	env.SetTestTimeout(orDuration(opts.Stuck, 10*time.Second))
-	env.RegisterWorkflowWithOptions(st.childWorkflow, workflow.RegisterOptions{Name: playbookwf.WorkflowName})
-	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: playbookwf.LoopBatchWorkflowName})
-	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: playbookwf.LoopWorkflowName})
+	env.RegisterWorkflowWithOptions(st.childWorkflow, workflow.RegisterOptions{Name: contract.WorkflowName})
+	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
+	env.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
 	logDir, err := os.MkdirTemp("", "playbook-test-")
 	if err != nil {
 		return nil, err
@@ -411,7 +411,7 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 			}
 		}
 	}()
-	env.ExecuteWorkflow(playbookwf.WorkflowName, in)
+	env.ExecuteWorkflow(contract.WorkflowName, in)
 	if !env.IsWorkflowCompleted() {
 		return nil, errors.New("the run never ended")
 	}
@@ -420,7 +420,7 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 	if err != nil {
 		return sim, err
 	}
-	if v, qerr := env.QueryWorkflow(playbookwf.QueryEvents, 0, 0); qerr == nil {
+	if v, qerr := env.QueryWorkflow(contract.QueryEvents, 0, 0); qerr == nil {
 		var evs []engine.Event
 		if v.Get(&evs) == nil {
 			for _, e := range evs {
@@ -491,7 +491,7 @@ func aggregateOf(env *testsuite.TestWorkflowEnvironment) (*contract.Aggregate, e
 		if e := canErr.Details(&agg); e != nil {
 			return nil, e
 		}
-	case errors.As(err, &appErr) && appErr.Type() == playbookwf.FailedErrorType:
+	case errors.As(err, &appErr) && appErr.Type() == contract.FailedErrorType:
 		if e := appErr.Details(&agg); e != nil {
 			return nil, e
 		}

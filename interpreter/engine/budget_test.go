@@ -152,7 +152,7 @@ func TestExpressionOnATruncatedResultSaysSo(t *testing.T) {
 	_, err = e.EvalBool(env)
 	require.EqualError(t, err, `"steps.extract.result.rows > 0": invalid operation: <nil> > int (1:27) (steps.extract.result was truncated: 3 MiB, over the budget of 1 MiB; see its full_in)`)
 
-	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": []any{map[string]any{"rows": 1.0}, expr.Truncated(2<<20, LoopResultBudget, "history")}}}
+	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": []any{map[string]any{"rows": 1.0}, expr.Truncated(2<<20, contract.LoopResultBudget, "history")}}}
 	e, err = expr.CompileExpr("steps.extract.result[1].rows > 0", expr.ScopeStep, true)
 	require.NoError(t, err)
 	_, err = e.EvalBool(env)

@@ -40,7 +40,7 @@ func CombineLoop(outcomes []contract.Outcome) contract.Outcome {
 	for i, o := range outcomes {
 		combined.Attempts = max(combined.Attempts, o.Attempts)
 		for _, a := range o.AttemptErrors {
-			a.Error.Message = fmt.Sprintf("%s: %s", elementLabel(i, len(outcomes)), a.Error.Message)
+			a.Error.Message = fmt.Sprintf("%s: %s", contract.ElementLabel(i, len(outcomes)), a.Error.Message)
 			combined.AttemptErrors = append(combined.AttemptErrors, a)
 		}
 		switch {
@@ -71,21 +71,14 @@ func CombineLoop(outcomes []contract.Outcome) contract.Outcome {
 		o := outcomes[firstFailed]
 		combined.Recovery = o.Recovery
 		combined.Err = &contract.StepError{Type: o.Err.Type,
-			Message: fmt.Sprintf("%s failed: %s", elementLabel(firstFailed, len(outcomes)), o.Err.Message),
+			Message: fmt.Sprintf("%s failed: %s", contract.ElementLabel(firstFailed, len(outcomes)), o.Err.Message),
 			Details: map[string]any{"index": firstFailed, "failed_elements": failed, "error": o.Err}}
 	case firstCancelled >= 0:
-		combined.Err = &contract.StepError{Type: contract.ErrCancelled, Message: "the loop was cancelled at " + elementLabel(firstCancelled, len(outcomes))}
+		combined.Err = &contract.StepError{Type: contract.ErrCancelled, Message: "the loop was cancelled at " + contract.ElementLabel(firstCancelled, len(outcomes))}
 	default:
 		combined.Result = results
 	}
 	return combined
-}
-
-// elementLabel names a loop element as people count (1-based) and by its
-// index (0-based, as in its activity ID `step[i]`, its log directory and
-// loop.index): "element 2 of 4 (index 1)".
-func elementLabel(i, n int) string {
-	return fmt.Sprintf("element %d of %d (index %d)", i+1, n, i)
 }
 
 // SetLoopProgress records a running loop step's progress; it is dropped

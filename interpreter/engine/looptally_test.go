@@ -22,12 +22,12 @@ func TestLoopTallyMatchesCombineLoop(t *testing.T) {
 		"cancelled": {{Result: 1.0, Attempts: 1}, {Err: &contract.StepError{Type: contract.ErrCancelled, Message: "not started"}}, {Err: &contract.StepError{Type: contract.ErrCancelled, Message: "not started"}}},
 	}
 	for name, outcomes := range cases {
-		tally := NewLoopTally(len(outcomes))
+		tally := contract.NewLoopTally(len(outcomes))
 		for i := len(outcomes) - 1; i >= 0; i-- { // the last ends first
 			tally.Add(i, outcomes[i])
 			b, err := json.Marshal(tally)
 			require.NoError(t, err)
-			tally = &LoopTally{}
+			tally = &contract.LoopTally{}
 			require.NoError(t, json.Unmarshal(b, tally))
 		}
 		want, got := CombineLoop(outcomes), tally.Outcome("history")
@@ -42,21 +42,21 @@ func TestLoopTallyMatchesCombineLoop(t *testing.T) {
 // that says how large the list was and where the elements' results are.
 func TestLoopTallyOverBudgetIsAStub(t *testing.T) {
 	big := strings.Repeat("x", 200<<10)
-	tally := NewLoopTally(4)
+	tally := contract.NewLoopTally(4)
 	for i := range 4 {
 		tally.Add(i, contract.Outcome{Result: big, Attempts: 1})
 	}
 	require.Nil(t, tally.Results)
 	o := tally.Outcome("the driver's history")
 	require.Nil(t, o.Err)
-	require.Equal(t, expr.Truncated(4*(200<<10+3)+1, LoopResultBudget, "the driver's history"), o.Result)
+	require.Equal(t, expr.Truncated(4*(200<<10+3)+1, contract.LoopResultBudget, "the driver's history"), o.Result)
 }
 
 // Results kept elsewhere (a retry's reused elements) count done and count
 // against the budget, with null in their places; past the budget with the
 // others, the step's result is the stub it would be with them kept here.
 func TestLoopTallyCountsKeptResults(t *testing.T) {
-	tally := NewLoopTally(3)
+	tally := contract.NewLoopTally(3)
 	tally.AddKept(2, 10)
 	tally.Add(1, contract.Outcome{Result: "new", Attempts: 1})
 	o := tally.Outcome("history")
@@ -65,7 +65,7 @@ func TestLoopTallyCountsKeptResults(t *testing.T) {
 	require.Equal(t, 3, tally.Done)
 
 	big := strings.Repeat("x", 200<<10)
-	kept, here := NewLoopTally(3), NewLoopTally(3)
+	kept, here := contract.NewLoopTally(3), contract.NewLoopTally(3)
 	kept.AddKept(2, 2*(200<<10+3))
 	kept.Add(2, contract.Outcome{Result: big, Attempts: 1})
 	for i := range 3 {
@@ -77,7 +77,7 @@ func TestLoopTallyCountsKeptResults(t *testing.T) {
 // A tally keeps the first 100 failed attempts, each labelled with its
 // element, and counts the rest.
 func TestLoopTallyBoundsItsAttemptRecords(t *testing.T) {
-	tally := NewLoopTally(150)
+	tally := contract.NewLoopTally(150)
 	for i := range 150 {
 		tally.Add(i, contract.Outcome{Result: i, Attempts: 2, AttemptErrors: []contract.AttemptRecord{{Attempt: 1, Error: contract.StepError{Type: contract.ErrExitCode, Message: "flaky"}}}})
 	}

@@ -23,7 +23,7 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 		return nil, &contract.StepError{Type: contract.ErrTool, Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
 	}
 	workload, _ := toolSpec["workload"].(map[string]any)
-	child := Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LogicalTime: x.in.LogicalTime}
+	child := contract.Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LogicalTime: x.in.LogicalTime}
 	if !s.OnCancelRun {
 		// The child winds down by the parent's deadline too. A cleanup
 		// step's child is never bound by it, whether it runs after the
@@ -47,7 +47,7 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 	}
 	if x.in.Index {
 		if childPb, err := spec.Parse(child.File, []byte(src)); err == nil {
-			opts.TypedSearchAttributes = StartAttributes(childPb.Name)
+			opts.TypedSearchAttributes = startAttributes(childPb.Name)
 		}
 	}
 	if s.Timeout > 0 {
@@ -56,7 +56,7 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 	if err := x.tooLarge("the input of sub-playbook step "+s.Name, child); err != nil {
 		return nil, err
 	}
-	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), WorkflowName, child), nil
+	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), contract.WorkflowName, child), nil
 }
 
 // childOutcome reads a finished sub-playbook: its aggregate is the step's
@@ -68,7 +68,7 @@ func (x *executor) childOutcome(f workflow.Future) contract.Outcome {
 		return contract.Outcome{Result: agg, Attempts: 1}
 	}
 	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == FailedErrorType {
+	if errors.As(err, &appErr) && appErr.Type() == contract.FailedErrorType {
 		_ = appErr.Details(&agg)
 		return contract.Outcome{Err: &contract.StepError{Type: contract.ErrPlaybookFailed, Message: appErr.Message(), Details: agg},
 			Attempts: 1, Recovery: contract.RecoveryNoHandler}

@@ -47,7 +47,7 @@ func (x *executor) notify(agg *contract.Aggregate) {
 type executor struct {
 	ctx  workflow.Context
 	run  *engine.Run
-	in   Input
+	in   contract.Input
 	info *workflow.Info
 	// cancels holds each started step's cancellation scope.
 	cancels map[string]workflow.CancelFunc

@@ -12,20 +12,11 @@ import (
 	"playbook/interpreter/spec"
 )
 
-// LoopBatchSize is the most loop elements one workflow runs. A longer loop
-// runs in batches of this size, one after another, each a child workflow,
-// so that no history grows past a few thousand events however long the
-// list. Within a batch, up to max_in_flight elements run at once.
-const LoopBatchSize = 500
-
-// LoopBatchWorkflowName is the workflow type of a batch of loop elements.
-const LoopBatchWorkflowName = "PlaybookLoopBatch"
-
 // LoopBatchInput is a batch of rendered loop elements: what they share
 // once, and each one's rendered tool spec.
 type LoopBatchInput struct {
 	// Playbook is the frozen run input; the batch reads its step's options from it.
-	Playbook        Input              `json:"playbook"`
+	Playbook        contract.Input     `json:"playbook"`
 	Step            string             `json:"step"`
 	First           int                `json:"first"`
 	Common          contract.StepInput `json:"common"`
@@ -59,7 +50,7 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 		return nil, stepErr
 	}
 	// Asked only for a loop longer than a batch, where the two ways part.
-	if len(items) > LoopBatchSize && version(x.ctx, changeLoopDriver) >= 1 {
+	if len(items) > contract.LoopBatchSize && version(x.ctx, changeLoopDriver) >= 1 {
 		return x.startDriver(ctx, s, len(items))
 	}
 	specs, stepErr := x.renderItems(s, items)
@@ -86,13 +77,13 @@ func (x *executor) startLoop(ctx workflow.Context, s *spec.Step) (workflow.Futur
 	}
 	f, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		if len(elems) <= LoopBatchSize {
+		if len(elems) <= contract.LoopBatchSize {
 			settle.Set(engine.CombineLoop(runElements(ctx, s, elems, 0, s.Loop.MaxInFlight, cancelOnFailure, progress, x.reusedElements(s, len(elems)))), nil)
 			return
 		}
 		outcomes := make([]contract.Outcome, 0, len(elems))
-		for first := 0; first < len(elems); first += LoopBatchSize {
-			batch := elems[first:min(first+LoopBatchSize, len(elems))]
+		for first := 0; first < len(elems); first += contract.LoopBatchSize {
+			batch := elems[first:min(first+contract.LoopBatchSize, len(elems))]
 			if ctx.Err() != nil || (cancelOnFailure && anyFailed(outcomes)) {
 				outcomes = append(outcomes, notStarted(len(batch))...)
 				continue
@@ -136,7 +127,7 @@ func (x *executor) renderItems(s *spec.Step, items []any) ([]map[string]any, *co
 // gives each of its elements the batch's error.
 func (x *executor) runBatch(ctx workflow.Context, s *spec.Step, first int, batch []contract.StepInput, cancelOnFailure bool) []contract.Outcome {
 	opts := workflow.ChildWorkflowOptions{
-		WorkflowID:          x.childID(ctx, fmt.Sprintf("%s.batch-%d", s.Name, first/LoopBatchSize), fmt.Sprintf("%s-batch-%d", s.Name, first/LoopBatchSize)),
+		WorkflowID:          x.childID(ctx, fmt.Sprintf("%s.batch-%d", s.Name, first/contract.LoopBatchSize), fmt.Sprintf("%s-batch-%d", s.Name, first/contract.LoopBatchSize)),
 		TaskQueue:           x.info.TaskQueueName,
 		StaticSummary:       fmt.Sprintf("step %s: elements %d to %d", s.Name, first, first+len(batch)-1),
 		WaitForCancellation: true,
@@ -147,7 +138,7 @@ func (x *executor) runBatch(ctx workflow.Context, s *spec.Step, first int, batch
 		in.Specs = append(in.Specs, e.Spec)
 	}
 	var out []contract.Outcome
-	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), LoopBatchWorkflowName, in).Get(ctx, &out)
+	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), contract.LoopBatchWorkflowName, in).Get(ctx, &out)
 	if err == nil && len(out) == len(batch) {
 		return out
 	}

@@ -13,9 +13,6 @@ import (
 	"playbook/interpreter/spec"
 )
 
-// LoopWorkflowName is the workflow type of a long loop's driver.
-const LoopWorkflowName = "PlaybookLoop"
-
 // loopHistoryEvents is the history length past which a driver starts no
 // more elements, lets the running ones end, and continues as new; sooner
 // when the server suggests it (Temporal's default: 4 Ki events or 4 MiB).
@@ -26,37 +23,11 @@ const loopHistoryEvents = 10_000
 // pending (limit.numPendingActivities.error), again on every attempt.
 const maxLoopWindow = 1000
 
-// LoopInput is what a loop's driver gets: the playbook's text (for the
-// step's definition), the part of the run's scope its list and tool read,
-// and what every element's activity input shares. A run continued as new
-// also gets where it is (Next) and what the runs before it counted.
-type LoopInput struct {
-	File   string         `json:"file"`
-	Source string         `json:"source"`
-	Step   string         `json:"step"`
-	Scope  map[string]any `json:"scope"`
-	// Workload is the run's overrides (Input.Workload), from which the
-	// driver builds the workload as the run has it (DriverScope).
-	Workload map[string]any     `json:"workload,omitempty"`
-	Common   contract.StepInput `json:"common"`
-	// CancelOnFailure: a failed element cancels the running ones and no
-	// more start (failure_mode: cancel).
-	CancelOnFailure bool `json:"cancel_on_failure,omitempty"`
-	// FullIn says where the elements' results are when the step's result
-	// is a stub.
-	FullIn string            `json:"full_in"`
-	Next   int               `json:"next,omitempty"`
-	Tally  *engine.LoopTally `json:"tally,omitempty"`
-	// Reuse are the elements a retry reuses: counted in the first run's
-	// tally, skipped by every run (which carry its spans, not its results).
-	Reuse *contract.ElementReuse `json:"reuse,omitempty"`
-}
-
 // PlaybookLoop drives a loop's elements: up to max_in_flight running at
 // once, the next starting as soon as one ends, whatever the loop's length.
-// It returns the step's outcome (engine.LoopTally.Outcome).
-func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error) {
-	pb := parseFrozen(ctx, Input{File: in.File, Source: in.Source})
+// It returns the step's outcome (contract.LoopTally.Outcome).
+func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcome, error) {
+	pb := parseFrozen(ctx, contract.Input{File: in.File, Source: in.Source})
 	s := pb.Step(in.Step)
 	if s == nil || s.Loop == nil || s.Tool == nil {
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the playbook has no loop step " + in.Step}}
@@ -81,14 +52,14 @@ func PlaybookLoop(ctx workflow.Context, in LoopInput) (*contract.Outcome, error)
 				return &o, nil
 			}
 		}
-		in.Tally = engine.NewLoopTally(len(items))
+		in.Tally = contract.NewLoopTally(len(items))
 		in.Reuse = reuseIn(in.Tally, in.Reuse)
 	}
 	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
 	if next, done := d.run(); !done {
 		in.Next, in.Tally = next, d.in.Tally
 		fit(in.Tally, func() any { return in })
-		return nil, workflow.NewContinueAsNewError(ctx, LoopWorkflowName, in)
+		return nil, workflow.NewContinueAsNewError(ctx, contract.LoopWorkflowName, in)
 	}
 	var o contract.Outcome
 	fit(d.in.Tally, func() any { o = d.in.Tally.Outcome(in.FullIn); return o })
@@ -100,7 +71,7 @@ type loopDriver struct {
 	ctx   workflow.Context
 	pb    *spec.Playbook
 	s     *spec.Step
-	in    LoopInput
+	in    contract.LoopInput
 	scope map[string]any
 	items []any
 	// reported is when the driver last reported its progress.
@@ -184,7 +155,7 @@ func (d *loopDriver) run() (next int, done bool) {
 // counted on a list of another length reuses nothing. Reuse whose results
 // the run keeps (Kept) counts them done without them; from a run before
 // that, the driver's input carried the results, and the tally keeps them.
-func reuseIn(t *engine.LoopTally, r *contract.ElementReuse) *contract.ElementReuse {
+func reuseIn(t *contract.LoopTally, r *contract.ElementReuse) *contract.ElementReuse {
 	if r == nil || r.Total != t.Total {
 		return nil
 	}
@@ -207,12 +178,6 @@ func reuseIn(t *engine.LoopTally, r *contract.ElementReuse) *contract.ElementReu
 // its run how far the loop is.
 const progressEvery = 2 * time.Second
 
-// LoopProgressSignal is a driver's progress, signalled to its run.
-type LoopProgressSignal struct {
-	Step     string                `json:"step"`
-	Progress contract.LoopProgress `json:"progress"`
-}
-
 // report signals the loop's progress to the run that started the driver,
 // at most every progressEvery: `status`, `run` and the run's Web UI
 // details show it. The signal is not waited for.
@@ -222,7 +187,7 @@ func (d *loopDriver) report(p contract.LoopProgress) {
 		return
 	}
 	d.reported = workflow.Now(d.ctx)
-	workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", SignalLoopProgress, LoopProgressSignal{Step: d.s.Name, Progress: p})
+	workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", contract.SignalLoopProgress, contract.LoopProgressSignal{Step: d.s.Name, Progress: p})
 }
 
 // element is element i's activity input: the shared one with its name and
@@ -243,7 +208,7 @@ func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
 // returns a future of the step's contract.Outcome.
 func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workflow.Future, *contract.StepError) {
 	id := x.childID(ctx, s.Name+".loop", s.Name+"-loop")
-	in := LoopInput{
+	in := contract.LoopInput{
 		File: x.in.File, Source: x.in.Source, Step: s.Name,
 		Scope:           x.run.LoopScope(s),
 		Workload:        x.in.Workload,
@@ -275,7 +240,7 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		StaticSummary:       fmt.Sprintf("step %s: a loop of %d elements", s.Name, n),
 		WaitForCancellation: true,
 	}
-	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), LoopWorkflowName, in)
+	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), contract.LoopWorkflowName, in)
 	f, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var o contract.Outcome
@@ -308,7 +273,7 @@ func yield(ctx workflow.Context) {
 
 // fit shrinks a tally until what carries it (made) fits one payload: its
 // attempt records go first, then its results.
-func fit(t *engine.LoopTally, made func() any) {
+func fit(t *contract.LoopTally, made func() any) {
 	for _, shrink := range []func(){t.DropAttemptErrors, t.Truncate} {
 		if contract.CheckPayload("", made()) == nil {
 			return

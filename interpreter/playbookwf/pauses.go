@@ -150,7 +150,7 @@ func (x *executor) waiting(step string) (pendingApproval, error) {
 // name not among the approvers, a decision over its size or with a control
 // character in by or reason) before anything is written to history.
 func registerApproval(ctx workflow.Context, x *executor) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateApproval,
+	return workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateApproval,
 		func(ctx workflow.Context, d contract.ApprovalDecision) (string, error) {
 			p, err := x.waiting(d.Step)
 			if err != nil {
@@ -191,7 +191,7 @@ func (x *executor) indexWaiting() {
 	if waiting {
 		status = contract.RunWaiting
 	}
-	if err := workflow.UpsertTypedSearchAttributes(x.ctx, AttrPlaybookStatus.ValueSet(status)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(x.ctx, attrPlaybookStatus.ValueSet(status)); err != nil {
 		workflow.GetLogger(x.ctx).Warn("search attributes not updated", "error", err)
 	}
 }

@@ -10,23 +10,12 @@ import (
 	"playbook/interpreter/engine"
 )
 
-// EventsPage is the most events the CLI asks one `events` query for: a run
-// of thousands of steps has tens of thousands, more than one answer may
-// carry. It asks again after the last one it got.
-const EventsPage = 1000
-
-// EventsPageBytes bounds one answer of the `events` query by the size of
-// its events as JSON, as the CLI asks: Temporal refuses an answer over
-// 2 MB (its blob size limit), which 40 failures with 60 KB messages
-// reach. An answer holds one event at least, whatever its size.
-const EventsPageBytes = 1 << 20
-
 func registerQueries(ctx workflow.Context, run *engine.Run) error {
 	// (after, limit, maxBytes): the events after seq after, at most limit
 	// of them and, past the first, at most maxBytes of them as JSON. A
 	// client from before pages sends no limit (0) and gets all; one from
 	// before byte pages sends no maxBytes (0) and gets limit.
-	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after, limit, maxBytes int) ([]engine.Event, error) {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryEvents, func(after, limit, maxBytes int) ([]engine.Event, error) {
 		ev := run.Events()
 		if after < 0 || after > len(ev) {
 			after = 0
@@ -42,13 +31,13 @@ func registerQueries(ctx workflow.Context, run *engine.Run) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]engine.PendingStep, error) { return run.Pending(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryPending, func() ([]engine.PendingStep, error) { return run.Pending(), nil }); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryApprovals, func() ([]engine.WaitingApproval, error) { return run.Approvals(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, contract.QueryApprovals, func() ([]engine.WaitingApproval, error) { return run.Approvals(), nil }); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, QueryState, func() (*contract.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
+	return workflow.SetQueryHandler(ctx, contract.QueryState, func() (*contract.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
 }
 
 // eventsWithin is how many of the first events fit in maxBytes as JSON;
@@ -69,7 +58,7 @@ func eventsWithin(evs []engine.Event, maxBytes int) int {
 // action, or one over its size or with a control character in by or
 // reason, before anything is written to history.
 func registerClassify(ctx workflow.Context, run *engine.Run, classified workflow.Channel) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateClassify,
+	return workflow.SetUpdateHandlerWithOptions(ctx, contract.UpdateClassify,
 		func(ctx workflow.Context, step, action, reason, by, result string) (string, error) {
 			if by == "" {
 				by = "classify"

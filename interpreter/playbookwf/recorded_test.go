@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "write testdata/recorded.golden again")
 // again with -update and say in the commit why it is safe to add.
 func TestRecordedNamesStay(t *testing.T) {
 	roots := []any{
-		Input{}, LoopBatchInput{}, LoopInput{}, LoopProgressSignal{},
+		contract.Input{}, LoopBatchInput{}, contract.LoopInput{}, contract.LoopProgressSignal{},
 		contract.StepInput{}, contract.StepOutput{}, contract.FailureDetails{}, contract.AttemptLog{},
 		contract.NotifyInput{}, contract.Aggregate{}, contract.Outcome{}, contract.ApprovalDecision{},
 	}

@@ -83,9 +83,9 @@ var (
 		What: "the step fails (template_error, input_too_large) instead of being scheduled " +
 			"(before: the workflow task failed on every attempt when the input was over Temporal's limit, and the run hung)"})
 	changeLoopDriver = register(Change{ID: "loop-driver", Max: 1,
-		Where: "where a loop longer than LoopBatchSize elements starts",
+		Where: "where a loop longer than contract.LoopBatchSize elements starts",
 		What: "the loop runs in one driver child (PlaybookLoop, <run>.<step>.loop) that keeps max_in_flight elements running " +
-			"across the whole loop and continues as new as its history grows (before: batches of LoopBatchSize elements, " +
+			"across the whole loop and continues as new as its history grows (before: batches of contract.LoopBatchSize elements, " +
 			"one child after another, each waiting for its slowest element)"})
 	changePaceYields = register(Change{ID: "pace-yields", Max: 1,
 		Where: "the paceEvery-th step (or loop element) the run decides or settles",

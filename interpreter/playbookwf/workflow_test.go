@@ -30,9 +30,9 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(quietlog.New())
 	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: WorkflowName})
-	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: LoopBatchWorkflowName})
-	env.RegisterWorkflowWithOptions(PlaybookLoop, workflow.RegisterOptions{Name: LoopWorkflowName})
+	env.RegisterWorkflowWithOptions(Playbook, workflow.RegisterOptions{Name: contract.WorkflowName})
+	env.RegisterWorkflowWithOptions(PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
+	env.RegisterWorkflowWithOptions(PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
 	logDir, err := os.MkdirTemp("", "playbookwf-test")
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -51,7 +51,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 // whatever the outcome, and the workflow's error.
 func execute(t *testing.T, env *testsuite.TestWorkflowEnvironment, src string) (*contract.Aggregate, error) {
 	t.Helper()
-	env.ExecuteWorkflow(WorkflowName, Input{File: "t.yaml", BaseDir: t.TempDir(), Source: src})
+	env.ExecuteWorkflow(contract.WorkflowName, contract.Input{File: "t.yaml", BaseDir: t.TempDir(), Source: src})
 	require.True(t, env.IsWorkflowCompleted())
 	// The test environment hands details back as they were given.
 	var agg *contract.Aggregate
@@ -63,7 +63,7 @@ func execute(t *testing.T, env *testsuite.TestWorkflowEnvironment, src string) (
 		require.NoError(t, env.GetWorkflowResult(&agg))
 	case errors.As(err, &canErr):
 		require.NoError(t, canErr.Details(&agg))
-	case errors.As(err, &appErr) && appErr.Type() == FailedErrorType:
+	case errors.As(err, &appErr) && appErr.Type() == contract.FailedErrorType:
 		require.NoError(t, appErr.Details(&agg))
 	default:
 		t.Fatalf("the run ended without an aggregate: %v", err)
@@ -132,7 +132,7 @@ func longLoop(t *testing.T, env *testsuite.TestWorkflowEnvironment) []string {
 		defer mu.Unlock()
 		children = append(children, info.WorkflowExecution.ID)
 	})
-	n := LoopBatchSize + 3
+	n := contract.LoopBatchSize + 3
 	// The driver sees whole numbers where the run does (loop.index % an
 	// int workload default).
 	agg, err := execute(t, env, fmt.Sprintf(`metadata: {name: t}

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -10,13 +9,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -59,8 +56,8 @@ func (a *app) decideCommand(decision string) *cobra.Command {
 			if err := contract.CheckDecision(d); err != nil {
 				return invalid(err)
 			}
-			waiting, err := deliver(c.ctx, c.args[0], func(ctx context.Context, _ string) (engine.WaitingApproval, error) {
-				return waitingApproval(ctx, conn.client, c.args[0], d.Step)
+			waiting, err := runs.Deliver(c.ctx, c.args[0], func(ctx context.Context, _ string) (engine.WaitingApproval, error) {
+				return runs.WaitingApproval(ctx, conn.client, c.args[0], d.Step)
 			})
 			if err != nil {
 				return err
@@ -77,9 +74,9 @@ func (a *app) decideCommand(decision string) *cobra.Command {
 			if len(waiting.Approvers) > 0 && !slices.Contains(waiting.Approvers, d.By) {
 				return invalidf("%s is not an approver of step %q (approvers: %s); give --by NAME", d.By, d.Step, strings.Join(waiting.Approvers, ", "))
 			}
-			answer, err := decideApproval(c.ctx, conn.client, c.args[0], d)
+			answer, err := runs.DecideApproval(c.ctx, conn.client, c.args[0], d)
 			if err != nil {
-				return refusedByRun(err)
+				return err
 			}
 			fmt.Fprintln(c.stdout, answer)
 			return nil
@@ -105,30 +102,6 @@ func userName() string {
 	return "cli"
 }
 
-// waitingApproval finds the step among the run's approvals waiting for a
-// decision; a step not there is refused (exit 2).
-func waitingApproval(ctx context.Context, c client.Client, run, step string) (engine.WaitingApproval, error) {
-	approvals, err := queryApprovals(ctx, c, run)
-	if err != nil {
-		return engine.WaitingApproval{}, err
-	}
-	for _, w := range approvals {
-		if w.Step == step {
-			return w, nil
-		}
-	}
-	return engine.WaitingApproval{}, invalidf("step %q of run %s is not waiting for approval", step, run)
-}
-
-func queryApprovals(ctx context.Context, c client.Client, run string) ([]engine.WaitingApproval, error) {
-	v, err := c.QueryWorkflow(ctx, run, "", playbookwf.QueryApprovals)
-	var approvals []engine.WaitingApproval
-	if err == nil {
-		err = v.Get(&approvals)
-	}
-	return approvals, err
-}
-
 // inputsFromSets reads --set NAME=VALUE against the declared inputs: a
 // string input takes the text as written, any other reads it as YAML, and
 // the value must have its default's type.
@@ -149,31 +122,4 @@ func inputsFromSets(waiting engine.WaitingApproval, sets []string) (map[string]a
 		return nil, nil
 	}
 	return given, nil
-}
-
-// decideApproval sends the approval Update and waits for its answer,
-// again while the run cannot answer yet (deliver). A rejection by the
-// run's validator is a *temporal.ApplicationError.
-func decideApproval(ctx context.Context, c client.Client, run string, d contract.ApprovalDecision) (string, error) {
-	return deliver(ctx, run, func(ctx context.Context, updateID string) (string, error) {
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			WorkflowID: run, UpdateName: playbookwf.UpdateApproval, Args: []any{d}, UpdateID: updateID,
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
-		var answer string
-		if err == nil {
-			err = h.Get(ctx, &answer)
-		}
-		return answer, err
-	})
-}
-
-// refusedByRun is an Update's error: one the run's validator refused
-// (*temporal.ApplicationError) is invalid input, exit 2, in its own words.
-func refusedByRun(err error) error {
-	var rejected *temporal.ApplicationError
-	if errors.As(err, &rejected) {
-		return invalid(errors.New(rejected.Message()))
-	}
-	return err
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
+	"playbook/runs"
 )
 
 func (a *app) cancelCommand() *cobra.Command {
@@ -30,10 +30,11 @@ func (a *app) cancelCommand() *cobra.Command {
 				return invalid(err)
 			}
 			if drain {
-				if err := refuseEnded(c.ctx, conn.client, run); err != nil {
-					return err
-				}
-				if err := conn.client.SignalWorkflow(c.ctx, run, "", playbookwf.SignalDrain, reason); err != nil {
+				if err := runs.Drain(c.ctx, conn.client, run, reason); err != nil {
+					var ended *runs.EndedError
+					if errors.As(err, &ended) {
+						return err
+					}
 					return &exitError{code: exitFailed, err: errors.New("cancel --drain: " + err.Error()), whole: true}
 				}
 				fmt.Fprintf(c.stdout, "Draining %s: running steps finish, no new step starts.\n", run)
@@ -41,8 +42,8 @@ func (a *app) cancelCommand() *cobra.Command {
 			}
 			// A run its deadline already winds down ends as the deadline
 			// says (docs/LANGUAGE.md): the cancel changes nothing of that.
-			agg, _ := queryState(c.ctx, conn.client, run)
-			if err := requestCancel(c.ctx, conn, run, reason); err != nil {
+			agg, _ := runs.QueryState(c.ctx, conn.client, run)
+			if err := runs.Cancel(c.ctx, conn.client, conn.namespace, run, reason); err != nil {
 				return err
 			}
 			if agg != nil && agg.Timeout != nil && agg.CancelReason == "" {

@@ -15,9 +15,9 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 )
 
 func (a *app) classifyCommand() *cobra.Command {
@@ -45,9 +45,9 @@ func (a *app) classifyCommand() *cobra.Command {
 			if by == "" {
 				by = userName()
 			}
-			answer, err := classifyStepWith(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, by, result)
+			answer, err := runs.Classify(c.ctx, conn.client, c.args[0], c.args[1], c.args[2], reason, by, result)
 			if err != nil {
-				return refusedByRun(err)
+				return err
 			}
 			fmt.Fprintln(c.stdout, answer)
 			return nil
@@ -67,22 +67,18 @@ func (a *app) pendingCommand() *cobra.Command {
 		Args:  exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			run := c.args[0]
-			v, err := conn.client.QueryWorkflow(c.ctx, run, "", playbookwf.QueryPending)
-			var steps []engine.PendingStep
-			if err == nil {
-				err = v.Get(&steps)
-			}
+			steps, err := runs.Pending(c.ctx, conn.client, run)
 			if err != nil {
 				return err
 			}
 			// A worker older than approvals answers no such query: the run
 			// then has none.
-			approvals, _ := queryApprovals(c.ctx, conn.client, run)
+			approvals, _ := runs.Approvals(c.ctx, conn.client, run)
 			items := pendingItems(run, conn.reach, steps, approvals)
 			return out.print(c.stdout, items, func(w io.Writer) {
 				printPending(w, run, conn.reach, steps, approvals)
 				if len(steps) == 0 && len(approvals) == 0 {
-					for _, step := range runningSubPlaybooks(c, conn, run) {
+					for _, step := range runs.RunningSubPlaybooks(c.ctx, conn.client, run) {
 						child := childRun(c, conn, run, step)
 						fmt.Fprintf(w, "Step %s runs a sub-playbook, whose steps may wait in its own run: playbook pending %s%s\n", step, child, conn.reach)
 					}
@@ -127,23 +123,6 @@ func pendingItems(run, reach string, steps []engine.PendingStep, approvals []eng
 			Commands: []string{engine.ClassifyCommand(run, p.Step) + reach}})
 	}
 	return items
-}
-
-// runningSubPlaybooks are a run's sub-playbook steps still running: an
-// approval or a classification there waits in the child's run.
-func runningSubPlaybooks(c *call, conn *connection, run string) []string {
-	agg, err := queryState(c.ctx, conn.client, run)
-	pb := frozenPlaybook(c.ctx, conn.client, run)
-	if err != nil || pb == nil {
-		return nil
-	}
-	var out []string
-	for _, s := range pb.Steps {
-		if st := agg.Steps[s.Name]; st != nil && st.Status == contract.StatusRunning && s.Tool != nil && s.Tool.Kind == "playbook" {
-			out = append(out, s.Name)
-		}
-	}
-	return out
 }
 
 // printPending shows the approvals waiting, with their inputs and the

@@ -12,16 +12,16 @@ import (
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"playbook/internal/codec"
 	"playbook/internal/store"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -169,36 +169,22 @@ func listening(addr string) bool {
 	return true
 }
 
-// indexed tells whether the namespace has playbook's search attributes.
-func (c *connection) indexed(ctx context.Context) bool {
-	resp, err := c.client.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: c.namespace})
-	if err != nil {
-		return false
-	}
-	for name := range playbookwf.SearchAttributes {
-		if _, ok := resp.GetCustomAttributes()[name]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // submit starts a run of a frozen playbook; with the search attributes
 // present, the run keeps them current.
-func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in playbookwf.Input, id, taskQueue string) (client.WorkflowRun, error) {
+func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue string) (client.WorkflowRun, error) {
 	return c.submitWith(ctx, pb, in, id, taskQueue, "")
 }
 
 // submitWith is submit with details shown with the run (who started it and why).
-func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in playbookwf.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
+func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
 	// An ID in use by an open run is an error, never a silent attach to that run.
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb), StaticDetails: details,
 		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
-	if c.indexed(ctx) {
+	if runs.Indexed(ctx, c.client, c.namespace) {
 		in.Index = true
-		opts.TypedSearchAttributes = playbookwf.StartAttributes(pb.Name)
+		opts.TypedSearchAttributes = runs.StartAttributes(pb.Name)
 	}
-	return c.client.ExecuteWorkflow(ctx, opts, playbookwf.WorkflowName, in)
+	return c.client.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
 }
 
 // runSummary is the one line the Web UI shows for a run of pb.
@@ -226,7 +212,7 @@ func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io
 func awaitPoller(ctx context.Context, c client.Client, queue string) {
 	ctx, cancel := context.WithTimeout(ctx, pollerWait)
 	defer cancel()
-	for !polled(ctx, c, queue) {
+	for !runs.Polled(ctx, c, queue) {
 		select {
 		case <-ctx.Done():
 			return

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 // detached is how `run` and `retry` end on Ctrl-C with a server that
@@ -35,8 +36,8 @@ func cancelEmbedded(c *call, conn *connection, wr client.WorkflowRun, p *progres
 	defer stop()
 	// A run that ended meanwhile has nothing to cancel: it is followed to
 	// its aggregate all the same.
-	var ended *exitError
-	if err := requestCancel(ctx, conn, id, ctrlCReason); err != nil && !(errors.As(err, &ended) && ended.code == exitEnded) && ctx.Err() == nil {
+	var ended *runs.EndedError
+	if err := runs.Cancel(ctx, conn.client, conn.namespace, id, ctrlCReason); err != nil && !errors.As(err, &ended) && ctx.Err() == nil {
 		return nil, fmt.Errorf("cannot cancel %s: %w", id, err)
 	}
 	agg, err := follow(ctx, conn.client, wr, p)

@@ -14,6 +14,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"playbook/internal/devserver"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -66,6 +67,7 @@ func devCommand() *cobra.Command {
 			dev, err := devserver.Start(devserver.Options{
 				IP: "127.0.0.1", Port: port, UIPort: uiPort, DBFile: db,
 				Namespace: namespace, LogLevel: logLevel, CodecEndpoint: codecEndpoint,
+				SearchAttributes: runs.SearchAttributes(),
 			})
 			var inUse *devserver.PortInUseError
 			if errors.As(err, &inUse) {
@@ -144,7 +146,7 @@ func defaultDevDB() string {
 
 // startEmbedded starts the in-memory server `run` uses when none is configured.
 func startEmbedded(namespace string, port int) (embeddedServer, string, error) {
-	dev, err := devserver.Start(devserver.Options{IP: "127.0.0.1", Port: port, Namespace: namespace})
+	dev, err := devserver.Start(devserver.Options{IP: "127.0.0.1", Port: port, Namespace: namespace, SearchAttributes: runs.SearchAttributes()})
 	var inUse *devserver.PortInUseError
 	if errors.As(err, &inUse) {
 		return nil, "", invalidf("--embedded-port: %s is in use (another playbook dev or Temporal server?): stop it, or give another --embedded-port", inUse.Address)

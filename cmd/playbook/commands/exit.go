@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/serviceerror"
+
+	"playbook/runs"
 )
 
 // Exit codes of the CLI (docs/CLI.md's table).
@@ -62,19 +64,30 @@ func exitWith(code int) error {
 }
 
 // failure is err with its exit code: its own when it has one, 4 when
-// Temporal cannot be reached, else 1.
+// Temporal cannot be reached, 5 when the run has already ended, 2 when
+// the run refused what was asked, else 1.
+// The one place the client side's typed errors (runs/errors.go) become
+// exit codes.
 func failure(err error) *exitError {
 	if e, ok := err.(*exitError); ok {
 		return e
 	}
 	var e *exitError
-	var u *unreachableError
+	var u *runs.UnreachableError
+	var ended *runs.EndedError
+	var refused *runs.RefusedError
 	var ns *serviceerror.NamespaceNotFound
 	switch {
 	case errors.As(err, &e):
 		return &exitError{code: e.code, err: err, whole: e.whole}
 	case errors.As(err, &u):
 		return &exitError{code: exitUnreachable, err: err}
+	case errors.As(err, &ended):
+		return &exitError{code: exitEnded, err: err}
+	case errors.As(err, &refused):
+		// What the run refused (its validator's words) was the user's
+		// mistake: nothing changed.
+		return &exitError{code: exitInvalid, err: err}
 	case errors.As(err, &ns):
 		// --namespace, TEMPORAL_NAMESPACE or the profile named it: usage.
 		return &exitError{code: exitInvalid, err: err}

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,15 +9,13 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 )
 
 // pollEvery is how often `run` asks a run for new events while following it.
@@ -28,6 +25,15 @@ const pollEvery = 200 * time.Millisecond
 // (seen: 16s for one sent as the run closed), and a slow answer must not
 // hold up noticing that the run has ended.
 const pollTimeout = 2 * time.Second
+
+// pollBound is the bound of a question asked while following a run
+// (pollTimeout), none otherwise.
+func pollBound(following bool) time.Duration {
+	if following {
+		return pollTimeout
+	}
+	return 0
+}
 
 // follow prints a run's step transitions as they happen, and its retries as
 // the server reports them, until the run ends; it returns the aggregate.
@@ -40,7 +46,7 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, p *prog
 	}
 	done := make(chan ended, 1)
 	go func() {
-		agg, err := result(ctx, wr)
+		agg, err := runs.Result(ctx, wr)
 		done <- ended{agg, err}
 	}()
 	tick := time.NewTicker(pollEvery)
@@ -62,24 +68,6 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, p *prog
 			p.loops(ctx, c, wr)
 		}
 	}
-}
-
-// result waits for the run and reads its aggregate, whatever the outcome.
-func result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, error) {
-	var agg contract.Aggregate
-	err := wr.Get(ctx, &agg)
-	if err == nil {
-		return &agg, nil
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) && appErr.Type() == playbookwf.FailedErrorType && appErr.Details(&agg) == nil {
-		return &agg, nil
-	}
-	var canErr *temporal.CanceledError
-	if errors.As(err, &canErr) && canErr.HasDetails() && canErr.Details(&agg) == nil {
-		return &agg, nil
-	}
-	return nil, fmt.Errorf("%s ended without an aggregate: %w", wr.GetID(), err)
 }
 
 type progress struct {
@@ -109,7 +97,7 @@ type progress struct {
 func newProgress(pb *spec.Playbook, out io.Writer, reach string) *progress {
 	p := &progress{out: out, reach: reach, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
 	for _, s := range pb.Steps {
-		p.maxAttempts[s.Name] = configuredAttempts(s)
+		p.maxAttempts[s.Name] = runs.ConfiguredAttempts(s)
 		if s.Loop != nil {
 			p.loopSteps[s.Name] = true
 		}
@@ -147,7 +135,7 @@ func (p *progress) loops(ctx context.Context, c client.Client, wr client.Workflo
 	p.loopsAt = time.Now()
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), playbookwf.QueryState)
+	v, err := c.QueryWorkflow(ctx, wr.GetID(), wr.GetRunID(), contract.QueryState)
 	var agg contract.Aggregate
 	if err != nil || v.Get(&agg) != nil {
 		return
@@ -165,7 +153,7 @@ func (p *progress) loops(ctx context.Context, c client.Client, wr client.Workflo
 }
 
 func (p *progress) events(ctx context.Context, c client.Client, wr client.WorkflowRun) {
-	evs, err := queryEvents(ctx, c, wr.GetID(), wr.GetRunID(), p.seen, true)
+	evs, err := runs.Events(ctx, c, wr.GetID(), wr.GetRunID(), p.seen, pollTimeout)
 	if err != nil {
 		return // not yet picked up by a worker; the next tick asks again
 	}
@@ -182,7 +170,7 @@ const lastEventsTimeout = 30 * time.Second
 func (p *progress) lastEvents(ctx context.Context, c client.Client, wr client.WorkflowRun) {
 	ctx, cancel := context.WithTimeout(ctx, lastEventsTimeout)
 	defer cancel()
-	evs, err := queryEvents(ctx, c, wr.GetID(), wr.GetRunID(), p.seen, false)
+	evs, err := runs.Events(ctx, c, wr.GetID(), wr.GetRunID(), p.seen, 0)
 	p.print(evs, wr)
 	if err != nil {
 		p.line(time.Now(), "(run)", fmt.Sprintf("the run's last events cannot be shown (%v): `playbook events %s%s` shows them", err, wr.GetID(), p.reach))
@@ -230,7 +218,7 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 	if wt := d.GetPendingWorkflowTask(); wt.GetAttempt() >= stuckAttempts && wt.GetAttempt() > p.stuckAt {
 		p.stuckAt = wt.GetAttempt() * 4 // says it again when it has failed four times as often
 		p.line(time.Now(), "(run)", fmt.Sprintf("not progressing: its workflow task failed %d times in a row%s; the run waits for a worker that can run it (playbook cancel or terminate ends it)",
-			wt.GetAttempt()-1, lastTaskFailure(ctx, c, wr)))
+			wt.GetAttempt()-1, runs.LastTaskFailure(ctx, c, wr)))
 	}
 	for _, pa := range d.GetPendingActivities() {
 		step, attempt := pa.GetActivityId(), pa.GetAttempt()
@@ -274,7 +262,7 @@ func recoveryExit(details *commonpb.Payloads, attempt int) (int, bool) {
 	if len(details.GetPayloads()) == 0 {
 		return 0, false
 	}
-	dc, err := payloadConverter()
+	dc, err := runs.PayloadConverter()
 	if err != nil {
 		return 0, false
 	}
@@ -294,23 +282,6 @@ func recoveryExit(details *commonpb.Payloads, attempt int) (int, bool) {
 // says that the run is not progressing: a task that keeps failing (a
 // worker that cannot parse the playbook, a bug) leaves the run running.
 const stuckAttempts = 4
-
-// lastTaskFailure is ": " and why the run's last workflow task failed, as
-// its history says; empty when it cannot be read.
-func lastTaskFailure(ctx context.Context, c client.Client, wr client.WorkflowRun) string {
-	it := c.GetWorkflowHistory(ctx, wr.GetID(), wr.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	why := ""
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			return why
-		}
-		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
-			why = fmt.Sprintf(" (%s: %s)", strings.ToLower(strings.TrimPrefix(enums.WorkflowTaskFailedCause_name[int32(a.GetCause())], "WORKFLOW_TASK_FAILED_CAUSE_")), expr.FirstLine(a.GetFailure().GetMessage()))
-		}
-	}
-	return why
-}
 
 func describeEvent(e engine.Event, run, reach string) string {
 	switch e.Type {

@@ -15,6 +15,7 @@ import (
 
 	"playbook/activities"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -107,7 +108,7 @@ func (a *app) noLogsBecause(c *call, run, step string) error {
 		return nil
 	}
 	defer conn.Close()
-	pb := frozenPlaybook(c.ctx, conn.client, run)
+	pb := runs.FrozenPlaybook(c.ctx, conn.client, run)
 	if pb == nil {
 		return nil
 	}
@@ -184,7 +185,7 @@ func (a *app) remoteLogs(c *call, trust logsTrust, run, runID, step string, atte
 		return false, nil
 	}
 	defer conn.Close()
-	where, err := attemptLocations(c.ctx, conn.client, run, runID, step)
+	where, err := runs.AttemptLocations(c.ctx, conn.client, run, runID, step)
 	if err != nil || len(where) == 0 {
 		return false, nil
 	}

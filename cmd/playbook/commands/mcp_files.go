@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"playbook/internal/userfile"
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/submit"
 )
@@ -202,15 +202,15 @@ func (w *scriptsWatch) shown(abs string) string {
 
 // loadInput is load of a file under the root: the playbook and the
 // workflow's input that freezes it, for retry_run's file.
-func (r fileRoot) loadInput(name string) (*spec.Playbook, playbookwf.Input, error) {
+func (r fileRoot) loadInput(name string) (*spec.Playbook, contract.Input, error) {
 	if err := userfile.CheckName(name); err != nil {
-		return nil, playbookwf.Input{}, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
+		return nil, contract.Input{}, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
 	}
 	read := r.scriptsInside()
 	b, err := submit.LoadBundleIn(r.dir, name, read.playbook)
 	pb, err := read.verdict(b, err)
 	if err != nil {
-		return nil, playbookwf.Input{}, err
+		return nil, contract.Input{}, err
 	}
 	return pb, frozen(name, b), nil
 }

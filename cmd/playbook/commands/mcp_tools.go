@@ -18,9 +18,9 @@ import (
 	"playbook/activities"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 )
 
 // Bounds of what one tool call returns.
@@ -200,15 +200,7 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 		limit = mcpListDefault
 	}
 	limit = min(limit, mcpListMax)
-	query := fmt.Sprintf("WorkflowType = '%s'", playbookwf.WorkflowName)
-	where, err := statusQuery(a.Status)
-	if err != nil {
-		return nil, nil, err
-	}
-	query += where
-	if a.Playbook != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", playbookwf.AttrPlaybookName.GetName(), quoteQuery(a.Playbook))
-	}
+	filter := runs.Filter{Status: a.Status, Playbook: a.Playbook}
 	if a.Since != "" {
 		since, err := time.Parse(time.RFC3339, a.Since)
 		if err != nil {
@@ -218,23 +210,24 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 			}
 			since = time.Now().Add(-d)
 		}
-		query += fmt.Sprintf(" AND StartTime >= '%s'", since.UTC().Format(time.RFC3339))
+		filter.Since = since
 	}
-	runs, err := listRuns(ctx, t.conn, query, limit)
+	list, err := runs.List(ctx, t.conn.client, t.conn.namespace, filter, limit)
+	var notIndexed *runs.NotIndexedError
+	if errors.As(err, &notIndexed) {
+		return nil, nil, err
+	}
 	if err != nil {
-		if !t.conn.indexed(ctx) {
-			return nil, nil, errors.New("this namespace lacks playbook's search attributes; run `playbook setup` once")
-		}
 		return nil, nil, toolError("", err)
 	}
-	return reply(map[string]any{"runs": runs})
+	return reply(map[string]any{"runs": list})
 }
 
 func (t *mcpTools) runStatus(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	st, err := runStatus(ctx, t.conn.client, a.Run)
+	st, err := runs.StatusOf(ctx, t.conn.client, a.Run)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -245,11 +238,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	v, err := t.conn.client.QueryWorkflow(ctx, a.Run, "", playbookwf.QueryPending)
-	var steps []engine.PendingStep
-	if err == nil {
-		err = v.Get(&steps)
-	}
+	steps, err := runs.Pending(ctx, t.conn.client, a.Run)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -273,7 +262,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 		hint = "no step is waiting for a classification"
 	}
 	// A worker older than approvals answers no such query: none wait.
-	approvals, _ := queryApprovals(ctx, t.conn.client, a.Run)
+	approvals, _ := runs.Approvals(ctx, t.conn.client, a.Run)
 	if approvals == nil {
 		approvals = []engine.WaitingApproval{}
 	}
@@ -393,7 +382,7 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 	if err != nil {
 		return nil, nil, err
 	}
-	answer, err := classifyStep(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by)
+	answer, err := runs.Classify(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by, "")
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -438,7 +427,7 @@ func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run 
 	if err := contract.CheckDecision(d); err != nil {
 		return nil, nil, err
 	}
-	answer, err := decideApproval(ctx, t.conn.client, run, d)
+	answer, err := runs.DecideApproval(ctx, t.conn.client, run, d)
 	if err != nil {
 		return nil, nil, toolError(run, err)
 	}
@@ -477,7 +466,11 @@ func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a canc
 	}
 	// The reason reaches the run's aggregate and events (cancel_reason), as
 	// `playbook cancel --reason` does.
-	if err := requestCancel(ctx, t.conn, a.Run, mcpWho+": "+a.Reason); err != nil {
+	reason := mcpWho + ": " + a.Reason
+	if err := contract.CheckSize("the reason", len(reason)); err != nil {
+		return nil, nil, err
+	}
+	if err := runs.Cancel(ctx, t.conn.client, t.conn.namespace, a.Run, reason); err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "cancel_requested": true, "reason": a.Reason, "by": mcpWho,

@@ -19,6 +19,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -115,7 +116,7 @@ func (a *app) graphCommand() *cobra.Command {
 			var statuses map[string]contract.Status
 			if run != "" {
 				err := a.withConnection(c, func(c *call, conn *connection) error {
-					st, err := runStatus(c.ctx, conn.client, run)
+					st, err := runs.StatusOf(c.ctx, conn.client, run)
 					if err != nil {
 						return err
 					}

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,12 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
-	"playbook/internal/codec"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 )
 
@@ -126,43 +120,6 @@ func (a *app) retryCommand() *cobra.Command {
 	fs.StringVar(&reason, "reason", "", "why: recorded in the new run's events, status and Web UI details")
 	strictFlag(fs, &strict)
 	return cmd
-}
-
-// frozenInput reads the input a run was started with: its playbook text,
-// sub-playbooks and workload, from the first event of its history.
-func frozenInput(ctx context.Context, c client.Client, run string) (playbookwf.Input, error) {
-	var in playbookwf.Input
-	it := c.GetWorkflowHistory(ctx, run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	if !it.HasNext() {
-		return in, fmt.Errorf("%s has no history", run)
-	}
-	first, err := it.Next()
-	if err != nil {
-		return in, err
-	}
-	payloads := first.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-	if len(payloads) != 1 {
-		return in, errors.New(run + " is not a playbook run")
-	}
-	dc, err := payloadConverter()
-	if err != nil {
-		return in, err
-	}
-	if err := dc.FromPayload(payloads[0], &in); err != nil {
-		return in, fmt.Errorf("%s is not a playbook run: %v", run, err)
-	}
-	in.Index = false
-	return in, nil
-}
-
-// payloadConverter reads a history's payloads: with the codec key of
-// $PLAYBOOK_CODEC_KEY or $PLAYBOOK_CODEC_KEY_FILE when one is set.
-func payloadConverter() (converter.DataConverter, error) {
-	keys, err := codec.Load("")
-	if err != nil || keys == nil {
-		return converter.GetDefaultDataConverter(), err
-	}
-	return keys.DataConverter(), nil
 }
 
 // retryPlanJSON is a retry's plan as data (retry --dry-run --json, MCP

@@ -14,20 +14,20 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 )
 
 // planRetry is engine.PlanReuse, and what the new run reuses within the
 // steps that run for themselves because they did not complete before:
 // the completed elements of a loop, the completed steps of a sub-playbook
 // step's child, recursively (its plan goes under the step's decision).
-func planRetry(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *playbookwf.ChildReuse, error) {
+func planRetry(ctx context.Context, c client.Client, earlierID string, before contract.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *contract.ChildReuse, error) {
 	plan, err := engine.PlanReuse(oldSide, newSide, earlier, from)
 	if err != nil {
 		return nil, nil, &retryError{err.Error()}
 	}
-	r := &playbookwf.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
+	r := &contract.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
 	if r.ReuseElements, err = planElements(ctx, c, earlierID, before, newSide, plan); err != nil {
 		return nil, nil, err
 	}
@@ -42,8 +42,8 @@ func planRetry(ctx context.Context, c client.Client, earlierID string, before pl
 // run: the child's playbook now (the new run's frozen sub-playbook), its
 // workload as the earlier child had it (the step's templates and what
 // they read are unchanged), the child's steps reused by the same rules.
-func planChildren(ctx context.Context, c client.Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*playbookwf.ChildReuse, error) {
-	var out map[string]*playbookwf.ChildReuse
+func planChildren(ctx context.Context, c client.Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ChildReuse, error) {
+	var out map[string]*contract.ChildReuse
 	for i, d := range plan.Decisions {
 		s := newSide.Playbook.Step(d.Step)
 		if !plan.RunsForItself(newSide.Playbook, d.Step) || s.Tool.Kind != "playbook" || s.Loop != nil {
@@ -59,7 +59,7 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 		if err != nil {
 			continue // no child ran: it runs whole
 		}
-		agg, err := result(ctx, c.GetWorkflow(ctx, childID, ""))
+		agg, err := runs.Result(ctx, c.GetWorkflow(ctx, childID, ""))
 		if err != nil {
 			continue
 		}
@@ -86,7 +86,7 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 			continue
 		}
 		if out == nil {
-			out = map[string]*playbookwf.ChildReuse{}
+			out = map[string]*contract.ChildReuse{}
 		}
 		out[d.Step] = cr
 		plan.Decisions[i].Child = cplan.Decisions
@@ -96,12 +96,12 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 
 // earlierChild is the child a sub-playbook step started in run parent,
 // and its input (either side of child-id-dot).
-func earlierChild(ctx context.Context, c client.Client, parent, step string) (string, playbookwf.Input, error) {
+func earlierChild(ctx context.Context, c client.Client, parent, step string) (string, contract.Input, error) {
 	id := parent + "." + step
-	in, err := frozenInput(ctx, c, id)
+	in, err := runs.FrozenInput(ctx, c, id)
 	if err != nil {
 		id = parent + "-" + step
-		in, err = frozenInput(ctx, c, id)
+		in, err = runs.FrozenInput(ctx, c, id)
 	}
 	return id, in, err
 }
@@ -114,7 +114,7 @@ func earlierChild(ctx context.Context, c client.Client, parent, step string) (st
 // matched by its rendered tool. It
 // fills the plan's element counts and returns what the new run's input
 // carries (Input.ReuseElements), bounded whatever the loop's length.
-func planElements(ctx context.Context, c client.Client, earlierID string, before playbookwf.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
+func planElements(ctx context.Context, c client.Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
 	out := map[string]*contract.ElementReuse{}
 	for i, d := range plan.Decisions {
 		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" {
@@ -148,7 +148,7 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 			done[key] = results[1:]
 			reused[j] = true
 			n, _ := contract.EncodedSize(result)
-			if size += n + 1; size > engine.LoopResultBudget {
+			if size += n + 1; size > contract.LoopResultBudget {
 				r.Truncated = true
 			}
 			if !r.Truncated {
@@ -161,7 +161,7 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 		r.Spans = contract.SpansOf(reused)
 		// A loop that runs in the workflow itself returns every result:
 		// reused without them, it runs whole.
-		if r.Count() == 0 || (r.Truncated && len(specs) <= playbookwf.LoopBatchSize) {
+		if r.Count() == 0 || (r.Truncated && len(specs) <= contract.LoopBatchSize) {
 			continue
 		}
 		out[d.Step] = r
@@ -175,8 +175,8 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 // or rendered tool (elementKey), with the result of each that completed
 // so; and, when run id itself reused elements of that step, those of the
 // run it retried.
-func completedElements(ctx context.Context, c client.Client, id string, in playbookwf.Input, step string) (map[string][]any, error) {
-	dc, err := payloadConverter()
+func completedElements(ctx context.Context, c client.Client, id string, in contract.Input, step string) (map[string][]any, error) {
+	dc, err := runs.PayloadConverter()
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func completedElements(ctx context.Context, c client.Client, id string, in playb
 			break
 		}
 		id = in.Origin.RetryOf
-		if in, err = frozenInput(ctx, c, id); err != nil {
+		if in, err = runs.FrozenInput(ctx, c, id); err != nil {
 			return done, nil // what is known is enough: the rest runs
 		}
 	}
@@ -240,7 +240,7 @@ func scanElements(ctx context.Context, c client.Client, dc converter.DataConvert
 			}
 		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
 			a := e.GetChildWorkflowExecutionStartedEventAttributes()
-			if a.GetWorkflowType().GetName() == playbookwf.LoopWorkflowName && isDriverOf(a.GetWorkflowExecution().GetWorkflowId(), id, step) {
+			if a.GetWorkflowType().GetName() == contract.LoopWorkflowName && isDriverOf(a.GetWorkflowExecution().GetWorkflowId(), id, step) {
 				more = append(more, execution{a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId()})
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:

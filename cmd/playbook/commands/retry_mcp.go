@@ -5,7 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -31,7 +32,7 @@ func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a ret
 		}
 		req.pb, req.in, req.file = pb, &in, a.File
 	case a.Text != "":
-		before, err := frozenInput(ctx, conn.client, a.Run)
+		before, err := runs.FrozenInput(ctx, conn.client, a.Run)
 		if err != nil {
 			return req, toolError(a.Run, err)
 		}
@@ -50,7 +51,7 @@ func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a ret
 		if err != nil {
 			return req, err
 		}
-		in := playbookwf.Input{File: before.File, BaseDir: before.BaseDir, Source: a.Text}
+		in := contract.Input{File: before.File, BaseDir: before.BaseDir, Source: a.Text}
 		if len(b.Files) > 1 {
 			in.Files = b.Files
 		}

@@ -14,8 +14,8 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -25,7 +25,7 @@ type retryRequest struct {
 	// pb and in are the new playbook (retry --file), loaded and checked as a
 	// submission; nil: the earlier run's frozen playbook.
 	pb *spec.Playbook
-	in *playbookwf.Input
+	in *contract.Input
 	// file is the new playbook's path as given, for the origin.
 	file string
 	// overrides are the workload values set on top of the earlier run's
@@ -88,7 +88,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	if err := contract.CheckLine("reason", r.reason); err != nil {
 		return nil, invalid(err)
 	}
-	before, err := frozenInput(ctx, conn.client, r.earlierID)
+	before, err := runs.FrozenInput(ctx, conn.client, r.earlierID)
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +106,13 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", r.earlierID)}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		if earlier, err = result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
+		if earlier, err = runs.Result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
 			return nil, err
 		}
 	default:
 		// Terminated or timed out: the steps as they stood, when a worker
 		// replays them; else none, and every step runs.
-		earlier = endedByTemporal(ctx, conn.client, r.earlierID, info, oldPb)
+		earlier = runs.EndedByTemporal(ctx, conn.client, r.earlierID, info, oldPb)
 	}
 
 	pb, in := r.pb, r.in
@@ -125,7 +125,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 		if _, err := submit.ParseStrict(before.File, []byte(before.Source), ""); err != nil {
 			return nil, &retryError{err.Error()}
 		}
-		pb, in = oldPb, &playbookwf.Input{File: before.File, BaseDir: before.BaseDir, Source: before.Source, Files: before.Files}
+		pb, in = oldPb, &contract.Input{File: before.File, BaseDir: before.BaseDir, Source: before.Source, Files: before.Files}
 	}
 	out := &retried{pb: pb}
 	// The earlier run's overrides, but those of keys the playbook no longer
@@ -170,7 +170,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
 		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339), RunID: id}
-	var reuse *playbookwf.ChildReuse
+	var reuse *contract.ChildReuse
 	if out.plan, reuse, err = planRetry(ctx, conn.client, r.earlierID, before, oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 // earlierLogicalTime is the logical time of an earlier run: what its
 // aggregate says, else its input's, else (a run from before runs had one)
 // when it started.
-func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, info *workflowpb.WorkflowExecutionInfo) time.Time {
+func earlierLogicalTime(agg *contract.Aggregate, in contract.Input, info *workflowpb.WorkflowExecutionInfo) time.Time {
 	if agg != nil && agg.LogicalTime != "" {
 		if t, err := time.Parse(time.RFC3339, agg.LogicalTime); err == nil {
 			return t.UTC()
@@ -214,7 +214,7 @@ func earlierLogicalTime(agg *contract.Aggregate, in playbookwf.Input, info *work
 	}
 	// A run a schedule started and that left no aggregate (terminated,
 	// timed out) stood for its scheduled time, as the workflow read it.
-	if p := info.GetSearchAttributes().GetIndexedFields()[playbookwf.AttrScheduledStartTime.GetName()]; p != nil {
+	if p := info.GetSearchAttributes().GetIndexedFields()[contract.AttrScheduledStartTime]; p != nil {
 		var t time.Time
 		if json.Unmarshal(p.GetData(), &t) == nil && !t.IsZero() {
 			return t.UTC()

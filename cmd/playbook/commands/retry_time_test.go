@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/interpreter/contract"
-	"playbook/interpreter/playbookwf"
 )
 
 // A retry keeps the time the earlier run stood for: its aggregate's, its
@@ -23,13 +22,13 @@ func TestRetryKeepsTheEarlierLogicalTime(t *testing.T) {
 	p, err := converter.GetDefaultDataConverter().ToPayload(scheduled)
 	require.NoError(t, err)
 	bySchedule := &workflowpb.WorkflowExecutionInfo{StartTime: timestamppb.New(started),
-		SearchAttributes: &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{playbookwf.AttrScheduledStartTime.GetName(): p}}}
+		SearchAttributes: &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{contract.AttrScheduledStartTime: p}}}
 	manual := &workflowpb.WorkflowExecutionInfo{StartTime: timestamppb.New(started)}
 	input := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-	require.Equal(t, scheduled, earlierLogicalTime(nil, playbookwf.Input{}, bySchedule))
-	require.Equal(t, started.Truncate(time.Second), earlierLogicalTime(nil, playbookwf.Input{}, manual))
-	require.Equal(t, input, earlierLogicalTime(nil, playbookwf.Input{LogicalTime: &input}, bySchedule))
+	require.Equal(t, scheduled, earlierLogicalTime(nil, contract.Input{}, bySchedule))
+	require.Equal(t, started.Truncate(time.Second), earlierLogicalTime(nil, contract.Input{}, manual))
+	require.Equal(t, input, earlierLogicalTime(nil, contract.Input{LogicalTime: &input}, bySchedule))
 	require.Equal(t, time.Date(2025, 5, 6, 0, 0, 0, 0, time.UTC),
-		earlierLogicalTime(&contract.Aggregate{LogicalTime: "2025-05-06T00:00:00Z"}, playbookwf.Input{LogicalTime: &input}, bySchedule))
+		earlierLogicalTime(&contract.Aggregate{LogicalTime: "2025-05-06T00:00:00Z"}, contract.Input{LogicalTime: &input}, bySchedule))
 }

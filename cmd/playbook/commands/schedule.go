@@ -26,7 +26,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/internal/playtest"
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +
@@ -104,7 +105,7 @@ func createSchedule(ctx context.Context, conn *connection, w *scheduleWanted, no
 	if err := conn.checkCodec(ctx, w.TaskQueue); err != nil {
 		return err
 	}
-	indexed := conn.indexed(ctx)
+	indexed := runs.Indexed(ctx, conn.client, conn.namespace)
 	pol := w.policies()
 	_, err := conn.client.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:                    w.ID,
@@ -180,11 +181,11 @@ func listSchedules(ctx context.Context, conn *connection) ([]ScheduleEntry, erro
 		if err != nil {
 			return nil, err
 		}
-		if s.WorkflowType.Name != playbookwf.WorkflowName {
+		if s.WorkflowType.Name != contract.WorkflowName {
 			continue
 		}
 		e := ScheduleEntry{ID: s.ID, Paused: s.Paused, Note: s.Note, NextRuns: s.NextActionTimes, When: specWhen(s.Spec)}
-		if p := s.SearchAttributes.GetIndexedFields()[playbookwf.AttrPlaybookName.GetName()]; p != nil {
+		if p := s.SearchAttributes.GetIndexedFields()[contract.AttrPlaybookName]; p != nil {
 			_ = dc.FromPayload(p, &e.Playbook)
 		}
 		if p := s.Memo.GetFields()[memoApplied]; p != nil {
@@ -245,7 +246,7 @@ type ScheduleView struct {
 
 // ScheduledRun is one of a schedule's recent runs, with its outcome.
 type ScheduledRun struct {
-	Run
+	runs.Run
 	ScheduledAt time.Time `json:"scheduled_at"`
 }
 
@@ -296,11 +297,11 @@ func describeSchedule(ctx context.Context, conn *connection, id string) (*Schedu
 		v.Running = append(v.Running, r.WorkflowID)
 	}
 	for _, a := range d.Info.RecentActions {
-		r := ScheduledRun{ScheduledAt: a.ScheduleTime, Run: Run{Start: a.ActualTime, FailedSteps: []string{}}}
+		r := ScheduledRun{ScheduledAt: a.ScheduleTime, Run: runs.Run{Start: a.ActualTime, FailedSteps: []string{}}}
 		if res := a.StartWorkflowResult; res != nil {
 			r.WorkflowID, r.RunID = res.WorkflowID, res.FirstExecutionRunID
 			if wd, err := conn.client.DescribeWorkflowExecution(ctx, res.WorkflowID, res.FirstExecutionRunID); err == nil {
-				r.Run = runOf(wd.GetWorkflowExecutionInfo())
+				r.Run = runs.RunOf(wd.GetWorkflowExecutionInfo())
 				if r.Status == "" {
 					r.Status = strings.ToLower(strings.TrimPrefix(wd.GetWorkflowExecutionInfo().GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
 				}
@@ -594,7 +595,7 @@ func (a *app) scheduleUpdateCommand() *cobra.Command {
 					if flagErr = w.applyFlags(&flags); flagErr != nil {
 						return nil, flagErr
 					}
-					return w.schedule(conn.indexed(c.ctx), u.Description.Schedule.State), nil
+					return w.schedule(runs.Indexed(c.ctx, conn.client, conn.namespace), u.Description.Schedule.State), nil
 				}})
 				if flagErr != nil {
 					return invalid(flagErr)
@@ -707,7 +708,7 @@ func loadApplied(files []string, explicit bool, taskQueue string) ([]*scheduleWa
 // "created", "updated (what changed)" or "unchanged".
 func applySchedule(ctx context.Context, conn *connection, w *scheduleWanted) (string, error) {
 	h := conn.client.ScheduleClient().GetHandle(ctx, w.ID)
-	indexed := conn.indexed(ctx)
+	indexed := runs.Indexed(ctx, conn.client, conn.namespace)
 	d, err := h.Describe(ctx)
 	var notFound *serviceerror.NotFound
 	if errors.As(err, &notFound) {

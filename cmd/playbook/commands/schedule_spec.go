@@ -14,8 +14,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -38,7 +39,7 @@ const memoApplied = "playbook-apply-file"
 type scheduleWanted struct {
 	ID             string
 	pb             *spec.Playbook
-	in             playbookwf.Input
+	in             contract.Input
 	TaskQueue      string
 	Cron           string
 	Every          time.Duration
@@ -88,7 +89,7 @@ var errForeignCalendar = errors.New("has a calendar playbook did not write; give
 // since the server keeps only its parsed form.
 func wantedFromDescription(id string, d *client.ScheduleDescription) (*scheduleWanted, error) {
 	a, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction)
-	if !ok || fmt.Sprint(a.Workflow) != playbookwf.WorkflowName || len(a.Args) != 1 {
+	if !ok || fmt.Sprint(a.Workflow) != contract.WorkflowName || len(a.Args) != 1 {
 		return nil, errNotOurs
 	}
 	w := &scheduleWanted{ID: id, TaskQueue: a.TaskQueue, actionID: a.ID}
@@ -249,11 +250,11 @@ func (w *scheduleWanted) policies() *client.SchedulePolicies {
 func (w *scheduleWanted) action(indexed bool) *client.ScheduleWorkflowAction {
 	in := w.in
 	in.Index = indexed
-	a := &client.ScheduleWorkflowAction{ID: w.ID, Workflow: playbookwf.WorkflowName, Args: []any{in}, TaskQueue: w.TaskQueue}
+	a := &client.ScheduleWorkflowAction{ID: w.ID, Workflow: contract.WorkflowName, Args: []any{in}, TaskQueue: w.TaskQueue}
 	if w.pb != nil {
 		a.StaticSummary = runSummary(w.pb)
 		if indexed {
-			a.TypedSearchAttributes = playbookwf.StartAttributes(w.pb.Name)
+			a.TypedSearchAttributes = runs.StartAttributes(w.pb.Name)
 		}
 	}
 	return a
@@ -265,7 +266,7 @@ func (w *scheduleWanted) attributes(indexed bool) temporal.SearchAttributes {
 	if !indexed || w.pb == nil {
 		return temporal.SearchAttributes{}
 	}
-	return temporal.NewSearchAttributes(playbookwf.AttrPlaybookName.ValueSet(w.pb.Name))
+	return temporal.NewSearchAttributes(runs.AttrPlaybookName.ValueSet(w.pb.Name))
 }
 
 // schedule is the whole schedule for an update, keeping state (paused or

@@ -13,6 +13,7 @@ import (
 
 	"playbook/internal/playtest"
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 func (a *app) testCommand() *cobra.Command {
@@ -95,17 +96,17 @@ func (a *app) testCommand() *cobra.Command {
 
 // recordCase writes a case made from an ended run.
 func recordCase(c *call, conn *connection, run, out string) error {
-	st, err := runStatus(c.ctx, conn.client, run)
+	st, err := runs.StatusOf(c.ctx, conn.client, run)
 	if err != nil {
 		return err
 	}
-	if st.Aggregate == nil || st.byTemporal {
+	if st.Aggregate == nil || st.EndedByTemporal() {
 		return fmt.Errorf("%s has no outcome of its own to record (still running, terminated or timed out by Temporal)", run)
 	}
 	if st.Status == contract.RunRunning || st.Status == "waiting" {
 		return invalidf("%s is still running: record it once it has ended", run)
 	}
-	in, err := frozenInput(c.ctx, conn.client, run)
+	in, err := runs.FrozenInput(c.ctx, conn.client, run)
 	if err != nil {
 		return err
 	}

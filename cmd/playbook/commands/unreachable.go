@@ -8,13 +8,9 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"playbook/runs"
 )
-
-// unreachableError is a failure to reach Temporal at all, told apart from a
-// run that failed by its own exit code.
-type unreachableError struct{ msg string }
-
-func (e *unreachableError) Error() string { return e.msg }
 
 // unreachable explains a failed dial in the user's terms: a host that does
 // not resolve says so (gRPC's own words are "no children to pick from"),
@@ -39,5 +35,5 @@ func unreachable(ctx context.Context, configured string, err error) error {
 			"Runs on the embedded in-memory server that `playbook run` starts when no server is configured end with that command;\n"+
 			"start `playbook dev` in another terminal and run playbooks there to look at them afterwards.", addr)
 	}
-	return &unreachableError{msg}
+	return &runs.UnreachableError{Msg: msg}
 }

@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
-	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
-	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec/expr"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -99,29 +97,18 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 	return cmd
 }
 
-// workflowTypes are the workflow types this binary registers: the only
-// ones it can replay.
-var workflowTypes = []string{playbookwf.WorkflowName, playbookwf.LoopWorkflowName, playbookwf.LoopBatchWorkflowName}
-
 // runsToCheck lists the namespace's open runs of this binary's workflow
 // types, then the last closed ones, newest first.
 func runsToCheck(ctx context.Context, conn *connection, closed int) ([]upgradeRun, error) {
-	types := "WorkflowType IN ('" + strings.Join(workflowTypes, "', '") + "')"
-	open, err := listExecutions(ctx, conn, types+" AND ExecutionStatus = 'Running'", -1)
+	infos, err := runs.Replayable(ctx, conn.client, conn.namespace, closed)
 	if err != nil {
 		return nil, err
 	}
-	var ended []*workflowpb.WorkflowExecutionInfo
-	if closed > 0 {
-		if ended, err = listExecutions(ctx, conn, types+" AND ExecutionStatus != 'Running'", closed); err != nil {
-			return nil, err
-		}
+	var out []upgradeRun
+	for _, e := range infos {
+		out = append(out, upgradeRun{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(), Status: runs.TemporalStatus(e)})
 	}
-	var runs []upgradeRun
-	for _, e := range append(open, ended...) {
-		runs = append(runs, upgradeRun{WorkflowID: e.GetExecution().GetWorkflowId(), RunID: e.GetExecution().GetRunId(), Type: e.GetType().GetName(), Status: temporalStatus(e)})
-	}
-	return runs, nil
+	return out, nil
 }
 
 // checkRuns fetches each run's history and replays it, upgradeCheckFetches

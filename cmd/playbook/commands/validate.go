@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter/playbookwf"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/submit"
 )
@@ -41,10 +41,10 @@ func validateCommand() *cobra.Command {
 // load reads, parses and validates a playbook and its sub-playbooks, and
 // freezes them into a workflow input. Its errors are one line naming file,
 // line and step.
-func load(path string) (*spec.Playbook, playbookwf.Input, error) {
+func load(path string) (*spec.Playbook, contract.Input, error) {
 	b, err := submit.LoadBundle(path, submit.ReadPlaybook)
 	if err != nil {
-		return nil, playbookwf.Input{}, err
+		return nil, contract.Input{}, err
 	}
 	return b.Root, frozen(path, b), nil
 }
@@ -58,8 +58,8 @@ func printWarnings(w io.Writer, pb *spec.Playbook) {
 }
 
 // frozen is the workflow's input for a bundle loaded from path.
-func frozen(path string, b *submit.Bundle) playbookwf.Input {
-	in := playbookwf.Input{File: path, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
+func frozen(path string, b *submit.Bundle) contract.Input {
+	in := contract.Input{File: path, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}

@@ -1,4 +1,4 @@
-package commands
+package runs
 
 import (
 	"context"
@@ -22,11 +22,11 @@ const (
 	deliverTry = 15 * time.Second
 )
 
-// deliver runs send until it is answered, refused (invalid input, the
+// Deliver runs send until it is answered, refused (invalid input, the
 // run's validator, no such run) or deliverFor has passed; then it says
 // what happened in words. send gets the same update ID each time, so that
 // the server applies a decision sent twice once.
-func deliver[T any](ctx context.Context, run string, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
+func Deliver[T any](ctx context.Context, run string, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
 	var none T
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
@@ -55,10 +55,10 @@ func deliver[T any](ctx context.Context, run string, send func(ctx context.Conte
 // or has ended).
 func worthAgain(err error) bool {
 	var (
-		exit     *exitError
+		refused  *RefusedError
 		app      *temporal.ApplicationError
 		notFound *serviceerror.NotFound
 		argument *serviceerror.InvalidArgument
 	)
-	return !errors.As(err, &exit) && !errors.As(err, &app) && !errors.As(err, &notFound) && !errors.As(err, &argument)
+	return !errors.As(err, &refused) && !errors.As(err, &app) && !errors.As(err, &notFound) && !errors.As(err, &argument)
 }
