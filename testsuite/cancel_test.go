@@ -16,6 +16,7 @@ import (
 )
 
 func TestFailureModeCancel(t *testing.T) {
+	parallel(t)
 	start := time.Now()
 	r := runExample(t, "parallel_cancel.yaml")
 	require.Less(t, time.Since(start), 15*time.Second, "the 30s sleepers did not hold the run")
@@ -33,6 +34,7 @@ func TestFailureModeCancel(t *testing.T) {
 }
 
 func TestFailureModeStop(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "parallel_stop.yaml")
 	agg := r.agg
 	require.Equal(t, "failed", agg.Status)
@@ -95,6 +97,7 @@ func requireCancelled(t *testing.T, agg *contract.Aggregate, run client.Workflow
 // 3 with the cancelled aggregate, and the workflow is Canceled with the
 // aggregate in its details.
 func TestCancelFromCLI(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	type result struct {
 		code int
 		out  string
@@ -134,6 +137,7 @@ func TestCancelFromCLI(t *testing.T) {
 }
 
 func TestCancelFromGoClient(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", nil)
 	waitRunning(t, run.GetID(), 2)
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
@@ -141,6 +145,7 @@ func TestCancelFromGoClient(t *testing.T) {
 }
 
 func TestCancelDrain(t *testing.T) {
+	parallel(t, runs("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 2})
 	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", run.GetID())
@@ -158,6 +163,7 @@ func TestCancelDrain(t *testing.T) {
 }
 
 func TestTerminateIsTheHardStop(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 300})
 	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "terminate", "--address", server.Address, run.GetID())

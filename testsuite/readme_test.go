@@ -115,6 +115,7 @@ func shellWords(t *testing.T, s string) []string {
 // Every command line in the README runs as written, against the shared
 // test server (TEMPORAL_ADDRESS), with the exit code it says.
 func TestReadmeCommands(t *testing.T) {
+	// Serial: t.Setenv (the docs run as printed) (see parallel).
 	runGuideLines(t, readmeLines(t, "../README.md"))
 }
 

@@ -31,6 +31,7 @@ import (
 // next heartbeat, which came more and more rarely up to every 10 s): the
 // history shows the step cancelled within 2 s of the cancel request.
 func TestDeadlineReachesARunningStepWithinASecond(t *testing.T) {
+	// Serial: bounds a wall time to 2s (see parallel).
 	file := writePlaybook(t, t.TempDir(), "ops38late.yaml", `metadata:
   name: ops38late
 timeout: 8s
@@ -96,6 +97,7 @@ workflow:
 // of suggesting it empty, and an approve without it is refused, by the CLI
 // (exit 2, nothing sent) and by the run's Update validator (any client).
 func TestApprovalRequiredInputIsAskedFor(t *testing.T) {
+	parallel(t)
 	id := fmt.Sprintf("ops38-required-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, filepath.Join("..", "playbooks", "approval.yaml"))
 	require.Equal(t, 0, code, errOut)
@@ -145,6 +147,7 @@ workflow:
 // timed_out` finds the deadline's run (not only Temporal's execution
 // timeouts), and `--schedule` takes an ID with a quote.
 func TestListSaysDeadlineAndWarnings(t *testing.T) {
+	parallel(t)
 	name := fmt.Sprintf("ops38list%d", time.Now().UnixNano()%1e6)
 	file := writePlaybook(t, t.TempDir(), "list.yaml", fmt.Sprintf(`metadata:
   name: %s
@@ -196,6 +199,7 @@ workflow:
 // run --embedded-port pins the embedded server's port (#38); a port in use,
 // or a run that uses a configured server, is refused (exit 2).
 func TestRunEmbeddedPortIsPinned(t *testing.T) {
+	parallel(t, alone("127.0.0.1:7233"))
 	if listening("127.0.0.1:7233") {
 		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
 	}
@@ -230,6 +234,7 @@ func TestRunEmbeddedPortIsPinned(t *testing.T) {
 // only as a stub (over the aggregate's budget) and where the whole value
 // is (#38: only --json showed it).
 func TestTablesSayAResultWasTruncated(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "big.yaml", `metadata:
   name: ops38big
 workflow:
@@ -249,6 +254,7 @@ workflow:
 // attempt its NOTE names ("retrying: attempt 3 of 100"), and a running
 // wait step says until when it waits.
 func TestStatusShowsLiveAttemptsAndAWaitsUntilTime(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "live.yaml", `metadata:
   name: ops38live
 workflow:

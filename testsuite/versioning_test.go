@@ -51,6 +51,7 @@ func taskBuilds(t *testing.T, workflowID string) (builds []string, pinned bool) 
 // Acceptance (Worker Versioning): a run started on build A stays on A when
 // a worker of build B joins and B becomes current; the next run goes to B.
 func TestWorkerVersioningPinsRunsToTheirBuild(t *testing.T) {
+	parallel(t)
 	name := fmt.Sprintf("pb-%d", time.Now().UnixNano())
 	queue := "versioned-" + name
 	file := writePlaybook(t, t.TempDir(), "pinned.yaml", `metadata: {name: pinned}
@@ -99,6 +100,7 @@ workflow:
 // With --auto-upgrade, a run started on A moves to B at its next workflow
 // task once B is current.
 func TestWorkerVersioningAutoUpgrade(t *testing.T) {
+	parallel(t)
 	name := fmt.Sprintf("pb-auto-%d", time.Now().UnixNano())
 	queue := "versioned-" + name
 	file := writePlaybook(t, t.TempDir(), "moves.yaml", `metadata: {name: moves}
@@ -128,6 +130,7 @@ workflow:
 // The deployment flags go together, and a name Temporal cannot take is
 // refused before the worker starts.
 func TestWorkerDeploymentFlags(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		args []string
 		want string
