@@ -56,7 +56,7 @@ func requireStub(t *testing.T, v any) int {
 // to a 2.5 MB loop result: the run completes, the aggregate carries a stub
 // for it, and the steps after it read the whole result.
 func TestBigLoopResultDoesNotHangTheRun(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-loop}
 workflow:
   - step: each
@@ -74,7 +74,7 @@ workflow:
 // Three python steps returning 900 KB each: the aggregate would be 2.7 MB;
 // the two largest results are stubs and the run completes.
 func TestBigResultsDoNotHangTheRun(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-results}
 workflow:
   - { step: a, tool: { kind: python, code: "def main(): return 'a' * 900000" } }
@@ -100,7 +100,7 @@ func noopChain(n int) string {
 // A chain of 2,000 shell steps completes: each waits for the one before,
 // and nothing the workflow does per step grows with the chain.
 func TestLongShellChainCompletes(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	var b strings.Builder
 	fmt.Fprintf(&b, "metadata: {name: shell-chain}\nworkflow:\n")
 	for i := range 2000 {
@@ -116,7 +116,7 @@ func TestLongShellChainCompletes(t *testing.T) {
 // A chain of 5,000 noop steps is decided in the workflow without the SDK's
 // deadlock detector failing its task (1,500 did before).
 func TestLongNoopChainCompletes(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	agg := endsWithin(t, 2*time.Minute, noopChain(5000))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
@@ -274,7 +274,7 @@ func hasMarker(t *testing.T, workflowID, change string) bool {
 // more than 2,000 activities pending, so a run keeps 1,000 running and the
 // rest wait for a slot; the run completes.
 func TestWideFanOutCompletes(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2099.0, agg.Steps["s2099"].Result)

@@ -121,6 +121,15 @@ func runExample(t *testing.T, name string, extra ...string) runResult {
 	return runResult{code: code, agg: &agg, stderr: errOut}
 }
 
+// runTook is how long a finished run took by its history's clock, from
+// its start to its close: what a bound on a run's duration measures, with
+// the CLI's start and the replay left out.
+func runTook(t *testing.T, agg *contract.Aggregate) time.Duration {
+	t.Helper()
+	events := history(t, agg.WorkflowID, agg.RunID).GetEvents()
+	return events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())
+}
+
 func exitCodeFor(status string) int {
 	return map[string]int{"completed": 0, "completed_with_warnings": 0, "failed": 1, "cancelled": 3}[status]
 }
@@ -240,14 +249,18 @@ var processesMatching = proctest.Matching
 // says so with counts(marker); one whose steps carry the marker, with
 // runs(marker): a counting test runs alone among those naming its marker
 // (once the processes other tests' runs left are gone), the others beside
-// each other. Something else only one test may use at a
-// time, such as the default port 127.0.0.1:7233 an embedded server takes,
-// is named with alone(name).
+// each other. Something else only one test may use at a time is named
+// with alone(name): the default port 127.0.0.1:7233 an embedded server
+// takes, and "cpu" for a test that keeps a core busy (thousands of steps,
+// the replay corpus, a headless browser), so that such tests run one
+// after another, beside the tests that wait: a starved workflow task trips
+// the SDK's deadlock detector, and a starved step misses its heartbeat.
 //
 // Tests that stay serial, and why, say so beside their first line:
 // setting the environment (the docs tests, the codec key, the logs token,
-// envconfig), changing the namespace (`setup`), or bounding a wall time
-// tightly (TestRetryDelaysFireOnTime).
+// envconfig), changing the namespace (`setup`), or timing something in
+// seconds against the wall clock (TestRetryDelaysFireOnTime, the outage
+// tests).
 func parallel(t *testing.T, shares ...share) {
 	t.Helper()
 	t.Parallel()

@@ -1,6 +1,7 @@
 package testsuite
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"os"
@@ -9,11 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 )
 
 // placeholders fill the guides' placeholders, where a fenced line uses one.
@@ -142,7 +145,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	type background struct {
 		line readmeLine
 		cmd  *exec.Cmd
-		out  *strings.Builder
+		out  *lockedOutput
 		done chan struct{}
 	}
 	var bg []*background
@@ -154,7 +157,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	for _, l := range lines {
 		if l.background {
 			cmd := exec.Command(bin, l.args...)
-			out := &strings.Builder{}
+			out := &lockedOutput{}
 			cmd.Stdout, cmd.Stderr = out, out
 			require.NoError(t, cmd.Start(), l.text)
 			p := &background{line: l, cmd: cmd, out: out, done: make(chan struct{})}
@@ -178,7 +181,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	}
 	for _, p := range bg {
 		if p.line.untilCtrlC {
-			time.Sleep(time.Second)
+			awaitReady(t, p.line, p.out, p.done)
 			require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
 		}
 		select {
@@ -188,4 +191,53 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 		}
 		require.Equal(t, p.line.exit, p.cmd.ProcessState.ExitCode(), "%s\n%s", p.line.text, p.out.String())
 	}
+}
+
+// lockedOutput is a background command's stdout and stderr, read while the
+// command writes it.
+type lockedOutput struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (o *lockedOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *lockedOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// awaitReady waits until a command run until Ctrl-C is ready for it, as a
+// person would before pressing it: a worker once the server lists its poll
+// of its task queue, the others once they said where they serve; or once
+// it has ended (its exit code is checked next).
+func awaitReady(t *testing.T, l readmeLine, out *lockedOutput, done <-chan struct{}) {
+	t.Helper()
+	ended := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	if l.args[0] != "worker" {
+		waitFor(t, l.text+" to say it is ready", func() bool { return ended() || out.String() != "" })
+		return
+	}
+	queue := "playbook"
+	for i, a := range l.args[:len(l.args)-1] {
+		if a == "--task-queue" {
+			queue = l.args[i+1]
+		}
+	}
+	waitFor(t, l.text+" to poll its task queue", func() bool {
+		resp, err := tc.DescribeTaskQueue(context.Background(), queue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+		return ended() || (err == nil && len(resp.GetPollers()) > 0)
+	})
 }

@@ -152,7 +152,7 @@ func TestListSaysDeadlineAndWarnings(t *testing.T) {
 	file := writePlaybook(t, t.TempDir(), "list.yaml", fmt.Sprintf(`metadata:
   name: %s
 workload: {slow: false}
-timeout: 2s
+timeout: 10s
 workflow:
   - step: probe
     allow_failure: true
@@ -270,12 +270,13 @@ workflow:
 	defer cli(t, "cancel", "--address", server.Address, id)
 	var out string
 	attempt := regexp.MustCompile(`(?m)^flaky +running +(\d+) +\S+ +\S+ +retrying: attempt (\d+) of 100`)
-	waitFor(t, "flaky to be retried twice", func() bool {
+	waits := regexp.MustCompile(`(?m)^pause +running +\d+ +\S+ +- +waits until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
+	waitFor(t, "flaky to be retried twice, and pause's timer to be set", func() bool {
 		_, out, _ = cli(t, "status", "--address", server.Address, id)
 		m := attempt.FindStringSubmatch(out)
-		return m != nil && m[2] >= "3" && len(m[2]) == 1
+		return m != nil && m[2] >= "3" && len(m[2]) == 1 && waits.MatchString(out)
 	})
 	m := attempt.FindStringSubmatch(out)
 	require.Equal(t, m[2], m[1], "ATTEMPTS is the attempt the note names:\n%s", out)
-	require.Regexp(t, `(?m)^pause +running +\d+ +\S+ +- +waits until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`, out)
+	require.Regexp(t, waits, out)
 }

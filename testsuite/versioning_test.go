@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -103,10 +105,13 @@ func TestWorkerVersioningAutoUpgrade(t *testing.T) {
 	parallel(t)
 	name := fmt.Sprintf("pb-auto-%d", time.Now().UnixNano())
 	queue := "versioned-" + name
+	// The step runs until B is current (the test makes the gate), however
+	// long B takes to start.
+	gate := filepath.Join(t.TempDir(), "b-is-current")
 	file := writePlaybook(t, t.TempDir(), "moves.yaml", `metadata: {name: moves}
 workflow:
   - step: work
-    tool: {kind: shell, command: "sleep 3"}
+    tool: {kind: shell, command: "until [ -e `+gate+` ]; do sleep 0.1; done"}
     next: after
   - step: after
     tool: {kind: shell, command: "true"}
@@ -117,6 +122,7 @@ workflow:
 	waitFor(t, "the run's step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
 	versionedWorker(t, queue, name, "B", true)
 	makeCurrent(t, name, "B")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, nil))
