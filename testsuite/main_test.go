@@ -314,4 +314,4 @@ func shared(name string) *sync.RWMutex {
 
 // parallelTests is how many parallel tests run at once unless
 // -test.parallel says: most wait, so more than the CPUs.
-const parallelTests = 8
+const parallelTests = 6
