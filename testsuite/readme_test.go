@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -145,7 +144,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	type background struct {
 		line readmeLine
 		cmd  *exec.Cmd
-		out  *lockedOutput
+		out  *lockedBuffer
 		done chan struct{}
 	}
 	var bg []*background
@@ -157,7 +156,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	for _, l := range lines {
 		if l.background {
 			cmd := exec.Command(bin, l.args...)
-			out := &lockedOutput{}
+			out := &lockedBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			require.NoError(t, cmd.Start(), l.text)
 			p := &background{line: l, cmd: cmd, out: out, done: make(chan struct{})}
@@ -193,30 +192,11 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	}
 }
 
-// lockedOutput is a background command's stdout and stderr, read while the
-// command writes it.
-type lockedOutput struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (o *lockedOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *lockedOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
 // awaitReady waits until a command run until Ctrl-C is ready for it, as a
 // person would before pressing it: a worker once the server lists its poll
 // of its task queue, the others once they said where they serve; or once
 // it has ended (its exit code is checked next).
-func awaitReady(t *testing.T, l readmeLine, out *lockedOutput, done <-chan struct{}) {
+func awaitReady(t *testing.T, l readmeLine, out *lockedBuffer, done <-chan struct{}) {
 	t.Helper()
 	ended := func() bool {
 		select {
