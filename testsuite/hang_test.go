@@ -42,6 +42,12 @@ func endsWithin(t *testing.T, limit time.Duration, source string, extra ...strin
 	return &agg
 }
 
+// endsWithinOwn is endsWithin on a worker of the test's own (ownWorker).
+func endsWithinOwn(t *testing.T, limit time.Duration, source string) *contract.Aggregate {
+	t.Helper()
+	return endsWithin(t, limit, source, "--task-queue", ownWorker(t))
+}
+
 // requireStub checks that a result in the aggregate is a stub for a value
 // over its budget, and returns the size it says.
 func requireStub(t *testing.T, v any) int {
@@ -57,7 +63,7 @@ func requireStub(t *testing.T, v any) int {
 // for it, and the steps after it read the whole result.
 func TestBigLoopResultDoesNotHangTheRun(t *testing.T) {
 	parallel(t, alone("cpu"))
-	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-loop}
+	agg := endsWithinOwn(t, 2*time.Minute, `metadata: {name: big-loop}
 workflow:
   - step: each
     loop: { in: "1..300", mode: parallel, max_in_flight: 50 }
@@ -75,7 +81,7 @@ workflow:
 // the two largest results are stubs and the run completes.
 func TestBigResultsDoNotHangTheRun(t *testing.T) {
 	parallel(t, alone("cpu"))
-	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-results}
+	agg := endsWithinOwn(t, 2*time.Minute, `metadata: {name: big-results}
 workflow:
   - { step: a, tool: { kind: python, code: "def main(): return 'a' * 900000" } }
   - { step: b, tool: { kind: python, code: "def main(): return 'b' * 900000" } }
@@ -107,7 +113,7 @@ func TestLongShellChainCompletes(t *testing.T) {
 		fmt.Fprintf(&b, "  - {step: s%d, tool: {kind: shell, command: \"true\"}, next: s%d}\n", i, i+1)
 	}
 	fmt.Fprintf(&b, "  - {step: s2000, tool: {kind: shell, command: \"echo $X\", env: {X: \"{{ steps.s1999.result.exit_code }}\"}}}\n")
-	agg := endsWithin(t, 5*time.Minute, b.String())
+	agg := endsWithinOwn(t, 5*time.Minute, b.String())
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2001, agg.TotalSteps)
 	require.Equal(t, 0.0, agg.Steps["s2000"].Result.(map[string]any)["json"])
@@ -117,7 +123,7 @@ func TestLongShellChainCompletes(t *testing.T) {
 // deadlock detector failing its task (1,500 did before).
 func TestLongNoopChainCompletes(t *testing.T) {
 	parallel(t, alone("cpu"))
-	agg := endsWithin(t, 2*time.Minute, noopChain(5000))
+	agg := endsWithinOwn(t, 2*time.Minute, noopChain(5000))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
 	require.Equal(t, 4999.0, agg.Steps["s5000"].Result)
@@ -275,7 +281,7 @@ func hasMarker(t *testing.T, workflowID, change string) bool {
 // rest wait for a slot; the run completes.
 func TestWideFanOutCompletes(t *testing.T) {
 	parallel(t, alone("cpu"))
-	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100))
+	agg := endsWithinOwn(t, 3*time.Minute, wideFanOut(2100))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2099.0, agg.Steps["s2099"].Result)
 	require.True(t, hasMarker(t, agg.WorkflowID, "running-cap"))

@@ -238,7 +238,9 @@ var processesMatching = proctest.Matching
 //     or an --id no other test uses), and any worker it starts polls a task
 //     queue of its own (named for the test, as "ops-logs" or
 //     fmt.Sprintf("on-lost-%d", time.Now().UnixNano())): the shared worker
-//     takes every test's runs on the default queue, which is what it is for;
+//     takes every test's runs on the default queue, which is what it is for,
+//     but a run of thousands of steps goes to a worker of its own
+//     (ownWorker), lest it hold up the others' steps;
 //   - what it lists or counts is its own: `list` finds its runs by ID or by
 //     a playbook name no other test runs;
 //   - it leaves the process alone: no t.Setenv (the testing package refuses
@@ -310,6 +312,19 @@ func shared(name string) *sync.RWMutex {
 		shareLocks[name] = &sync.RWMutex{}
 	}
 	return shareLocks[name]
+}
+
+// ownWorker starts a worker of the test's own on a task queue of its own
+// (named for the test) and gives the queue: for a test whose thousands of
+// steps would fill the shared worker's slots and queue, and hold up every
+// other test's steps behind them.
+func ownWorker(t *testing.T) string {
+	t.Helper()
+	queue := "own-" + strings.ReplaceAll(t.Name(), "/", "-")
+	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: logDir})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return queue
 }
 
 // parallelTests is how many parallel tests run at once unless
