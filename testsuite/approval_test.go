@@ -171,7 +171,7 @@ func TestApprovalRejectedFailsTheRun(t *testing.T) {
 }
 
 func TestApprovalTimeouts(t *testing.T) {
-	// Serial: its subtests run in parallel among themselves (see parallel).
+	parallel(t)
 	for _, c := range []struct {
 		onTimeout, status, errType string
 	}{
