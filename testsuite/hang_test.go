@@ -42,12 +42,6 @@ func endsWithin(t *testing.T, limit time.Duration, source string, extra ...strin
 	return &agg
 }
 
-// endsWithinOwn is endsWithin on a worker of the test's own (ownWorker).
-func endsWithinOwn(t *testing.T, limit time.Duration, source string) *contract.Aggregate {
-	t.Helper()
-	return endsWithin(t, limit, source, "--task-queue", ownWorker(t))
-}
-
 // requireStub checks that a result in the aggregate is a stub for a value
 // over its budget, and returns the size it says.
 func requireStub(t *testing.T, v any) int {
@@ -62,8 +56,8 @@ func requireStub(t *testing.T, v any) int {
 // to a 2.5 MB loop result: the run completes, the aggregate carries a stub
 // for it, and the steps after it read the whole result.
 func TestBigLoopResultDoesNotHangTheRun(t *testing.T) {
-	parallel(t, alone("cpu"))
-	agg := endsWithinOwn(t, 2*time.Minute, `metadata: {name: big-loop}
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-loop}
 workflow:
   - step: each
     loop: { in: "1..300", mode: parallel, max_in_flight: 50 }
@@ -80,8 +74,8 @@ workflow:
 // Three python steps returning 900 KB each: the aggregate would be 2.7 MB;
 // the two largest results are stubs and the run completes.
 func TestBigResultsDoNotHangTheRun(t *testing.T) {
-	parallel(t, alone("cpu"))
-	agg := endsWithinOwn(t, 2*time.Minute, `metadata: {name: big-results}
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-results}
 workflow:
   - { step: a, tool: { kind: python, code: "def main(): return 'a' * 900000" } }
   - { step: b, tool: { kind: python, code: "def main(): return 'b' * 900000" } }
@@ -106,14 +100,14 @@ func noopChain(n int) string {
 // A chain of 2,000 shell steps completes: each waits for the one before,
 // and nothing the workflow does per step grows with the chain.
 func TestLongShellChainCompletes(t *testing.T) {
-	parallel(t, alone("cpu"))
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
 	var b strings.Builder
 	fmt.Fprintf(&b, "metadata: {name: shell-chain}\nworkflow:\n")
 	for i := range 2000 {
 		fmt.Fprintf(&b, "  - {step: s%d, tool: {kind: shell, command: \"true\"}, next: s%d}\n", i, i+1)
 	}
 	fmt.Fprintf(&b, "  - {step: s2000, tool: {kind: shell, command: \"echo $X\", env: {X: \"{{ steps.s1999.result.exit_code }}\"}}}\n")
-	agg := endsWithinOwn(t, 5*time.Minute, b.String())
+	agg := endsWithin(t, 5*time.Minute, b.String())
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2001, agg.TotalSteps)
 	require.Equal(t, 0.0, agg.Steps["s2000"].Result.(map[string]any)["json"])
@@ -122,8 +116,8 @@ func TestLongShellChainCompletes(t *testing.T) {
 // A chain of 5,000 noop steps is decided in the workflow without the SDK's
 // deadlock detector failing its task (1,500 did before).
 func TestLongNoopChainCompletes(t *testing.T) {
-	parallel(t, alone("cpu"))
-	agg := endsWithinOwn(t, 2*time.Minute, noopChain(5000))
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	agg := endsWithin(t, 2*time.Minute, noopChain(5000))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
 	require.Equal(t, 4999.0, agg.Steps["s5000"].Result)
@@ -280,8 +274,8 @@ func hasMarker(t *testing.T, workflowID, change string) bool {
 // more than 2,000 activities pending, so a run keeps 1,000 running and the
 // rest wait for a slot; the run completes.
 func TestWideFanOutCompletes(t *testing.T) {
-	parallel(t, alone("cpu"))
-	agg := endsWithinOwn(t, 3*time.Minute, wideFanOut(2100))
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2099.0, agg.Steps["s2099"].Result)
 	require.True(t, hasMarker(t, agg.WorkflowID, "running-cap"))

@@ -238,9 +238,7 @@ var processesMatching = proctest.Matching
 //     or an --id no other test uses), and any worker it starts polls a task
 //     queue of its own (named for the test, as "ops-logs" or
 //     fmt.Sprintf("on-lost-%d", time.Now().UnixNano())): the shared worker
-//     takes every test's runs on the default queue, which is what it is for,
-//     but a run of thousands of steps goes to a worker of its own
-//     (ownWorker), lest it hold up the others' steps;
+//     takes every test's runs on the default queue, which is what it is for;
 //   - what it lists or counts is its own: `list` finds its runs by ID or by
 //     a playbook name no other test runs;
 //   - it leaves the process alone: no t.Setenv (the testing package refuses
@@ -253,16 +251,19 @@ var processesMatching = proctest.Matching
 // (once the processes other tests' runs left are gone), the others beside
 // each other. Something else only one test may use at a time is named
 // with alone(name): the default port 127.0.0.1:7233 an embedded server
-// takes, and "cpu" for a test that keeps a core busy (thousands of steps,
-// the replay corpus, a headless browser), so that such tests run one
-// after another, beside the tests that wait: a starved workflow task trips
-// the SDK's deadlock detector, and a starved step misses its heartbeat.
+// takes, and "cpu" for a test that keeps a core busy for a while (the
+// replay corpus, pages of large events), so that such tests run one after
+// another, beside the tests that wait: a starved workflow task trips the
+// SDK's deadlock detector, and a starved step misses its heartbeat.
 //
 // Tests that stay serial, and why, say so beside their first line:
 // setting the environment (the docs tests, the codec key, the logs token,
-// envconfig), changing the namespace (`setup`), or timing something in
+// envconfig), changing the namespace (`setup`), timing something in
 // seconds against the wall clock (TestRetryDelaysFireOnTime, the outage
-// tests).
+// tests), or keeping both cores busy for long (the runs of thousands of
+// steps, whose thousands of activities would also fill the shared
+// worker's slots and hold up every other test's steps; the headless
+// browser).
 func parallel(t *testing.T, shares ...share) {
 	t.Helper()
 	t.Parallel()
@@ -312,19 +313,6 @@ func shared(name string) *sync.RWMutex {
 		shareLocks[name] = &sync.RWMutex{}
 	}
 	return shareLocks[name]
-}
-
-// ownWorker starts a worker of the test's own on a task queue of its own
-// (named for the test) and gives the queue: for a test whose thousands of
-// steps would fill the shared worker's slots and queue, and hold up every
-// other test's steps behind them.
-func ownWorker(t *testing.T) string {
-	t.Helper()
-	queue := "own-" + strings.ReplaceAll(t.Name(), "/", "-")
-	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: logDir})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return queue
 }
 
 // parallelTests is how many parallel tests run at once unless
