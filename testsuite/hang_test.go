@@ -166,7 +166,7 @@ workflow:
 // A rendered input over the budget of one payload fails its step, naming
 // the size and the budget; the run ends.
 func TestInputOverBudgetFailsTheStep(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-input}
 workflow:
   - step: make

@@ -252,7 +252,8 @@ var processesMatching = proctest.Matching
 // each other. Something else only one test may use at a time is named
 // with alone(name): the default port 127.0.0.1:7233 an embedded server
 // takes, and "cpu" for a test that keeps a core busy for a while (the
-// replay corpus, pages of large events), so that such tests run one after
+// replay corpus, pages of large events, replaying a history of megabytes),
+// so that such tests run one after
 // another, beside the tests that wait: a starved workflow task trips the
 // SDK's deadlock detector, and a starved step misses its heartbeat.
 //

@@ -234,7 +234,7 @@ func TestRunEmbeddedPortIsPinned(t *testing.T) {
 // only as a stub (over the aggregate's budget) and where the whole value
 // is (#38: only --json showed it).
 func TestTablesSayAResultWasTruncated(t *testing.T) {
-	parallel(t)
+	parallel(t, alone("cpu"))
 	file := writePlaybook(t, t.TempDir(), "big.yaml", `metadata:
   name: ops38big
 workflow:
