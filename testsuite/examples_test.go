@@ -170,7 +170,7 @@ func TestHTTPStep(t *testing.T) {
 // The example's retry_when retries a server error and a request that got
 // no answer (status_code null), and not a client error.
 func TestHTTPStepRetriesNoAnswerAndServerErrors(t *testing.T) {
-	parallel(t)
+	// Serial: times in seconds against the wall clock, retries that must fit a retry budget of 30s (see parallel).
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch calls.Add(1) {

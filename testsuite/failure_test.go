@@ -102,7 +102,7 @@ func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
 // A recovery script that runs longer than the step's heartbeat timeout
 // does not lose the attempt: the attempt heartbeats while it runs.
 func TestLongRecoveryScriptKeepsItsAttempt(t *testing.T) {
-	parallel(t)
+	// Serial: times in seconds against the wall clock, a heartbeat timeout of 1s (see parallel).
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: slow-recovery}
 failure_handlers:
   - name: slow
@@ -343,7 +343,7 @@ func TestLogsCommand(t *testing.T) {
 // retrying after 2 to 3 s of attempts, though max_attempts allows more,
 // and the step's error says the budget was spent.
 func TestRetryBudgetStopsRetrying(t *testing.T) {
-	parallel(t)
+	// Serial: times in seconds against the wall clock, a retry budget of 2s (see parallel).
 	file := writePlaybook(t, t.TempDir(), "budget.yaml", `metadata: {name: budget}
 workflow:
   - step: always
