@@ -251,17 +251,18 @@ var processesMatching = proctest.Matching
 // (once the processes other tests' runs left are gone), the others beside
 // each other. Something else only one test may use at a time is named
 // with alone(name): the default port 127.0.0.1:7233 an embedded server
-// takes, and "cpu" for a test that keeps a core busy for a while (the
-// replay corpus, pages of large events, replaying a history of megabytes),
-// so that such tests run one after
-// another, beside the tests that wait: a starved workflow task trips the
-// SDK's deadlock detector, and a starved step misses its heartbeat.
+// takes, and "cpu" for a test that keeps a core busy for a while (pages
+// of large events, replaying a history of megabytes), so that such tests
+// run one after another, beside the tests that wait: a starved workflow
+// task trips the SDK's deadlock detector, and a starved step misses its
+// heartbeat.
 //
 // Tests that stay serial, and why, say so beside their first line:
 // setting the environment (the docs tests, the codec key, the logs token,
 // envconfig), changing the namespace (`setup`), timing something in
 // seconds against the wall clock (TestRetryDelaysFireOnTime, the outage
-// tests), or keeping both cores busy for long (the runs of thousands of
+// tests, retry budgets and heartbeat timeouts of seconds), or keeping
+// both cores busy for long (the replay corpus, the runs of thousands of
 // steps, whose thousands of activities would also fill the shared
 // worker's slots and hold up every other test's steps; the headless
 // browser).
