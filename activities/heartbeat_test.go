@@ -18,13 +18,38 @@ type beatCounter struct {
 	client.Client
 	mu    sync.Mutex
 	beats []time.Time
+	// waiting is closed once want heartbeats were sent.
+	want    int
+	waiting chan struct{}
 }
 
 func (c *beatCounter) RecordActivityHeartbeat(context.Context, []byte, ...any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.beats = append(c.beats, time.Now())
+	if c.waiting != nil && len(c.beats) >= c.want {
+		close(c.waiting)
+		c.waiting = nil
+	}
 	return nil
+}
+
+// await waits until the client has sent n heartbeats, at most a minute.
+func (c *beatCounter) await(t *testing.T, n int) {
+	t.Helper()
+	c.mu.Lock()
+	if len(c.beats) >= n {
+		c.mu.Unlock()
+		return
+	}
+	c.want, c.waiting = n, make(chan struct{})
+	done := c.waiting
+	c.mu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%d heartbeats in a minute, waiting for %d", len(c.gaps())+1, n)
+	}
 }
 
 // gaps are the gaps between a client's heartbeats.
@@ -69,16 +94,16 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 		require.Equal(t, want, got, "heartbeat timeout %s", timeout)
 	}
 
-	// What running attempts send in 4s: with the default timeout, at
-	// 0.2s, 1.2s, 2.2s and 3.2s; with 1.5s, every 500ms.
+	// What running attempts send until the one with the default timeout
+	// sent four, at 0.2s, 1.2s, 2.2s and 3.2s; with 1.5s, every 500ms.
 	slow, fast := &beatCounter{}, &beatCounter{}
 	stopSlow := heartbeat(context.Background(), slow, activity.Info{HeartbeatTimeout: 30 * time.Second}, contract.AttemptLog{}, func(error) {})
 	stopFast := heartbeat(context.Background(), fast, activity.Info{HeartbeatTimeout: 1500 * time.Millisecond}, contract.AttemptLog{}, func(error) {})
-	time.Sleep(4 * time.Second)
+	slow.await(t, 4)
 	stopSlow()
 	stopFast()
 	gaps := slow.gaps()
-	require.Len(t, gaps, 3, "four heartbeats in 4s with the 30s default: %v", gaps)
+	require.Len(t, gaps, 3, "four heartbeats, three gaps, with the 30s default: %v", gaps)
 	for _, gap := range gaps {
 		require.InDelta(t, time.Second, gap, float64(400*time.Millisecond), "every second with the 30s default: %v", gaps)
 	}

@@ -21,8 +21,15 @@ func TestRunsOfOneWorkflowIDKeepTheirLogs(t *testing.T) {
 		o := a.runTool(context.Background(), in, 1)
 		require.Nil(t, o.Err)
 		require.Equal(t, filepath.Join(a.LogDir, "wf-1", run, "s")+"\n", o.Result.(map[string]any)["stdout"])
-		time.Sleep(10 * time.Millisecond) // the second run's directory is written later
 	}
+	// The latest run is the one whose directory was written last, whatever
+	// its ID: the times are set, not waited for.
+	written := func(run string, ago time.Duration) {
+		at := time.Now().Add(-ago)
+		require.NoError(t, os.Chtimes(filepath.Join(a.LogDir, "wf-1", run), at, at))
+	}
+	written(first, time.Hour)
+	written(second, time.Minute)
 	for _, run := range []string{first, second} {
 		b, err := os.ReadFile(filepath.Join(a.LogDir, "wf-1", run, "s", "attempt-1.stdout"))
 		require.NoError(t, err)
@@ -30,5 +37,7 @@ func TestRunsOfOneWorkflowIDKeepTheirLogs(t *testing.T) {
 	}
 	require.Equal(t, filepath.Join(a.LogDir, "wf-1", second), RunLogDir(a.LogDir, "wf-1", ""))
 	require.Equal(t, filepath.Join(a.LogDir, "wf-1", first), RunLogDir(a.LogDir, "wf-1", first))
+	written(first, 0)
+	require.Equal(t, filepath.Join(a.LogDir, "wf-1", first), RunLogDir(a.LogDir, "wf-1", ""), "the run written to last, not the greater ID")
 	require.Equal(t, filepath.Join(a.LogDir, "wf-2"), RunLogDir(a.LogDir, "wf-2", ""), "a run from before run directories")
 }

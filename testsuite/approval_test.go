@@ -91,6 +91,7 @@ func finishID(t *testing.T, id string) *contract.Aggregate {
 }
 
 func TestApprovalApprovedWithInputs(t *testing.T) {
+	parallel(t)
 	id := startGate(t, "")
 
 	// Refused before anything is sent, exit 2, one line; the run still waits.
@@ -153,6 +154,7 @@ func TestApprovalApprovedWithInputs(t *testing.T) {
 }
 
 func TestApprovalRejectedFailsTheRun(t *testing.T) {
+	parallel(t)
 	id := startGate(t, "")
 	code, out, errOut := cli(t, "reject", "--address", server.Address, id, "sign_off", "--by", "bob", "--reason", "not on a Friday")
 	require.Equal(t, 0, code, errOut)
@@ -168,6 +170,7 @@ func TestApprovalRejectedFailsTheRun(t *testing.T) {
 }
 
 func TestApprovalTimeouts(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		onTimeout, status, errType string
 	}{
@@ -202,6 +205,7 @@ func TestApprovalTimeouts(t *testing.T) {
 // decides the gate. A decision the validator refuses leaves no trace in
 // the history.
 func TestApprovalUpdateFromAnySDKClient(t *testing.T) {
+	parallel(t)
 	id := startGate(t, "")
 	ctx := context.Background()
 	send := func(arg string) (string, error) {
@@ -232,6 +236,7 @@ func TestApprovalUpdateFromAnySDKClient(t *testing.T) {
 }
 
 func TestWaitStepIsADurableTimer(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "wait.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`
 metadata: {name: waits}
@@ -277,6 +282,7 @@ workflow:
 // After its approval, a run is running again (its search attribute too);
 // a wait step's timer does not make it waiting; a cancel ends the wait.
 func TestWaitIsCancelled(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "wait.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`
 metadata: {name: long-wait}
@@ -315,6 +321,7 @@ workflow:
 // listing shows what waits, approve_step gives inputs, a refusal of the
 // run's validator is the tool's error.
 func TestMCPApprovesAndRejects(t *testing.T) {
+	parallel(t)
 	ro := mcpSession(t)
 	id := startGate(t, "")
 	text, isErr := callTool(t, ro, "approve_step", map[string]any{"run": id, "step": "sign_off", "reason": "r", "by": "alice"})
@@ -365,6 +372,7 @@ func TestMCPApprovesAndRejects(t *testing.T) {
 // notify.on_waiting tells a webhook when an approval starts waiting: the
 // run, the step, its message and the commands that decide it.
 func TestOnWaitingWebhook(t *testing.T) {
+	parallel(t)
 	got := make(chan map[string]any, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
@@ -406,6 +414,7 @@ workflow:
 // The examples: approval.yaml waits until someone approves it, and the
 // step after reads the inputs given; wait.yaml waits 2 s, then not at all.
 func TestApprovalAndWaitExamples(t *testing.T) {
+	parallel(t)
 	id := fmt.Sprintf("approval-example-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, filepath.Join("..", "playbooks", "approval.yaml"))
 	require.Equal(t, 0, code, errOut)
@@ -424,6 +433,7 @@ func TestApprovalAndWaitExamples(t *testing.T) {
 
 // Cancelling a run cancels the approval it waits for.
 func TestApprovalCancelled(t *testing.T) {
+	parallel(t)
 	id := startGate(t, "")
 	code, _, errOut := cli(t, "cancel", "--address", server.Address, id, "--reason", "release called off")
 	require.Equal(t, 0, code, errOut)
@@ -440,6 +450,7 @@ func TestApprovalCancelled(t *testing.T) {
 // An approval in a sub-playbook waits in the child run, which is the one
 // waiting and the one to approve.
 func TestApprovalInASubPlaybook(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "child.yaml"), []byte(`
 metadata: {name: child}
@@ -474,6 +485,7 @@ workflow:
 // seconds later, and the notify activity's completion is in the history
 // before the run's.
 func TestOnWaitingWebhookOutlivesAQuickDecision(t *testing.T) {
+	parallel(t)
 	called := make(chan struct{}, 1)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		called <- struct{}{}
@@ -519,6 +531,7 @@ workflow:
 // cancel reaches it however late the cancel is sent (a quick step there
 // let an approved run complete first on a loaded machine).
 func TestApprovalAndCancelTogether(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	const gateThenWait = `
 metadata: {name: gate}

@@ -30,25 +30,30 @@ var (
 // of their own (a server to stop and restart, a fresh environment).
 func playbookBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "playbook-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "playbook")
-		out, err := exec.Command("go", "build", "-o", binary, "playbook/cmd/playbook").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
+	buildOnce.Do(buildBinary)
 	require.NoError(t, buildErr)
 	return binary
+}
+
+// buildBinary builds the binary playbookBinary gives. TestMain starts it
+// while the server starts when the whole suite runs.
+func buildBinary() {
+	dir, err := os.MkdirTemp("", "playbook-bin")
+	if err != nil {
+		buildErr = err
+		return
+	}
+	binary = filepath.Join(dir, "playbook")
+	out, err := exec.Command("go", "build", "-o", binary, "playbook/cmd/playbook").CombinedOutput()
+	if err != nil {
+		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
 }
 
 // With no server configured and none on 127.0.0.1:7233, `run` brings up an
 // embedded one for the run, says so in one line, and completes.
 func TestRunWithoutServerEmbedsOne(t *testing.T) {
+	parallel(t, alone("127.0.0.1:7233"))
 	if listening("127.0.0.1:7233") {
 		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
 	}
@@ -65,6 +70,7 @@ func TestRunWithoutServerEmbedsOne(t *testing.T) {
 // `playbook dev` serves gRPC and the Web UI; a run submitted to it appears
 // in the UI's HTTP API, and is still listed after a restart on the same db.
 func TestDevServerKeepsRunsAcrossRestart(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	db := filepath.Join(t.TempDir(), "dev.db")
 	port, uiPort := freePort(t), freePort(t)
@@ -172,6 +178,7 @@ func uiWorkflowIDs(t *testing.T, uiPort int) []string {
 // for a person name that server's address: typed in another terminal,
 // they reach the run.
 func TestEmbeddedRunSuggestsItsAddress(t *testing.T) {
+	parallel(t, alone("127.0.0.1:7233"))
 	if listening("127.0.0.1:7233") {
 		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
 	}

@@ -15,9 +15,9 @@ import (
 )
 
 func TestFailureModeCancel(t *testing.T) {
-	start := time.Now()
+	parallel(t)
 	r := runExample(t, "parallel_cancel.yaml")
-	require.Less(t, time.Since(start), 15*time.Second, "the 30s sleepers did not hold the run")
+	require.Less(t, runTook(t, r.agg), 15*time.Second, "the 30s sleepers did not hold the run")
 	agg := r.agg
 	require.Equal(t, "failed", agg.Status)
 	require.True(t, agg.EvaluatedByEndStep)
@@ -32,6 +32,7 @@ func TestFailureModeCancel(t *testing.T) {
 }
 
 func TestFailureModeStop(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "parallel_stop.yaml")
 	agg := r.agg
 	require.Equal(t, "failed", agg.Status)
@@ -94,6 +95,7 @@ func requireCancelled(t *testing.T, agg *contract.Aggregate, run client.Workflow
 // 3 with the cancelled aggregate, and the workflow is Canceled with the
 // aggregate in its details.
 func TestCancelFromCLI(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	type result struct {
 		code int
 		out  string
@@ -133,6 +135,7 @@ func TestCancelFromCLI(t *testing.T) {
 }
 
 func TestCancelFromGoClient(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", nil)
 	waitRunning(t, run.GetID(), 2)
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
@@ -140,6 +143,7 @@ func TestCancelFromGoClient(t *testing.T) {
 }
 
 func TestCancelDrain(t *testing.T) {
+	parallel(t, carries("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 2})
 	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", run.GetID())
@@ -157,6 +161,7 @@ func TestCancelDrain(t *testing.T) {
 }
 
 func TestTerminateIsTheHardStop(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 300})
 	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "terminate", "--address", server.Address, run.GetID())

@@ -14,6 +14,7 @@ import (
 // A malformed playbook exits 2 with one line naming file, line and step,
 // and starts nothing.
 func TestInvalidPlaybookStartsNothing(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: bad}
 workflow:
@@ -79,6 +80,7 @@ workflow:
 }
 
 func TestValidateExamples(t *testing.T) {
+	parallel(t)
 	files := examplePlaybooks(t)
 	code, out, errOut := cli(t, append([]string{"validate"}, files...)...)
 	require.Equal(t, 0, code, errOut)
@@ -87,6 +89,7 @@ func TestValidateExamples(t *testing.T) {
 
 // Without --json, run prints each transition as it happens, then a table.
 func TestRunPrintsProgressAndSummary(t *testing.T) {
+	parallel(t)
 	code, out, _ := cli(t, "run", "--address", server.Address, "--id", "progress-1", "../playbooks/failure_cleanup.yaml")
 	require.Equal(t, 1, code)
 	for _, want := range []string{
@@ -107,6 +110,7 @@ func TestRunPrintsProgressAndSummary(t *testing.T) {
 // Submitting to a task queue no worker polls says so instead of waiting in
 // silence.
 func TestRunWarnsWithoutWorker(t *testing.T) {
+	parallel(t)
 	type result struct {
 		code   int
 		stderr string
@@ -129,6 +133,7 @@ func TestRunWarnsWithoutWorker(t *testing.T) {
 // The same binary reaches any cluster through envconfig: TEMPORAL_ADDRESS,
 // or a profile in the Temporal config file.
 func TestConnectionFromEnvconfig(t *testing.T) {
+	// Serial: t.Setenv (envconfig) (see parallel).
 	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
 	t.Setenv("TEMPORAL_ADDRESS", server.Address)
 	code, out, errOut := cli(t, "run", "../playbooks/hello.yaml")
@@ -147,6 +152,7 @@ func TestConnectionFromEnvconfig(t *testing.T) {
 }
 
 func TestEventsFollow(t *testing.T) {
+	parallel(t, carries("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 1})
 	code, out, errOut := cli(t, "events", "--address", server.Address, "--follow", run.GetID())
 	require.Equal(t, 0, code, errOut)

@@ -35,6 +35,7 @@ func newKeyFile(t *testing.T) (file, id string) {
 // encrypt (or that could not read what they write) refuses, exit 2,
 // saying why and how to share the key; with the workers' key it runs.
 func TestCLIWithoutTheWorkersKeyRefusesToSubmit(t *testing.T) {
+	// Serial: t.Setenv (the codec key) (see parallel).
 	const queue = "codec-guard"
 	keyFile, keyID := newKeyFile(t)
 	otherKey, otherID := newKeyFile(t)

@@ -58,6 +58,7 @@ func workerUser(t *testing.T) (uid, gid uint32, home string) {
 // its descriptor 0: nothing of the key is readable, and the run, encrypted
 // with that key, completes.
 func TestStepsCannotReadTheCodecKey(t *testing.T) {
+	// Serial: t.Setenv (the codec key) (see parallel).
 	uid, gid, home := workerUser(t)
 	bin := playbookBinary(t)
 	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755), "the worker's user runs the binary")

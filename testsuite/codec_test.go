@@ -29,6 +29,7 @@ import (
 // has no workload value in it, the run still completes and replays (with
 // the key), and the codec server decodes it for the Web UI.
 func TestCodecKeepsPayloadsEncrypted(t *testing.T) {
+	// Serial: t.Setenv (the codec key) (see parallel).
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	keyFile := filepath.Join(t.TempDir(), "codec.key")

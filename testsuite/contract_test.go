@@ -20,6 +20,7 @@ import (
 // targets in parallel, an http step, a sub-playbook, an on_failure: run
 // cleanup over a depends_on join, and end's success_when.
 func TestContractExample(t *testing.T) {
+	parallel(t)
 	var mu sync.Mutex
 	got := map[string]string{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -20,6 +20,7 @@ import (
 // reason, the cleanup step runs, then end, the aggregate records the
 // deadline, and `playbook run` says so and exits 1.
 func TestRunDeadline(t *testing.T) {
+	parallel(t, counts("playbook-deadline"))
 	began := time.Now()
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "deadline-1", "../playbooks/deadline.yaml")
 	took := time.Since(began)
@@ -63,6 +64,7 @@ func TestRunDeadline(t *testing.T) {
 // on_timeout: fail fails the run whatever success_when says; under the
 // default, cancel, a success_when may accept it.
 func TestOnTimeoutDecidesWithSuccessWhen(t *testing.T) {
+	parallel(t, carries("playbook-deadline"))
 	dir := t.TempDir()
 	for _, c := range []struct {
 		onTimeout, successWhen, status string
@@ -93,6 +95,7 @@ workflow:
 // without a timeout of its own, ends by the parent's (its end runs), and
 // the parent fails within bounds.
 func TestSubPlaybookInheritsTheDeadline(t *testing.T) {
+	parallel(t, carries("playbook-deadline"))
 	dir := t.TempDir()
 	writePlaybook(t, dir, "child.yaml", `metadata: {name: child}
 workflow:
@@ -149,6 +152,7 @@ func readJournal(t *testing.T, file string) string {
 // Acceptance (#31): on_cancel: run (and always: true) runs on `playbook
 // cancel`, on a drain, and after a failure; end runs after it.
 func TestCleanupStepsRunOnCancelDrainAndFailure(t *testing.T) {
+	parallel(t)
 	t.Run("cancel", func(t *testing.T) {
 		journal, finished, id := cleanupRun(t, "cleanup_cancelled.yaml", map[string]any{"seconds": 60})
 		code, _, errOut := cli(t, "cancel", "--address", server.Address, "--reason", "testing cleanup", id)
@@ -190,6 +194,7 @@ func TestCleanupStepsRunOnCancelDrainAndFailure(t *testing.T) {
 // the deadline while the cleanup step runs: the run ends cancelled, and
 // the aggregate records that the deadline passed too.
 func TestDeadlineAndCancelFirstDecides(t *testing.T) {
+	parallel(t, carries("playbook-deadline"))
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name        string

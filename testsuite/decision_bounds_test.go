@@ -20,6 +20,7 @@ import (
 // by the CLI, MCP and the Update's validator alike. Nothing reaches the
 // history, and the run is then approved as usual.
 func TestOversizedAndForgedDecisionsRefused(t *testing.T) {
+	parallel(t)
 	id := startGate(t, "")
 	ctx := context.Background()
 	send := func(d map[string]any) error {

@@ -24,6 +24,7 @@ import (
 // replays 20 times (with Go's map order, nearly every replay would take
 // another branch).
 func TestMapOrderIsKeyOrder(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "map_order.yaml")
 	agg := r.agg
 	require.Equal(t, []string{"render"}, agg.FailedSteps)
@@ -61,6 +62,7 @@ func runJSON(t *testing.T, args ...string) (int, *contract.Aggregate) {
 
 // --set db.host=x and --input {"db": {"host": ...}} keep db.port.
 func TestOverridesDeepMergeIntoTheWorkload(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "merge.yaml", `metadata: {name: merge}
 workload:
   db: {host: localhost, port: 5432}
@@ -81,6 +83,7 @@ workflow:
 // cancel --reason: the run records it (aggregate, events), status shows
 // it, and Temporal's history has it on the cancel request.
 func TestCancelReasonIsRecorded(t *testing.T) {
+	parallel(t, carries("playbook-long-running"))
 	run := start(t, "../playbooks/long_running.yaml", "playbook", nil)
 	waitRunning(t, run.GetID(), 2)
 	code, _, errOut := cli(t, "cancel", "--address", server.Address, "--reason", "maintenance window", run.GetID())
@@ -115,6 +118,7 @@ func TestCancelReasonIsRecorded(t *testing.T) {
 // A cancel that arrives while end's tool runs: end finishes (its tool is
 // not cancelled) and the run ends cancelled.
 func TestCancelWhileEndRuns(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "end_cancel.yaml", `metadata: {name: end-cancel}
 workflow:
   - {step: a, tool: {kind: noop, result: 1}}
@@ -146,6 +150,7 @@ workflow:
 // again where the reused step made no attempt, would flip), and runs a
 // cleanup with on_failure: run again after its failed upstream.
 func TestRetryKeepsArcsAndRerunsTheCleanup(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, t.TempDir(), "retry_arcs.yaml", `metadata: {name: retry-arcs}
 workload: {dir: /tmp}
@@ -191,6 +196,7 @@ workflow:
 // Checks stricter than earlier versions refuse a playbook where it is
 // submitted, with one line each.
 func TestSubmitChecksRefuse(t *testing.T) {
+	parallel(t)
 	bound := writePlaybook(t, t.TempDir(), "bound.yaml", "metadata: {name: bound}\nworkflow:\n  - {step: a, tool: {kind: shell, command: 'true'}, retry: 3000000000}\n")
 	code, _, errOut := cli(t, "validate", bound)
 	require.Equal(t, 2, code)

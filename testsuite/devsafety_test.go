@@ -28,6 +28,7 @@ import (
 // sees the variable passed on but not the worker's other secrets nor
 // Temporal's settings.
 func TestDevWiresCodecAndStepEnv(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	key := make([]byte, 32)

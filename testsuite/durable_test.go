@@ -100,6 +100,7 @@ func runningSteps(c client.Client, workflowID string) []string {
 // (each step appends a mark when it ends: one mark per step per run); and
 // `status` shows each lost attempt.
 func TestDevKilledMidStepRunsComplete(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	db, marks, gate := filepath.Join(dir, "dev.db"), filepath.Join(dir, "marks"), filepath.Join(dir, "gate")
@@ -198,6 +199,7 @@ workflow:
 // were retried: a lost attempt fails the step, with or without a retry
 // block, and nothing runs it again.
 func TestOnLostFailFailsTheStep(t *testing.T) {
+	parallel(t)
 	queue := fmt.Sprintf("on-lost-%d", time.Now().UnixNano())
 	marker := fmt.Sprintf("playbook-on-lost-%d", time.Now().UnixNano())
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: on-lost}
@@ -240,6 +242,7 @@ workflow:
 // Acceptance: SIGTERM on a worker lets its running step finish within the
 // drain timeout; the worker then exits cleanly.
 func TestWorkerSIGTERMLetsTheStepFinish(t *testing.T) {
+	parallel(t)
 	queue := fmt.Sprintf("drain-finish-%d", time.Now().UnixNano())
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: drain}
 workflow:
@@ -265,6 +268,7 @@ workflow:
 // so that another worker retries it at once: long before the step's
 // heartbeat timeout (60s here) would have noticed.
 func TestWorkerSIGTERMCancelsAfterTheDrainTimeout(t *testing.T) {
+	parallel(t)
 	queue := fmt.Sprintf("drain-cancel-%d", time.Now().UnixNano())
 	marker := fmt.Sprintf("playbook-drain-cancel-%d", time.Now().UnixNano())
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: drain}
@@ -296,6 +300,7 @@ workflow:
 // step that prints without end does not fill the worker's disk: a long
 // stream keeps its end, after a line saying how much was dropped.
 func TestWorkerCapsEachAttemptsLog(t *testing.T) {
+	parallel(t)
 	queue := fmt.Sprintf("log-cap-%d", time.Now().UnixNano())
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: log-cap}
 workflow:
@@ -330,6 +335,7 @@ workflow:
 // drops the key first. What is under test is the older worker's real
 // reaction, and that the run survives it.
 func TestUnparseablePlaybookWaitsForANewerWorker(t *testing.T) {
+	parallel(t)
 	queue := fmt.Sprintf("rolling-%d", time.Now().UnixNano())
 	src := "metadata: {name: rolling}\nworkflow:\n  - step: a\n    from_the_future: true\n    tool: {kind: noop, result: 42}\n"
 	_, err := spec.Parse("rolling.yaml", []byte(src))

@@ -25,6 +25,7 @@ import (
 // history (as the Web UI's history API serves it, payloads decoded),
 // `status --json`, MCP's run_status, or the attempt's logs.
 func TestEscapedSecretsAreRedacted(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	secrets := filepath.Join(dir, "secrets")

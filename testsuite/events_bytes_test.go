@@ -15,6 +15,7 @@ import (
 // steps failing with 60 KB messages — is shown whole: `events` pages
 // through all 40 failures, and `run` prints all 40 as they come.
 func TestEventsPageBySize(t *testing.T) {
+	parallel(t, alone("cpu"))
 	dir := t.TempDir()
 	// Each step fails with its own 60 KB message (PLAYBOOK_ERROR_FILE).
 	script := filepath.Join(dir, "fail.sh")

@@ -19,6 +19,7 @@ import (
 
 // --set gives a string key its text as written: 1.10 stays "1.10".
 func TestSetKeepsTheTextForAStringKey(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "hello.yaml", "--set", "who=1.10")
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, "HELLO 1.10", r.agg.Steps["shout"].Result)
@@ -27,6 +28,7 @@ func TestSetKeepsTheTextForAStringKey(t *testing.T) {
 // Anchors, aliases, merge keys and x- keys: the file runs as written, each
 // step with the values its aliases and merges stand for.
 func TestAnchorsAliasesAndMergeKeys(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "anchors.yaml")
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, "default\n", r.agg.Steps["plain"].Result.(map[string]any)["stdout"])
@@ -34,6 +36,7 @@ func TestAnchorsAliasesAndMergeKeys(t *testing.T) {
 }
 
 func TestSequential(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "hello.yaml", "--set", "who=temporal")
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, 3, r.agg.TotalSteps)
@@ -49,6 +52,7 @@ func TestSequential(t *testing.T) {
 }
 
 func TestBranching(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "branching.yaml")
 	require.Equal(t, contract.StatusCompleted, r.agg.Steps["load"].Status)
 	require.Equal(t, "loaded 5 rows", r.agg.Steps["load"].Result)
@@ -61,6 +65,7 @@ func TestBranching(t *testing.T) {
 }
 
 func TestFanOutAndJoin(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "fan_out.yaml")
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, 6.0, r.agg.Steps["join"].Result)
@@ -84,6 +89,7 @@ func TestFanOutAndJoin(t *testing.T) {
 }
 
 func TestRetrySucceedsOnThirdAttempt(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "flaky.yaml")
 	require.Equal(t, "completed", r.agg.Status)
 	require.Equal(t, 3, r.agg.Steps["flaky"].Attempts)
@@ -97,6 +103,7 @@ func TestRetrySucceedsOnThirdAttempt(t *testing.T) {
 }
 
 func TestStopWhenStopsAtOnce(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "stop_when.yaml")
 	require.Equal(t, 1, r.code)
 	fetch := r.agg.Steps["fetch"]
@@ -107,6 +114,7 @@ func TestStopWhenStopsAtOnce(t *testing.T) {
 }
 
 func TestFailureRoutesToEnd(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "failure_cleanup.yaml")
 	require.Equal(t, 1, r.code)
 	agg := r.agg
@@ -143,6 +151,7 @@ func TestFailureRoutesToEnd(t *testing.T) {
 }
 
 func TestHTTPStep(t *testing.T) {
+	parallel(t)
 	var gotRun string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(t, "/orders", r.URL.Path)
@@ -160,6 +169,7 @@ func TestHTTPStep(t *testing.T) {
 // The example's retry_when retries a server error and a request that got
 // no answer (status_code null), and not a client error.
 func TestHTTPStepRetriesNoAnswerAndServerErrors(t *testing.T) {
+	// Serial: times in seconds against the wall clock, retries that must fit a retry budget of 30s (see parallel).
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch calls.Add(1) {
@@ -184,9 +194,9 @@ func TestHTTPStepRetriesNoAnswerAndServerErrors(t *testing.T) {
 }
 
 func TestTimeoutKillsTheStep(t *testing.T) {
-	start := time.Now()
+	parallel(t)
 	r := runExample(t, "timeout.yaml")
-	require.Less(t, time.Since(start), 15*time.Second, "the 30s sleep was cut short")
+	require.Less(t, runTook(t, r.agg), 15*time.Second, "the 30s sleep was cut short")
 	slow := r.agg.Steps["slow"]
 	require.Equal(t, contract.StatusFailed, slow.Status)
 	require.Equal(t, "execution_timeout", slow.Error.Type)

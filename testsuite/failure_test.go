@@ -72,6 +72,7 @@ func pendingSteps(t *testing.T, run client.WorkflowRun) []engine.PendingStep {
 }
 
 func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "exit_codes.yaml")
 	require.Equal(t, 1, r.code)
 	mount := r.agg.Steps["mount"]
@@ -100,6 +101,7 @@ func TestExitCodeRulesAndRecoveryScript(t *testing.T) {
 // A recovery script that runs longer than the step's heartbeat timeout
 // does not lose the attempt: the attempt heartbeats while it runs.
 func TestLongRecoveryScriptKeepsItsAttempt(t *testing.T) {
+	// Serial: times in seconds against the wall clock, a heartbeat timeout of 1s (see parallel).
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: slow-recovery}
 failure_handlers:
   - name: slow
@@ -130,6 +132,7 @@ workflow:
 // step ends cancelled, as it would during its tool: the attempt that failed
 // is not retried, nor counted failed.
 func TestCancelDuringRecoveryScript(t *testing.T) {
+	parallel(t)
 	mark := filepath.Join(t.TempDir(), "recovering")
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: cancel-recovery}
 workload: {mark: ""}
@@ -154,6 +157,7 @@ workflow:
 }
 
 func TestPendingFailedClassifyRetry(t *testing.T) {
+	parallel(t)
 	ready := filepath.Join(t.TempDir(), "ready")
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", map[string]any{"ready_file": ready})
 	waitFor(t, "check to be pending_failed", func() bool { return len(pendingSteps(t, run)) == 1 })
@@ -195,6 +199,7 @@ func TestPendingFailedClassifyRetry(t *testing.T) {
 }
 
 func TestPendingFailedClassifySkipReachesEnd(t *testing.T) {
+	parallel(t)
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", nil)
 	waitFor(t, "check to be pending_failed", func() bool { return len(pendingSteps(t, run)) == 1 })
 	code, _, errOut := cli(t, "classify", "--address", server.Address, run.GetID(), "check", "skip")
@@ -206,6 +211,7 @@ func TestPendingFailedClassifySkipReachesEnd(t *testing.T) {
 }
 
 func TestPendingTimeoutFailsTheStep(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "pending_timeout.yaml")
 	src, err := os.ReadFile("../playbooks/pending_failed.yaml")
 	require.NoError(t, err)
@@ -220,6 +226,7 @@ func TestPendingTimeoutFailsTheStep(t *testing.T) {
 // heartbeat_timeout; its step's processes die with it; the step is retried
 // on another worker and the run completes, with the lost attempt on record.
 func TestWorkerKilledMidStep(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	const queue = "kill-test"
 	marker := fmt.Sprintf("playbook-kill-test-%d", time.Now().UnixNano())
@@ -266,6 +273,7 @@ workflow:
 }
 
 func TestWebhookReceivesFailedAggregate(t *testing.T) {
+	parallel(t)
 	got := make(chan map[string]any, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
@@ -289,6 +297,7 @@ func TestWebhookReceivesFailedAggregate(t *testing.T) {
 }
 
 func TestFailingWebhookDoesNotChangeTheOutcome(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "notify.yaml", "--set", "webhook=http://127.0.0.1:1/hook")
 	require.Equal(t, 1, r.code)
 	require.Equal(t, "failed", r.agg.Status)
@@ -298,6 +307,7 @@ func TestFailingWebhookDoesNotChangeTheOutcome(t *testing.T) {
 }
 
 func TestPythonStep(t *testing.T) {
+	parallel(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
@@ -308,6 +318,7 @@ func TestPythonStep(t *testing.T) {
 }
 
 func TestStructuredError(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "structured_error.yaml")
 	upload := r.agg.Steps["upload"]
 	require.Equal(t, "exit_code", upload.Error.Type)
@@ -316,6 +327,7 @@ func TestStructuredError(t *testing.T) {
 }
 
 func TestLogsCommand(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "flaky.yaml")
 	code, out, errOut := cli(t, "logs", "--log-dir", logDir, "--attempt", "2", r.agg.WorkflowID, "flaky")
 	require.Equal(t, 0, code, errOut)
@@ -330,6 +342,7 @@ func TestLogsCommand(t *testing.T) {
 // retrying after 2 to 3 s of attempts, though max_attempts allows more,
 // and the step's error says the budget was spent.
 func TestRetryBudgetStopsRetrying(t *testing.T) {
+	// Serial: times in seconds against the wall clock, a retry budget of 2s (see parallel).
 	file := writePlaybook(t, t.TempDir(), "budget.yaml", `metadata: {name: budget}
 workflow:
   - step: always

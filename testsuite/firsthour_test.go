@@ -25,6 +25,7 @@ import (
 // Flags work after positional arguments as well as before, for every
 // command; `--` ends the flags.
 func TestFlagsAfterArguments(t *testing.T) {
+	parallel(t)
 	code, out, errOut := cli(t, "run", "../playbooks/branching.yaml", "--set", "rows=0", "--address", server.Address, "--json", "--id", "flags-after-1")
 	require.Equal(t, 0, code, errOut)
 	var agg contract.Aggregate
@@ -59,6 +60,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 
 // --set keeps each value whole (no splitting on commas) and reads it as YAML.
 func TestSetKeepsValuesWhole(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "echo.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: echo}
 workload: {who: nobody, files: []}
@@ -74,6 +76,7 @@ workflow:
 }
 
 func TestVersion(t *testing.T) {
+	parallel(t)
 	// The real binary: a test binary's build information lists no modules.
 	for _, arg := range []string{"--version", "version"} {
 		out, err := exec.Command(playbookBinary(t), arg).CombinedOutput()
@@ -84,6 +87,7 @@ func TestVersion(t *testing.T) {
 
 // `run --id ID` while a run with that ID is open refuses, naming that run.
 func TestRunRefusesAnOpenRunsID(t *testing.T) {
+	parallel(t, carries("playbook-long-running"))
 	other := start(t, "../playbooks/long_running.yaml", "playbook", nil)
 	defer func() { _ = tc.TerminateWorkflow(context.Background(), other.GetID(), "", "test over") }()
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", other.GetID(), "../playbooks/hello.yaml")
@@ -94,6 +98,7 @@ func TestRunRefusesAnOpenRunsID(t *testing.T) {
 // The first Ctrl-C on `run` detaches: a line says the run goes on and how
 // to follow or cancel it, exit 130, and the run is still running.
 func TestCtrlCDetaches(t *testing.T) {
+	parallel(t, carries("playbook-long-running"))
 	cmd := exec.Command(playbookBinary(t), "run", "--id", "detach-1", "../playbooks/long_running.yaml")
 	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+server.Address)
 	stdout, err := cmd.StdoutPipe()
@@ -117,6 +122,7 @@ func TestCtrlCDetaches(t *testing.T) {
 // Each outcome has its exit code; an unreachable server is 4, with words
 // for a host that does not resolve and for no server at all.
 func TestExitCodes(t *testing.T) {
+	// Serial: t.Setenv (envconfig) (see parallel).
 	closed := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	code, _, errOut := cli(t, "status", "--address", closed, "some-run")
 	require.Equal(t, 4, code, errOut)
@@ -141,6 +147,7 @@ func TestExitCodes(t *testing.T) {
 
 // cancel on a run that already ended says how it ended, exit 5.
 func TestCancelAnEndedRun(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "failure_cleanup.yaml")
 	code, out, errOut := cli(t, "cancel", r.agg.WorkflowID, "--address", server.Address)
 	require.Equal(t, 5, code, out)
@@ -158,6 +165,7 @@ workflow:
 // details count the elements done, failed and running of the total; logs
 // on the loop step says how to name an element.
 func TestLoopProgressIsShown(t *testing.T) {
+	// Serial: t.Setenv (the log directory) (see parallel).
 	file := filepath.Join(t.TempDir(), "slow_loop.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(slowLoop), 0o644))
 	type result struct {
@@ -196,6 +204,7 @@ func TestLoopProgressIsShown(t *testing.T) {
 
 // status --json is the aggregate in run --json's shape, live state beside it.
 func TestStatusJSONHasRunsShape(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "failure_cleanup.yaml")
 	code, out, errOut := cli(t, "status", "--address", server.Address, r.agg.WorkflowID, "--json")
 	require.Equal(t, 0, code, errOut)
@@ -210,6 +219,7 @@ func TestStatusJSONHasRunsShape(t *testing.T) {
 // playbook dev keeps the server's and the SDK's own logs out of the
 // terminal: a failing and a cancelled step print nothing there.
 func TestDevKeepsItsLogsToItself(t *testing.T) {
+	parallel(t, carries("playbook-loop-cancel"))
 	bin := playbookBinary(t)
 	port := freePort(t)
 	cmd := exec.Command(bin, "dev", "--db", ":memory:", "--port", fmt.Sprint(port), "--ui-port", "0")
@@ -248,6 +258,7 @@ func TestDevKeepsItsLogsToItself(t *testing.T) {
 // aligned, one step is "1 step", a retry with nothing to reuse says so, and
 // the classify hint names the real run.
 func TestCosmetics(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	long := filepath.Join(dir, "long.yaml")
 	require.NoError(t, os.WriteFile(long, []byte(`metadata: {name: long-names}

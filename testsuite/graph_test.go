@@ -37,6 +37,7 @@ func graphs(t *testing.T) map[string]string {
 // Every graph is well formed: each line is flowchart syntax, and every
 // arrow joins nodes that are defined.
 func TestGraphIsWellFormedMermaid(t *testing.T) {
+	parallel(t)
 	for name, g := range graphs(t) {
 		defined := map[string]bool{}
 		for i, line := range strings.Split(strings.TrimRight(g, "\n"), "\n") {
@@ -57,6 +58,7 @@ func TestGraphIsWellFormedMermaid(t *testing.T) {
 // node and npm are installed (the packages are fetched once into the
 // user's cache).
 func TestGraphParsesWithMermaid(t *testing.T) {
+	parallel(t)
 	needNPM(t)
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("no node on this machine")

@@ -23,6 +23,7 @@ func guides(t *testing.T) []string {
 // README's do (TestReadmeCommands): one file after another on the shared
 // test server, each file's lines in order.
 func TestGuideCommands(t *testing.T) {
+	// Serial: t.Setenv (the docs run as printed) (see parallel).
 	for _, path := range guides(t)[1:] {
 		lines := readmeLines(t, path)
 		if len(lines) == 0 {
@@ -36,6 +37,7 @@ func TestGuideCommands(t *testing.T) {
 // guide that cancels or retries another's run would depend on the order
 // the files run in.
 func TestGuideRunIDsAreTheirOwn(t *testing.T) {
+	parallel(t)
 	owner := map[string]string{}
 	for _, path := range guides(t) {
 		for _, l := range readmeLines(t, path) {
@@ -56,6 +58,7 @@ func TestGuideRunIDsAreTheirOwn(t *testing.T) {
 // Every form of the CLI table, wherever the table lives, has a line in
 // some guide's command blocks that the tests run.
 func TestGuideCLITableRowsRun(t *testing.T) {
+	parallel(t)
 	run := map[string]bool{}
 	rows := 0
 	for _, path := range guides(t) {

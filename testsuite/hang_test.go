@@ -55,6 +55,7 @@ func requireStub(t *testing.T, v any) int {
 // to a 2.5 MB loop result: the run completes, the aggregate carries a stub
 // for it, and the steps after it read the whole result.
 func TestBigLoopResultDoesNotHangTheRun(t *testing.T) {
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-loop}
 workflow:
   - step: each
@@ -72,6 +73,7 @@ workflow:
 // Three python steps returning 900 KB each: the aggregate would be 2.7 MB;
 // the two largest results are stubs and the run completes.
 func TestBigResultsDoNotHangTheRun(t *testing.T) {
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-results}
 workflow:
   - { step: a, tool: { kind: python, code: "def main(): return 'a' * 900000" } }
@@ -97,6 +99,7 @@ func noopChain(n int) string {
 // A chain of 2,000 shell steps completes: each waits for the one before,
 // and nothing the workflow does per step grows with the chain.
 func TestLongShellChainCompletes(t *testing.T) {
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
 	var b strings.Builder
 	fmt.Fprintf(&b, "metadata: {name: shell-chain}\nworkflow:\n")
 	for i := range 2000 {
@@ -112,6 +115,7 @@ func TestLongShellChainCompletes(t *testing.T) {
 // A chain of 5,000 noop steps is decided in the workflow without the SDK's
 // deadlock detector failing its task (1,500 did before).
 func TestLongNoopChainCompletes(t *testing.T) {
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
 	agg := endsWithin(t, 2*time.Minute, noopChain(5000))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
@@ -140,6 +144,7 @@ func TestLongNoopChainCompletes(t *testing.T) {
 // clear error, and the run ends: before, the workflow task could not encode
 // the activity's input and failed on every attempt.
 func TestUnencodableInputFailsTheStep(t *testing.T) {
+	parallel(t)
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: nan-input}
 workflow:
   - step: post
@@ -160,6 +165,7 @@ workflow:
 // A rendered input over the budget of one payload fails its step, naming
 // the size and the budget; the run ends.
 func TestInputOverBudgetFailsTheStep(t *testing.T) {
+	parallel(t, alone("cpu"))
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-input}
 workflow:
   - step: make
@@ -177,6 +183,7 @@ workflow:
 // reads: the activity input of `check` holds steps.count, not the result
 // of `dump`, however large.
 func TestRetryScopeCarriesOnlyWhatItReads(t *testing.T) {
+	parallel(t)
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: scope-pruned}
 workload: {limit: 3, unread: "workload-not-read"}
 workflow:
@@ -213,6 +220,7 @@ func keysOf(m any) []string {
 // Playbook workflow always panics), `playbook run` says that the run is
 // not progressing and why, instead of following it silently.
 func TestRunSaysWhenARunIsNotProgressing(t *testing.T) {
+	parallel(t)
 	const queue = "stuck"
 	w := sdkworker.New(tc, queue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(func(workflow.Context, contract.Input) error { panic("this worker cannot run playbooks") }, workflow.RegisterOptions{Name: contract.WorkflowName})
@@ -238,6 +246,7 @@ func TestRunSaysWhenARunIsNotProgressing(t *testing.T) {
 // line: before, the run started and its workflow task could not encode the
 // retry policy, on every attempt.
 func TestNaNInARetryBlockIsRefused(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "nan.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: nan-retry}
 workflow:
@@ -264,6 +273,7 @@ func hasMarker(t *testing.T, workflowID, change string) bool {
 // more than 2,000 activities pending, so a run keeps 1,000 running and the
 // rest wait for a slot; the run completes.
 func TestWideFanOutCompletes(t *testing.T) {
+	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
 	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100))
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2099.0, agg.Steps["s2099"].Result)

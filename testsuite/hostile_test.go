@@ -41,6 +41,7 @@ type hostile struct {
 // no stack trace, nothing on stdout, nothing started on the server, in
 // under 10 s and 1 GB.
 func TestHostileInputs(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")

@@ -15,6 +15,7 @@ import (
 // inherited open at descriptor 251 (from a shell, a service manager) does
 // not reach it (#39).
 func TestStepsInheritNoDescriptors(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	r, w, err := os.Pipe()
 	require.NoError(t, err)

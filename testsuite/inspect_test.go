@@ -18,6 +18,7 @@ import (
 // status and events on a finished failed run show the failed step with its
 // attempts, error and routed_to_end, and the end evaluation.
 func TestStatusAndEventsOfAFailedRun(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "failure_cleanup.yaml")
 	id := r.agg.WorkflowID
 	code, out, errOut := cli(t, "status", "--address", server.Address, id)
@@ -62,6 +63,7 @@ func TestStatusAndEventsOfAFailedRun(t *testing.T) {
 // During a step's backoff, status shows it retrying with its attempt number
 // and next attempt time, from the server's pending-activity view.
 func TestStatusDuringBackoff(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "backoff.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: backoff}
 workflow:
@@ -93,6 +95,7 @@ workflow:
 // list --status failed --playbook NAME lists exactly that playbook's failed
 // runs, through the search attributes the dev server registers.
 func TestListFailedRunsOfAPlaybook(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	write := func(name string) string {
 		file := filepath.Join(dir, name+".yaml")
@@ -142,6 +145,7 @@ func TestListFailedRunsOfAPlaybook(t *testing.T) {
 }
 
 func TestSetupIsIdempotent(t *testing.T) {
+	// Serial: `setup` changes the namespace every run uses (see parallel).
 	code, out, errOut := cli(t, "setup", "--address", server.Address)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Namespace default has playbook's search attributes (0 added).\n", out)

@@ -21,6 +21,7 @@ func goList(t *testing.T, args ...string) []string {
 // urfave/cli. (go.mod still lists gopkg.in/yaml.v3 as indirect: the
 // embedded Temporal server's config package and testify import it.)
 func TestOwnPackagesUseTheMaintainedLibraries(t *testing.T) {
+	parallel(t)
 	lines := goList(t, "-f", `{{.ImportPath}}:{{join .Imports ","}},{{join .TestImports ","}},{{join .XTestImports ","}}`, "playbook/...")
 	require.NotEmpty(t, lines)
 	for _, l := range lines {

@@ -44,6 +44,7 @@ func startWorkerOn(t *testing.T, queue, listen, advertise string, env ...string)
 // address a run's history names; a worker that serves its logs to anyone
 // says so when it starts.
 func TestLogsTokenGoesOnlyToTrustedWorkers(t *testing.T) {
+	// Serial: t.Setenv (the logs token) (see parallel).
 	ip := thisHostsAddress()
 	if ip == "" {
 		t.Skip("this machine has no address but loopback")

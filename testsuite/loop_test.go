@@ -20,6 +20,7 @@ import (
 )
 
 func TestLoop(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "loop.yaml")
 	require.Equal(t, "completed", r.agg.Status)
 	results := r.agg.Steps["count_lines"].Result.([]any)
@@ -31,9 +32,9 @@ func TestLoop(t *testing.T) {
 }
 
 func TestLoopElementFailureCancelsTheOthers(t *testing.T) {
-	start := time.Now()
+	parallel(t, counts("playbook-loop-cancel"))
 	r := runExample(t, "loop_cancel.yaml")
-	require.Less(t, time.Since(start), 15*time.Second, "the elements sleeping 30s were cancelled")
+	require.Less(t, runTook(t, r.agg), 15*time.Second, "the elements sleeping 30s were cancelled")
 	each := r.agg.Steps["each"]
 	require.Equal(t, contract.StatusFailed, each.Status)
 	require.Equal(t, "element 2 of 4 (index 1) failed: exited with code 1: element 2 is corrupt", each.Error.Message)
@@ -45,6 +46,7 @@ func TestLoopElementFailureCancelsTheOthers(t *testing.T) {
 // history comes near Temporal's limit. Its noop elements are decided in the
 // workflow, so it starts no batch (TestLongLoopRunsInBatches has batches).
 func TestLoopOverTenThousandElements(t *testing.T) {
+	parallel(t)
 	start := time.Now()
 	r := runExample(t, "loop_10k.yaml")
 	wall := time.Since(start)
@@ -68,6 +70,7 @@ func workflowHistoryLength(t *testing.T, id string) int {
 // A loop longer than a batch runs its elements in one driver, a child
 // workflow, with results in input order: 1,001 http elements.
 func TestLongLoopRunsInItsDriver(t *testing.T) {
+	parallel(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, strings.TrimPrefix(r.URL.Path, "/"))
 	}))
@@ -97,6 +100,7 @@ workflow:
 // and its results still come back whole and in order: 3,000 elements of a
 // noop polled by retry_when (an activity each).
 func TestLongLoopContinuesAsNew(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "continued.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: loop-continued}
 workflow:

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,10 +58,19 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	}
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
+	if run := flag.Lookup("test.run"); run == nil || run.Value.String() == "" {
+		// Many tests run the binary: build it while the server starts.
+		go buildOnce.Do(buildBinary)
+	}
 	var err error
 	server, err = devserver.Start(devserver.Options{IP: "127.0.0.1", SearchAttributes: runs.SearchAttributes()})
 	if err != nil {
@@ -121,6 +131,15 @@ func runExample(t *testing.T, name string, extra ...string) runResult {
 	require.Equal(t, exitCodeFor(agg.Status), code, errOut)
 	replay(t, name, agg.WorkflowID, agg.RunID)
 	return runResult{code: code, agg: &agg, stderr: errOut}
+}
+
+// runTook is how long a finished run took by its history's clock, from
+// its start to its close: what a bound on a run's duration measures, with
+// the CLI's start and the replay left out.
+func runTook(t *testing.T, agg *contract.Aggregate) time.Duration {
+	t.Helper()
+	events := history(t, agg.WorkflowID, agg.RunID).GetEvents()
+	return events[len(events)-1].GetEventTime().AsTime().Sub(events[0].GetEventTime().AsTime())
 }
 
 func exitCodeFor(status string) int {
@@ -220,3 +239,96 @@ func readLog(t *testing.T, workflowID, step, file string) string {
 
 // processesMatching lists the PIDs whose command line contains s.
 var processesMatching = proctest.Matching
+
+// Running tests in parallel. Most of the suite's time is waiting (timers,
+// backoffs, heartbeats, processes sleeping), so its tests run side by side:
+// a test opts in with parallel(t) as its first line. It then runs once the
+// serial tests are done, beside the other parallel ones, up to
+// parallelTests at once (TestMain sets -test.parallel to that unless it is
+// given). A test may opt in when
+//   - its runs have workflow IDs of their own (run's default NAME-RANDOM,
+//     or an --id no other test uses), and any worker it starts polls a task
+//     queue of its own (named for the test, as "ops-logs" or
+//     fmt.Sprintf("on-lost-%d", time.Now().UnixNano())): the shared worker
+//     takes every test's runs on the default queue, which is what it is for;
+//   - what it lists or counts is its own: `list` finds its runs by ID or by
+//     a playbook name no other test runs;
+//   - it leaves the process alone: no t.Setenv (the testing package refuses
+//     it in a parallel test), no os.Chdir, no process-wide flags.
+//
+// A test that counts the processes of a marker its steps share with other
+// tests' steps (playbooks/long_running.yaml's "playbook-long-running")
+// says so with counts(marker); one whose steps carry the marker, with
+// carries(marker): a counting test runs alone among those naming its marker
+// (once the processes other tests' runs left are gone), the others beside
+// each other. Something else only one test may use at a time is named
+// with alone(name): the default port 127.0.0.1:7233 an embedded server
+// takes, and "cpu" for a test that keeps a core busy for a while (pages
+// of large events, replaying a history of megabytes), so that such tests
+// run one after another, beside the tests that wait: a starved workflow
+// task trips the SDK's deadlock detector, and a starved step misses its
+// heartbeat.
+//
+// Tests that stay serial, and why, say so beside their first line:
+// setting the environment (the docs tests, the codec key, the logs token,
+// envconfig), changing the namespace (`setup`), timing something in
+// seconds against the wall clock (TestRetryDelaysFireOnTime, the outage
+// tests, retry budgets and heartbeat timeouts of seconds), or keeping
+// both cores busy for long (the replay corpus, the runs of thousands of
+// steps, whose thousands of activities would also fill the shared
+// worker's slots and hold up every other test's steps; the headless
+// browser).
+func parallel(t *testing.T, shares ...share) {
+	t.Helper()
+	t.Parallel()
+	slices.SortFunc(shares, func(a, b share) int { return strings.Compare(a.name, b.name) })
+	for _, s := range shares {
+		l := shared(s.name)
+		if s.alone {
+			l.Lock()
+			t.Cleanup(l.Unlock)
+			if s.counted {
+				// A run another test terminated or detached from may
+				// leave its steps' processes a moment longer.
+				waitFor(t, "the processes of other tests' "+s.name+" steps to end", func() bool { return len(processesMatching(s.name)) == 0 })
+			}
+		} else {
+			l.RLock()
+			t.Cleanup(l.RUnlock)
+		}
+	}
+}
+
+// share is something parallel tests use that is not theirs alone.
+type share struct {
+	name           string
+	alone, counted bool
+}
+
+// carries says a test's steps carry marker on their command lines.
+func carries(marker string) share { return share{name: marker} }
+
+// counts says a test counts the processes carrying marker: it runs alone
+// among the tests that name marker.
+func counts(marker string) share { return share{name: marker, alone: true, counted: true} }
+
+// alone says a test uses name, which only one test may use at a time.
+func alone(name string) share { return share{name: name, alone: true} }
+
+var (
+	sharesMu   sync.Mutex
+	shareLocks = map[string]*sync.RWMutex{}
+)
+
+func shared(name string) *sync.RWMutex {
+	sharesMu.Lock()
+	defer sharesMu.Unlock()
+	if shareLocks[name] == nil {
+		shareLocks[name] = &sync.RWMutex{}
+	}
+	return shareLocks[name]
+}
+
+// parallelTests is how many parallel tests run at once unless
+// -test.parallel says: most wait, so more than the CPUs.
+const parallelTests = 6

@@ -53,6 +53,7 @@ func startMCPHTTP(t *testing.T, extra ...string) string {
 // with a foreign Origin is refused before it reaches MCP; one from the
 // server's own origin, or with no Origin (not a browser), gets through.
 func TestMCPHTTPRefusesCrossOrigin(t *testing.T) {
+	parallel(t)
 	url := startMCPHTTP(t, "--allow-write")
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	post := func(origin string) (int, string) {
@@ -92,6 +93,7 @@ func TestMCPHTTPRefusesCrossOrigin(t *testing.T) {
 // here wrote: the official TypeScript SDK from npm, over streamable HTTP.
 // It reaches the npm registry: PLAYBOOK_TEST_NPM=1 (as .ci/run sets).
 func TestMCPNodeClient(t *testing.T) {
+	parallel(t)
 	needNPM(t)
 	node, errNode := exec.LookPath("node")
 	npm, errNpm := exec.LookPath("npm")

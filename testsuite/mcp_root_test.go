@@ -14,6 +14,7 @@ import (
 // resolved, never a special file; and step_logs names run and step by the
 // one path rule, so neither climbs out of the log directory.
 func TestMCPReadsOnlyUnderItsRoot(t *testing.T) {
+	parallel(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "root")
 	require.NoError(t, os.Mkdir(root, 0o700))

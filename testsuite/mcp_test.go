@@ -46,6 +46,7 @@ func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]a
 }
 
 func TestMCPClassifiesPendingFailedStep(t *testing.T) {
+	parallel(t)
 	s := mcpSession(t, "--allow-write")
 	tools, err := s.ListTools(context.Background(), nil)
 	require.NoError(t, err)
@@ -176,6 +177,7 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 // Read-only by default: the tools that change runs refuse, and the run is
 // untouched. Bad arguments are tool errors with one-line messages.
 func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
+	parallel(t)
 	s := mcpSession(t)
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", nil)
 	t.Cleanup(func() { _ = tc.CancelWorkflow(context.Background(), run.GetID(), "") })

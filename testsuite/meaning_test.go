@@ -19,6 +19,7 @@ import (
 // < 600`, validates (with a warning line on stderr: a request that got no
 // answer is not retried) and retries a 503 until the service answers.
 func TestNaturalRetryWhenRetriesServerErrors(t *testing.T) {
+	parallel(t)
 	src, err := os.ReadFile(filepath.Join("..", "playbooks", "http.yaml"))
 	require.NoError(t, err)
 	guarded := `retry_when: "status_code == nil or status_code >= 500"`
@@ -55,6 +56,7 @@ func TestNaturalRetryWhenRetriesServerErrors(t *testing.T) {
 // the same step, a next naming no step; a string ordered against a number;
 // a loop over a number. Four lines, exit 2.
 func TestValidateTellsFourMistakesInOnePass(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "four.yaml", `metadata: {name: four}
 workload: {count: 3, name: x}
 workflow:
@@ -84,6 +86,7 @@ workflow:
 // worker's own zone, "Local" given as an input, is refused when the
 // expression is evaluated: the step fails and says why.
 func TestTimeZonesAreNeverTheWorkers(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "zones.yaml", `metadata: {name: zones-local}
 workload: {tz: Europe/Paris}
 workflow:
@@ -113,6 +116,7 @@ workflow:
 // validation, built by a template when the step starts (it fails, and
 // says why, instead of waiting a saturated 292 years).
 func TestWaitUntilATimeNoTimerReaches(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	literal := writePlaybook(t, dir, "literal.yaml", `metadata: {name: wait-far}
 workflow:
@@ -144,6 +148,7 @@ workflow:
 // flag not given holds, is refused rather than taken as "now"; anything
 // else says what to give.
 func TestLogicalTimeFlagSaysWhatItTakes(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "lt.yaml", `metadata: {name: logical}
 workflow:
   - step: when
@@ -170,6 +175,7 @@ workflow:
 // wrong file does not run as a retry of RUN; --other-name allows it. A
 // --set value carrying a YAML tag is refused as it is in a file.
 func TestRetryFileOfAnotherPlaybookAndTaggedSets(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	first := runPlaybookFile(t, writePlaybook(t, dir, "alpha.yaml", `metadata: {name: alpha}
 workload: {extra: null}

@@ -108,6 +108,7 @@ workflow:
 // engine's step counters and the SDK's own worker metrics; its JSON log
 // has a line per step transition.
 func TestWorkerServesMetricsDuringARun(t *testing.T) {
+	parallel(t)
 	queue := "ops-metrics"
 	url, stderr := observedWorker(t, queue, t.TempDir(), "--log-format", "json", "--log-level", "debug")
 	file := writePlaybook(t, t.TempDir(), "ops.yaml", fmt.Sprintf(retriedSlowStep, "4"))
@@ -148,6 +149,7 @@ func TestWorkerServesMetricsDuringARun(t *testing.T) {
 // that sends it: `playbook logs` says so in one line without it, and
 // prints the logs with it.
 func TestRemoteLogsNeedTheWorkersToken(t *testing.T) {
+	// Serial: t.Setenv (the logs token) (see parallel).
 	queue := "ops-logs-token"
 	t.Setenv("PLAYBOOK_LOGS_TOKEN", "")
 	url, _ := observedWorker(t, queue, t.TempDir(), "--logs-token", "s3cret")
@@ -172,6 +174,7 @@ workflow:
 }
 
 func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
+	parallel(t)
 	queue := "ops-logs"
 	dirs := []string{t.TempDir(), t.TempDir()}
 	urls := make([]string, 2)
@@ -244,6 +247,7 @@ func stepEvents(t *testing.T, log, workflowID, step string) []string {
 
 // A worker stopped past its drain timeout logs its running attempt lost.
 func TestJSONLogSaysAnAttemptWasLost(t *testing.T) {
+	parallel(t)
 	queue := "ops-lost"
 	_, stderr, cmd := startObservedWorker(t, queue, t.TempDir(), "--log-format", "json", "--log-level", "debug")
 	file := writePlaybook(t, t.TempDir(), "ops.yaml", `metadata:

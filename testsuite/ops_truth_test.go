@@ -28,6 +28,7 @@ import (
 // terminated, and list --status running leaves it out, though its
 // PlaybookStatus search attribute still says running.
 func TestTerminatedRunIsTerminatedEverywhere(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "ops28term.yaml", `metadata:
   name: ops28term
 workflow:
@@ -87,6 +88,7 @@ workflow:
 // attempts' allowance), and says the delay the policy chose, not what was
 // left of it when it looked.
 func TestRunShowsConfiguredAttemptsAndDelay(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "ops28retry.yaml", fmt.Sprintf(retriedTwice, "1s"))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "ops28-retry-1", file)
 	require.Equal(t, 0, code, out+errOut)
@@ -97,6 +99,7 @@ func TestRunShowsConfiguredAttemptsAndDelay(t *testing.T) {
 
 // status, between attempts, counts them the same way as run.
 func TestStatusCountsConfiguredAttempts(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "ops28retry.yaml", fmt.Sprintf(retriedTwice, "20s"))
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "ops28-retry-2", "--detach", file)
 	require.Equal(t, 0, code, out+errOut)
@@ -111,6 +114,7 @@ func TestStatusCountsConfiguredAttempts(t *testing.T) {
 // A retry an exit-code rule decided shows in run (even one over before a
 // poll could see it), and logs prints its recovery script's output.
 func TestRuleRetryIsShownAndItsRecoveryLogged(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "ops28rules.yaml", `metadata:
   name: ops28rules
 failure_handlers:
@@ -140,6 +144,7 @@ workflow:
 // noop step runs no process, a sub-playbook step's logs are its child
 // run's, and a misspelt step is not in the run.
 func TestLogsSaysWhyAStepHasNone(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	writePlaybook(t, dir, "child.yaml", `metadata:
   name: ops28child
@@ -179,6 +184,7 @@ workflow:
 // status lists the steps in the playbook's file order, not the order
 // they started in.
 func TestStatusFollowsFileOrder(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "ops28order.yaml", `metadata:
   name: ops28order
 workflow:
@@ -208,6 +214,7 @@ workflow:
 // status of a finished run reads its history: no worker need poll its
 // task queue.
 func TestStatusOfFinishedRunNeedsNoWorker(t *testing.T) {
+	// Serial: bounds a wall time to 5s (see parallel).
 	queue := "ops28-noworker"
 	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
 	require.NoError(t, w.Start())
@@ -228,6 +235,7 @@ func TestStatusOfFinishedRunNeedsNoWorker(t *testing.T) {
 
 // cancel_run on a run that has ended says what cancel says.
 func TestMCPCancelOfEndedRunSaysAsTheCLI(t *testing.T) {
+	parallel(t)
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "ops28-ended-1", "../playbooks/hello.yaml")
 	require.Equal(t, 0, code, out+errOut)
 	code, _, errOut = cli(t, "cancel", "--address", server.Address, "ops28-ended-1")
@@ -242,6 +250,7 @@ func TestMCPCancelOfEndedRunSaysAsTheCLI(t *testing.T) {
 
 // history without -o prints the history on stdout.
 func TestHistoryPrintsToStdout(t *testing.T) {
+	parallel(t)
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "ops28-history-1", "../playbooks/hello.yaml")
 	require.Equal(t, 0, code, out+errOut)
 	code, out, errOut = cli(t, "history", "--address", server.Address, "ops28-history-1")
@@ -254,6 +263,7 @@ func TestHistoryPrintsToStdout(t *testing.T) {
 // dev on a port in use says so in one line (exit 2); a run submitted as
 // soon as dev says its worker is up is not told that no worker polls.
 func TestDevBusyPortAndReadyWorker(t *testing.T) {
+	parallel(t)
 	bin := playbookBinary(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -338,6 +348,7 @@ func exitOf(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 // the running step is cancelled, the always: true cleanup step runs, end
 // decides (cancelled, exit 3), and a line says so at once.
 func TestCtrlCOnEmbeddedRunRunsCleanups(t *testing.T) {
+	parallel(t, alone("127.0.0.1:7233"))
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "lock")
 	require.NoError(t, os.Mkdir(lock, 0o755))
@@ -364,6 +375,7 @@ workflow:
 
 // A second Ctrl-C while the cancelled run winds down stops at once.
 func TestSecondCtrlCOnEmbeddedRunStopsAtOnce(t *testing.T) {
+	parallel(t, alone("127.0.0.1:7233"))
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "ops28long.yaml", `metadata:
   name: ops28long
@@ -391,6 +403,7 @@ workflow:
 // attempt, and one that is retried says so. --log-level takes debug, info,
 // warn or error.
 func TestWorkerLogsAttemptsAtDebug(t *testing.T) {
+	parallel(t)
 	queue := "ops28-loglevel"
 	_, stderr := observedWorker(t, queue, t.TempDir(), "--log-format", "json")
 	file := writePlaybook(t, t.TempDir(), "ops28retry.yaml", fmt.Sprintf(retriedTwice, "10ms"))
@@ -407,6 +420,7 @@ func TestWorkerLogsAttemptsAtDebug(t *testing.T) {
 // tool_errors naming the log directory, counted as lost attempts (retried
 // while lost_attempts allows), never as the step's own exit code.
 func TestFullLogDiskFailsAsTheWorkers(t *testing.T) {
+	parallel(t)
 	dir := proctest.FullDisk(t)
 
 	queue := "ops28-fulldisk"
@@ -435,6 +449,7 @@ workflow:
 // A run that reuses an ended run's ID keeps its own attempt logs: logs
 // shows the latest run's, --run-id an earlier one's.
 func TestReusedIDKeepsEachRunsLogs(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "ops28reuse.yaml", `metadata:
   name: ops28reuse
 workload:

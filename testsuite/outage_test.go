@@ -108,6 +108,7 @@ func workerBehindProxy(t *testing.T, name string) (*outageProxy, string) {
 // first attempt, with no lost attempt on record. (The SDK's own heartbeat
 // gives an attempt up after one second without an answer.)
 func TestShortServerOutageLosesNoAttempt(t *testing.T) {
+	// Serial: an outage timed in seconds against heartbeat timeouts of seconds (see parallel).
 	proxy, queue := workerBehindProxy(t, "outage")
 
 	file := writePlaybook(t, t.TempDir(), "playbook.yaml", `metadata: {name: outage}
@@ -135,6 +136,7 @@ workflow:
 // step's first attempt is killed before it writes its mark; the retry,
 // once the worker is back, writes the only one.
 func TestLongServerOutageStopsTheStep(t *testing.T) {
+	// Serial: an outage timed in seconds against heartbeat timeouts of seconds (see parallel).
 	proxy, queue := workerBehindProxy(t, "cutoff")
 
 	marks := filepath.Join(t.TempDir(), "marks")

@@ -41,6 +41,7 @@ workflow:
 // recorded, and fails, naming the mismatch, once the playbook's failure
 // handling changes.
 func TestRecordARealFailedRun(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	pb := filepath.Join(dir, "recorded.yaml")
 	require.NoError(t, os.WriteFile(pb, []byte(recordedPlaybook), 0o644))
@@ -80,6 +81,7 @@ func TestRecordARealFailedRun(t *testing.T) {
 // The MCP tool test_playbook runs test files under the server's root and
 // starts nothing: a step listed under real: fails its case unrun.
 func TestMCPTestPlaybook(t *testing.T) {
+	parallel(t)
 	s := mcpSession(t, "--root", "..")
 	text, isErr := callTool(t, s, "test_playbook", map[string]any{"path": "playbooks/flaky.test.yaml"})
 	require.False(t, isErr, text)

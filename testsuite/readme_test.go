@@ -1,6 +1,7 @@
 package testsuite
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 )
 
 // placeholders fill the guides' placeholders, where a fenced line uses one.
@@ -115,6 +117,7 @@ func shellWords(t *testing.T, s string) []string {
 // Every command line in the README runs as written, against the shared
 // test server (TEMPORAL_ADDRESS), with the exit code it says.
 func TestReadmeCommands(t *testing.T) {
+	// Serial: t.Setenv (the docs run as printed) (see parallel).
 	runGuideLines(t, readmeLines(t, "../README.md"))
 }
 
@@ -141,7 +144,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	type background struct {
 		line readmeLine
 		cmd  *exec.Cmd
-		out  *strings.Builder
+		out  *lockedBuffer
 		done chan struct{}
 	}
 	var bg []*background
@@ -153,7 +156,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	for _, l := range lines {
 		if l.background {
 			cmd := exec.Command(bin, l.args...)
-			out := &strings.Builder{}
+			out := &lockedBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			require.NoError(t, cmd.Start(), l.text)
 			p := &background{line: l, cmd: cmd, out: out, done: make(chan struct{})}
@@ -177,7 +180,7 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 	}
 	for _, p := range bg {
 		if p.line.untilCtrlC {
-			time.Sleep(time.Second)
+			awaitReady(t, p.line, p.out, p.done)
 			require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
 		}
 		select {
@@ -187,4 +190,34 @@ func runGuideLines(t *testing.T, lines []readmeLine) {
 		}
 		require.Equal(t, p.line.exit, p.cmd.ProcessState.ExitCode(), "%s\n%s", p.line.text, p.out.String())
 	}
+}
+
+// awaitReady waits until a command run until Ctrl-C is ready for it, as a
+// person would before pressing it: a worker once the server lists its poll
+// of its task queue, the others once they said where they serve; or once
+// it has ended (its exit code is checked next).
+func awaitReady(t *testing.T, l readmeLine, out *lockedBuffer, done <-chan struct{}) {
+	t.Helper()
+	ended := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	if l.args[0] != "worker" {
+		waitFor(t, l.text+" to say it is ready", func() bool { return ended() || out.String() != "" })
+		return
+	}
+	queue := "playbook"
+	for i, a := range l.args[:len(l.args)-1] {
+		if a == "--task-queue" {
+			queue = l.args[i+1]
+		}
+	}
+	waitFor(t, l.text+" to poll its task queue", func() bool {
+		resp, err := tc.DescribeTaskQueue(context.Background(), queue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+		return ended() || (err == nil && len(resp.GetPollers()) > 0)
+	})
 }

@@ -33,6 +33,7 @@ import (
 // and one that reaches it without (recorded before): otherwise nothing
 // proves that runs of either kind still replay.
 func TestReplayRecordedHistories(t *testing.T) {
+	// Serial: replaying the corpus keeps both cores busy, and a starved replay trips the SDK's deadlock detector (see parallel).
 	files := corpusFiles(t)
 	var mu sync.Mutex
 	runs := map[string]string{}           // run ID → file
@@ -134,6 +135,7 @@ func readHistory(t *testing.T, file string) *historypb.History {
 // recorded hello run, replayed with its frozen playbook changed so that the
 // first step has another name, no longer matches its history.
 func TestReplayCatchesADifferentGraph(t *testing.T) {
+	parallel(t)
 	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "hello.json"))
 	renameGreet(t, h)
 	err := worker.Replay(h, quietlog.New())
@@ -159,6 +161,7 @@ func renameGreet(t *testing.T, h *historypb.History) {
 // alone), and fails, naming the event, on a history recorded from a
 // different graph.
 func TestHistoryAndReplayCommands(t *testing.T) {
+	// Serial: replaying the corpus keeps both cores busy, and a starved replay trips the SDK's deadlock detector (see parallel).
 	r := runExample(t, "hello.yaml")
 	file := filepath.Join(t.TempDir(), "hello.json")
 	code, out, errOut := cli(t, "history", "--address", server.Address, "-o", file, r.agg.WorkflowID)
@@ -191,6 +194,7 @@ func TestHistoryAndReplayCommands(t *testing.T) {
 // A change to the interpreter that alters the commands it issues (here: a
 // timer before anything else) fails the replay of recorded histories.
 func TestReplayCatchesAnInterpreterChange(t *testing.T) {
+	parallel(t)
 	h := readHistory(t, filepath.Join("testdata", "histories", "v1", "failure_cleanup.json"))
 	changed := func(ctx workflow.Context, in contract.Input) (*contract.Aggregate, error) {
 		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {

@@ -70,6 +70,7 @@ func runPlaybookFile(t *testing.T, file string, args ...string) *contract.Aggreg
 // (1) A run that failed is retried with the fixed file: it completes, and
 // the step upstream of the fix ran once in all.
 func TestRetryWithFixedFile(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "etl.yaml", etl)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir, "--set", "rate=2")
@@ -102,6 +103,7 @@ func TestRetryWithFixedFile(t *testing.T) {
 // (2) --set changes a value only the failed step and report read: they
 // and what is downstream run; the rest is reused.
 func TestRetrySetRerunsOnlyTheReaders(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "etl.yaml", strings.Replace(etl, `F: "{{ workload.fail }}"`, `F: "no"`, 1))
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
@@ -119,6 +121,7 @@ func TestRetrySetRerunsOnlyTheReaders(t *testing.T) {
 // (3) Editing a completed step's command reruns it and its downstream,
 // without --from; (4) --from on a completed run reruns from there.
 func TestRetryEditedCommandAndFrom(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	src := strings.Replace(etl, `F: "{{ workload.fail }}"`, `F: "no"`, 1)
 	file := writePlaybook(t, dir, "etl.yaml", src)
@@ -140,6 +143,7 @@ func TestRetryEditedCommandAndFrom(t *testing.T) {
 
 // (5) --dry-run prints the decisions and starts nothing.
 func TestRetryDryRun(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "etl.yaml", etl)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
@@ -155,6 +159,7 @@ func TestRetryDryRun(t *testing.T) {
 // A reused step upstream of an on_failure: run step that ran is warned of:
 // the cleanup may have undone what it left.
 func TestRetryWarnsOfACleanupThatRan(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "clean.yaml", `metadata: {name: clean}
 workflow:
@@ -178,6 +183,7 @@ workflow:
 // (6) classify skip --result: the step completes by hand with that result,
 // which the next step reads.
 func TestClassifySkipWithResult(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "hand.yaml", `metadata: {name: hand}
 use_pending_failed: true
 workflow:
@@ -219,6 +225,7 @@ workflow:
 // are the three schedule times; a manual run with --logical-time shows it,
 // and a retry keeps it.
 func TestLogicalTime(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "logical.yaml", logicalPlaybook)
 	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-logical", "--every", "1h", "--paused", file)
 	require.Equal(t, 0, code, errOut)
@@ -263,6 +270,7 @@ func TestLogicalTime(t *testing.T) {
 // refused, and named zones and dates evaluate alike on workers in
 // different zones (their histories replay here, in a third).
 func TestExpressionsIgnoreTheWorkersZone(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	local := writePlaybook(t, dir, "local.yaml", `metadata: {name: local}
 workflow:
@@ -298,6 +306,7 @@ workflow:
 // retry takes any ended run, a terminated one too: the steps stood as a
 // worker replays them; those running when it was terminated run again.
 func TestRetryOfATerminatedRun(t *testing.T) {
+	parallel(t, carries("playbook-long-running"))
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--id", "resume-term-1", "--detach", "../playbooks/long_running.yaml")
 	require.Equal(t, 0, code, errOut)
 	waitFor(t, "left to start", func() bool {

@@ -14,6 +14,7 @@ import (
 // however long it has been silent: a step quiet for longer than a short
 // retention still has its stdout as its result.
 func TestRetentionKeepsARunningAttemptsLogs(t *testing.T) {
+	parallel(t)
 	queue := fmt.Sprintf("retention-%d", time.Now().UnixNano())
 	dir := t.TempDir()
 	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: dir})

@@ -61,6 +61,7 @@ func countMarks(t *testing.T, dir, item string) (all, of int) {
 // retry takes the new side of reuse-elements (its history is the corpus's
 // change_reuse_elements).
 func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
+	parallel(t)
 	for _, n := range []int{300, 600, 2000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			dir := t.TempDir()
@@ -188,6 +189,7 @@ func thousands(n int) string {
 // retry of its child: the child's first two steps are reused, its third
 // and what follows run; the child's plan is under the parent's.
 func TestRetryResumesASubPlaybook(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	writePlaybook(t, dir, "child.yaml", `metadata: {name: child}
 workload: {dir: /tmp}
@@ -251,6 +253,7 @@ func osUser() string {
 // only its new items, drops the removed ones, and reuses the rest, of a
 // loop that completed too; this run reused elements of the one before.
 func TestRetryRunsOnlyTheNewItemsOfAChangedList(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "parts.yaml", `metadata: {name: parts}
 workload: {dir: /tmp, parts: [a, b, c]}
@@ -283,6 +286,7 @@ workflow:
 // matched one for one: three of four completed, so three are reused and
 // one runs, not four reused on the strength of any one of them.
 func TestRetryMatchesAlikeElementsOneForOne(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "p.yaml", `metadata: {name: alike}
 workload: {dir: ""}

@@ -16,6 +16,7 @@ import (
 // first step is reused and did not run again (its side-effect file proves
 // it); --step reruns a step and what follows it.
 func TestRetryReusesCompletedSteps(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "input.txt"), []byte("bad\n"), 0o644))
 	first := runExample(t, "retry_demo.yaml", "--set", "dir="+dir)
@@ -71,6 +72,7 @@ workflow:
 `
 
 func TestRetryReusesAStepWhoseRoutingChanged(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "routed.yaml", routed)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
@@ -101,6 +103,7 @@ func TestRetryReusesAStepWhoseRoutingChanged(t *testing.T) {
 // Issue 41 (3): a file a step writes to never makes it run again; a
 // script it runs does.
 func TestRetryJudgesFilesByWhatRuns(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "scripts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "scripts", "last.sh"), []byte("echo last >> \"$1/marks\"\n"), 0o755))

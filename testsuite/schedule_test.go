@@ -87,6 +87,7 @@ workload:
 // listed by schedule; pause stops new runs; trigger starts one at once;
 // delete removes the schedule.
 func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "tick.yaml", quickPlaybook)
 	code, out, errOut := scheduleCLI(t, "create", "--id", "sched-every", "--every", "2s", "--set", "n=7", file)
 	require.Equal(t, 0, code, errOut)
@@ -120,12 +121,22 @@ func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 	code, out, errOut = scheduleCLI(t, "pause", "--note", "maintenance", "sched-every")
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Paused schedule sched-every.\n", out)
+	pausedAt := time.Now()
+	var due []time.Time // the times it listed that fall after the pause
+	for _, at := range v.NextRuns {
+		if at.After(pausedAt) {
+			due = append(due, at)
+		}
+	}
+	require.GreaterOrEqual(t, len(due), 2, "%v", v.NextRuns)
 	v = describeSchedule(t, "sched-every")
 	require.True(t, v.Paused)
 	require.Equal(t, "maintenance", v.Note)
 	_, text, _ := scheduleCLI(t, "describe", "sched-every")
 	require.Contains(t, text, "paused: maintenance")
-	time.Sleep(5 * time.Second) // two intervals and more
+	// Two of its times pass while it is paused (a second more for the
+	// scheduler to have acted on the second).
+	waitFor(t, "two of its times to pass", func() bool { return time.Now().After(due[1].Add(time.Second)) })
 	require.Equal(t, v.Actions, describeSchedule(t, "sched-every").Actions, "no run started while paused")
 
 	code, out, errOut = scheduleCLI(t, "trigger", "sched-every")
@@ -145,6 +156,7 @@ func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 // Acceptance 2: under the default overlap policy (skip), a run slower than
 // the interval is never doubled: no two runs overlap.
 func TestScheduleOverlapSkip(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "slow.yaml", `metadata: {name: slow}
 workflow:
   - step: nap
@@ -181,6 +193,7 @@ workflow:
 // Acceptance 3: a backfill over a past window of three intervals starts
 // three runs, one after another (buffer-all), even on a paused schedule.
 func TestScheduleBackfill(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "tick.yaml", quickPlaybook)
 	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-backfill", "--every", "1h", "--paused", file)
 	require.Equal(t, 0, code, errOut)
@@ -218,6 +231,7 @@ func TestScheduleBackfill(t *testing.T) {
 // Acceptance 4: apply is idempotent; an edited cron updates the schedule;
 // --prune deletes the schedules whose files are gone.
 func TestScheduleApply(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	a := writePlaybook(t, dir, "a.yaml", `metadata: {name: apply-a}
 schedule: {cron: "0 2 * * *", timezone: Europe/Berlin}
@@ -286,6 +300,7 @@ func mustLocation(t *testing.T, name string) *time.Location {
 // Acceptance 5: a malformed cron or an unknown time zone, in the playbook
 // or in a flag, is one line and exit 2, and nothing is created.
 func TestScheduleInvalidInputCreatesNothing(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	bad := writePlaybook(t, dir, "bad.yaml", "metadata: {name: bad-cron}\nschedule:\n  cron: \"0 2 * *\"\nworkflow:\n  - step: x\n")
 	badTZ := writePlaybook(t, dir, "tz.yaml", "metadata: {name: bad-tz}\nschedule:\n  cron: \"@daily\"\n  timezone: Mars/Olympus\nworkflow:\n  - step: x\n")
@@ -336,6 +351,7 @@ func TestScheduleInvalidInputCreatesNothing(t *testing.T) {
 // The Web UI's Schedules page lists a playbook's schedule, through the UI
 // server's HTTP API.
 func TestScheduleOnWebUI(t *testing.T) {
+	parallel(t)
 	port := freePort(t)
 	ui := uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host: "127.0.0.1", Port: port, TemporalGRPCAddress: server.Address, EnableUI: true, HideLogs: true, DisableNewsFetch: true,
@@ -394,6 +410,7 @@ func TestScheduleOnWebUI(t *testing.T) {
 // update changes when a schedule runs and, with FILE, the playbook it
 // runs, keeping what it is not told to change (here: paused).
 func TestScheduleUpdate(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "tick.yaml", quickPlaybook)
 	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-update", "--cron", "0 2 * * *", "--paused", "--set", "n=3", file)
@@ -428,6 +445,7 @@ func TestScheduleUpdate(t *testing.T) {
 // The Scheduling guide's block runs as printed (with --address added),
 // from the repository's root.
 func TestReadmeSchedulingBlock(t *testing.T) {
+	// Serial: t.Chdir (the docs run as printed) (see parallel).
 	readme, err := os.ReadFile("../docs/SCHEDULING.md")
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(readme), "# Scheduling\n")
@@ -459,6 +477,7 @@ func TestReadmeSchedulingBlock(t *testing.T) {
 
 // apply never takes over a schedule that does not run a playbook.
 func TestScheduleApplyLeavesOthersAlone(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	_, err := tc.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:     "not-a-playbook",

@@ -10,6 +10,7 @@ import (
 // `playbook schema` prints the checked-in docs/playbook.schema.json (the
 // interpreter's tests validate every example and malformed case with it).
 func TestSchemaCommandPrintsTheCheckedInSchema(t *testing.T) {
+	parallel(t)
 	want, err := os.ReadFile("../docs/playbook.schema.json")
 	require.NoError(t, err)
 	code, out, errOut := cli(t, "schema")

@@ -27,6 +27,7 @@ import (
 // still reads its whole environment (a --step-env variable reaches the
 // step).
 func TestStepsCannotReadTheWorkersSecrets(t *testing.T) {
+	parallel(t)
 	secret := fmt.Sprintf("s3cr3t-%d", time.Now().UnixNano())
 	dir := t.TempDir()
 	// The step reads the secret to look for from a file, so that its own
@@ -57,6 +58,7 @@ workflow:
 // failing step's error hold only the name or ***. A missing secret fails
 // the attempt with a tool_error naming the secret.
 func TestPlaybookSecrets(t *testing.T) {
+	parallel(t)
 	secret := fmt.Sprintf("s3cr3t-%d", time.Now().UnixNano())
 	dir := t.TempDir()
 	secrets := filepath.Join(dir, "secrets")

@@ -23,6 +23,7 @@ import (
 // Tokens in URLs never reach what people and webhooks see: the aggregate,
 // status, events, the Web UI's details, the webhook's body.
 func TestSecretsInURLsAreRedacted(t *testing.T) {
+	parallel(t)
 	hook := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hook" {
@@ -80,6 +81,7 @@ workflow:
 // submission; a run started by another client with such an ID fails its
 // step without creating anything outside the log directory.
 func TestRunIDStaysInTheLogDirectory(t *testing.T) {
+	parallel(t)
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", "../../escaped", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Empty(t, out)
@@ -106,6 +108,7 @@ func TestRunIDStaysInTheLogDirectory(t *testing.T) {
 // Reads that input drives have bounds, named in the error: a loop's size,
 // a playbook file's size, a result over Temporal's payload limit.
 func TestInputBounds(t *testing.T) {
+	parallel(t)
 	// A range of two numbers over the bound is refused at submission; one
 	// the workload gives fails the step when the run reaches it.
 	file := writePlaybook(t, t.TempDir(), "pb.yaml", `metadata: {name: huge-loop}
@@ -154,6 +157,7 @@ workflow:
 // Every malformed playbook exits 2 from validate and from run, with its
 // one pinned line on stderr, and starts nothing.
 func TestMalformedPlaybooksStartNothing(t *testing.T) {
+	parallel(t)
 	const dir = "../submit/testdata/malformed"
 	golden, err := os.ReadFile(filepath.Join(dir, "errors.golden"))
 	require.NoError(t, err)

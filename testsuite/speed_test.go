@@ -32,6 +32,7 @@ func runFile(t *testing.T, source string) *contract.Aggregate {
 // used to wait about a second whatever its length). Measured between the
 // history's ActivityTaskScheduled and ActivityTaskCompleted.
 func TestRetryDelaysFireOnTime(t *testing.T) {
+	// Serial: bounds a wall time to 700ms (see parallel).
 	agg := runFile(t, `metadata: {name: on-time}
 workflow:
   - step: flaky
@@ -58,6 +59,7 @@ workflow:
 // noop steps, and loops of them, are decided inside the workflow: no
 // activity in the history, the same results and attempts as before.
 func TestNoopStepsRunWithoutActivities(t *testing.T) {
+	parallel(t)
 	agg := runFile(t, `metadata: {name: noops}
 workload: {n: 3}
 workflow:

@@ -21,6 +21,7 @@ import (
 // `validate` reports every error of a file at once, one line each, in file
 // order, and exits 2.
 func TestValidateReportsEveryError(t *testing.T) {
+	parallel(t)
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: bad}
 workload: {rows: 3}
@@ -46,6 +47,7 @@ workflow:
 // --set may only set declared keys, and converts to the declared type;
 // nothing starts otherwise.
 func TestRunChecksOverrides(t *testing.T) {
+	parallel(t)
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--set", "nosuch=1", "../playbooks/hello.yaml")
 	require.Equal(t, 2, code)
 	require.Empty(t, out)
@@ -64,6 +66,7 @@ func TestRunChecksOverrides(t *testing.T) {
 }
 
 func TestListRefusesAnUnknownStatus(t *testing.T) {
+	parallel(t)
 	code, _, errOut := cli(t, "list", "--address", server.Address, "--status", "bogus")
 	require.Equal(t, 2, code)
 	require.Equal(t, `list: --status "bogus" is not a run status (running, waiting, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`+"\n", errOut)
@@ -85,6 +88,7 @@ workflow:
 // through the Go client, as a playbook submitted before the checks was;
 // testdata/histories/undeclared_reads.json is such a run, recorded.
 func TestRejectedPlaybookStillReplays(t *testing.T) {
+	parallel(t)
 	_, strictErr := submit.ParseStrict("undeclared.yaml", []byte(undeclaredReads), "")
 	require.EqualError(t, strictErr, `undeclared.yaml:4: step "first": tool: "workload.dir": reads workload.dir, which the workload section does not declare (it declares no keys)
 undeclared.yaml:6: step "second": tool: "steps.first.status": reads steps.first, but step "first" is not upstream of "second" (it would read null): make it a predecessor through next or depends_on`)

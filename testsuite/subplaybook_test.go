@@ -19,6 +19,7 @@ func workflowStatus(t *testing.T, id string) enums.WorkflowExecutionStatus {
 }
 
 func TestSubPlaybooks(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "parent.yaml")
 	agg := r.agg
 	require.Equal(t, "completed", agg.Status)
@@ -32,6 +33,7 @@ func TestSubPlaybooks(t *testing.T) {
 }
 
 func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "parent.yaml", "--set", "child_fails=true")
 	agg := r.agg
 	require.Equal(t, 1, r.code)
@@ -59,6 +61,7 @@ func TestSubPlaybookFailureFailsTheStep(t *testing.T) {
 }
 
 func TestCancellingAParentCancelsItsChildren(t *testing.T) {
+	parallel(t, counts("playbook-long-running"))
 	run := start(t, "../playbooks/nested_long.yaml", "playbook", nil)
 	childID := run.GetID() + ".inner"
 	waitRunning(t, childID, 2)
@@ -74,6 +77,7 @@ func TestCancellingAParentCancelsItsChildren(t *testing.T) {
 }
 
 func TestSubPlaybookCycleIsInvalid(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("metadata: {name: a}\nworkflow:\n  - {step: call, tool: {kind: playbook, path: b.yaml}}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("metadata: {name: b}\nworkflow:\n  - {step: back, tool: {kind: playbook, path: a.yaml}}\n"), 0o644))

@@ -15,6 +15,7 @@ import (
 // a newline that forges a line is printed escaped by run, events and
 // status: no control byte reaches the terminal, no forged line (#39).
 func TestUserTextPrintedEscaped(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "forge.sh")
 	require.NoError(t, os.WriteFile(script, []byte(`#!/bin/sh

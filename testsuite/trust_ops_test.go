@@ -30,6 +30,7 @@ import (
 // next heartbeat, which came more and more rarely up to every 10 s): the
 // history shows the step cancelled within 2 s of the cancel request.
 func TestDeadlineReachesARunningStepWithinASecond(t *testing.T) {
+	// Serial: bounds a wall time to 2s (see parallel).
 	file := writePlaybook(t, t.TempDir(), "ops38late.yaml", `metadata:
   name: ops38late
 timeout: 8s
@@ -95,6 +96,7 @@ workflow:
 // of suggesting it empty, and an approve without it is refused, by the CLI
 // (exit 2, nothing sent) and by the run's Update validator (any client).
 func TestApprovalRequiredInputIsAskedFor(t *testing.T) {
+	parallel(t)
 	id := fmt.Sprintf("ops38-required-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, filepath.Join("..", "playbooks", "approval.yaml"))
 	require.Equal(t, 0, code, errOut)
@@ -144,11 +146,12 @@ workflow:
 // timed_out` finds the deadline's run (not only Temporal's execution
 // timeouts), and `--schedule` takes an ID with a quote.
 func TestListSaysDeadlineAndWarnings(t *testing.T) {
+	parallel(t)
 	name := fmt.Sprintf("ops38list%d", time.Now().UnixNano()%1e6)
 	file := writePlaybook(t, t.TempDir(), "list.yaml", fmt.Sprintf(`metadata:
   name: %s
 workload: {slow: false}
-timeout: 2s
+timeout: 10s
 workflow:
   - step: probe
     allow_failure: true
@@ -195,6 +198,7 @@ workflow:
 // run --embedded-port pins the embedded server's port (#38); a port in use,
 // or a run that uses a configured server, is refused (exit 2).
 func TestRunEmbeddedPortIsPinned(t *testing.T) {
+	parallel(t, alone("127.0.0.1:7233"))
 	if listening("127.0.0.1:7233") {
 		t.Skip("a Temporal server listens on 127.0.0.1:7233; run would use it")
 	}
@@ -229,6 +233,7 @@ func TestRunEmbeddedPortIsPinned(t *testing.T) {
 // only as a stub (over the aggregate's budget) and where the whole value
 // is (#38: only --json showed it).
 func TestTablesSayAResultWasTruncated(t *testing.T) {
+	parallel(t, alone("cpu"))
 	file := writePlaybook(t, t.TempDir(), "big.yaml", `metadata:
   name: ops38big
 workflow:
@@ -248,6 +253,7 @@ workflow:
 // attempt its NOTE names ("retrying: attempt 3 of 100"), and a running
 // wait step says until when it waits.
 func TestStatusShowsLiveAttemptsAndAWaitsUntilTime(t *testing.T) {
+	parallel(t)
 	file := writePlaybook(t, t.TempDir(), "live.yaml", `metadata:
   name: ops38live
 workflow:
@@ -263,12 +269,13 @@ workflow:
 	defer cli(t, "cancel", "--address", server.Address, id)
 	var out string
 	attempt := regexp.MustCompile(`(?m)^flaky +running +(\d+) +\S+ +\S+ +retrying: attempt (\d+) of 100`)
-	waitFor(t, "flaky to be retried twice", func() bool {
+	waits := regexp.MustCompile(`(?m)^pause +running +\d+ +\S+ +- +waits until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
+	waitFor(t, "flaky to be retried twice, and pause's timer to be set", func() bool {
 		_, out, _ = cli(t, "status", "--address", server.Address, id)
 		m := attempt.FindStringSubmatch(out)
-		return m != nil && m[2] >= "3" && len(m[2]) == 1
+		return m != nil && m[2] >= "3" && len(m[2]) == 1 && waits.MatchString(out)
 	})
 	m := attempt.FindStringSubmatch(out)
 	require.Equal(t, m[2], m[1], "ATTEMPTS is the attempt the note names:\n%s", out)
-	require.Regexp(t, `(?m)^pause +running +\d+ +\S+ +- +waits until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`, out)
+	require.Regexp(t, waits, out)
 }

@@ -34,6 +34,7 @@ func otherGraph(ctx workflow.Context, in contract.Input) (*contract.Aggregate, e
 // history an incompatible interpreter wrote is named, with the event it
 // diverges at (exit 1). --closed adds ended runs; --json is the report.
 func TestUpgradeCheck(t *testing.T) {
+	// Serial: `setup` changes a namespace (see parallel).
 	ns := fmt.Sprintf("upgrade-%d", time.Now().UnixNano())
 	code, _, errOut := cli(t, "setup", "--address", server.Address, "--namespace", ns)
 	require.Equal(t, 0, code, errOut)

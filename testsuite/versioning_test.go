@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -51,6 +53,7 @@ func taskBuilds(t *testing.T, workflowID string) (builds []string, pinned bool) 
 // Acceptance (Worker Versioning): a run started on build A stays on A when
 // a worker of build B joins and B becomes current; the next run goes to B.
 func TestWorkerVersioningPinsRunsToTheirBuild(t *testing.T) {
+	parallel(t)
 	name := fmt.Sprintf("pb-%d", time.Now().UnixNano())
 	queue := "versioned-" + name
 	file := writePlaybook(t, t.TempDir(), "pinned.yaml", `metadata: {name: pinned}
@@ -99,12 +102,16 @@ workflow:
 // With --auto-upgrade, a run started on A moves to B at its next workflow
 // task once B is current.
 func TestWorkerVersioningAutoUpgrade(t *testing.T) {
+	parallel(t)
 	name := fmt.Sprintf("pb-auto-%d", time.Now().UnixNano())
 	queue := "versioned-" + name
+	// The step runs until B is current (the test makes the gate), however
+	// long B takes to start.
+	gate := filepath.Join(t.TempDir(), "b-is-current")
 	file := writePlaybook(t, t.TempDir(), "moves.yaml", `metadata: {name: moves}
 workflow:
   - step: work
-    tool: {kind: shell, command: "sleep 3"}
+    tool: {kind: shell, command: "until [ -e `+gate+` ]; do sleep 0.1; done"}
     next: after
   - step: after
     tool: {kind: shell, command: "true"}
@@ -115,6 +122,7 @@ workflow:
 	waitFor(t, "the run's step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
 	versionedWorker(t, queue, name, "B", true)
 	makeCurrent(t, name, "B")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, nil))
@@ -128,6 +136,7 @@ workflow:
 // The deployment flags go together, and a name Temporal cannot take is
 // refused before the worker starts.
 func TestWorkerDeploymentFlags(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		args []string
 		want string

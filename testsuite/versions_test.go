@@ -141,6 +141,7 @@ func wideFanOut(n int) string {
 // Every registered change has a run above that takes its new side (its
 // marker is in the history), and every such run replays.
 func TestEveryChangeTakesItsNewSide(t *testing.T) {
+	parallel(t)
 	// reuse-elements needs a retry: TestRetryRunsOnlyTheFailedElements
 	// records it.
 	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true}

@@ -25,6 +25,7 @@ import (
 // --strict), in the aggregate, the closing line, status, list --status
 // and the PlaybookStatus search attribute; Temporal's status is Completed.
 func TestAllowFailureEndsCompletedWithWarnings(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "warnings.yaml")
 	require.Equal(t, 0, r.code, r.stderr)
 	agg := r.agg
@@ -108,6 +109,7 @@ func TestAllowFailureEndsCompletedWithWarnings(t *testing.T) {
 // completes its parent's step (whose result says so); the on_success
 // webhook is told, the aggregate it gets saying completed_with_warnings.
 func TestAllowFailureOnLoopsSubPlaybooksAndRaises(t *testing.T) {
+	parallel(t)
 	got := make(chan map[string]any, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -183,6 +185,7 @@ workflow:
 // it reads steps.out_of_quota.error.type; an empty input (type
 // empty_input) takes the other route and the run completes.
 func TestRaisedErrorRoutesOnItsType(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "raise.yaml", "--set", "quota_left=0")
 	require.Equal(t, 1, r.code)
 	require.Equal(t, contract.RunFailed, r.agg.Status)
@@ -209,6 +212,7 @@ func TestRaisedErrorRoutesOnItsType(t *testing.T) {
 // other elements run to their end, where without allow_failure they are
 // cancelled.
 func TestAllowFailureLoopIsNotCancelledByFailureMode(t *testing.T) {
+	parallel(t)
 	// With allow_failure, and as a cleanup step (always: true), which
 	// nothing cancels, the element still running is let finish.
 	for _, key := range []string{"allow_failure: true", "always: true", ""} {

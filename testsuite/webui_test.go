@@ -24,6 +24,7 @@ func workflowMetadata(t *testing.T, id string) *sdkpb.WorkflowMetadata {
 }
 
 func TestWhatTheWebUIShows(t *testing.T) {
+	parallel(t)
 	r := runExample(t, "parent.yaml", "--set", "child_fails=true")
 	id := r.agg.WorkflowID
 	dc := converter.GetDefaultDataConverter()

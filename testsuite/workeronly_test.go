@@ -37,6 +37,7 @@ func linked(t *testing.T, pkg, tags string) []string {
 // The worker-only build (-tags noserver, the container image's) links
 // neither the Temporal server nor the Web UI; the default build links both.
 func TestWorkerOnlyBuildLinksNoServer(t *testing.T) {
+	parallel(t)
 	require.Empty(t, linked(t, "playbook/cmd/playbook", "noserver"))
 	full := strings.Join(linked(t, "playbook/cmd/playbook", ""), " ")
 	require.Contains(t, full, "go.temporal.io/server/temporal")
@@ -46,6 +47,7 @@ func TestWorkerOnlyBuildLinksNoServer(t *testing.T) {
 // The worker package links no server in any build: the embedded one is
 // playbook/internal/devserver's, imported only by the commands that start it.
 func TestWorkerLinksNoServer(t *testing.T) {
+	parallel(t)
 	require.Empty(t, linked(t, "playbook/worker", ""))
 }
 
@@ -53,6 +55,7 @@ func TestWorkerLinksNoServer(t *testing.T) {
 // python), on a task queue no other worker polls; its `dev` and a `run`
 // with no server configured say the build has no server.
 func TestWorkerOnlyBuildRunsSteps(t *testing.T) {
+	parallel(t)
 	bin := filepath.Join(t.TempDir(), "playbook-worker")
 	// Stamped as `make release` stamps a release's binaries.
 	stamp := "-X playbook/cmd/playbook/commands.Version=v0.0.0-test -X playbook/cmd/playbook/commands.Commit=0123abc"

@@ -27,3 +27,17 @@ func TestLoopNoteNamesLostElementsByIndex(t *testing.T) {
 	plain := &StepState{Status: StatusCompleted, AttemptErrors: []AttemptRecord{{Attempt: 1, Lost: true, Error: StepError{Type: ErrHeartbeatTimeout, Message: "activity Heartbeat timeout"}}}}
 	require.Equal(t, "attempt 1 lost (heartbeat_timeout)", plain.Note(), "a step that is no loop")
 }
+
+func TestNoteNamesLostAttempts(t *testing.T) {
+	lost := AttemptRecord{Attempt: 1, Lost: true, Error: StepError{Type: "heartbeat_timeout", Message: "attempt 1 was lost: its worker stopped heartbeating"}}
+	st := &StepState{Status: StatusCompleted, AttemptErrors: []AttemptRecord{lost}}
+	require.Equal(t, "attempt 1 lost (heartbeat_timeout)", st.Note())
+
+	own := AttemptRecord{Attempt: 2, Error: StepError{Type: "exit_code", Message: "exited with code 1"}}
+	st = &StepState{Status: StatusFailed, Error: &own.Error, AttemptErrors: []AttemptRecord{lost, own}}
+	require.Equal(t, "exit_code: exited with code 1; attempt 1 lost (heartbeat_timeout)", st.Note())
+
+	final := StepError{Type: "heartbeat_timeout", Message: lost.Error.Message + " (a lost attempt fails this step: lost_attempts is 0 or on_lost is fail)"}
+	st = &StepState{Status: StatusFailed, Error: &final, AttemptErrors: []AttemptRecord{lost}}
+	require.Equal(t, "heartbeat_timeout: "+final.Message, st.Note(), "the loss that failed the step is named once")
+}

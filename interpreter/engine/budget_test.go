@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -74,72 +73,6 @@ func TestAggregateStubsWhatJSONCannotCarry(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"unencodable": true, "error": "json: unsupported value: NaN"}, out.Steps["d"].Result)
 	require.Equal(t, "ok", out.Steps["a"].Result)
-}
-
-// A stub that came back through JSON (a sub-playbook's aggregate) is still
-// recognised, and an ordinary map with the same keys is not a stub.
-func TestTruncatedSize(t *testing.T) {
-	n, ok := expr.TruncatedSize(map[string]any{"truncated": true, "bytes": 2048.0, "budget": 1024.0, "full_in": "x"})
-	require.True(t, ok)
-	require.Equal(t, 2048, n)
-	_, ok = expr.TruncatedSize(map[string]any{"truncated": true, "bytes": 2048.0, "rows": 3})
-	require.False(t, ok)
-	_, ok = expr.TruncatedSize(map[string]any{"truncated": "yes", "bytes": 1, "budget": 1, "full_in": "x"})
-	require.False(t, ok)
-}
-
-// Tens of thousands of steps do not fit even with every result stubbed:
-// the steps that completed keep their status and attempts only, and the
-// failed ones keep their whole entry.
-func TestAggregateOfVeryManyStepsKeepsTheFailedOnesWhole(t *testing.T) {
-	agg := &contract.Aggregate{Playbook: "many", Steps: map[string]*contract.StepState{}}
-	at := time.Unix(0, 0).UTC()
-	for i := range 12000 {
-		agg.Steps[fmt.Sprintf("step_%05d", i)] = &contract.StepState{Status: contract.StatusCompleted, Attempts: 1, StartedAt: &at, EndedAt: &at, TakenNext: []string{fmt.Sprintf("step_%05d", i+1)}}
-	}
-	agg.Steps["broken"] = &contract.StepState{Status: contract.StatusFailed, Attempts: 3, Error: &contract.StepError{Type: contract.ErrExitCode, Message: "exited with code 1"}, RoutedToEnd: true}
-	out := contract.BoundAggregate(agg, contract.AggregateBudget, func(string, string) string { return "" })
-	n, err := contract.EncodedSize(out)
-	require.NoError(t, err)
-	require.LessOrEqual(t, n, contract.AggregateBudget)
-	require.Equal(t, agg.Steps["broken"], out.Steps["broken"])
-	for name, st := range out.Steps {
-		if name != "broken" {
-			require.Equal(t, &contract.StepState{Status: contract.StatusCompleted, Attempts: 1}, st)
-			break
-		}
-	}
-	require.NotNil(t, agg.Steps["step_00007"].StartedAt, "the run's own states are not touched")
-	require.Equal(t, []string{"step_00008"}, agg.Steps["step_00007"].TakenNext)
-}
-
-// Past that, at tens of thousands of steps with long names, the routine
-// steps are left out and counted.
-func TestAggregateLeavesOutRoutineStepsAsALastResort(t *testing.T) {
-	agg := &contract.Aggregate{Playbook: "many", Steps: map[string]*contract.StepState{spec.EndStep: {Status: contract.StatusCompleted}}}
-	for i := range 30000 {
-		agg.Steps[fmt.Sprintf("%s_%05d", strings.Repeat("s", 60), i)] = &contract.StepState{Status: contract.StatusCompleted, Attempts: 1}
-	}
-	agg.Steps["broken"] = &contract.StepState{Status: contract.StatusFailed, Attempts: 1, Error: &contract.StepError{Type: contract.ErrExitCode, Message: "exited with code 1"}}
-	out := contract.BoundAggregate(agg, contract.AggregateBudget, func(string, string) string { return "" })
-	require.Equal(t, 30000, out.StepsOmitted)
-	require.Equal(t, []string{"broken", spec.EndStep}, keysOf(map[string]any{"broken": out.Steps["broken"], spec.EndStep: out.Steps[spec.EndStep]}))
-	require.Len(t, out.Steps, 2)
-	require.Len(t, agg.Steps, 30002)
-}
-
-func TestCheckPayload(t *testing.T) {
-	require.Nil(t, contract.CheckPayload("the input of step a", map[string]any{"x": 1}))
-	err := contract.CheckPayload("the input of step a", map[string]any{"x": math.Inf(1)})
-	require.Equal(t, &contract.StepError{Type: contract.ErrTemplate, Message: "the input of step a cannot be encoded as JSON: json: unsupported value: +Inf"}, err)
-	err = contract.CheckPayload("the input of step a", strings.Repeat("x", 3<<20))
-	require.Equal(t, &contract.StepError{Type: contract.ErrInputTooLarge, Message: "the input of step a is 3 MiB, over the budget of 1 MiB for one payload of the run's history; pass large data through files or a store and give the step its path"}, err)
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int]string{900: "900 B", 1 << 10: "1 KiB", 1536: "1.5 KiB", 3 << 19: "1.5 MiB", 2<<20 + 1: "2 MiB", 1<<20 + 1<<19 + 1<<17: "1.6 MiB"} {
-		require.Equal(t, want, expr.FormatBytes(n), n)
-	}
 }
 
 // An expression that fails on a stub says which step's result was
@@ -215,61 +148,4 @@ workflow:
 
 func keysOf(v any) []string {
 	return slices.Sorted(maps.Keys(v.(map[string]any)))
-}
-
-// A retry reuses only results the earlier aggregate carries whole.
-func TestReusableLeavesOutStubs(t *testing.T) {
-	agg := &contract.Aggregate{Steps: map[string]*contract.StepState{
-		"whole": {Status: contract.StatusCompleted, Result: map[string]any{"rows": 3.0}},
-		"stub":  {Status: contract.StatusCompleted, Result: map[string]any{"truncated": true, "bytes": 2e6, "budget": 1.5e6, "full_in": "x"}},
-		"holds": {Status: contract.StatusCompleted, Result: map[string]any{"steps": map[string]any{"s": map[string]any{"result": expr.Truncated(2e6, 1, "x")}}}},
-	}}
-	require.Equal(t, []string{"whole"}, keysOf(anyMap(contract.Reusable(agg))))
-	agg.StepsCompacted = true
-	require.Empty(t, contract.Reusable(agg), "compacted entries lost their results")
-}
-
-func anyMap(m map[string]*contract.StepState) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// Thousands of failed steps with long errors: the aggregate still fits,
-// each error keeping its type and first line, and the count stays true.
-func TestAggregateOfThousandsOfFailedStepsFits(t *testing.T) {
-	agg := &contract.Aggregate{Playbook: "failing", Steps: map[string]*contract.StepState{}, FailedStepsCount: 20000}
-	for i := range 20000 {
-		name := fmt.Sprintf("step_%05d", i)
-		agg.FailedSteps = append(agg.FailedSteps, name)
-		agg.Steps[name] = &contract.StepState{Status: contract.StatusFailed, Attempts: 1, Error: &contract.StepError{Type: contract.ErrExitCode, Message: "exited with code 1: " + strings.Repeat("e", 300) + "\nmore"}}
-	}
-	out := contract.BoundAggregate(agg, contract.AggregateBudget, func(string, string) string { return "" })
-	n, err := contract.EncodedSize(out)
-	require.NoError(t, err)
-	require.LessOrEqual(t, n, contract.AggregateBudget)
-	require.Len(t, out.FailedSteps, 1000)
-	require.Equal(t, 20000, out.FailedStepsCount)
-	require.Len(t, out.Steps, 100, "the first hundred failed steps")
-	require.Equal(t, 19900, out.StepsOmitted)
-	require.Equal(t, contract.ErrExitCode, out.Steps["step_00007"].Error.Type)
-	require.Len(t, agg.Steps["step_00007"].Error.Message, 325, "the run's own states are not touched")
-}
-
-// A batch of a run from before the loop driver returns its outcomes
-// within one payload: the largest results become stubs.
-func TestBatchOutcomesFitOnePayload(t *testing.T) {
-	big := strings.Repeat("x", 600<<10)
-	outcomes := []contract.Outcome{{Result: "small"}, {Result: big}, {Result: big + "y"}, {Err: &contract.StepError{Type: "exit_code"}}}
-	out := contract.BoundOutcomes(outcomes)
-	require.Nil(t, contract.CheckPayload("", out))
-	require.Equal(t, "small", out[0].Result)
-	_, stub := expr.TruncatedSize(out[2].Result)
-	require.True(t, stub, "the largest first")
-	require.True(t, out[1].Result == big, "the second largest fits")
-
-	few := []contract.Outcome{{Result: "a"}, {Result: "b"}}
-	require.Equal(t, few, contract.BoundOutcomes(few))
 }

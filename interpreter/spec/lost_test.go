@@ -1,16 +1,13 @@
-package engine
+package spec
 
 import (
 	"testing"
-
-	"playbook/interpreter/contract"
-	"playbook/interpreter/spec"
 
 	"github.com/stretchr/testify/require"
 )
 
 func TestParseLostAttempts(t *testing.T) {
-	pb, err := spec.Parse("x.yaml", []byte(`
+	pb, err := Parse("x.yaml", []byte(`
 metadata: {name: x}
 lost_attempts: 5
 workflow:
@@ -37,9 +34,9 @@ workflow:
 	}
 	require.Equal(t, map[string]int{"inherits": 5, "own": 1, "once": 0, "zero": 0}, got)
 
-	pb, err = spec.Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: a\n    tool: {kind: noop}\n"))
+	pb, err = Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - step: a\n    tool: {kind: noop}\n"))
 	require.NoError(t, err)
-	require.Equal(t, spec.DefaultLostAttempts, pb.Step("a").LostAttempts, "3 when nothing says")
+	require.Equal(t, DefaultLostAttempts, pb.Step("a").LostAttempts, "3 when nothing says")
 }
 
 func TestParseLostAttemptsErrors(t *testing.T) {
@@ -87,23 +84,9 @@ workflow:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := spec.Parse("x.yaml", []byte(tc.src))
+			_, err := Parse("x.yaml", []byte(tc.src))
 			require.Error(t, err)
 			require.Equal(t, tc.want, err.Error())
 		})
 	}
-}
-
-func TestNoteNamesLostAttempts(t *testing.T) {
-	lost := contract.AttemptRecord{Attempt: 1, Lost: true, Error: contract.StepError{Type: "heartbeat_timeout", Message: "attempt 1 was lost: its worker stopped heartbeating"}}
-	st := &contract.StepState{Status: contract.StatusCompleted, AttemptErrors: []contract.AttemptRecord{lost}}
-	require.Equal(t, "attempt 1 lost (heartbeat_timeout)", st.Note())
-
-	own := contract.AttemptRecord{Attempt: 2, Error: contract.StepError{Type: "exit_code", Message: "exited with code 1"}}
-	st = &contract.StepState{Status: contract.StatusFailed, Error: &own.Error, AttemptErrors: []contract.AttemptRecord{lost, own}}
-	require.Equal(t, "exit_code: exited with code 1; attempt 1 lost (heartbeat_timeout)", st.Note())
-
-	final := contract.StepError{Type: "heartbeat_timeout", Message: lost.Error.Message + " (a lost attempt fails this step: lost_attempts is 0 or on_lost is fail)"}
-	st = &contract.StepState{Status: contract.StatusFailed, Error: &final, AttemptErrors: []contract.AttemptRecord{lost}}
-	require.Equal(t, "heartbeat_timeout: "+final.Message, st.Note(), "the loss that failed the step is named once")
 }
