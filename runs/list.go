@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -171,10 +172,20 @@ func quoteQuery(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s)
 }
 
-// TemporalStatus is a run's status as Temporal gives it, in lower case:
-// running, completed, terminated...
+// TemporalStatus is a run's status as Temporal gives it, in lower case
+// with words joined by _ as `list --status` takes them: running,
+// completed, terminated, timed_out, continued_as_new...
 func TemporalStatus(e *workflowpb.WorkflowExecutionInfo) string {
-	return strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+	// The enum's String is TimedOut, ContinuedAsNew: its words are split
+	// at each capital.
+	var b strings.Builder
+	for i, r := range strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_") {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 // RunOf is a listed execution as a Run: its search attributes read.

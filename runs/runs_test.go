@@ -359,3 +359,16 @@ func TestCancelAndDrainSendTheReasonOrRefuse(t *testing.T) {
 	var nf *NotFoundError
 	require.ErrorAs(t, Cancel(ctx, f, "ns", "gone", ""), &nf)
 }
+
+// A status Temporal gives is written as `list --status` takes it: a run
+// Temporal timed out is timed_out, not timedout.
+func TestTemporalStatusIsWrittenAsListTakesIt(t *testing.T) {
+	for status, want := range map[enumspb.WorkflowExecutionStatus]string{
+		enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:          "running",
+		enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:       RunTerminated,
+		enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:        RunTimedOut,
+		enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW: "continued_as_new",
+	} {
+		require.Equal(t, want, TemporalStatus(&workflowpb.WorkflowExecutionInfo{Status: status}))
+	}
+}
