@@ -88,6 +88,13 @@ func TestFilesPassBetweenStepsThroughTheStore(t *testing.T) {
 	code, _, errOut = cli(t, "files", "get", "--store", storeURL, agg.WorkflowID, "extract", "none.json")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "no file none.json of step extract in run "+agg.WorkflowID)
+
+	// The MCP server lists them too, from the store it is given.
+	text, isErr := callTool(t, mcpSession(t, "--store", storeURL), "list_files", map[string]any{"run": agg.WorkflowID, "step": "transform"})
+	require.False(t, isErr, text)
+	var viaMCP struct{ Files []map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(text), &viaMCP))
+	require.Equal(t, listed, viaMCP.Files)
 }
 
 // A download whose digest is not the one recorded fails the step with

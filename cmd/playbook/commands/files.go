@@ -14,17 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"playbook/internal/store"
+	"playbook/runs"
 	"playbook/worker"
 )
-
-// storedFile is one of a run's files as `files` lists it.
-type storedFile struct {
-	Step   string `json:"step"`
-	Path   string `json:"path"`
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
-	URI    string `json:"uri"`
-}
 
 // filesCommand lists a run's files in the store; `files get` fetches one.
 // Neither talks to Temporal: the store keeps a run's files by its ID.
@@ -53,17 +45,13 @@ func filesCommand() *cobra.Command {
 			if err := store.CheckKey(run); err != nil {
 				return invalidf("RUN %q: %v", run, err)
 			}
-			objs, err := st.List(c.ctx, run)
+			step := ""
+			if len(c.args) == 2 {
+				step = c.args[1]
+			}
+			files, err := runs.Files(c.ctx, st, run, step)
 			if err != nil {
 				return err
-			}
-			files := []storedFile{}
-			for _, o := range objs {
-				step, path, _ := strings.Cut(strings.TrimPrefix(o.Key, run+"/"), "/")
-				if len(c.args) == 2 && step != c.args[1] && !strings.HasPrefix(step, c.args[1]+"[") {
-					continue
-				}
-				files = append(files, storedFile{Step: step, Path: path, Bytes: o.Bytes, SHA256: o.SHA256, URI: st.URI(o.Key)})
 			}
 			if len(files) == 0 && !out.json {
 				fmt.Fprintf(c.stdout, "No files for %s in %s.\n", strings.Join(c.args, " "), storeURL)

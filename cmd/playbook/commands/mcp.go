@@ -27,14 +27,15 @@ const mcpVersion = "0.1.0"
 
 func (a *app) mcpCommand() *cobra.Command {
 	var (
-		httpAddr, logDir, rootDir string
+		httpAddr, logDir, rootDir, storeURL string
 		allowWrite                bool
 		allowOrigins, actFor      []string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs, resolve pending_failed steps and decide approvals",
-		Long: "Tools: list_runs, run_status, list_pending_failed, step_logs, validate_playbook, and,\n" +
+		Long: "Tools: list_runs, run_status, list_pending_failed, step_logs, list_files, validate_playbook,\n" +
+			"test_playbook, and,\n" +
 			"with --allow-write only, classify_step, approve_step, reject_step, retry_run, cancel_run\n" +
 			"(each recorded in the run with who (mcp) and the reason). Connects to Temporal like\n" +
 			"every command; it needs a\n" +
@@ -61,8 +62,12 @@ func (a *app) mcpCommand() *cobra.Command {
 					return invalidf("--allow-origin %q: give an origin, scheme://host:port, such as http://127.0.0.1:3000", o)
 				}
 			}
+			st, err := openStore(c.ctx, storeURL)
+			if err != nil {
+				return err
+			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root, actFor: actFor}, httpAddr, allowOrigins)
+				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root, actFor: actFor, store: st}, httpAddr, allowOrigins)
 			})
 		}),
 	}
@@ -72,6 +77,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	fs.StringSliceVar(&actFor, "act-for", nil, "with --allow-write: approve_step and reject_step may decide as these `NAME`s (an approval's approvers), not only as mcp; repeatable")
 	fs.StringSliceVar(&allowOrigins, "allow-origin", nil, "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable")
 	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory, for step logs")
+	fs.StringVar(&storeURL, "store", worker.DefaultStore(), "the workers' store, for list_files: "+storeFlagUsage)
 	fs.StringVar(&rootDir, "root", ".", "validate_playbook reads playbook files only under this `DIR` (symbolic links resolved), never special files")
 	return cmd
 }

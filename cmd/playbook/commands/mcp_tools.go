@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/activities"
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
@@ -45,6 +46,9 @@ type mcpTools struct {
 	// actFor are the people approve_step and reject_step may decide for
 	// (--act-for); by default they decide as mcp only.
 	actFor []string
+	// store is the workers' store, where list_files finds a run's files
+	// (--store).
+	store store.Store
 }
 
 type runArgs struct {
@@ -147,6 +151,7 @@ func newMCPServer(t *mcpTools) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "run_status", Description: "A run's step table: each step's status, attempts, times, error and classification, and the live retry state of running steps.", Annotations: readOnly}, t.runStatus)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_pending_failed", Description: "The run's steps waiting for a person: in pending_failed for a classification, each with its error, exit code, attempts, since when, and the last 50 lines of its stderr and stdout; and approval steps waiting for a decision, with their message, inputs and approvers.", Annotations: readOnly}, t.listPending)
 	mcp.AddTool(srv, &mcp.Tool{Name: "step_logs", Description: "An attempt's stdout or stderr, a bounded chunk from an offset; page with next_offset.", Annotations: readOnly}, t.stepLogs)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_files", Description: "The files a run's steps handed on (outputs.files), from the workers' store: each step's (a loop's elements as STEP[INDEX]) paths with size, sha256 and URI; with step, that step's only.", Annotations: readOnly}, t.listFiles)
 	mcp.AddTool(srv, &mcp.Tool{Name: "validate_playbook", Description: "Check a playbook (a file or inline YAML) as `playbook validate` does; errors are one line naming file, line and step.", Annotations: readOnly}, t.validate)
 	mcp.AddTool(srv, &mcp.Tool{Name: "test_playbook", Description: "Run a playbook's test cases (NAME.test.yaml, or every test file under a directory) as `playbook test` does: mocked steps, time skipped, no server, nothing started (real: is ignored). Returns each case's result, with the mismatches and steps' table of a failing one.", Annotations: readOnly}, t.testPlaybook)
 	mcp.AddTool(srv, &mcp.Tool{Name: "classify_step", Description: "Resolve a pending_failed step: retry, fail or skip, with a reason recorded in the run. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.classify)
@@ -232,6 +237,22 @@ func (t *mcpTools) runStatus(ctx context.Context, _ *mcp.CallToolRequest, a runA
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(st)
+}
+
+type filesArgs struct {
+	Run  string `json:"run" jsonschema:"the run's workflow ID"`
+	Step string `json:"step,omitempty" jsonschema:"only this step's files (a loop's elements too)"`
+}
+
+func (t *mcpTools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, a filesArgs) (*mcp.CallToolResult, any, error) {
+	if err := need("run", a.Run); err != nil {
+		return nil, nil, err
+	}
+	files, err := runs.Files(ctx, t.store, a.Run, a.Step)
+	if err != nil {
+		return nil, nil, toolError(a.Run, err)
+	}
+	return reply(map[string]any{"files": files})
 }
 
 func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
