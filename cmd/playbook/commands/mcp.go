@@ -28,8 +28,8 @@ const mcpVersion = "0.1.0"
 func (a *app) mcpCommand() *cobra.Command {
 	var (
 		httpAddr, logDir, rootDir, storeURL string
-		allowWrite                bool
-		allowOrigins, actFor      []string
+		allowWrite                          bool
+		allowOrigins, actFor                []string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
