@@ -23,6 +23,9 @@ const (
 	MaxFileBytes int64 = 1 << 30
 	// MaxStepFileBytes bounds all of one attempt's output files.
 	MaxStepFileBytes int64 = 2 << 30
+	// MaxStepFiles bounds how many files one attempt hands on: their list
+	// is part of the step's result, which a run's history carries.
+	MaxStepFiles = 1000
 )
 
 // stepDir is the directory a process step runs in: its workdir (relative
@@ -107,7 +110,23 @@ func download(ctx context.Context, st store.Store, dir, rel string, ref contract
 	if err != nil {
 		return err
 	}
+	if filepath.IsAbs(filepath.FromSlash(rel)) || slices.Contains(strings.Split(rel, "/"), "..") {
+		return fmt.Errorf("%s is not a path inside the step's working directory", rel)
+	}
 	target := filepath.Join(dir, filepath.FromSlash(rel))
+	// The directories on the way are made only under one that is inside
+	// the working directory: a symlink out of it is refused before
+	// anything is made beyond it.
+	existing := filepath.Dir(target)
+	for {
+		if _, err := os.Lstat(existing); err == nil || existing == dir {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	if err := within(dir, existing); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
@@ -222,6 +241,9 @@ func findOutputs(dir string, patterns []string) ([]output, *contract.StepError) 
 				continue
 			}
 			seen[rel] = true
+			if len(seen) > MaxStepFiles {
+				return nil, artifactErr("outputs.files: the step hands on more than %d files, the limit for one step (at %s): nothing uploaded; hand on an archive of them", MaxStepFiles, rel)
+			}
 			if err := within(dir, m); err != nil {
 				return nil, artifactErr("outputs.files %s: %s %v: nothing uploaded", pat, rel, err)
 			}

@@ -47,7 +47,7 @@ func answers(a contract.Aggregate) map[string]func(...any) (any, error) {
 	return map[string]func(...any) (any, error){contract.QueryState: func(...any) (any, error) { return a, nil }}
 }
 
-var notInHistory = errors.New("the history was read")
+var errNotInHistory = errors.New("the history was read")
 
 // An open run answers a query; the server's pending activities add their
 // retry state, bounded by what the frozen playbook configures. Its
@@ -56,7 +56,7 @@ func TestStatusOfAnOpenRunAsksTheRun(t *testing.T) {
 	running := agg(contract.RunRunning, "b")
 	running.Steps["a"] = &contract.StepState{Status: contract.StatusRunning, Attempts: 2}
 	f := &fakeClient{runs: map[string]*fakeRun{"r1": {
-		status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, input: frozen, queries: answers(running), resultErr: notInHistory,
+		status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, input: frozen, queries: answers(running), resultErr: errNotInHistory,
 		pending: []*workflowpb.PendingActivityInfo{{ActivityId: "a", Attempt: 2, MaximumAttempts: 9, State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED}},
 	}}}
 	st, err := StatusOf(context.Background(), f, "r1")
@@ -106,7 +106,7 @@ func TestStatusOfARunTemporalEnded(t *testing.T) {
 	running := agg(contract.RunRunning, "a")
 	for _, pollers := range []int{0, 1} {
 		f := &fakeClient{pollers: pollers, runs: map[string]*fakeRun{"r1": {
-			status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, input: frozen, queries: answers(running), resultErr: notInHistory,
+			status: enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, input: frozen, queries: answers(running), resultErr: errNotInHistory,
 		}}}
 		st, err := StatusOf(context.Background(), f, "r1")
 		require.NoError(t, err)

@@ -167,15 +167,6 @@ func failThenRetry(t *testing.T, file, dir string) (first, again *contract.Aggre
 	return first, again, errOut
 }
 
-// historySize is the size of a run's history, in bytes.
-func historySize(t *testing.T, workflowID string) int {
-	n := 0
-	for _, e := range history(t, workflowID, "").GetEvents() {
-		n += proto.Size(e)
-	}
-	return n
-}
-
 // thousands is the CLI's way of writing a count.
 func thousands(n int) string {
 	s := fmt.Sprint(n)

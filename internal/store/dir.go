@@ -91,7 +91,7 @@ func syncDir(name string) error {
 	return f.Sync()
 }
 
-func (d *dir) Get(_ context.Context, key string) (io.ReadCloser, Object, error) {
+func (d *dir) Get(ctx context.Context, key string) (io.ReadCloser, Object, error) {
 	p, err := d.path(key)
 	if err != nil {
 		return nil, Object{}, err
@@ -108,7 +108,14 @@ func (d *dir) Get(_ context.Context, key string) (io.ReadCloser, Object, error) 
 		f.Close()
 		return nil, Object{}, fmt.Errorf("%s: %w", key, ErrNotFound)
 	}
-	return f, Object{Key: key, Bytes: fi.Size(), Modified: fi.ModTime()}, nil
+	// A directory keeps no metadata beside a file: its sha256 is read from
+	// its content, so that a reader can check what it got as from s3.
+	sum, err := fileSHA256(ctx, p)
+	if err != nil {
+		f.Close()
+		return nil, Object{}, err
+	}
+	return f, Object{Key: key, Bytes: fi.Size(), SHA256: sum, Modified: fi.ModTime()}, nil
 }
 
 // List walks the directory under prefix; each object's sha256 is read

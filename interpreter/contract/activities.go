@@ -6,6 +6,9 @@
 package contract
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -59,10 +62,12 @@ type StepInput struct {
 	// text ("env.TOKEN" to "api_token", Tool.SecretFields): the activity
 	// reads those, and only those, from the worker's secrets directory.
 	Secrets map[string]string `json:"secrets,omitempty"`
-	// Item is a loop element's item, as the list gave it: the activity
-	// does not read it; a retry matches the elements of the new list to
-	// those of the earlier run by it. Absent in a run from before.
-	Item any `json:"item,omitempty"`
+	// ItemSHA256 is the digest of a loop element's item (ItemDigest): the
+	// activity does not read it; a retry matches the elements of the new
+	// list to those of the earlier run by it. A digest, not the item, so
+	// that an element's input stays the size of what it runs. Absent in a
+	// run from before.
+	ItemSHA256 string `json:"item_sha256,omitempty"`
 	// Files are the files the attempt takes from the run's store before
 	// its command starts and hands on after it succeeds; nil: none.
 	Files *StepFiles `json:"files,omitempty"`
@@ -208,4 +213,23 @@ func WithLostAttempts(records []AttemptRecord, first, last int) []AttemptRecord 
 func LostAttempt(attempt int) AttemptRecord {
 	return AttemptRecord{Attempt: attempt, Lost: true, Error: StepError{
 		Type: ErrHeartbeatTimeout, Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", attempt)}}
+}
+
+// ItemDigest is the sha256 (hex) of a loop element's item as JSON with
+// its keys sorted: two items digest alike when they say the same, whatever
+// their maps' order or their numbers' Go types.
+func ItemDigest(item any) string {
+	b, err := json.Marshal(item)
+	if err == nil {
+		var round any
+		if json.Unmarshal(b, &round) == nil {
+			if again, err := json.Marshal(round); err == nil {
+				b = again
+			}
+		}
+	} else {
+		b = []byte(fmt.Sprint(item))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

@@ -156,3 +156,33 @@ func TestCut(t *testing.T) {
 	require.Equal(t, "sho…", Cut("short", 3))
 	require.Equal(t, "a…", Cut("aé", 2), "é is two bytes: half of it is dropped")
 }
+
+// An item's digest is the same whatever its maps' order or its numbers'
+// Go types, and differs when the item says something else.
+func TestItemDigest(t *testing.T) {
+	a := ItemDigest(map[string]any{"id": 1, "region": "eu"})
+	require.Equal(t, a, ItemDigest(map[string]any{"region": "eu", "id": float64(1)}))
+	require.NotEqual(t, a, ItemDigest(map[string]any{"id": 1, "region": "us"}))
+	require.Len(t, a, 64)
+	require.Equal(t, ItemDigest("x"), ItemDigest("x"))
+}
+
+// A long loop's tally keeps its elements' files as [INDEX]/PATH, as a
+// short loop's step lists them, and drops them with the results past the
+// budget.
+func TestLoopTallyKeepsElementsFiles(t *testing.T) {
+	ref := func(s string) FileRef {
+		return FileRef{URI: "file:///s/" + s, Bytes: 1, SHA256: strings.Repeat("a", 64)}
+	}
+	tally := NewLoopTally(2)
+	tally.Add(1, Outcome{Result: "b", Files: map[string]FileRef{"out/b.csv": ref("b")}})
+	tally.Add(0, Outcome{Result: "a", Files: map[string]FileRef{"out/a.csv": ref("a")}})
+	o := tally.Outcome("history")
+	require.Nil(t, o.Err)
+	require.Equal(t, map[string]FileRef{"[0]/out/a.csv": ref("a"), "[1]/out/b.csv": ref("b")}, o.Files)
+
+	over := NewLoopTally(2)
+	over.Add(0, Outcome{Result: strings.Repeat("x", LoopResultBudget), Files: map[string]FileRef{"a": ref("a")}})
+	over.Add(1, Outcome{Result: "b", Files: map[string]FileRef{"b": ref("b")}})
+	require.Nil(t, over.Outcome("history").Files)
+}

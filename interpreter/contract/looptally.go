@@ -46,6 +46,10 @@ type LoopTally struct {
 	// element; AttemptErrorsDropped counts the ones past them.
 	AttemptErrors        []AttemptRecord `json:"attempt_errors,omitempty"`
 	AttemptErrorsDropped int             `json:"attempt_errors_dropped,omitempty"`
+	// Files are the files the elements done uploaded, as [INDEX]/PATH (as
+	// CombineLoop lists a short loop's); they count against the results'
+	// budget and are dropped with them.
+	Files map[string]FileRef `json:"files,omitempty"`
 }
 
 // NewLoopTally is the tally of a loop of n elements, none ended yet.
@@ -68,6 +72,7 @@ func (t *LoopTally) Add(i int, o Outcome) {
 	case o.Err == nil:
 		t.Done++
 		t.keep(i, o.Result)
+		t.keepFiles(i, o.Files)
 	case o.Err.Type == ErrCancelled:
 		t.Cancelled++
 		if t.FirstCancelled < 0 || i < t.FirstCancelled {
@@ -110,11 +115,28 @@ func (t *LoopTally) keep(i int, result any) {
 	t.Results[i] = result
 }
 
+// keepFiles records element i's files while the results fit their budget.
+func (t *LoopTally) keepFiles(i int, files map[string]FileRef) {
+	//workflowcheck:ignore order-free: fills a map and sums sizes
+	for p, f := range files {
+		key := fmt.Sprintf("[%d]/%s", i, p)
+		n, _ := EncodedSize(f)
+		if t.ResultBytes += n + len(key) + 4; t.Truncated || t.ResultBytes > LoopResultBudget {
+			t.Truncate()
+			return
+		}
+		if t.Files == nil {
+			t.Files = map[string]FileRef{}
+		}
+		t.Files[key] = f
+	}
+}
+
 // Truncate drops the results the tally keeps: the step's result will be a
 // stub. A driver does it too when its tally would not fit the input of
 // its next run.
 func (t *LoopTally) Truncate() {
-	t.Truncated, t.Results = true, nil
+	t.Truncated, t.Results, t.Files = true, nil, nil
 }
 
 // DropAttemptErrors drops the failed attempts the tally keeps (counted
@@ -156,7 +178,7 @@ func (t *LoopTally) Outcome(fullIn string) Outcome {
 		for i, v := range t.Results {
 			results[i] = v
 		}
-		o.Result = results
+		o.Result, o.Files = results, t.Files
 	}
 	return o
 }

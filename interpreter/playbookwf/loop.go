@@ -242,7 +242,7 @@ func elementName(s *spec.Step, i int) string { return fmt.Sprintf("%s[%d]", s.Na
 // loop shares (the step's own input), with the element's name, item and
 // tool.
 func elementInput(common contract.StepInput, s *spec.Step, i int, item any, toolSpec map[string]any) contract.StepInput {
-	common.Step, common.Spec, common.Item = elementName(s, i), toolSpec, item
+	common.Step, common.Spec, common.ItemSHA256 = elementName(s, i), toolSpec, contract.ItemDigest(item)
 	return common
 }
 

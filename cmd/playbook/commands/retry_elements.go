@@ -117,7 +117,10 @@ func earlierChild(ctx context.Context, c client.Client, parent, step string) (st
 func planElements(ctx context.Context, c client.Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
 	out := map[string]*contract.ElementReuse{}
 	for i, d := range plan.Decisions {
-		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" {
+		// A loop whose elements hand on files runs whole: a reused
+		// element's files are not carried into the new run's list yet.
+		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" ||
+			(s.Files != nil && len(s.Files.Outputs) > 0) {
 			continue
 		}
 		items, specs, err := plan.LoopElements(now, d.Step)
@@ -261,17 +264,17 @@ func isDriverOf(id, parent, step string) bool {
 	return id == parent+"."+step+".loop" || id == parent+"-"+step+"-loop"
 }
 
-// elementKey is what a retry matches a completed element by: its item
-// (as JSON), which its activity input holds since elements carried it;
+// elementKey is what a retry matches a completed element by: its item's
+// digest, which its activity input holds since elements carried it;
 // else, in a run from before, the tool it rendered.
 func elementKey(in contract.StepInput) string {
-	if in.Item != nil {
-		return itemKey(in.Item)
+	if in.ItemSHA256 != "" {
+		return "item " + in.ItemSHA256
 	}
 	return toolKey(in.Spec)
 }
 
-func itemKey(item any) string            { return "item " + canonicalJSON(item) }
+func itemKey(item any) string            { return "item " + contract.ItemDigest(item) }
 func toolKey(spec map[string]any) string { return "tool " + canonicalJSON(spec) }
 
 // canonicalJSON is v as JSON with its keys sorted: two renderings of a

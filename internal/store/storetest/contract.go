@@ -75,6 +75,7 @@ func Contract(t *testing.T, open func(t *testing.T) store.Store) {
 		got, o := read(t, s, "run/a/out/x.csv")
 		require.Equal(t, "a,b\n1,2\n", got)
 		require.EqualValues(t, 8, o.Bytes)
+		require.Equal(t, digest([]byte("a,b\n1,2\n")), o.SHA256, "a get says the sha256 a reader checks")
 		require.True(t, strings.HasSuffix(s.URI("run/a/out/x.csv"), "/run/a/out/x.csv"), s.URI("run/a/out/x.csv"))
 	})
 	t.Run("a put replaces the object", func(t *testing.T) {
