@@ -40,8 +40,9 @@ type hostile struct {
 // gets exactly one line on stderr naming the file (and line) or the flag,
 // no stack trace, nothing on stdout, nothing started on the server, in
 // under 10 s and 1 GB.
+// Serial: it checks that no schedule appears in the namespace while it
+// runs, which a schedule test beside it would make.
 func TestHostileInputs(t *testing.T) {
-	parallel(t)
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
