@@ -216,20 +216,25 @@ func LostAttempt(attempt int) AttemptRecord {
 }
 
 // ItemDigest is the sha256 (hex) of a loop element's item as JSON with
-// its keys sorted: two items digest alike when they say the same, whatever
-// their maps' order or their numbers' Go types.
+// its keys sorted (CanonicalJSON).
 func ItemDigest(item any) string {
-	b, err := json.Marshal(item)
-	if err == nil {
-		var round any
-		if json.Unmarshal(b, &round) == nil {
-			if again, err := json.Marshal(round); err == nil {
-				b = again
-			}
-		}
-	} else {
-		b = []byte(fmt.Sprint(item))
-	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(CanonicalJSON(item))
 	return hex.EncodeToString(sum[:])
+}
+
+// CanonicalJSON is v as JSON with its keys sorted: two values give the
+// same bytes when they say the same, whatever their maps' order or their
+// numbers' Go types. A value JSON cannot write gives its fmt form.
+func CanonicalJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(fmt.Sprint(v))
+	}
+	var round any
+	if json.Unmarshal(b, &round) == nil {
+		if again, err := json.Marshal(round); err == nil {
+			return again
+		}
+	}
+	return b
 }

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -275,23 +274,7 @@ func elementKey(in contract.StepInput) string {
 }
 
 func itemKey(item any) string            { return "item " + contract.ItemDigest(item) }
-func toolKey(spec map[string]any) string { return "tool " + canonicalJSON(spec) }
-
-// canonicalJSON is v as JSON with its keys sorted: two renderings of a
-// tool compare equal when they say the same.
-func canonicalJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	var round any
-	if json.Unmarshal(b, &round) == nil {
-		if b2, err := json.Marshal(round); err == nil {
-			return string(b2)
-		}
-	}
-	return string(b)
-}
+func toolKey(spec map[string]any) string { return "tool " + string(contract.CanonicalJSON(spec)) }
 
 // thousands writes n with a comma every three digits: 100,000.
 func thousands(n int) string {
