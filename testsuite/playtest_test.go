@@ -60,11 +60,23 @@ func TestRecordARealFailedRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(text), "playbook: \"recorded.yaml\"")
 	require.Contains(t, string(text), "mount: { attempts: [{ error: { exit_code: 75, stderr: \"stale\\n\" }, recovery_exit_code: 0 }")
+	require.Contains(t, string(text), "    history: \"recorded.recorded-1.history.json\"\n", "the run's history is kept beside the case")
+	history := filepath.Join(dir, "recorded.recorded-1.history.json")
+	require.FileExists(t, history)
 
 	code, out, errOut = cli(t, "test", testFile)
 	require.Equal(t, 0, code, "the recorded case passes as recorded:\n%s%s\n%s", out, errOut, text)
 	require.Contains(t, out, "1 passed, 0 failed")
 	t.Logf("%s", text)
+
+	// The case replays the history: one the workflow no longer issues fails it.
+	recorded, err := os.ReadFile(history)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(history, []byte(strings.Replace(string(recorded), `"RunStep"`, `"Renamed"`, 1)), 0o644))
+	code, out, _ = cli(t, "test", testFile)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "history recorded.recorded-1.history.json: the recorded run no longer replays through this build")
+	require.NoError(t, os.WriteFile(history, recorded, 0o644))
 
 	for _, c := range []struct{ old, new, want string }{
 		{"    on_failure: run\n", "", `step "cleanup": expected status completed, got skipped`},

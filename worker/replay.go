@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -59,6 +61,28 @@ func ReplayWithCodec(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM
 	case <-time.After(ReplayBound):
 		return fmt.Errorf("the replay did not end within %s: the workflow code may not yield (a deadlock or an endless loop)", ReplayBound)
 	}
+}
+
+// MaxHistoryFile bounds a history file a replay reads: Temporal refuses a
+// history over 50 MB, and its JSON is about twice that.
+const MaxHistoryFile = 128 << 20
+
+// HistoryFromJSON reads a history as `playbook history` writes it; its
+// error says what is wrong with the text, for a line that names the file.
+func HistoryFromJSON(b []byte) (*historypb.History, error) {
+	if len(b) == 0 {
+		return nil, errors.New("not a history: the file is empty (save a history with `playbook history RUN -o FILE.json`)")
+	}
+	h, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	if err != nil {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		msg, _, _ = strings.Cut(msg, " (in /")
+		return nil, fmt.Errorf("not a history: %s", msg)
+	}
+	if len(h.GetEvents()) == 0 {
+		return nil, errors.New("not a history: it holds no events (save one with `playbook history RUN -o FILE.json`)")
+	}
+	return h, nil
 }
 
 // ReplayBound is how long one history's replay may take in all.

@@ -39,10 +39,14 @@ type File struct {
 
 // Case is one scenario: a workload, mocks, events and what to expect.
 type Case struct {
-	Name        string
-	Line        int
-	Set         map[string]any
-	Input       string // a JSON file of workload values, under set
+	Name  string
+	Line  int
+	Set   map[string]any
+	Input string // a JSON file of workload values, under set
+	// History is a recorded history of the case's run (as `playbook
+	// history` writes it), which must replay through the current
+	// workflow for the case to pass.
+	History     string
 	LogicalTime *time.Time
 	Real        map[string]bool
 	Mocks       map[string]*StepMock
@@ -380,7 +384,8 @@ func (p *parser) testCase(n *yaml.Node) *Case {
 			}
 			c.Set = m
 		},
-		"input": func(v *yaml.Node) { c.Input = p.str(v, "input") },
+		"input":   func(v *yaml.Node) { c.Input = p.str(v, "input") },
+		"history": func(v *yaml.Node) { c.History = p.str(v, "history") },
 		"logical_time": func(v *yaml.Node) {
 			t, err := time.Parse(time.RFC3339, v.Value)
 			if err != nil {

@@ -17,8 +17,10 @@ import (
 // attempts, how long they took) as mocks, a sub-playbook mocked whole;
 // the approvals, classifications and cancel it got as events; its
 // outcome as what the case expects. out is where the file goes, which
-// its playbook path is relative to.
-func Record(in contract.Input, agg *contract.Aggregate, name, out string) ([]byte, error) {
+// its playbook path is relative to; history, when given, is the run's
+// recorded history file (relative to out's directory), which the case
+// then replays.
+func Record(in contract.Input, agg *contract.Aggregate, name, out, history string) ([]byte, error) {
 	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
 		return nil, err
@@ -41,6 +43,9 @@ func Record(in contract.Input, agg *contract.Aggregate, name, out string) ([]byt
 	}
 	if in.LogicalTime != nil {
 		fmt.Fprintf(&b, "    logical_time: %s\n", in.LogicalTime.UTC().Format(time.RFC3339))
+	}
+	if history != "" {
+		fmt.Fprintf(&b, "    history: %s\n", flow(filepath.ToSlash(history)))
 	}
 	var mocks, events []string
 	for _, s := range pb.Steps {
@@ -88,6 +93,19 @@ func Record(in contract.Input, agg *contract.Aggregate, name, out string) ([]byt
 		fmt.Fprintf(&b, "        %s: { %s }\n", s.Name, strings.Join(x, ", "))
 	}
 	return []byte(b.String()), nil
+}
+
+// HistoryName is the name of the history file --record keeps beside the
+// test file out for run: out's name without its suffix, then the run's ID
+// with anything but letters, digits, '.', '_' and '-' made '_'.
+func HistoryName(out, run string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-", r)) {
+			return r
+		}
+		return '_'
+	}, run)
+	return strings.TrimSuffix(filepath.Base(out), Suffix) + "." + safe + ".history.json"
 }
 
 // recordMock is a step's attempts as a mock, "" for a step that runs in

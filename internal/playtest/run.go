@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -23,13 +24,16 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/internal/userfile"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 	"playbook/submit"
+	"playbook/worker"
 )
 
 // Options say which cases run and how.
@@ -78,6 +82,8 @@ type Suite struct {
 	pb    *spec.Playbook
 	// workloads are the cases' workloads, input then set, checked.
 	workloads map[*Case]map[string]any
+	// histories are the cases' recorded histories (Case.History), read.
+	histories map[*Case]*historypb.History
 }
 
 // readInput reads a case's input file: a JSON object of workload values.
@@ -148,11 +154,71 @@ func LoadWith(path string, opts Options) (*Suite, error) {
 	if len(b.Files) > 1 {
 		in.Files = b.Files
 	}
-	s := &Suite{File: f, Input: in, pb: b.Root, workloads: map[*Case]map[string]any{}}
-	if lines := s.check(b, read); len(lines) > 0 || bad != nil {
+	s := &Suite{File: f, Input: in, pb: b.Root, workloads: map[*Case]map[string]any{}, histories: map[*Case]*historypb.History{}}
+	lines := s.check(b, read)
+	lines = append(lines, s.readHistories(opts.Root)...)
+	if len(lines) > 0 || bad != nil {
 		return nil, malformed(lines...)
 	}
 	return s, nil
+}
+
+// readHistories reads the cases' recorded histories, each a regular file
+// within worker.MaxHistoryFile (under root, when given).
+func (s *Suite) readHistories(root string) []string {
+	errs := &fileErrors{path: s.File.Path}
+	read := func(abs string) ([]byte, error) { return userfile.Read(abs, worker.MaxHistoryFile, "a history") }
+	if root != "" {
+		read = readUnder(root, read)
+	}
+	for _, c := range s.File.Cases {
+		if c.History == "" {
+			continue
+		}
+		path := c.History
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(s.File.Path), path)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			errs.add(c.Line, c.Name, "history %s: %v", c.History, err)
+			continue
+		}
+		b, err := read(abs)
+		if err != nil {
+			errs.add(c.Line, c.Name, "history %s: %v", c.History, unwrap(err))
+			continue
+		}
+		h, err := worker.HistoryFromJSON(b)
+		if err != nil {
+			errs.add(c.Line, c.Name, "history %s: %v", c.History, err)
+			continue
+		}
+		s.histories[c] = h
+	}
+	return errs.lines
+}
+
+// replay replays a case's recorded history through the current workflow,
+// with the codec key PLAYBOOK_CODEC_KEY_FILE names when its payloads are
+// encrypted.
+func (s *Suite) replay(c *Case) []string {
+	h := s.histories[c]
+	if h == nil {
+		return nil
+	}
+	keys, err := codec.Load("")
+	if err != nil {
+		return []string{fmt.Sprintf("history %s: %v", c.History, err)}
+	}
+	if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
+		where := ""
+		if at := worker.DivergingEvent(h, err); at != "" {
+			where = " at " + at
+		}
+		return []string{fmt.Sprintf("history %s: the recorded run no longer replays through this build%s: %s", c.History, where, expr.FirstLine(err.Error()))}
+	}
+	return nil
 }
 
 // check refuses names the playbook does not have.
@@ -293,8 +359,11 @@ func (s *Suite) RunCase(c *Case, opts Options) Result {
 	res.Steps = stepsTable(s.pb, sim.agg)
 	if len(res.Problems) == 0 {
 		res.Problems = s.determinism(c, opts, sim)
-		res.Duration = time.Since(began)
 	}
+	if len(res.Problems) == 0 {
+		res.Problems = s.replay(c)
+	}
+	res.Duration = time.Since(began)
 	res.Passed = len(res.Problems) == 0
 	return res
 }

@@ -1,11 +1,9 @@
 package commands
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,7 +16,6 @@ import (
 	"playbook/internal/userfile"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/spec/expr"
 	"playbook/runs"
 	"playbook/worker"
 )
@@ -138,27 +135,16 @@ func (a *app) graphCommand() *cobra.Command {
 	return cmd
 }
 
-// maxHistoryFile bounds a history file replay reads: Temporal refuses a
-// history over 50 MB, and its JSON is about twice that.
-const maxHistoryFile = 128 << 20
-
 // readHistory reads a history file as `playbook history` writes it: a
-// regular file within maxHistoryFile.
+// regular file within worker.MaxHistoryFile.
 func readHistory(file string) (*historypb.History, error) {
-	b, err := userfile.Read(file, maxHistoryFile, "a history")
+	b, err := userfile.Read(file, worker.MaxHistoryFile, "a history")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", userfile.Show(file), err)
 	}
-	if len(b) == 0 {
-		return nil, fmt.Errorf("%s: not a history: the file is empty (save a history with `playbook history RUN -o FILE.json`)", userfile.Show(file))
-	}
-	h, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	h, err := worker.HistoryFromJSON(b)
 	if err != nil {
-		msg, _, _ := strings.Cut(expr.FirstLine(err.Error()), " (in /")
-		return nil, fmt.Errorf("%s: not a history: %s", userfile.Show(file), msg)
-	}
-	if len(h.GetEvents()) == 0 {
-		return nil, fmt.Errorf("%s: not a history: it holds no events (save one with `playbook history RUN -o FILE.json`)", userfile.Show(file))
+		return nil, fmt.Errorf("%s: %w", userfile.Show(file), err)
 	}
 	return h, nil
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 	sdkworker "go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/internal/playtest"
 	"playbook/interpreter/contract"
@@ -114,7 +116,23 @@ func recordCase(c *call, conn *connection, run, out string) error {
 	if dest == "" {
 		dest = "recorded" + playtest.Suffix // paths relative to the working directory
 	}
-	text, err := playtest.Record(in, st.Aggregate, "recorded from "+run, dest)
+	var history string
+	if out != "" {
+		// The run's history beside the test file, which the case replays.
+		h, err := fetchHistory(c.ctx, conn.client, run, "")
+		if err != nil {
+			return err
+		}
+		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(h)
+		if err != nil {
+			return err
+		}
+		history = playtest.HistoryName(out, run)
+		if err := os.WriteFile(filepath.Join(filepath.Dir(out), history), b, 0o644); err != nil {
+			return err
+		}
+	}
+	text, err := playtest.Record(in, st.Aggregate, "recorded from "+run, dest, history)
 	if err != nil {
 		return err
 	}
@@ -128,7 +146,7 @@ func recordCase(c *call, conn *connection, run, out string) error {
 	if err := os.WriteFile(out, text, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "recorded %s as a case of %s\n", run, out)
+	fmt.Fprintf(c.stderr, "recorded %s as a case of %s, its history as %s\n", run, out, filepath.Join(filepath.Dir(out), history))
 	return nil
 }
 
