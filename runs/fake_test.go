@@ -50,6 +50,10 @@ type fakeClient struct {
 	queried  []string
 	pageAsks []int32
 	sent     []sent
+	// started are the runs ExecuteWorkflow started; schedules, the
+	// schedule client's.
+	started   []started
+	schedules *fakeSchedules
 }
 
 var _ Client = (*fakeClient)(nil)

@@ -1,4 +1,4 @@
-package commands
+package runs
 
 import (
 	"context"
@@ -15,86 +15,85 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
-	"playbook/runs"
 	"playbook/submit"
 )
 
-// retryRequest is what a retry is asked to do.
-type retryRequest struct {
-	earlierID string
-	// pb and in are the new playbook (retry --file), loaded and checked as a
-	// submission; nil: the earlier run's frozen playbook.
-	pb *spec.Playbook
-	in *contract.Input
-	// file is the new playbook's path as given, for the origin.
-	file string
-	// overrides are the workload values set on top of the earlier run's
-	// (--input, then --set), as read (workloadOverrides).
-	overrides map[string]any
-	// from runs again, with everything downstream of it.
-	from string
-	// id is the new run's workflow ID ("": NAME-RANDOM).
-	id, taskQueue, by, reason string
-	// logicalTime replaces the earlier run's; nil keeps it.
-	logicalTime *time.Time
-	// dryRun decides and starts nothing.
-	dryRun bool
-	// otherName lets pb have another metadata.name than the earlier run's.
-	otherName bool
+// RetryRequest is what a retry is asked to do.
+type RetryRequest struct {
+	// Run is the earlier run's workflow ID.
+	Run string
+	// Playbook and Input are the new playbook (retry --file), loaded and
+	// checked as a submission; nil: the earlier run's frozen playbook.
+	Playbook *spec.Playbook
+	Input    *contract.Input
+	// File is the new playbook's path as given, for the origin.
+	File string
+	// Overrides are the workload values set on top of the earlier run's
+	// (--input, then --set), as read (submit.ReadOverrides).
+	Overrides map[string]any
+	// From runs again, with everything downstream of it.
+	From string
+	// ID is the new run's workflow ID ("": NAME-RANDOM).
+	ID, TaskQueue, By, Reason string
+	// LogicalTime replaces the earlier run's; nil keeps it.
+	LogicalTime *time.Time
+	// DryRun plans and starts nothing.
+	DryRun bool
+	// OtherName lets Playbook have another metadata.name than the earlier run's.
+	OtherName bool
+	// Check, when not nil, is the front end's last word before the new
+	// run starts (the CLI's: that the workers can read what it sends); its
+	// error is an InvalidError, and nothing starts.
+	Check Check
 }
 
-// retried is a new run of an earlier run's playbook, or, on a dry run,
+// Retried is a new run of an earlier run's playbook, or, on a dry run,
 // what it would reuse.
-type retried struct {
-	pb   *spec.Playbook
-	run  client.WorkflowRun // nil on a dry run
-	plan *engine.ReusePlan
-	// reused are the steps reused, in file order.
-	reused []string
-	// dropped are workload keys the earlier run set that the new playbook
+type Retried struct {
+	Playbook *spec.Playbook
+	Run      client.WorkflowRun // nil on a dry run
+	Plan     *engine.ReusePlan
+	// Reused are the steps reused, in file order.
+	Reused []string
+	// Dropped are workload keys the earlier run set that the new playbook
 	// no longer declares.
-	dropped []string
+	Dropped []string
 }
 
-// retryError is a retry that cannot be made as asked (a running run, an
-// unknown step): the caller's mistake, not the server's.
-type retryError struct{ msg string }
-
-func (e *retryError) Error() string { return e.msg }
-
-// submitError is a retry the server did not start (an ID in use, no server).
-type submitError struct {
-	id  string
-	err error
+// PlanData is the retry's plan as data (retry --dry-run --json, the MCP
+// server's retry_run): one decision per step, and the warnings.
+func (r *Retried) PlanData(earlier string) map[string]any {
+	return map[string]any{"retry_of": earlier, "steps": r.Plan.Decisions, "reused": r.Reused, "warnings": r.Plan.Warnings}
 }
 
-func (e *submitError) Error() string { return fmt.Sprintf("cannot start %s: %v", e.id, e.err) }
-
-func (e *submitError) Unwrap() error { return e.err }
-
-// startRetry starts a new run of an ended run: of its frozen playbook, or
+// Retry starts a new run of an ended run: of its frozen playbook, or
 // of the new one the request carries, with its workload and the request's
 // overrides on top. The steps it reuses are those engine.PlanReuse
 // decides: completed before, and unchanged in definition, upstream, and in
 // the workload values, files and logical time they read. The new run
 // records where it came from, who asked and why (its events, aggregate,
 // the Web UI's details).
-func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried, error) {
+//
+// Its errors: InvalidError when the retry cannot be made as asked (the
+// run still runs, an unknown step, a workload value of the wrong type),
+// NotFoundError when no run has that ID, NotStartedError when the server
+// did not start the new run.
+func Retry(ctx context.Context, c Client, namespace string, r RetryRequest) (*Retried, error) {
 	// Who asked and why are printed on operators' terminals, as an
 	// approval's are: one line of printable text each.
-	if err := contract.CheckName("by", r.by); err != nil {
-		return nil, invalid(err)
+	if err := contract.CheckName("by", r.By); err != nil {
+		return nil, &InvalidError{Err: err}
 	}
-	if err := contract.CheckLine("reason", r.reason); err != nil {
-		return nil, invalid(err)
+	if err := contract.CheckLine("reason", r.Reason); err != nil {
+		return nil, &InvalidError{Err: err}
 	}
-	before, err := runs.FrozenInput(ctx, conn.client, r.earlierID)
+	before, err := FrozenInput(ctx, c, r.Run)
 	if err != nil {
 		return nil, err
 	}
-	d, err := conn.client.DescribeWorkflowExecution(ctx, r.earlierID, "")
+	d, err := c.DescribeWorkflowExecution(ctx, r.Run, "")
 	if err != nil {
-		return nil, err
+		return nil, notFound(r.Run, err)
 	}
 	info := d.GetWorkflowExecutionInfo()
 	oldPb, err := spec.Parse(before.File, []byte(before.Source))
@@ -104,30 +103,30 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	var earlier *contract.Aggregate
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return nil, &retryError{fmt.Sprintf("%s is still running; retry a finished run", r.earlierID)}
+		return nil, &InvalidError{Err: fmt.Errorf("%s is still running; retry a finished run", r.Run)}
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		if earlier, err = runs.Result(ctx, conn.client.GetWorkflow(ctx, r.earlierID, "")); err != nil {
+		if earlier, err = Result(ctx, c.GetWorkflow(ctx, r.Run, "")); err != nil {
 			return nil, err
 		}
 	default:
 		// Terminated or timed out: the steps as they stood, when a worker
 		// replays them; else none, and every step runs.
-		earlier = runs.EndedByTemporal(ctx, conn.client, r.earlierID, info, oldPb)
+		earlier = EndedByTemporal(ctx, c, r.Run, info, oldPb)
 	}
 
-	pb, in := r.pb, r.in
-	if pb != nil && pb.Name != oldPb.Name && !r.otherName {
-		return nil, &retryError{fmt.Sprintf("%s is playbook %q, and %s ran %q: a retry runs the same playbook, fixed; give --other-name to retry it with another one", r.file, pb.Name, r.earlierID, oldPb.Name)}
+	pb, in := r.Playbook, r.Input
+	if pb != nil && pb.Name != oldPb.Name && !r.OtherName {
+		return nil, &InvalidError{Err: fmt.Errorf("%s is playbook %q, and %s ran %q: a retry runs the same playbook, fixed; give --other-name to retry it with another one", r.File, pb.Name, r.Run, oldPb.Name)}
 	}
 	if pb == nil {
 		// A retry is a submission: today's checks apply to the frozen
 		// playbook (its sub-playbooks are not read again).
 		if _, err := submit.ParseStrict(before.File, []byte(before.Source), ""); err != nil {
-			return nil, &retryError{err.Error()}
+			return nil, &InvalidError{Err: err}
 		}
 		pb, in = oldPb, &contract.Input{File: before.File, BaseDir: before.BaseDir, Source: before.Source, Files: before.Files}
 	}
-	out := &retried{pb: pb}
+	out := &Retried{Playbook: pb}
 	// The earlier run's overrides, but those of keys the playbook no longer
 	// declares, then the new ones on top.
 	kept := map[string]any{}
@@ -135,27 +134,27 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 		if _, ok := pb.Workload[k]; ok || pb.WorkloadBroken() {
 			kept[k] = v
 		} else {
-			out.dropped = append(out.dropped, k)
+			out.Dropped = append(out.Dropped, k)
 		}
 	}
-	sort.Strings(out.dropped)
-	if in.Workload, err = submit.CheckOverrides(pb, spec.MergeWorkload(kept, r.overrides)); err != nil {
-		return nil, &retryError{err.Error()}
+	sort.Strings(out.Dropped)
+	if in.Workload, err = submit.CheckOverrides(pb, spec.MergeWorkload(kept, r.Overrides)); err != nil {
+		return nil, &InvalidError{Err: err}
 	}
 	earlierTime := earlierLogicalTime(earlier, before, info)
 	lt := earlierTime
-	if r.logicalTime != nil {
-		lt = r.logicalTime.UTC()
+	if r.LogicalTime != nil {
+		lt = r.LogicalTime.UTC()
 	}
 	in.LogicalTime = &lt
-	if r.pb == nil {
+	if r.Playbook == nil {
 		// The frozen playbook: its scripts as they are now.
 		in.FileDigests = submit.FileDigests(pb, in.BaseDir, in.Files)
 	}
 
 	oldSide := engine.RetrySide{Playbook: oldPb, Definitions: spec.StepDefinitions([]byte(before.Source)),
 		Workload: spec.MergeWorkload(oldPb.Workload, before.Workload), BaseDir: before.BaseDir, Texts: before.Files,
-		Files: maps.Clone(before.FileDigests), LogicalTime: earlierTime.Format(time.RFC3339), RunID: r.earlierID}
+		Files: maps.Clone(before.FileDigests), LogicalTime: earlierTime.Format(time.RFC3339), RunID: r.Run}
 	if oldSide.Files == nil {
 		oldSide.Files = map[string]string{}
 	}
@@ -163,40 +162,40 @@ func startRetry(ctx context.Context, conn *connection, r retryRequest) (*retried
 	for path, text := range before.Files {
 		oldSide.Files[path] = submit.Digest(text)
 	}
-	id := r.id
+	id := r.ID
 	if id == "" {
-		id = pb.Name + "-" + randomSuffix()
+		id = NewRunID(pb.Name)
 	}
 	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
 		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339), RunID: id}
 	var reuse *contract.ChildReuse
-	if out.plan, reuse, err = planRetry(ctx, conn.client, r.earlierID, before, oldSide, newSide, contract.Reusable(earlier), r.from); err != nil {
+	if out.Plan, reuse, err = planRetry(ctx, c, r.Run, before, oldSide, newSide, contract.Reusable(earlier), r.From); err != nil {
 		return nil, err
 	}
-	for _, dcs := range out.plan.Decisions {
+	for _, dcs := range out.Plan.Decisions {
 		if dcs.Reused {
-			out.reused = append(out.reused, dcs.Step)
+			out.Reused = append(out.Reused, dcs.Step)
 		}
 	}
-	if r.dryRun {
+	if r.DryRun {
 		return out, nil
 	}
 	in.Reuse, in.ReuseElements, in.ReuseChildren = reuse.Reuse, reuse.ReuseElements, reuse.ReuseChildren
-	in.Origin = &contract.Origin{RetryOf: r.earlierID, From: r.from, By: r.by, Reason: r.reason, File: r.file,
-		FileChanged: r.pb != nil && (in.Source != before.Source || !maps.Equal(in.Files, before.Files)),
-		Overrides:   submit.PlainOverrides(r.overrides)}
+	in.Origin = &contract.Origin{RetryOf: r.Run, From: r.From, By: r.By, Reason: r.Reason, File: r.File,
+		FileChanged: r.Playbook != nil && (in.Source != before.Source || !maps.Equal(in.Files, before.Files)),
+		Overrides:   submit.PlainOverrides(r.Overrides)}
 	if len(in.Origin.Overrides) == 0 {
 		in.Origin.Overrides = nil
 	}
-	if err := conn.checkCodec(ctx, r.taskQueue); err != nil {
-		return nil, &retryError{err.(*exitError).err.Error()}
+	if err := runCheck(ctx, r.Check, r.TaskQueue); err != nil {
+		return nil, err
 	}
-	wr, err := conn.submitWith(ctx, pb, *in, id, r.taskQueue, in.Origin.String())
+	wr, err := StartRun(ctx, c, namespace, Start{Playbook: pb, Input: *in, ID: id, TaskQueue: r.TaskQueue, Details: in.Origin.String()})
 	if err != nil {
-		return nil, &submitError{id: id, err: err}
+		return nil, &NotStartedError{ID: id, Err: err}
 	}
-	out.run = wr
+	out.Run = wr
 	return out, nil
 }
 
@@ -221,35 +220,4 @@ func earlierLogicalTime(agg *contract.Aggregate, in contract.Input, info *workfl
 		}
 	}
 	return info.GetStartTime().AsTime().UTC().Truncate(time.Second)
-}
-
-// decisionLines are a retry's decisions, one line per step: "reused", or
-// "runs: why", with the step names in one column; a loop's counts its
-// elements, and a sub-playbook step's child plan follows it, indented.
-func decisionLines(plan *engine.ReusePlan) []string {
-	return decisionLinesOf(plan.Decisions, "  ")
-}
-
-func decisionLinesOf(decisions []engine.ReuseDecision, indent string) []string {
-	width := 0
-	for _, d := range decisions {
-		width = max(width, len(d.Step))
-	}
-	var out []string
-	for _, d := range decisions {
-		what := "reused"
-		switch {
-		case d.Elements != nil:
-			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
-		case d.Why == engine.NotLedTo:
-			what = "not reused: " + d.Why
-		case d.Child != nil:
-			what = "runs: " + d.Why + "; a retry of its sub-playbook:"
-		case !d.Reused:
-			what = "runs: " + d.Why
-		}
-		out = append(out, fmt.Sprintf("%s%-*s  %s", indent, width, d.Step, what))
-		out = append(out, decisionLinesOf(d.Child, indent+"    ")...)
-	}
-	return out
 }
