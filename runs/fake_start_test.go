@@ -160,3 +160,5 @@ func (h *fakeScheduleHandle) Delete(context.Context) error {
 	h.s.done = append(h.s.done, "delete "+h.id)
 	return nil
 }
+
+var errFakeCheck = errors.New("the workers encrypt payloads and this CLI has no key")
