@@ -19,25 +19,25 @@ import (
 // (what it asks of Temporal and how it reads the answers) is runs/'s, for
 // every front end. These are the marks of client logic the CLI must not
 // hold, by kind: a visibility query, a walk over a run's history, a
-// retry's plan.
+// retry's plan, starting a run, reconciling schedules.
 var clientMarks = map[string]struct {
-	calls   []string // methods or functions called
+	calls   []string // methods or functions called (a schedule client's as ScheduleClient().NAME)
 	strings []string // text in a string literal
 }{
 	"visibility query": {
 		calls:   []string{"ListWorkflow", "ListOpenWorkflow", "ListClosedWorkflow", "ListArchivedWorkflow", "ScanWorkflow", "CountWorkflow"},
 		strings: []string{"WorkflowType =", "WorkflowType IN", "ExecutionStatus =", "ExecutionStatus !=", "StartTime >="},
 	},
-	"history walk":   {calls: []string{"GetWorkflowHistory", "GetWorkflowExecutionHistory"}},
-	"retry planning": {calls: []string{"PlanReuse"}},
+	"history walk":            {calls: []string{"GetWorkflowHistory", "GetWorkflowExecutionHistory"}},
+	"retry planning":          {calls: []string{"PlanReuse", "StepDefinitions"}},
+	"run start":               {calls: []string{"ExecuteWorkflow", "SignalWithStartWorkflow"}},
+	"schedule reconciliation": {calls: []string{"Differences", "ScheduleClient().Create", "ScheduleClient().List"}},
 }
 
 // cliAllowed are the CLI files that may still hold a kind: replaying a
-// run (`playbook replay`) reads its history as a worker would, and the
-// retry files wait their move to runs/ (issue #40: retry planning).
+// run (`playbook replay`) reads its history as a worker would.
 var cliAllowed = map[string][]string{
-	"replay.go":         {"history walk"},
-	"retry_elements.go": {"history walk", "retry planning"},
+	"replay.go": {"history walk"},
 }
 
 // parseDir parses dir's Go files, tests aside, by path.
@@ -78,6 +78,11 @@ func clientLogic(t *testing.T, dir string, allowed map[string][]string) []string
 					switch fn := n.Fun.(type) {
 					case *ast.SelectorExpr:
 						name = fn.Sel.Name
+						if inner, ok := fn.X.(*ast.CallExpr); ok {
+							if sel, ok := inner.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ScheduleClient" {
+								name = "ScheduleClient()." + name
+							}
+						}
 					case *ast.Ident:
 						name = fn.Name
 					}
@@ -104,16 +109,52 @@ func clientLogic(t *testing.T, dir string, allowed map[string][]string) []string
 }
 
 // TestCLIHoldsNoClientLogic: cmd/playbook/commands asks runs/ for what it
-// shows, and holds no visibility query, no history walk, no retry planning
-// of its own.
+// shows, and holds no visibility query, no history walk, no retry
+// planning, no start of a run and no schedule reconciliation of its own.
 func TestCLIHoldsNoClientLogic(t *testing.T) {
 	require.Empty(t, clientLogic(t, "../cmd/playbook/commands", cliAllowed), "client logic in the CLI: it belongs in runs/")
 }
 
+// mcpServer is the MCP server's package: a front end on runs/, as the CLI is.
+const mcpServer = "../internal/mcpserver"
+
+// TestMCPServerReachesTemporalOnlyThroughRuns: the MCP server holds no
+// client logic either, and imports no Temporal package: what it asks of
+// a run, and the errors it turns into tool errors, are runs/'s.
+func TestMCPServerReachesTemporalOnlyThroughRuns(t *testing.T) {
+	require.Empty(t, clientLogic(t, mcpServer, nil), "client logic in the MCP server: it belongs in runs/")
+	require.Empty(t, temporalImports(t, mcpServer), "the MCP server imports Temporal: it reaches it through runs/")
+}
+
+// temporalImports lists the Go files of dir (tests aside) that import a
+// Temporal package, and which.
+func temporalImports(t *testing.T, dir string) []string {
+	t.Helper()
+	_, files := parseDir(t, dir, parser.ImportsOnly)
+	var out []string
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		for _, imp := range files[path].Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, "go.temporal.io/") {
+				out = append(out, filepath.Base(path)+": "+p)
+			}
+		}
+	}
+	return out
+}
+
+// TestTemporalImportCheckCatchesAPlantedImport proves the import check
+// above can fail.
+func TestTemporalImportCheckCatchesAPlantedImport(t *testing.T) {
+	dir := t.TempDir()
+	src := "package mcpserver\n\nimport \"go.temporal.io/api/serviceerror\"\n\nvar _ *serviceerror.NotFound\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tools.go"), []byte(src), 0o644))
+	require.Equal(t, []string{"tools.go: go.temporal.io/api/serviceerror"}, temporalImports(t, dir))
+}
+
 // TestClientLogicCheckCatchesPlantedQueries proves the check above can
 // fail: a CLI file that lists runs with a query of its own, walks a
-// history and plans a retry is reported on each count, and only the kinds
-// its file is allowed pass.
+// history, plans a retry, starts a run and reconciles a schedule is
+// reported on each count, and only the kinds its file is allowed pass.
 func TestClientLogicCheckCatchesPlantedQueries(t *testing.T) {
 	dir := t.TempDir()
 	src := `package commands
@@ -123,18 +164,24 @@ func planted(c client, conn connection) {
 	c.ListWorkflow(ctx, q)
 	c.GetWorkflowHistory(ctx, "run", "", false, 0)
 	engine.PlanReuse(a, b, c, d)
+	c.ExecuteWorkflow(ctx, opts, "Playbook", in)
+	c.ScheduleClient().Create(ctx, opts)
+	w.Differences(have, true)
 }
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "planted.go"), []byte(src), 0o644))
 	got := clientLogic(t, dir, nil)
 	require.Equal(t, []string{
+		dir + "/planted.go:10:2: schedule reconciliation (Differences)",
 		dir + "/planted.go:4:7: visibility query (\"ExecutionStatus =\")",
 		dir + "/planted.go:4:7: visibility query (\"WorkflowType =\")",
 		dir + "/planted.go:5:2: visibility query (ListWorkflow)",
 		dir + "/planted.go:6:2: history walk (GetWorkflowHistory)",
 		dir + "/planted.go:7:2: retry planning (PlanReuse)",
+		dir + "/planted.go:8:2: run start (ExecuteWorkflow)",
+		dir + "/planted.go:9:2: schedule reconciliation (ScheduleClient().Create)",
 	}, got)
-	got = clientLogic(t, dir, map[string][]string{"planted.go": {"history walk", "retry planning"}})
+	got = clientLogic(t, dir, map[string][]string{"planted.go": {"history walk", "retry planning", "run start", "schedule reconciliation"}})
 	require.Len(t, got, 3, got)
 }
 
@@ -147,6 +194,7 @@ var workflowImporters = map[string][]string{
 	"playbook/cmd/playbook/commands": {"version.go"},
 	"playbook/runs":                  nil,
 	"playbook/internal/devserver":    nil,
+	"playbook/internal/mcpserver":    nil,
 }
 
 // workflowImportsIn lists the Go files of dir (tests aside) that import

@@ -24,6 +24,8 @@ type Client interface {
 	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
 	CancelWorkflow(ctx context.Context, workflowID, runID string) error
 	WorkflowService() workflowservice.WorkflowServiceClient
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	ScheduleClient() client.ScheduleClient
 }
 
 var _ Client = client.Client(nil)

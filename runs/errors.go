@@ -2,6 +2,7 @@ package runs
 
 import (
 	"errors"
+	"fmt"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
@@ -71,3 +72,21 @@ func notFound(run string, err error) error {
 	}
 	return err
 }
+
+// InvalidError: what was asked cannot be done as asked (a retry of a run
+// still running, of an unknown step, with a workload value of the wrong
+// type): the caller's mistake, and nothing was started.
+type InvalidError struct{ Err error }
+
+func (e *InvalidError) Error() string { return e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// NotStartedError: the server did not start the run ID (an ID in use by
+// an open run, no server).
+type NotStartedError struct {
+	ID  string
+	Err error
+}
+
+func (e *NotStartedError) Error() string { return fmt.Sprintf("cannot start %s: %v", e.ID, e.Err) }
+func (e *NotStartedError) Unwrap() error { return e.Err }

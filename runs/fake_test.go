@@ -33,6 +33,8 @@ type fakeRun struct {
 	pending   []*workflowpb.PendingActivityInfo
 	// updates answer each Update; a missing one fails.
 	updates map[string]func(args ...any) (string, error)
+	// events follow the first event (the start, with input) in its history.
+	events []*historypb.HistoryEvent
 }
 
 // fakeClient is a Temporal server as runs/ sees it: runs by ID, a task
@@ -50,6 +52,10 @@ type fakeClient struct {
 	queried  []string
 	pageAsks []int32
 	sent     []sent
+	// started are the runs ExecuteWorkflow started; schedules, the
+	// schedule client's.
+	started   []started
+	schedules *fakeSchedules
 }
 
 var _ Client = (*fakeClient)(nil)
@@ -149,12 +155,12 @@ func (f *fakeClient) GetWorkflowHistory(_ context.Context, id, _ string, _ bool,
 	if err != nil {
 		return &fakeHistory{err: err}
 	}
-	return &fakeHistory{events: []*historypb.HistoryEvent{{
+	return &fakeHistory{events: append([]*historypb.HistoryEvent{{
 		EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
 		Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
 			Input: &commonpb.Payloads{Payloads: []*commonpb.Payload{p}},
 		}},
-	}}}
+	}}, r.events...)}
 }
 
 func (f *fakeClient) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {

@@ -2,6 +2,10 @@ package runs
 
 import (
 	"context"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -127,4 +131,21 @@ func locateIn(ctx context.Context, c Client, dc converter.DataConverter, workflo
 
 func isLoopChild(workflowType string) bool {
 	return workflowType == contract.LoopWorkflowName || workflowType == contract.LoopBatchWorkflowName
+}
+
+// attemptLog names an attempt's log file in a step's log directory.
+var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
+
+// LoggedAttempts lists the attempts that have logs in dir, in order.
+func LoggedAttempts(dir string) []int {
+	entries, _ := os.ReadDir(dir)
+	var out []int
+	for _, e := range entries {
+		if m := attemptLog.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out
 }

@@ -18,9 +18,7 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/internal/store"
-	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
-	"playbook/interpreter/spec"
 	"playbook/runs"
 	"playbook/worker"
 )
@@ -167,32 +165,6 @@ func listening(addr string) bool {
 	}
 	conn.Close()
 	return true
-}
-
-// submit starts a run of a frozen playbook; with the search attributes
-// present, the run keeps them current.
-func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue string) (client.WorkflowRun, error) {
-	return c.submitWith(ctx, pb, in, id, taskQueue, "")
-}
-
-// submitWith is submit with details shown with the run (who started it and why).
-func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
-	// An ID in use by an open run is an error, never a silent attach to that run.
-	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb), StaticDetails: details,
-		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
-	if runs.Indexed(ctx, c.client, c.namespace) {
-		in.Index = true
-		opts.TypedSearchAttributes = runs.StartAttributes(pb.Name)
-	}
-	return c.client.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
-}
-
-// runSummary is the one line the Web UI shows for a run of pb.
-func runSummary(pb *spec.Playbook) string {
-	if pb.Description != "" {
-		return "playbook " + pb.Name + ": " + pb.Description
-	}
-	return "playbook " + pb.Name
 }
 
 // warnWithoutWorker says so when no worker has polled the task queue

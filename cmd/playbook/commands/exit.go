@@ -65,7 +65,7 @@ func exitWith(code int) error {
 
 // failure is err with its exit code: its own when it has one, 4 when
 // Temporal cannot be reached, 5 when the run has already ended, 2 when
-// the run refused what was asked, else 1.
+// the run refused what was asked or it cannot be done as asked, else 1.
 // The one place the client side's typed errors (runs/errors.go) become
 // exit codes.
 func failure(err error) *exitError {
@@ -76,6 +76,7 @@ func failure(err error) *exitError {
 	var u *runs.UnreachableError
 	var ended *runs.EndedError
 	var refused *runs.RefusedError
+	var mistake *runs.InvalidError
 	var ns *serviceerror.NamespaceNotFound
 	switch {
 	case errors.As(err, &e):
@@ -87,6 +88,9 @@ func failure(err error) *exitError {
 	case errors.As(err, &refused):
 		// What the run refused (its validator's words) was the user's
 		// mistake: nothing changed.
+		return &exitError{code: exitInvalid, err: err}
+	case errors.As(err, &mistake):
+		// What was asked cannot be done as asked: nothing was started.
 		return &exitError{code: exitInvalid, err: err}
 	case errors.As(err, &ns):
 		// --namespace, TEMPORAL_NAMESPACE or the profile named it: usage.

@@ -5,10 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,8 +15,6 @@ import (
 	"playbook/runs"
 	"playbook/worker"
 )
-
-var attemptLog = regexp.MustCompile(`^attempt-(\d+)\.stdout$`)
 
 func (a *app) logsCommand() *cobra.Command {
 	var (
@@ -48,7 +43,7 @@ func (a *app) logsCommand() *cobra.Command {
 			}
 			runDir := activities.RunLogDir(logDir, run, runID)
 			dir := filepath.Join(runDir, step)
-			attempts := loggedAttempts(dir)
+			attempts := runs.LoggedAttempts(dir)
 			if len(attempts) == 0 && loopElementsLogged(runDir, step) == 0 {
 				if err := a.noLogsBecause(c, run, step); err != nil {
 					return err
@@ -143,20 +138,6 @@ func childRun(c *call, conn *connection, run, step string) string {
 		}
 	}
 	return run + "." + step
-}
-
-// loggedAttempts lists the attempts that have logs in dir, in order.
-func loggedAttempts(dir string) []int {
-	entries, _ := os.ReadDir(dir)
-	var out []int
-	for _, e := range entries {
-		if m := attemptLog.FindStringSubmatch(e.Name()); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			out = append(out, n)
-		}
-	}
-	sort.Ints(out)
-	return out
 }
 
 // loopElementsLogged counts the elements of a loop step that have logs in

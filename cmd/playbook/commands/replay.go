@@ -106,7 +106,7 @@ func (a *app) graphCommand() *cobra.Command {
 		Short: "print a playbook's step graph as a Mermaid flowchart, coloured by status with --run",
 		Args:  exactArgs(1, "one playbook file"),
 		RunE: action(func(c *call) error {
-			pb, _, err := load(c.args[0])
+			pb, _, err := runs.Load(c.args[0])
 			if err != nil {
 				return invalidFile(err)
 			}

@@ -9,7 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
+	"playbook/runs"
+	"playbook/submit"
 )
 
 func (a *app) retryCommand() *cobra.Command {
@@ -41,66 +44,64 @@ func (a *app) retryCommand() *cobra.Command {
 			if by == "" {
 				by = userName()
 			}
-			req := retryRequest{earlierID: c.args[0], from: from, id: id, taskQueue: a.conn.taskQueue, by: by, reason: reason, dryRun: dryRun, otherName: otherName}
+			req := runs.RetryRequest{Run: c.args[0], From: from, ID: id, TaskQueue: a.conn.taskQueue, By: by, Reason: reason, DryRun: dryRun, OtherName: otherName}
 			if step != "" {
 				if from != "" && from != step {
 					return invalidf("give --from or --step (its other name), not both")
 				}
-				req.from = step
+				req.From = step
 			}
 			if err := checkRunID(id); err != nil {
 				return invalid(err)
 			}
 			if file != "" {
-				pb, in, err := load(file)
+				pb, in, err := runs.Load(file)
 				if err != nil {
 					return invalidFile(err)
 				}
-				req.pb, req.in, req.file = pb, &in, file
+				req.Playbook, req.Input, req.File = pb, &in, file
 			}
 			var err error
-			if req.overrides, err = workloadOverrides(input, sets); err != nil {
+			if req.Overrides, err = submit.ReadOverrides(input, sets); err != nil {
 				return invalid(err)
 			}
 			if t := time.Time(logicalTime); !t.IsZero() {
-				req.logicalTime = &t
+				req.LogicalTime = &t
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				r, err := startRetry(c.ctx, conn, req)
-				var mistake *retryError
-				var notStarted *submitError
-				switch {
-				case errors.As(err, &mistake):
-					return invalid(err)
-				case errors.As(err, &notStarted):
-					return startFailed(notStarted.id, conn.reach, notStarted.err)
-				case err != nil:
+				req.Check = conn.checkCodec
+				r, err := runs.Retry(c.ctx, conn.client, conn.namespace, req)
+				var notStarted *runs.NotStartedError
+				if errors.As(err, &notStarted) {
+					return startFailed(notStarted.ID, conn.reach, notStarted.Err)
+				}
+				if err != nil {
 					return err
 				}
 				w := out.progress(c)
 				if dryRun {
 					w = c.stdout
 				}
-				for _, k := range r.dropped {
-					fmt.Fprintf(c.stderr, "warning: workload.%s was set in %s, but the playbook no longer declares it: dropped\n", k, req.earlierID)
+				for _, k := range r.Dropped {
+					fmt.Fprintf(c.stderr, "warning: workload.%s was set in %s, but the playbook no longer declares it: dropped\n", k, req.Run)
 				}
-				for _, warn := range r.plan.Warnings {
+				for _, warn := range r.Plan.Warnings {
 					fmt.Fprintf(c.stderr, "warning: %s\n", warn)
 				}
 				if dryRun {
-					return out.print(w, retryPlanJSON(req.earlierID, r), func(w io.Writer) {
-						fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.earlierID, countOf(len(r.reused), "step"))
-						fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
+					return out.print(w, r.PlanData(req.Run), func(w io.Writer) {
+						fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.Run, countOf(len(r.Reused), "step"))
+						fmt.Fprintln(w, strings.Join(decisionLines(r.Plan), "\n"))
 					})
 				}
 				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, c.stderr)
-				if len(r.reused) == 0 {
-					fmt.Fprintf(w, "Retrying %s as %s; no completed step to reuse: every step runs.\n", req.earlierID, r.run.GetID())
+				if len(r.Reused) == 0 {
+					fmt.Fprintf(w, "Retrying %s as %s; no completed step to reuse: every step runs.\n", req.Run, r.Run.GetID())
 				} else {
-					fmt.Fprintf(w, "Retrying %s as %s, reusing %s: %s\n", req.earlierID, r.run.GetID(), countOf(len(r.reused), "completed step"), strings.Join(r.reused, ", "))
+					fmt.Fprintf(w, "Retrying %s as %s, reusing %s: %s\n", req.Run, r.Run.GetID(), countOf(len(r.Reused), "completed step"), strings.Join(r.Reused, ", "))
 				}
-				fmt.Fprintln(w, strings.Join(decisionLines(r.plan), "\n"))
-				return followAndReport(c, conn, r.pb, r.run, &out, strict)
+				fmt.Fprintln(w, strings.Join(decisionLines(r.Plan), "\n"))
+				return followAndReport(c, conn, r.Playbook, r.Run, &out, strict)
 			})
 		}),
 	}
@@ -122,8 +123,42 @@ func (a *app) retryCommand() *cobra.Command {
 	return cmd
 }
 
-// retryPlanJSON is a retry's plan as data (retry --dry-run --json, MCP
-// retry_run): one decision per step, and the warnings.
-func retryPlanJSON(earlierID string, r *retried) map[string]any {
-	return map[string]any{"retry_of": earlierID, "steps": r.plan.Decisions, "reused": r.reused, "warnings": r.plan.Warnings}
+// decisionLines are a retry's decisions, one line per step: "reused", or
+// "runs: why", with the step names in one column; a loop's counts its
+// elements, and a sub-playbook step's child plan follows it, indented.
+func decisionLines(plan *engine.ReusePlan) []string {
+	return decisionLinesOf(plan.Decisions, "  ")
+}
+
+func decisionLinesOf(decisions []engine.ReuseDecision, indent string) []string {
+	width := 0
+	for _, d := range decisions {
+		width = max(width, len(d.Step))
+	}
+	var out []string
+	for _, d := range decisions {
+		what := "reused"
+		switch {
+		case d.Elements != nil:
+			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
+		case d.Why == engine.NotLedTo:
+			what = "not reused: " + d.Why
+		case d.Child != nil:
+			what = "runs: " + d.Why + "; a retry of its sub-playbook:"
+		case !d.Reused:
+			what = "runs: " + d.Why
+		}
+		out = append(out, fmt.Sprintf("%s%-*s  %s", indent, width, d.Step, what))
+		out = append(out, decisionLinesOf(d.Child, indent+"    ")...)
+	}
+	return out
+}
+
+// thousands writes n with a comma every three digits: 100,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,16 +18,20 @@ import (
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/internal/playtest"
-	"playbook/interpreter/contract"
 	"playbook/runs"
 )
+
+// ScheduleEntry is one line of `schedule list`.
+type ScheduleEntry = runs.ScheduleEntry
+
+// defaultBackfill is backfill's overlap policy: every run it asks for starts.
+const defaultBackfill = "buffer-all"
 
 const scheduleDefaults = "Defaults, safe for batch work: --overlap skip (a run still going when the next is due\n" +
 	"means the next is skipped, never doubled) and --catchup-window 1h (after an outage, only\n" +
@@ -69,7 +72,7 @@ func (a *app) scheduleCreateCommand() *cobra.Command {
 			"included, as `run` does. Flags override the playbook's schedule: key, if it has one.\n" + scheduleDefaults,
 		Args: exactArgs(1, "exactly one playbook file"),
 		RunE: action(func(c *call) error {
-			w, err := wantedFromFile(c.args[0], a.conn.taskQueue)
+			w, err := runs.ScheduleFromFile(c.args[0], a.conn.taskQueue)
 			if err != nil {
 				return invalidFile(err)
 			}
@@ -81,14 +84,14 @@ func (a *app) scheduleCreateCommand() *cobra.Command {
 				}
 				w.ID = id
 			}
-			if err := w.applyFlags(&flags); err != nil {
+			if err := applyFlags(w, &flags); err != nil {
 				return invalid(err)
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				if err := createSchedule(c.ctx, conn, w, note, paused, nil); err != nil {
+				if err := runs.CreateSchedule(c.ctx, conn.client, conn.namespace, w, runs.ScheduleCreate{Note: note, Paused: paused}, conn.checkCodec); err != nil {
 					return fmt.Errorf("cannot create %s: %w", w.ID, err)
 				}
-				fmt.Fprintf(c.stdout, "Created schedule %s: playbook %s, %s, overlap %s.\n", w.ID, w.pb.Name, w.when(), w.Overlap)
+				fmt.Fprintf(c.stdout, "Created schedule %s: playbook %s, %s, overlap %s.\n", w.ID, w.Playbook.Name, w.When(), w.Overlap)
 				return nil
 			})
 		}),
@@ -101,38 +104,6 @@ func (a *app) scheduleCreateCommand() *cobra.Command {
 	return cmd
 }
 
-func createSchedule(ctx context.Context, conn *connection, w *scheduleWanted, note string, paused bool, memo map[string]any) error {
-	if err := conn.checkCodec(ctx, w.TaskQueue); err != nil {
-		return err
-	}
-	indexed := runs.Indexed(ctx, conn.client, conn.namespace)
-	pol := w.policies()
-	_, err := conn.client.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:                    w.ID,
-		Spec:                  w.spec(),
-		Action:                w.action(indexed),
-		Overlap:               pol.Overlap,
-		CatchupWindow:         pol.CatchupWindow,
-		PauseOnFailure:        pol.PauseOnFailure,
-		Note:                  note,
-		Paused:                paused,
-		Memo:                  memo,
-		TypedSearchAttributes: w.attributes(indexed),
-	})
-	return err
-}
-
-// ScheduleEntry is one line of `schedule list`.
-type ScheduleEntry struct {
-	ID          string      `json:"id"`
-	Playbook    string      `json:"playbook,omitempty"`
-	When        []string    `json:"when"`
-	Paused      bool        `json:"paused"`
-	Note        string      `json:"note,omitempty"`
-	NextRuns    []time.Time `json:"next_runs"`
-	AppliedFrom string      `json:"applied_from,omitempty"`
-}
-
 func (a *app) scheduleListCommand() *cobra.Command {
 	var out printer
 	cmd := &cobra.Command{
@@ -140,7 +111,7 @@ func (a *app) scheduleListCommand() *cobra.Command {
 		Short: "list the schedules that run playbooks",
 		Args:  noArgs,
 		RunE: a.connected(func(c *call, conn *connection) error {
-			entries, err := listSchedules(c.ctx, conn)
+			entries, err := runs.ListSchedules(c.ctx, conn.client)
 			if err != nil {
 				return err
 			}
@@ -165,60 +136,6 @@ func printSchedules(w io.Writer, entries []ScheduleEntry) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Playbook, strings.Join(e.When, "; "), state, next)
 	}
 	tw.Flush()
-}
-
-// listSchedules lists, through visibility (so a schedule created a moment
-// ago may be missing), the schedules whose action starts playbook runs.
-func listSchedules(ctx context.Context, conn *connection) ([]ScheduleEntry, error) {
-	it, err := conn.client.ScheduleClient().List(ctx, client.ScheduleListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	entries := []ScheduleEntry{}
-	dc := converter.GetDefaultDataConverter()
-	for it.HasNext() {
-		s, err := it.Next()
-		if err != nil {
-			return nil, err
-		}
-		if s.WorkflowType.Name != contract.WorkflowName {
-			continue
-		}
-		e := ScheduleEntry{ID: s.ID, Paused: s.Paused, Note: s.Note, NextRuns: s.NextActionTimes, When: specWhen(s.Spec)}
-		if p := s.SearchAttributes.GetIndexedFields()[contract.AttrPlaybookName]; p != nil {
-			_ = dc.FromPayload(p, &e.Playbook)
-		}
-		if p := s.Memo.GetFields()[memoApplied]; p != nil {
-			_ = dc.FromPayload(p, &e.AppliedFrom)
-		}
-		entries = append(entries, e)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
-	return entries, nil
-}
-
-// specWhen says when a spec starts runs: the cron expressions playbook
-// kept in the calendars' comments, and the intervals.
-func specWhen(schedSpec *client.ScheduleSpec) []string {
-	when := []string{}
-	if schedSpec == nil {
-		return when
-	}
-	tz := ""
-	if schedSpec.TimeZoneName != "" {
-		tz = " (" + schedSpec.TimeZoneName + ")"
-	}
-	for _, cal := range schedSpec.Calendars {
-		if cal.Comment != "" {
-			when = append(when, "cron "+cal.Comment+tz)
-		} else {
-			when = append(when, "a calendar"+tz)
-		}
-	}
-	for _, iv := range schedSpec.Intervals {
-		when = append(when, "every "+iv.Every.String())
-	}
-	return when
 }
 
 // ScheduleView is what `schedule describe --json` prints.
@@ -271,26 +188,26 @@ func (a *app) scheduleDescribeCommand() *cobra.Command {
 func describeSchedule(ctx context.Context, conn *connection, id string) (*ScheduleView, error) {
 	d, err := conn.client.ScheduleClient().GetHandle(ctx, id).Describe(ctx)
 	if err != nil {
-		return nil, scheduleError(id, err)
+		return nil, runs.ScheduleError(id, err)
 	}
-	v := &ScheduleView{ID: id, When: specWhen(d.Schedule.Spec), NextRuns: d.Info.NextActionTimes, Running: []string{}, RecentRuns: []ScheduledRun{},
+	v := &ScheduleView{ID: id, When: runs.SpecWhen(d.Schedule.Spec), NextRuns: d.Info.NextActionTimes, Running: []string{}, RecentRuns: []ScheduledRun{},
 		Actions: d.Info.NumActions, SkippedOverlap: d.Info.NumActionsSkippedOverlap, MissedCatchup: d.Info.NumActionsMissedCatchupWindow}
-	if w, err := wantedFromDescription(id, d); err == nil {
-		v.File, v.TaskQueue, v.Workload = w.in.File, w.TaskQueue, w.in.Workload
-		if w.pb != nil {
-			v.Playbook = w.pb.Name
+	if w, err := runs.ScheduleFromDescription(id, d); err == nil {
+		v.File, v.TaskQueue, v.Workload = w.Input.File, w.TaskQueue, w.Input.Workload
+		if w.Playbook != nil {
+			v.Playbook = w.Playbook.Name
 		}
 	}
 	if d.Schedule.Spec != nil && d.Schedule.Spec.Jitter != 0 {
 		v.Jitter = d.Schedule.Spec.Jitter.String()
 	}
 	if p := d.Schedule.Policy; p != nil {
-		v.Overlap, v.CatchupWindow, v.PauseOnFailure = overlapName(p.Overlap), p.CatchupWindow.String(), p.PauseOnFailure
+		v.Overlap, v.CatchupWindow, v.PauseOnFailure = runs.OverlapName(p.Overlap), p.CatchupWindow.String(), p.PauseOnFailure
 	}
 	if s := d.Schedule.State; s != nil {
 		v.Paused, v.Note = s.Paused, s.Note
 	}
-	if p := d.Memo.GetFields()[memoApplied]; p != nil {
+	if p := d.Memo.GetFields()[runs.MemoApplied]; p != nil {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.AppliedFrom)
 	}
 	for _, r := range d.Info.RunningWorkflows {
@@ -370,15 +287,6 @@ func printSchedule(out io.Writer, v *ScheduleView) {
 	tw.Flush()
 }
 
-// scheduleError says "no schedule X" for a schedule that does not exist.
-func scheduleError(id string, err error) error {
-	var notFound *serviceerror.NotFound
-	if errors.As(err, &notFound) {
-		return fmt.Errorf("no schedule %q", id)
-	}
-	return err
-}
-
 // schedulePauseCommand is `pause` (pause true) or `unpause`.
 func (a *app) schedulePauseCommand(pause bool) *cobra.Command {
 	name, done, usage := "unpause", "Unpaused", "let a paused schedule start runs again (missed times within the catch-up window start)"
@@ -415,7 +323,7 @@ func (a *app) scheduleTriggerCommand() *cobra.Command {
 			var policy enumspb.ScheduleOverlapPolicy
 			if overlap != "" {
 				var err error
-				if policy, err = overlapPolicy(overlap); err != nil {
+				if policy, err = runs.OverlapPolicy(overlap); err != nil {
 					return invalidf("--overlap: %v", err)
 				}
 			}
@@ -445,7 +353,7 @@ func (a *app) onSchedule(c *call, done string, do func(context.Context, client.S
 	return a.withConnection(c, func(c *call, conn *connection) error {
 		id := c.args[0]
 		if err := do(c.ctx, conn.client.ScheduleClient().GetHandle(c.ctx, id)); err != nil {
-			return scheduleError(id, err)
+			return runs.ScheduleError(id, err)
 		}
 		fmt.Fprintf(c.stdout, "%s schedule %s.\n", done, id)
 		return nil
@@ -489,7 +397,7 @@ func (a *app) scheduleBackfillCommand() *cobra.Command {
 			if !start.Before(end) {
 				return invalidf("--from must be before --to")
 			}
-			policy, err := overlapPolicy(overlap)
+			policy, err := runs.OverlapPolicy(overlap)
 			if err != nil {
 				return invalidf("--overlap: %v", err)
 			}
@@ -497,7 +405,7 @@ func (a *app) scheduleBackfillCommand() *cobra.Command {
 				id := c.args[0]
 				times, err := backfillTimes(c.ctx, conn, id, start, end)
 				if err != nil {
-					return scheduleError(id, err)
+					return runs.ScheduleError(id, err)
 				}
 				if len(times) == 0 {
 					fmt.Fprintf(c.stdout, "No time of schedule %s falls from %s to %s: nothing to backfill.\n", id, start.Format(time.RFC3339), end.Format(time.RFC3339))
@@ -505,14 +413,14 @@ func (a *app) scheduleBackfillCommand() *cobra.Command {
 				}
 				h := conn.client.ScheduleClient().GetHandle(c.ctx, id)
 				if err := h.Backfill(c.ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}}); err != nil {
-					return scheduleError(id, err)
+					return runs.ScheduleError(id, err)
 				}
 				count := countOf(len(times), "run")
 				if len(times) == maxMatchingTimes {
 					count = "at least " + count
 				}
 				fmt.Fprintf(c.stdout, "Backfilling schedule %s: %s, for its times from %s to %s (overlap %s).\n", id, count,
-					times[0].Format(time.RFC3339), times[len(times)-1].Format(time.RFC3339), overlapName(policy))
+					times[0].Format(time.RFC3339), times[len(times)-1].Format(time.RFC3339), runs.OverlapName(policy))
 				return nil
 			})
 		}),
@@ -571,10 +479,10 @@ func (a *app) scheduleUpdateCommand() *cobra.Command {
 		},
 		RunE: action(func(c *call) error {
 			id := c.args[0]
-			var fresh *scheduleWanted
+			var fresh *runs.Schedule
 			if len(c.args) == 2 {
 				var err error
-				if fresh, err = wantedFromFile(c.args[1], a.conn.taskQueue); err != nil {
+				if fresh, err = runs.ScheduleFromFile(c.args[1], a.conn.taskQueue); err != nil {
 					return invalidFile(err)
 				}
 			}
@@ -585,23 +493,23 @@ func (a *app) scheduleUpdateCommand() *cobra.Command {
 				h := conn.client.ScheduleClient().GetHandle(c.ctx, id)
 				var flagErr error
 				err := h.Update(c.ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-					w, err := wantedFromDescription(id, &u.Description)
-					if err != nil && !(errors.Is(err, errForeignCalendar) && flags.setsWhen()) {
+					w, err := runs.ScheduleFromDescription(id, &u.Description)
+					if err != nil && !(errors.Is(err, runs.ErrForeignCalendar) && flags.setsWhen()) {
 						return nil, fmt.Errorf("schedule %s %v", id, err)
 					}
 					if fresh != nil {
-						w.pb, w.in.File, w.in.BaseDir, w.in.Source, w.in.Files = fresh.pb, fresh.in.File, fresh.in.BaseDir, fresh.in.Source, fresh.in.Files
+						w.Playbook, w.Input.File, w.Input.BaseDir, w.Input.Source, w.Input.Files = fresh.Playbook, fresh.Input.File, fresh.Input.BaseDir, fresh.Input.Source, fresh.Input.Files
 					}
-					if flagErr = w.applyFlags(&flags); flagErr != nil {
+					if flagErr = applyFlags(w, &flags); flagErr != nil {
 						return nil, flagErr
 					}
-					return w.schedule(runs.Indexed(c.ctx, conn.client, conn.namespace), u.Description.Schedule.State), nil
+					return w.Update(runs.Indexed(c.ctx, conn.client, conn.namespace), u.Description.Schedule.State), nil
 				}})
 				if flagErr != nil {
 					return invalid(flagErr)
 				}
 				if err != nil {
-					return scheduleError(id, err)
+					return runs.ScheduleError(id, err)
 				}
 				fmt.Fprintf(c.stdout, "Updated schedule %s: the change takes effect from the next run; runs already started keep the playbook they started with.\n", id)
 				return nil
@@ -636,22 +544,26 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 					return invalidf("--prune: %v", err)
 				}
 			}
-			wanted, err := loadApplied(files, explicit, a.conn.taskQueue)
+			wanted, err := runs.LoadApplied(files, explicit, a.conn.taskQueue)
 			if err != nil {
 				return invalidFile(err)
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
 				for _, w := range wanted {
-					outcome, err := applySchedule(c.ctx, conn, w)
+					outcome, err := runs.ApplySchedule(c.ctx, conn.client, conn.namespace, w, conn.checkCodec)
 					if err != nil {
-						return fmt.Errorf("%s: %w", w.in.File, err)
+						return fmt.Errorf("%s: %w", w.Input.File, err)
 					}
-					fmt.Fprintf(c.stdout, "%s: schedule %s %s\n", w.in.File, w.ID, outcome)
+					fmt.Fprintf(c.stdout, "%s: schedule %s %s\n", w.Input.File, w.ID, outcome)
 				}
-				if prune != "" {
-					return pruneSchedules(c, conn, prune, a.conn.taskQueue, wanted)
+				if prune == "" {
+					return nil
 				}
-				return nil
+				pruned, err := runs.PruneSchedules(c.ctx, conn.client, prune, a.conn.taskQueue, wanted)
+				for _, p := range pruned {
+					fmt.Fprintf(c.stdout, "%s: %s; schedule %s deleted\n", p.File, p.Why, p.ID)
+				}
+				return err
 			})
 		}),
 	}
@@ -670,113 +582,4 @@ func playbookFiles(dir string) ([]string, error) {
 		return err
 	})
 	return files, err
-}
-
-// loadApplied loads every file before anything changes. A file named on
-// the command line must carry a schedule; one found under --prune's DIR
-// without one (a sub-playbook, say) is passed over.
-func loadApplied(files []string, explicit bool, taskQueue string) ([]*scheduleWanted, error) {
-	var wanted []*scheduleWanted
-	var problems []string
-	byID := map[string]string{}
-	for _, f := range files {
-		w, err := wantedFromFile(f, taskQueue)
-		switch {
-		case err != nil:
-			problems = append(problems, err.Error())
-			continue
-		case w.pb.Schedule == nil && explicit:
-			problems = append(problems, f+": has no schedule: key")
-			continue
-		case w.pb.Schedule == nil:
-			continue
-		}
-		if other, ok := byID[w.ID]; ok {
-			problems = append(problems, fmt.Sprintf("%s: schedule %s is also %s's", f, w.ID, other))
-			continue
-		}
-		byID[w.ID] = f
-		wanted = append(wanted, w)
-	}
-	if len(problems) > 0 {
-		return nil, errors.New(strings.Join(problems, "\n"))
-	}
-	return wanted, nil
-}
-
-// applySchedule makes the schedule w describes exist as described:
-// "created", "updated (what changed)" or "unchanged".
-func applySchedule(ctx context.Context, conn *connection, w *scheduleWanted) (string, error) {
-	h := conn.client.ScheduleClient().GetHandle(ctx, w.ID)
-	indexed := runs.Indexed(ctx, conn.client, conn.namespace)
-	d, err := h.Describe(ctx)
-	var notFound *serviceerror.NotFound
-	if errors.As(err, &notFound) {
-		abs, _ := filepath.Abs(w.in.File)
-		if err := createSchedule(ctx, conn, w, "", false, map[string]any{memoApplied: abs}); err != nil {
-			return "", err
-		}
-		return "created (" + w.when() + ")", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	have, err := wantedFromDescription(w.ID, d)
-	if errors.Is(err, errNotOurs) {
-		return "", fmt.Errorf("schedule %s exists and %v: left alone", w.ID, err)
-	}
-	if err == nil && len(w.differences(have, indexed)) == 0 {
-		return "unchanged", nil
-	}
-	if err := conn.checkCodec(ctx, w.TaskQueue); err != nil {
-		return "", err
-	}
-	var changed []string
-	err = h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-		changed = []string{"all"}
-		if have, err := wantedFromDescription(w.ID, &u.Description); err == nil {
-			changed = w.differences(have, indexed)
-		}
-		return w.schedule(indexed, u.Description.Schedule.State), nil
-	}})
-	if err != nil {
-		return "", err
-	}
-	return "updated (" + strings.Join(changed, ", ") + "); it takes effect from the next run", nil
-}
-
-// pruneSchedules deletes the schedules apply made from files under dir
-// that are gone or no longer carry that schedule, except those just applied.
-func pruneSchedules(c *call, conn *connection, dir, taskQueue string, applied []*scheduleWanted) error {
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	keep := map[string]bool{}
-	for _, w := range applied {
-		keep[w.ID] = true
-	}
-	entries, err := listSchedules(c.ctx, conn)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		rel, err := filepath.Rel(absDir, e.AppliedFrom)
-		if e.AppliedFrom == "" || keep[e.ID] || err != nil || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		why := "gone"
-		if _, err := os.Stat(e.AppliedFrom); err == nil {
-			w, err := wantedFromFile(e.AppliedFrom, taskQueue)
-			if err != nil || (w.pb.Schedule != nil && w.ID == e.ID) {
-				continue // its file still carries it, or does not load: leave it be
-			}
-			why = "no longer carries it"
-		}
-		if err := conn.client.ScheduleClient().GetHandle(c.ctx, e.ID).Delete(c.ctx); err != nil {
-			return scheduleError(e.ID, err)
-		}
-		fmt.Fprintf(c.stdout, "%s: %s; schedule %s deleted\n", e.AppliedFrom, why, e.ID)
-	}
-	return nil
 }

@@ -3,14 +3,11 @@ package commands
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
-	"playbook/submit"
+	"playbook/runs"
 )
 
 func validateCommand() *cobra.Command {
@@ -21,7 +18,7 @@ func validateCommand() *cobra.Command {
 		RunE: action(func(c *call) error {
 			bad := 0
 			for _, path := range c.args {
-				pb, _, err := load(path)
+				pb, _, err := runs.Load(path)
 				if err != nil {
 					fmt.Fprintln(c.stderr, err)
 					bad++
@@ -38,38 +35,10 @@ func validateCommand() *cobra.Command {
 	})
 }
 
-// load reads, parses and validates a playbook and its sub-playbooks, and
-// freezes them into a workflow input. Its errors are one line naming file,
-// line and step.
-func load(path string) (*spec.Playbook, contract.Input, error) {
-	b, err := submit.LoadBundle(path, submit.ReadPlaybook)
-	if err != nil {
-		return nil, contract.Input{}, err
-	}
-	return b.Root, frozen(path, b), nil
-}
-
 // printWarnings prints what the checks of a submission point out without
 // refusing the playbook, one line each.
 func printWarnings(w io.Writer, pb *spec.Playbook) {
 	for _, line := range pb.Warnings {
 		fmt.Fprintln(w, line)
 	}
-}
-
-// frozen is the workflow's input for a bundle loaded from path.
-func frozen(path string, b *submit.Bundle) contract.Input {
-	in := contract.Input{File: path, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath]}
-	if len(b.Files) > 1 {
-		in.Files = b.Files
-	}
-	in.FileDigests = submit.FileDigests(b.Root, in.BaseDir, in.Files)
-	return in
-}
-
-func unwrapPathError(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

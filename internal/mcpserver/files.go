@@ -1,4 +1,4 @@
-package commands
+package mcpserver
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"playbook/internal/userfile"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
+	"playbook/runs"
 	"playbook/submit"
 )
 
@@ -22,31 +23,31 @@ import (
 // and logs only under the log directory, each path with its symbolic links
 // resolved first; never anything but a regular file within its bound.
 
-// fileRoot is a directory the MCP server may read under, its symbolic
+// Root is a directory the MCP server may read under, its symbolic
 // links resolved.
-type fileRoot struct {
+type Root struct {
 	dir string
 	// flag says how a user changes the directory, for messages.
 	flag string
 }
 
-// newFileRoot resolves dir (relative: to the working directory).
-func newFileRoot(dir, flag string) (fileRoot, error) {
+// NewRoot resolves dir (relative: to the working directory).
+func NewRoot(dir, flag string) (Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return fileRoot{}, fmt.Errorf("%s %s: %w", flag, userfile.Show(dir), errors.New(unwrapPathError(err)))
+		return Root{}, fmt.Errorf("%s %s: %w", flag, userfile.Show(dir), errors.New(unwrapPathError(err)))
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return fileRoot{}, fmt.Errorf("%s %s: not a directory", flag, userfile.Show(dir))
+		return Root{}, fmt.Errorf("%s %s: not a directory", flag, userfile.Show(dir))
 	}
-	return fileRoot{dir: abs, flag: flag}, nil
+	return Root{dir: abs, flag: flag}, nil
 }
 
 // abs is name as an absolute path: a relative name is under the root.
-func (r fileRoot) abs(name string) string {
+func (r Root) abs(name string) string {
 	if filepath.IsAbs(name) {
 		return filepath.Clean(name)
 	}
@@ -56,7 +57,7 @@ func (r fileRoot) abs(name string) string {
 // resolve is the real path of abs when it is under the root: outside, by
 // its name or through a symbolic link, it is refused without saying
 // whether it exists.
-func (r fileRoot) resolve(abs string) (string, error) {
+func (r Root) resolve(abs string) (string, error) {
 	if err := userfile.CheckName(abs); err != nil {
 		return "", err
 	}
@@ -74,13 +75,13 @@ func (r fileRoot) resolve(abs string) (string, error) {
 	return real, nil
 }
 
-func (r fileRoot) holds(path string) bool {
+func (r Root) holds(path string) bool {
 	rel, err := filepath.Rel(r.dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // readPlaybook is a LoadBundle reader for files under the root.
-func (r fileRoot) readPlaybook(abs string) ([]byte, error) {
+func (r Root) readPlaybook(abs string) ([]byte, error) {
 	real, err := r.resolve(abs)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func (r fileRoot) readPlaybook(abs string) ([]byte, error) {
 
 // loadFile is `playbook validate` of a file under the root (a relative
 // name: relative to the root); its sub-playbooks must be under it too.
-func (r fileRoot) loadFile(name string) (*spec.Playbook, error) {
+func (r Root) loadFile(name string) (*spec.Playbook, error) {
 	if err := userfile.CheckName(name); err != nil {
 		return nil, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
 	}
@@ -105,12 +106,12 @@ func (r fileRoot) loadFile(name string) (*spec.Playbook, error) {
 // by "does not exist" or by nothing, whether a file outside the root is
 // there.
 type scriptsWatch struct {
-	root  fileRoot
+	root  Root
 	files map[string][]byte // by absolute path, as read
 	text  func(abs string) ([]byte, bool)
 }
 
-func (r fileRoot) scriptsInside() *scriptsWatch {
+func (r Root) scriptsInside() *scriptsWatch {
 	return &scriptsWatch{root: r, files: map[string][]byte{}, text: func(string) ([]byte, bool) { return nil, false }}
 }
 
@@ -178,7 +179,7 @@ func (w *scriptsWatch) verdict(b *submit.Bundle, err error) (*spec.Playbook, err
 // inside tells whether path is under the root, by its name and through
 // its links, as far as it exists: a name that is not there is judged by
 // its deepest ancestor that is.
-func (r fileRoot) inside(path string) bool {
+func (r Root) inside(path string) bool {
 	if !r.holds(path) {
 		return false
 	}
@@ -202,7 +203,7 @@ func (w *scriptsWatch) shown(abs string) string {
 
 // loadInput is load of a file under the root: the playbook and the
 // workflow's input that freezes it, for retry_run's file.
-func (r fileRoot) loadInput(name string) (*spec.Playbook, contract.Input, error) {
+func (r Root) loadInput(name string) (*spec.Playbook, contract.Input, error) {
 	if err := userfile.CheckName(name); err != nil {
 		return nil, contract.Input{}, &spec.Error{File: userfile.Show(name), Msg: "cannot read: " + err.Error()}
 	}
@@ -212,13 +213,13 @@ func (r fileRoot) loadInput(name string) (*spec.Playbook, contract.Input, error)
 	if err != nil {
 		return nil, contract.Input{}, err
 	}
-	return pb, frozen(name, b), nil
+	return pb, runs.Frozen(name, b), nil
 }
 
 // loadText is `playbook validate` of a playbook given as text, shown as
 // name, as if it were a file at the root: the sub-playbooks it runs are
 // read under the root.
-func (r fileRoot) loadText(name, text string) (*spec.Playbook, error) {
+func (r Root) loadText(name, text string) (*spec.Playbook, error) {
 	abs := r.abs(name)
 	read := r.scriptsInside()
 	read.text = func(path string) ([]byte, bool) { return []byte(text), path == abs }
@@ -228,19 +229,19 @@ func (r fileRoot) loadText(name, text string) (*spec.Playbook, error) {
 
 // logRoot is the log directory, as a root: step_logs and the tails
 // list_pending_failed shows read only under it.
-func (t *mcpTools) logRoot() fileRoot {
-	abs, err := filepath.Abs(t.logDir)
+func (t *tools) logRoot() Root {
+	abs, err := filepath.Abs(t.LogDir)
 	if err != nil {
-		abs = t.logDir
+		abs = t.LogDir
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	return fileRoot{dir: abs, flag: "--log-dir"}
+	return Root{dir: abs, flag: "--log-dir"}
 }
 
 // openLog opens a log file under the log directory: a regular file.
-func (r fileRoot) openLog(path string) (*os.File, os.FileInfo, error) {
+func (r Root) openLog(path string) (*os.File, os.FileInfo, error) {
 	real, err := r.resolve(path)
 	if err != nil {
 		return nil, nil, err
@@ -249,7 +250,7 @@ func (r fileRoot) openLog(path string) (*os.File, os.FileInfo, error) {
 }
 
 // readTail is the last max bytes of a log file under the log directory.
-func (r fileRoot) readTail(path string, max int64) ([]byte, error) {
+func (r Root) readTail(path string, max int64) ([]byte, error) {
 	f, fi, err := r.openLog(path)
 	if err != nil {
 		return nil, err
@@ -261,4 +262,11 @@ func (r fileRoot) readTail(path string, max int64) ([]byte, error) {
 		}
 	}
 	return io.ReadAll(io.LimitReader(f, max))
+}
+
+func unwrapPathError(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

@@ -1,4 +1,4 @@
-package commands
+package mcpserver
 
 import (
 	"context"
@@ -14,9 +14,9 @@ const (
 	languageURI = "playbook://language"
 )
 
-// addMCPGuides offers the README and the language reference as resources,
+// addGuides offers the README and the language reference as resources,
 // and a prompt that walks an agent through a run's pending_failed steps.
-func addMCPGuides(srv *mcp.Server) {
+func addGuides(srv *mcp.Server) {
 	for _, r := range []struct{ uri, name, desc, text string }{
 		{readmeURI, "playbook README", "What playbook is, a five-minute tour, and where each guide is.", playbook.README},
 		{languageURI, "playbook language reference", "The playbook language: every key, tools, retries, exit-code rules, failure modes, pending_failed and classify, the aggregate, the limits.", playbook.Language},

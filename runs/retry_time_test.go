@@ -1,4 +1,4 @@
-package commands
+package runs
 
 import (
 	"testing"

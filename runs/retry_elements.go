@@ -1,30 +1,27 @@
-package commands
+package runs
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
-	"playbook/runs"
 )
 
 // planRetry is engine.PlanReuse, and what the new run reuses within the
 // steps that run for themselves because they did not complete before:
 // the completed elements of a loop, the completed steps of a sub-playbook
 // step's child, recursively (its plan goes under the step's decision).
-func planRetry(ctx context.Context, c client.Client, earlierID string, before contract.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *contract.ChildReuse, error) {
+func planRetry(ctx context.Context, c Client, earlierID string, before contract.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *contract.ChildReuse, error) {
 	plan, err := engine.PlanReuse(oldSide, newSide, earlier, from)
 	if err != nil {
-		return nil, nil, &retryError{err.Error()}
+		return nil, nil, &InvalidError{Err: err}
 	}
 	r := &contract.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
 	if r.ReuseElements, err = planElements(ctx, c, earlierID, before, newSide, plan); err != nil {
@@ -41,7 +38,7 @@ func planRetry(ctx context.Context, c client.Client, earlierID string, before co
 // run: the child's playbook now (the new run's frozen sub-playbook), its
 // workload as the earlier child had it (the step's templates and what
 // they read are unchanged), the child's steps reused by the same rules.
-func planChildren(ctx context.Context, c client.Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ChildReuse, error) {
+func planChildren(ctx context.Context, c Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ChildReuse, error) {
 	var out map[string]*contract.ChildReuse
 	for i, d := range plan.Decisions {
 		s := newSide.Playbook.Step(d.Step)
@@ -58,7 +55,7 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 		if err != nil {
 			continue // no child ran: it runs whole
 		}
-		agg, err := runs.Result(ctx, c.GetWorkflow(ctx, childID, ""))
+		agg, err := Result(ctx, c.GetWorkflow(ctx, childID, ""))
 		if err != nil {
 			continue
 		}
@@ -75,7 +72,7 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 			Files: newSide.Files, LogicalTime: newSide.LogicalTime, RunID: newSide.RunID + "." + d.Step}
 		cplan, cr, err := planRetry(ctx, c, childID, childIn, childOld, childNow, contract.Reusable(agg), "")
 		if err != nil {
-			var mistake *retryError
+			var mistake *InvalidError
 			if errors.As(err, &mistake) {
 				continue
 			}
@@ -95,12 +92,12 @@ func planChildren(ctx context.Context, c client.Client, earlierID string, oldSid
 
 // earlierChild is the child a sub-playbook step started in run parent,
 // and its input (either side of child-id-dot).
-func earlierChild(ctx context.Context, c client.Client, parent, step string) (string, contract.Input, error) {
+func earlierChild(ctx context.Context, c Client, parent, step string) (string, contract.Input, error) {
 	id := parent + "." + step
-	in, err := runs.FrozenInput(ctx, c, id)
+	in, err := FrozenInput(ctx, c, id)
 	if err != nil {
 		id = parent + "-" + step
-		in, err = runs.FrozenInput(ctx, c, id)
+		in, err = FrozenInput(ctx, c, id)
 	}
 	return id, in, err
 }
@@ -113,7 +110,7 @@ func earlierChild(ctx context.Context, c client.Client, parent, step string) (st
 // matched by its rendered tool. It
 // fills the plan's element counts and returns what the new run's input
 // carries (Input.ReuseElements), bounded whatever the loop's length.
-func planElements(ctx context.Context, c client.Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
+func planElements(ctx context.Context, c Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
 	out := map[string]*contract.ElementReuse{}
 	for i, d := range plan.Decisions {
 		// A loop whose elements hand on files runs whole: a reused
@@ -177,8 +174,8 @@ func planElements(ctx context.Context, c client.Client, earlierID string, before
 // or rendered tool (elementKey), with the result of each that completed
 // so; and, when run id itself reused elements of that step, those of the
 // run it retried.
-func completedElements(ctx context.Context, c client.Client, id string, in contract.Input, step string) (map[string][]any, error) {
-	dc, err := runs.PayloadConverter()
+func completedElements(ctx context.Context, c Client, id string, in contract.Input, step string) (map[string][]any, error) {
+	dc, err := PayloadConverter()
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +198,7 @@ func completedElements(ctx context.Context, c client.Client, id string, in contr
 			break
 		}
 		id = in.Origin.RetryOf
-		if in, err = runs.FrozenInput(ctx, c, id); err != nil {
+		if in, err = FrozenInput(ctx, c, id); err != nil {
 			return done, nil // what is known is enough: the rest runs
 		}
 	}
@@ -211,7 +208,7 @@ func completedElements(ctx context.Context, c client.Client, id string, in contr
 // scanElements reads the history of one run, adding to done the loop
 // elements of step that completed there; it returns the loop drivers the
 // run started for the step, and the run it continued as new to.
-func scanElements(ctx context.Context, c client.Client, dc converter.DataConverter, id, runID, step string, done map[string][]any) (more []execution, err error) {
+func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id, runID, step string, done map[string][]any) (more []workflowExecution, err error) {
 	prefix := step + "["
 	scheduled := map[int64]string{}
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -243,19 +240,19 @@ func scanElements(ctx context.Context, c client.Client, dc converter.DataConvert
 		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
 			a := e.GetChildWorkflowExecutionStartedEventAttributes()
 			if a.GetWorkflowType().GetName() == contract.LoopWorkflowName && isDriverOf(a.GetWorkflowExecution().GetWorkflowId(), id, step) {
-				more = append(more, execution{a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId()})
+				more = append(more, workflowExecution{a.GetWorkflowExecution().GetWorkflowId(), a.GetWorkflowExecution().GetRunId()})
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 			if runID != "" {
-				more = append(more, execution{id, e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()})
+				more = append(more, workflowExecution{id, e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()})
 			}
 		}
 	}
 	return more, nil
 }
 
-// execution is one run of a workflow.
-type execution struct{ workflowID, runID string }
+// workflowExecution is one run of a workflow.
+type workflowExecution struct{ workflowID, runID string }
 
 // isDriverOf tells whether id is the loop driver run parent started for
 // step (playbookwf's child IDs, either side of child-id-dot).
@@ -275,12 +272,3 @@ func elementKey(in contract.StepInput) string {
 
 func itemKey(item any) string            { return "item " + contract.ItemDigest(item) }
 func toolKey(spec map[string]any) string { return "tool " + string(contract.CanonicalJSON(spec)) }
-
-// thousands writes n with a comma every three digits: 100,000.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}

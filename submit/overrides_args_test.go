@@ -1,4 +1,4 @@
-package commands
+package submit
 
 import (
 	"os"
@@ -31,11 +31,11 @@ func TestWorkloadOverridesRefuse(t *testing.T) {
 		return f
 	}
 	in := write(`[1, 2]`)
-	_, err := workloadOverrides(in, nil)
+	_, err := ReadOverrides(in, nil)
 	require.EqualError(t, err, "--input "+in+": not a JSON object: it holds an array")
 	in = write(`{"rows": 1, "rows": 2}`)
-	_, err = workloadOverrides(in, nil)
+	_, err = ReadOverrides(in, nil)
 	require.EqualError(t, err, "--input "+in+": key rows is given twice: give it once")
-	_, err = workloadOverrides("", []string{"db..host=x"})
+	_, err = ReadOverrides("", []string{"db..host=x"})
 	require.EqualError(t, err, `--set "db..host=x": the key "db..host" has an empty part: write KEY=VALUE or KEY.SUBKEY=VALUE`)
 }

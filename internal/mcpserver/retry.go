@@ -1,4 +1,4 @@
-package commands
+package mcpserver
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 	"playbook/submit"
 )
 
-// mcpRetryRequest is what the MCP tool retry_run asks: a new playbook
+// retryRequest is what the MCP tool retry_run asks: a new playbook
 // from a file under the MCP root or as text (whose sub-playbooks are the earlier run's
 // frozen ones), and workload values as `--set` gives them.
-func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a retryArgs) (retryRequest, error) {
-	req := retryRequest{earlierID: a.Run, from: a.From, reason: a.Reason}
-	if req.from == "" {
-		req.from = a.Step
+func retryRequest(ctx context.Context, c runs.Client, root Root, a retryArgs) (runs.RetryRequest, error) {
+	req := runs.RetryRequest{Run: a.Run, From: a.From, Reason: a.Reason}
+	if req.From == "" {
+		req.From = a.Step
 	}
 	var err error
-	if req.overrides, err = workloadOverrides("", a.Set); err != nil {
+	if req.Overrides, err = submit.ReadOverrides("", a.Set); err != nil {
 		return req, err
 	}
 	switch {
@@ -30,9 +30,9 @@ func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a ret
 		if err != nil {
 			return req, err
 		}
-		req.pb, req.in, req.file = pb, &in, a.File
+		req.Playbook, req.Input, req.File = pb, &in, a.File
 	case a.Text != "":
-		before, err := runs.FrozenInput(ctx, conn.client, a.Run)
+		before, err := runs.FrozenInput(ctx, c, a.Run)
 		if err != nil {
 			return req, toolError(a.Run, err)
 		}
@@ -55,7 +55,7 @@ func mcpRetryRequest(ctx context.Context, conn *connection, root fileRoot, a ret
 		if len(b.Files) > 1 {
 			in.Files = b.Files
 		}
-		req.pb, req.in, req.file = b.Root, &in, "(text)"
+		req.Playbook, req.Input, req.File = b.Root, &in, "(text)"
 	}
 	return req, nil
 }

@@ -1,4 +1,4 @@
-package commands
+package mcpserver
 
 import (
 	"context"
@@ -18,15 +18,15 @@ type testArgs struct {
 // testPlaybook runs test cases read under the root, the playbooks they
 // name too (playtest refuses one outside alike whether it is there or
 // not); a step under real: does not run (the tool starts nothing).
-func (t *mcpTools) testPlaybook(_ context.Context, _ *mcp.CallToolRequest, a testArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) testPlaybook(_ context.Context, _ *mcp.CallToolRequest, a testArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("path", a.Path); err != nil {
 		return nil, nil, err
 	}
-	path, err := t.root.resolve(t.root.abs(a.Path))
+	path, err := t.Root.resolve(t.Root.abs(a.Path))
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := playtest.Options{Read: t.root.readPlaybook, NoReal: true, Root: t.root.dir}
+	opts := playtest.Options{Read: t.Root.readPlaybook, NoReal: true, Root: t.Root.dir}
 	if a.Run != "" {
 		if opts.Run, err = regexp.Compile(a.Run); err != nil {
 			return nil, nil, fmt.Errorf("run: %v", err)

@@ -1,4 +1,4 @@
-package commands
+package mcpserver
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/temporal"
 
 	"playbook/activities"
 	"playbook/internal/store"
@@ -35,21 +33,33 @@ const (
 	mcpWriteRefusal = "this MCP server is read-only: start it with `playbook mcp --allow-write` to classify, approve, reject, retry or cancel; nothing was changed"
 )
 
-// mcpTools are the MCP server's tools over one Temporal connection.
-type mcpTools struct {
-	conn       *connection
-	allowWrite bool
-	logDir     string
-	taskQueue  string
-	// root is where validate_playbook reads files (--root).
-	root fileRoot
-	// actFor are the people approve_step and reject_step may decide for
+// Options are what the server's tools work with.
+type Options struct {
+	// Client reaches Temporal, in Namespace; retry_run starts its runs on
+	// TaskQueue.
+	Client    runs.Client
+	Namespace string
+	TaskQueue string
+	// AllowWrite enables the tools that change a run (--allow-write).
+	AllowWrite bool
+	// LogDir is the worker's log directory, for step logs (--log-dir).
+	LogDir string
+	// Root is where validate_playbook, test_playbook and retry_run read
+	// files (--root).
+	Root Root
+	// ActFor are the people approve_step and reject_step may decide for
 	// (--act-for); by default they decide as mcp only.
-	actFor []string
-	// store is the workers' store, where list_files finds a run's files
+	ActFor []string
+	// Store is the workers' store, where list_files finds a run's files
 	// (--store).
-	store store.Store
+	Store store.Store
+	// Check is the front end's last word before retry_run starts a run
+	// (the CLI's codec check); optional.
+	Check runs.Check
 }
+
+// tools are the MCP server's tools.
+type tools struct{ Options }
 
 type runArgs struct {
 	Run string `json:"run" jsonschema:"the run's workflow ID"`
@@ -140,8 +150,10 @@ type stepLogsView struct {
 	AttemptsLogged []int  `json:"attempts_logged"`
 }
 
-func newMCPServer(t *mcpTools) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "playbook", Version: mcpVersion}, &mcp.ServerOptions{
+// New is the MCP server, its tools, the guides and the triage prompt.
+func New(o Options) *mcp.Server {
+	t := &tools{o}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "playbook", Version: Version}, &mcp.ServerOptions{
 		Instructions: "playbook runs YAML playbooks as durable workflows on Temporal. A failed step with no matching " +
 			"exit-code rule, in a playbook with use_pending_failed, waits in pending_failed for a decision: list them with " +
 			"list_pending_failed, read step_logs, then classify_step retry, fail or skip with a reason.",
@@ -159,7 +171,7 @@ func newMCPServer(t *mcpTools) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "reject_step", Description: "Reject an approval step waiting for a decision: it fails with error type rejected and the reason. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.reject)
 	mcp.AddTool(srv, &mcp.Tool{Name: "retry_run", Description: "Start a new run of an ended run, with its playbook or a fixed one (file or text) and workload values set on top, reusing the completed steps whose definition and inputs did not change (from: run one step and its downstream again). Needs --allow-write."}, t.retryRun)
 	mcp.AddTool(srv, &mcp.Tool{Name: "cancel_run", Description: "Cancel a run: running steps are cancelled, pending ones skipped, then end runs. Needs --allow-write."}, t.cancelRun)
-	addMCPGuides(srv)
+	addGuides(srv)
 	return srv
 }
 
@@ -172,15 +184,18 @@ func reply(v any) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
 }
 
-// toolError turns a server or workflow error into one line an agent can act on.
+// toolError turns what runs/ returned into one line an agent can act on:
+// a run not found says so, a refusal is the run's own first line, and
+// every other error (a run that ended, a namespace not indexed, a retry
+// that cannot be made as asked) its message on one line.
 func toolError(run string, err error) error {
-	var notFound *serviceerror.NotFound
-	var appErr *temporal.ApplicationError
+	var notFound *runs.NotFoundError
+	var refused *runs.RefusedError
 	switch {
 	case errors.As(err, &notFound):
 		return fmt.Errorf("run %q: not found", run)
-	case errors.As(err, &appErr):
-		return errors.New(expr.FirstLine(appErr.Message()))
+	case errors.As(err, &refused):
+		return errors.New(expr.FirstLine(refused.Error()))
 	}
 	return errors.New(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 }
@@ -199,7 +214,7 @@ func need(pairs ...string) error {
 	return fmt.Errorf("%s: required", strings.Join(missing, ", "))
 }
 
-func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listRunsArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listRunsArgs) (*mcp.CallToolResult, any, error) {
 	limit := a.Limit
 	if limit <= 0 {
 		limit = mcpListDefault
@@ -217,7 +232,7 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 		}
 		filter.Since = since
 	}
-	list, err := runs.List(ctx, t.conn.client, t.conn.namespace, filter, limit)
+	list, err := runs.List(ctx, t.Client, t.Namespace, filter, limit)
 	var notIndexed *runs.NotIndexedError
 	if errors.As(err, &notIndexed) {
 		return nil, nil, err
@@ -228,11 +243,11 @@ func (t *mcpTools) listRuns(ctx context.Context, _ *mcp.CallToolRequest, a listR
 	return reply(map[string]any{"runs": list})
 }
 
-func (t *mcpTools) runStatus(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) runStatus(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	st, err := runs.StatusOf(ctx, t.conn.client, a.Run)
+	st, err := runs.StatusOf(ctx, t.Client, a.Run)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -244,22 +259,22 @@ type filesArgs struct {
 	Step string `json:"step,omitempty" jsonschema:"only this step's files (a loop's elements too)"`
 }
 
-func (t *mcpTools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, a filesArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, a filesArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	files, err := runs.Files(ctx, t.store, a.Run, a.Step)
+	files, err := runs.Files(ctx, t.Store, a.Run, a.Step)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"files": files})
 }
 
-func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a runArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	steps, err := runs.Pending(ctx, t.conn.client, a.Run)
+	steps, err := runs.Pending(ctx, t.Client, a.Run)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
@@ -283,7 +298,7 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 		hint = "no step is waiting for a classification"
 	}
 	// A worker older than approvals answers no such query: none wait.
-	approvals, _ := runs.Approvals(ctx, t.conn.client, a.Run)
+	approvals, _ := runs.Approvals(ctx, t.Client, a.Run)
 	if approvals == nil {
 		approvals = []engine.WaitingApproval{}
 	}
@@ -295,12 +310,12 @@ func (t *mcpTools) listPending(ctx context.Context, _ *mcp.CallToolRequest, a ru
 
 // tail is the last lines of an attempt's stream: from the log file the
 // failure names or the log directory, else the tail the error carries.
-func (t *mcpTools) tail(run, step string, attempt int, stream string, details map[string]any) string {
+func (t *tools) tail(run, step string, attempt int, stream string, details map[string]any) string {
 	paths := []string{}
 	if p, ok := details[stream+"_log"].(string); ok && p != "" {
 		paths = append(paths, p)
 	}
-	paths = append(paths, filepath.Join(activities.RunLogDir(t.logDir, run, ""), step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
+	paths = append(paths, filepath.Join(activities.RunLogDir(t.LogDir, run, ""), step, fmt.Sprintf("attempt-%d.%s", attempt, stream)))
 	for _, p := range paths {
 		if b, err := t.logRoot().readTail(p, mcpLogChunkMax); err == nil {
 			return lastLines(string(b), mcpTailLines)
@@ -320,7 +335,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "")
 }
 
-func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLogsArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLogsArgs) (*mcp.CallToolResult, any, error) {
 	if err := need("run", a.Run, "step", a.Step); err != nil {
 		return nil, nil, err
 	}
@@ -336,10 +351,10 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 	if stream != "stdout" && stream != "stderr" {
 		return nil, nil, fmt.Errorf("stream %q: give stdout or stderr", stream)
 	}
-	dir := filepath.Join(activities.RunLogDir(t.logDir, a.Run, ""), a.Step)
-	attempts := loggedAttempts(dir)
+	dir := filepath.Join(activities.RunLogDir(t.LogDir, a.Run, ""), a.Step)
+	attempts := runs.LoggedAttempts(dir)
 	if len(attempts) == 0 {
-		return nil, nil, fmt.Errorf("no logs for run %q step %q in %s (logs stay on the machine of the worker that ran the step)", a.Run, a.Step, t.logDir)
+		return nil, nil, fmt.Errorf("no logs for run %q step %q in %s (logs stay on the machine of the worker that ran the step)", a.Run, a.Step, t.LogDir)
 	}
 	n := attempts[len(attempts)-1]
 	if a.Attempt != 0 {
@@ -371,16 +386,16 @@ func (t *mcpTools) stepLogs(_ context.Context, _ *mcp.CallToolRequest, a stepLog
 	return reply(v)
 }
 
-func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validateArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) validate(_ context.Context, _ *mcp.CallToolRequest, a validateArgs) (*mcp.CallToolResult, any, error) {
 	var pb *spec.Playbook
 	var err error
 	switch {
 	case (a.File == "") == (a.Text == ""):
 		return nil, nil, errors.New("give either file or text")
 	case a.File != "":
-		pb, err = t.root.loadFile(a.File)
+		pb, err = t.Root.loadFile(a.File)
 	default:
-		pb, err = t.root.loadText("inline.yaml", a.Text)
+		pb, err = t.Root.loadText("inline.yaml", a.Text)
 	}
 	if err != nil {
 		return reply(map[string]any{"ok": false, "errors": strings.Split(strings.TrimSpace(err.Error()), "\n")})
@@ -392,8 +407,8 @@ func (t *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, a validat
 	return reply(answer)
 }
 
-func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a classifyArgs) (*mcp.CallToolResult, any, error) {
-	if !t.allowWrite {
+func (t *tools) classify(ctx context.Context, _ *mcp.CallToolRequest, a classifyArgs) (*mcp.CallToolResult, any, error) {
+	if !t.AllowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
 	if err := need("run", a.Run, "step", a.Step, "action", a.Action, "reason", a.Reason); err != nil {
@@ -403,29 +418,29 @@ func (t *mcpTools) classify(ctx context.Context, _ *mcp.CallToolRequest, a class
 	if err != nil {
 		return nil, nil, err
 	}
-	answer, err := runs.Classify(ctx, t.conn.client, a.Run, a.Step, a.Action, a.Reason, by, "")
+	answer, err := runs.Classify(ctx, t.Client, a.Run, a.Step, a.Action, a.Reason, by, "")
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "step": a.Step, "action": a.Action, "reason": a.Reason, "by": by, "result": answer})
 }
 
-func (t *mcpTools) approve(ctx context.Context, _ *mcp.CallToolRequest, a approveArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) approve(ctx context.Context, _ *mcp.CallToolRequest, a approveArgs) (*mcp.CallToolResult, any, error) {
 	return t.decide(ctx, contract.ApprovalDecision{Step: a.Step, Decision: contract.DecisionApprove, Inputs: a.Inputs, By: a.By, Reason: a.Reason}, a.Run)
 }
 
-func (t *mcpTools) reject(ctx context.Context, _ *mcp.CallToolRequest, a rejectArgs) (*mcp.CallToolResult, any, error) {
+func (t *tools) reject(ctx context.Context, _ *mcp.CallToolRequest, a rejectArgs) (*mcp.CallToolResult, any, error) {
 	return t.decide(ctx, contract.ApprovalDecision{Step: a.Step, Decision: contract.DecisionReject, By: a.By, Reason: a.Reason}, a.Run)
 }
 
 // who is whose name a decision of the agent's bears: mcp, or a person
 // the server was started to act for (--act-for); an agent does not choose
 // its own name. Approvals, classifications and retries alike.
-func (t *mcpTools) who(by string) (string, error) {
+func (t *tools) who(by string) (string, error) {
 	switch {
 	case by == "":
 		return mcpWho, nil
-	case by != mcpWho && !slices.Contains(t.actFor, by):
+	case by != mcpWho && !slices.Contains(t.ActFor, by):
 		return "", fmt.Errorf("this MCP server decides as %s: it may decide for %q only when started with --act-for %s; nothing was sent", mcpWho, by, by)
 	}
 	return by, nil
@@ -433,8 +448,8 @@ func (t *mcpTools) who(by string) (string, error) {
 
 // decide sends an approval decision; the run's validator refuses what
 // cannot apply, and the refusal is the tool's error.
-func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run string) (*mcp.CallToolResult, any, error) {
-	if !t.allowWrite {
+func (t *tools) decide(ctx context.Context, d contract.ApprovalDecision, run string) (*mcp.CallToolResult, any, error) {
+	if !t.AllowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
 	if err := need("run", run, "step", d.Step, "reason", d.Reason); err != nil {
@@ -448,38 +463,38 @@ func (t *mcpTools) decide(ctx context.Context, d contract.ApprovalDecision, run 
 	if err := contract.CheckDecision(d); err != nil {
 		return nil, nil, err
 	}
-	answer, err := runs.DecideApproval(ctx, t.conn.client, run, d)
+	answer, err := runs.DecideApproval(ctx, t.Client, run, d)
 	if err != nil {
 		return nil, nil, toolError(run, err)
 	}
 	return reply(map[string]any{"run": run, "step": d.Step, "decision": d.Decision, "inputs": d.Inputs, "reason": d.Reason, "by": d.By, "result": answer})
 }
 
-func (t *mcpTools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retryArgs) (*mcp.CallToolResult, any, error) {
-	if !t.allowWrite {
+func (t *tools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retryArgs) (*mcp.CallToolResult, any, error) {
+	if !t.AllowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
 	if err := need("run", a.Run, "reason", a.Reason); err != nil {
 		return nil, nil, err
 	}
-	req, err := mcpRetryRequest(ctx, t.conn, t.root, a)
+	req, err := retryRequest(ctx, t.Client, t.Root, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	if req.by, err = t.who(a.By); err != nil {
+	if req.By, err = t.who(a.By); err != nil {
 		return nil, nil, err
 	}
-	req.taskQueue = t.taskQueue
-	r, err := startRetry(ctx, t.conn, req)
+	req.TaskQueue, req.Check = t.TaskQueue, t.Check
+	r, err := runs.Retry(ctx, t.Client, t.Namespace, req)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
-	return reply(map[string]any{"retried": a.Run, "run": r.run.GetID(), "run_id": r.run.GetRunID(), "reused": r.reused, "plan": r.plan.Decisions, "reason": a.Reason, "by": req.by,
-		"next": "follow it with run_status " + r.run.GetID()})
+	return reply(map[string]any{"retried": a.Run, "run": r.Run.GetID(), "run_id": r.Run.GetRunID(), "reused": r.Reused, "plan": r.Plan.Decisions, "reason": a.Reason, "by": req.By,
+		"next": "follow it with run_status " + r.Run.GetID()})
 }
 
-func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a cancelArgs) (*mcp.CallToolResult, any, error) {
-	if !t.allowWrite {
+func (t *tools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a cancelArgs) (*mcp.CallToolResult, any, error) {
+	if !t.AllowWrite {
 		return nil, nil, errors.New(mcpWriteRefusal)
 	}
 	if err := need("run", a.Run, "reason", a.Reason); err != nil {
@@ -491,7 +506,7 @@ func (t *mcpTools) cancelRun(ctx context.Context, _ *mcp.CallToolRequest, a canc
 	if err := contract.CheckSize("the reason", len(reason)); err != nil {
 		return nil, nil, err
 	}
-	if err := runs.Cancel(ctx, t.conn.client, t.conn.namespace, a.Run, reason); err != nil {
+	if err := runs.Cancel(ctx, t.Client, t.Namespace, a.Run, reason); err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}
 	return reply(map[string]any{"run": a.Run, "cancel_requested": true, "reason": a.Reason, "by": mcpWho,
