@@ -27,11 +27,16 @@ const (
 // what happened in words. send gets the same update ID each time, so that
 // the server applies a decision sent twice once.
 func Deliver[T any](ctx context.Context, run string, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
+	return deliverWithin(ctx, run, deliverFor, send)
+}
+
+// deliverWithin is Deliver asking until within has passed.
+func deliverWithin[T any](ctx context.Context, run string, within time.Duration, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
 	var none T
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	updateID := "decide-" + hex.EncodeToString(id)
-	deadline := time.Now().Add(deliverFor)
+	deadline := time.Now().Add(within)
 	for tries := 1; ; tries++ {
 		try, cancel := context.WithTimeout(ctx, deliverTry)
 		answer, err := send(try, updateID)
@@ -40,7 +45,7 @@ func Deliver[T any](ctx context.Context, run string, send func(ctx context.Conte
 			return answer, err
 		}
 		if time.Now().After(deadline) {
-			return none, fmt.Errorf("run %s did not answer within %s (%d tries; last: %v): its worker or the server may still be restarting, and nothing confirms the decision was applied; `playbook status %s` shows whether it was, and sending it again is safe", run, deliverFor, tries, err, run)
+			return none, fmt.Errorf("run %s did not answer within %s (%d tries; last: %v): its worker or the server may still be restarting, and nothing confirms the decision was applied; `playbook status %s` shows whether it was, and sending it again is safe", run, within, tries, err, run)
 		}
 		select {
 		case <-ctx.Done():

@@ -33,7 +33,17 @@ func RefuseOversizedUpdates(opts *client.Options) {
 
 func shrinkOversizedUpdates(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	if task, ok := reply.(*workflowservice.PollWorkflowTaskQueueResponse); ok && err == nil {
+	// A workflow task comes from a poll, or with the answer to the task
+	// the worker completed (the server hands the next one back at once
+	// when an Update came in meanwhile).
+	var task *workflowservice.PollWorkflowTaskQueueResponse
+	switch r := reply.(type) {
+	case *workflowservice.PollWorkflowTaskQueueResponse:
+		task = r
+	case *workflowservice.RespondWorkflowTaskCompletedResponse:
+		task = r.GetWorkflowTask()
+	}
+	if task != nil && err == nil {
 		for _, m := range task.GetMessages() {
 			var u updatepb.Request
 			if m.GetBody().UnmarshalTo(&u) != nil {
