@@ -48,7 +48,7 @@ type otlpReceiver struct {
 	spans []gotSpan
 }
 
-func startOTLPReceiver(t *testing.T) *otlpReceiver {
+func startOTLPReceiver(t testing.TB) *otlpReceiver {
 	t.Helper()
 	r := &otlpReceiver{}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
