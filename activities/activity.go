@@ -87,8 +87,8 @@ type Activities struct {
 	// lost, to be retried on another worker at once.
 	DrainTimeout time.Duration
 	// StepEnv names the worker's environment variables that step processes
-	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
-	// step, whatever is listed.
+	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* and OTEL_*
+	// never reach a step, whatever is listed.
 	StepEnv []string
 	// SecretsDir holds the secrets steps name with {secret: NAME}, one file
 	// each (DefaultSecretsDir when empty).
