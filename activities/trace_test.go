@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,4 +64,33 @@ func TestStepsNeverSeeTheExportersVariables(t *testing.T) {
 		require.NotContains(t, kv, "secret")
 		require.NotContains(t, kv, "TRACEPARENT")
 	}
+}
+
+type noSpans struct{}
+
+func (noSpans) Attempt(contract.Span) {}
+
+// An http step sends its attempt's traceparent (a header of its own with
+// that name wins); a webhook sends the run's span's, when tracing is on.
+func TestHTTPAndWebhooksCarryTheTrace(t *testing.T) {
+	got := make(chan string, 3)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("traceparent")
+	}))
+	defer srv.Close()
+	tp := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	ctx := context.WithValue(context.Background(), traceKey{}, tp)
+	a := &Activities{Trace: noSpans{}}
+	o := a.runTool(ctx, contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}}, 1)
+	require.Nil(t, o.Err)
+	require.Equal(t, tp, <-got)
+	o = a.runTool(ctx, contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL, "headers": map[string]any{"traceparent": "mine"}}}, 1)
+	require.Nil(t, o.Err)
+	require.Equal(t, "mine", <-got)
+
+	require.NoError(t, a.Notify(context.Background(), contract.NotifyInput{Event: "on_success", Webhook: srv.URL, Aggregate: map[string]any{"workflow_id": "w", "run_id": "r"}}))
+	tr := contract.RunTrace("w", "r")
+	require.Equal(t, contract.Traceparent(tr, contract.RootSpan(tr)), <-got)
+	require.NoError(t, (&Activities{}).Notify(context.Background(), contract.NotifyInput{Event: "on_success", Webhook: srv.URL, Aggregate: map[string]any{"workflow_id": "w", "run_id": "r"}}))
+	require.Empty(t, <-got, "no trace context when tracing is off")
 }
