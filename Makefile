@@ -103,6 +103,7 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkTwentyCases$$' -benchtime 3x ./internal/playtest/
 	$(GO) test -run '^$$' -bench '^Benchmark(ValidateChain|SettleChain)$$' -benchtime 3x ./submit/ ./interpreter/engine/
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
+	$(GO) test -run '^$$' -bench TracingChain -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench HugeLoops -benchtime 1x -timeout 60m ./testsuite/ -huge-loop=$(HUGE_LOOP)
 
 # Rewrites docs/playbook.schema.json from the parser's tables (`playbook

@@ -87,8 +87,8 @@ type Activities struct {
 	// lost, to be retried on another worker at once.
 	DrainTimeout time.Duration
 	// StepEnv names the worker's environment variables that step processes
-	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* never reach a
-	// step, whatever is listed.
+	// see besides PATH, HOME, LANG, TZ and TMPDIR; TEMPORAL_* and OTEL_*
+	// never reach a step, whatever is listed.
 	StepEnv []string
 	// SecretsDir holds the secrets steps name with {secret: NAME}, one file
 	// each (DefaultSecretsDir when empty).
@@ -113,6 +113,10 @@ type Activities struct {
 	// did goes through the same retry decision as a real attempt. Optional:
 	// nil runs every tool.
 	Stand Stand
+	// Trace, when set, takes each attempt's span, and the attempt carries
+	// its span's context into its process (TRACEPARENT) or its request
+	// (traceparent). Optional: nil traces nothing.
+	Trace AttemptSpans
 }
 
 // Stand says what an attempt did instead of running its tool.
@@ -136,6 +140,11 @@ type Stand interface {
 // from the attempt log and decides only on the step's own attempts, so the
 // retry block's budget, retry_when and stop_when never see a lost one.
 func (a *Activities) RunStep(ctx context.Context, in contract.StepInput) (*contract.StepOutput, error) {
+	return a.traced(ctx, in, func(ctx context.Context) (*contract.StepOutput, error) { return a.runStep(ctx, in) })
+}
+
+// runStep is one attempt of RunStep.
+func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contract.StepOutput, error) {
 	if isInit {
 		warnInit.Do(func() {
 			activity.GetLogger(ctx).Warn("this worker runs as PID 1 without an init: a process that leaves its step's process group " +

@@ -18,8 +18,13 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // neverPassed reports a variable of the worker that no step ever sees, even
 // when the worker lists it in StepEnv: Temporal's own settings (address,
-// namespace, API key, TLS key paths) belong to the worker.
-func neverPassed(name string) bool { return strings.HasPrefix(name, "TEMPORAL_") }
+// namespace, API key, TLS key paths) and its exporter's (OTEL_*, whose
+// headers carry a collector's credentials) belong to the worker; the
+// worker's own TRACEPARENT and TRACESTATE would name another trace than
+// the attempt's.
+func neverPassed(name string) bool {
+	return strings.HasPrefix(name, "TEMPORAL_") || strings.HasPrefix(name, "OTEL_") || name == "TRACEPARENT" || name == "TRACESTATE"
+}
 
 // reserved reports a variable the engine sets for each attempt; a step's
 // own env cannot override it (submission refuses one; a frozen playbook

@@ -67,6 +67,9 @@ func (a *Activities) runHTTP(ctx context.Context, in contract.StepInput, toolSpe
 	if isJSON {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if tp := traceparentOf(ctx); tp != "" {
+		req.Header.Set("traceparent", tp)
+	}
 	for k, v := range toolSpec.Headers {
 		req.Header.Set(k, expr.Text(v))
 	}

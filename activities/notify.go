@@ -37,6 +37,16 @@ func (a *Activities) Notify(ctx context.Context, in contract.NotifyInput) error 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Playbook-Event", in.Event)
+	if a.Trace != nil {
+		// The webhook joins the run's trace, under the run's own span.
+		agg, _ := in.Aggregate.(map[string]any)
+		id, _ := agg["workflow_id"].(string)
+		run, _ := agg["run_id"].(string)
+		if id != "" {
+			t := contract.RunTrace(id, run)
+			req.Header.Set("traceparent", contract.Traceparent(t, contract.RootSpan(t)))
+		}
+	}
 	client := a.HTTP
 	if client == nil {
 		client = http.DefaultClient

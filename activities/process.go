@@ -184,7 +184,7 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		"PLAYBOOK_LOG_DIR=" + logDir,
 		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
 		"PLAYBOOK_LOGICAL_TIME=" + in.LogicalTime,
-	}, extraEnv...))
+	}, append(traceEnv(ctx), extraEnv...)...))
 	err = startInGroup(cmd)
 	// The process holds the streams' write ends now: the copies end with it.
 	_ = outEnd.Close()

@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -60,6 +61,9 @@ type Options struct {
 	// store, its credential variables (store.CredentialVars) never reach a
 	// step, even when StepEnv names them.
 	Store store.Store
+	// Optional: where the worker exports runs' traces (TracingFromEnv);
+	// default none: nothing is traced and no exporter runs.
+	Tracing *Tracing
 }
 
 // Deployment is a worker's Worker Deployment version.
@@ -159,12 +163,24 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		// within the drain timeout, or cancel themselves and report.
 		WorkerStopTimeout: o.DrainTimeout + stopReportMargin,
 		DeploymentOptions: o.Deployment.options(),
+		Interceptors:      o.interceptors(),
 	})
 	RegisterWorkflow(w)
 	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.stepEnv(), SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes, Store: o.Store}
+	if o.Tracing != nil {
+		acts.Trace = o.Tracing
+	}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
 	return w
+}
+
+// interceptors give the workflows their span sink when tracing is on.
+func (o Options) interceptors() []interceptor.WorkerInterceptor {
+	if o.Tracing == nil {
+		return nil
+	}
+	return []interceptor.WorkerInterceptor{&spanInterceptor{sink: o.Tracing}}
 }
 
 // stepEnv is StepEnv without the store's credential variables, when the

@@ -74,6 +74,9 @@ type executor struct {
 	// waitingNotices are the on_waiting webhooks sent, which the run
 	// waits for before it ends, so that none is abandoned.
 	waitingNotices []workflow.Future
+	// children are the traces of the sub-playbooks' runs, by step, noted
+	// as each ends when the run emits spans (trace.go).
+	children map[string]contract.TraceID
 }
 
 // paceEvery is how many steps the workflow decides between two yields.

@@ -167,6 +167,8 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 	sel := workflow.NewSelector(ctx)
 	next, inFlight, stopped := 0, 0, false
 	counts := contract.LoopProgress{Total: len(elems)}
+	spans := newElementSpans(ctx)
+	defer spans.emit(ctx)
 	for i := range elems {
 		if reused.Has(i) {
 			out[i] = contract.Outcome{Result: reused.Results[i]}
@@ -184,10 +186,12 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 			opts.ActivityID = elementName(s, first+i)
 			opts.Summary = opts.ActivityID
 			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elems[i])
+			spans.started(ctx, first+i)
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
 				out[i] = activityOutcome(ctx, f, s, elems[i])
+				spans.ended(ctx, elems[i], first+i, out[i])
 				counts.Add(out[i])
 				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != contract.ErrCancelled {
 					stopped = true

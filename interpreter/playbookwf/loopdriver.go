@@ -96,6 +96,8 @@ func (d *loopDriver) run() (next int, done bool) {
 	}
 	next = d.in.Next
 	first := next
+	spans := newElementSpans(ctx)
+	defer spans.emit(ctx)
 	for {
 		// Each run starts at least one element, so that a run continued as
 		// new always gets further than the one before.
@@ -121,10 +123,12 @@ func (d *loopDriver) run() (next int, done bool) {
 			opts.ActivityID = elementName(d.s, i)
 			opts.Summary = opts.ActivityID
 			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elem)
+			spans.started(ctx, i)
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
 				o := activityOutcome(ctx, f, d.s, elem)
+				spans.ended(ctx, elem, i, o)
 				tally.Add(i, o)
 				if d.in.CancelOnFailure && o.Err != nil && o.Err.Type != contract.ErrCancelled {
 					stopped = true

@@ -26,6 +26,7 @@ func (x *executor) outcome(s *spec.Step, f workflow.Future) contract.Outcome {
 		_ = f.Get(x.ctx, &o)
 		return o
 	case s.Tool.Kind == "playbook":
+		x.noteChild(s.Name, f)
 		return x.childOutcome(f)
 	}
 	return activityOutcome(x.ctx, f, s, x.inputs[s.Name])

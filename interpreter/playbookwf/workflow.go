@@ -146,6 +146,7 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	x.notify(written)
 	x.awaitWaitingNotices()
 	agg.Notifications = written.Notifications
+	x.emitRunSpans(agg)
 	switch agg.Status {
 	case contract.RunCompleted, contract.RunCompletedWithWarnings:
 		return written, nil

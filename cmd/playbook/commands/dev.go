@@ -95,7 +95,12 @@ func devCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Store: st})
+			tracing, stopTracing, err := startTracing(c.ctx, c.stderr)
+			if err != nil {
+				return invalid(err)
+			}
+			defer stopTracing()
+			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Store: st, Tracing: tracing})
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}

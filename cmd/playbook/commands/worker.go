@@ -66,7 +66,12 @@ func (a *app) workerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st})
+			tracing, stopTracing, err := startTracing(c.ctx, c.stderr)
+			if err != nil {
+				return invalid(err)
+			}
+			defer stopTracing()
+			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st, Tracing: tracing})
 			if err := w.Start(); err != nil {
 				return err
 			}

@@ -1,0 +1,75 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"playbook/interpreter/contract"
+)
+
+// Tracing is off (no exporter made) unless the OTEL_* variables configure
+// it; a protocol or exporter it does not speak is refused.
+func TestTracingIsOffUnlessConfigured(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		on   bool
+		err  string
+	}{
+		{"nothing set", nil, false, ""},
+		{"an endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true, ""},
+		{"a traces endpoint, grpc", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, ""},
+		{"exporter otlp", map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, ""},
+		{"exporter none", map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, false, ""},
+		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, false, ""},
+		{"another exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, false, "OTEL_TRACES_EXPORTER=zipkin: playbook exports traces over otlp only (or none)"},
+		{"json", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: playbook exports traces over grpc or http/protobuf"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+				t.Setenv(k, c.env[k])
+			}
+			tr, err := TracingFromEnv(context.Background())
+			if c.err != "" {
+				require.EqualError(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.on, tr != nil)
+			require.NoError(t, tr.Shutdown(context.Background()))
+			require.Equal(t, c.on, len(Options{Tracing: tr}.interceptors()) == 1, "the workflows get a span sink only when tracing is on")
+		})
+	}
+}
+
+// A span goes out with the IDs, times, parent, links, attributes and
+// status the run gave it.
+func TestSpanSnapshot(t *testing.T) {
+	tr := &Tracing{}
+	trace := contract.RunTrace("w", "r")
+	other := contract.RunTrace("w.sub", "c")
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := tr.snapshot(contract.Span{Trace: trace, ID: contract.StepSpan(trace, "a"), Parent: contract.RootSpan(trace), Name: "step a", Start: at, End: at.Add(time.Second),
+		Attrs: map[string]any{"playbook.attempts": 2, "playbook.kind": "shell", "playbook.routed_to_end": true}, Failed: true, StatusMessage: "exit_code: 3",
+		Links: []contract.SpanLink{{Trace: other, Span: contract.RootSpan(other)}}})
+	require.Equal(t, trace.String(), s.SpanContext().TraceID().String())
+	require.Equal(t, contract.StepSpan(trace, "a").String(), s.SpanContext().SpanID().String())
+	require.True(t, s.SpanContext().IsSampled())
+	require.Equal(t, contract.RootSpan(trace).String(), s.Parent().SpanID().String())
+	require.Equal(t, at, s.StartTime())
+	require.Equal(t, at.Add(time.Second), s.EndTime())
+	require.Equal(t, []attribute.KeyValue{attribute.Int("playbook.attempts", 2), attribute.String("playbook.kind", "shell"), attribute.Bool("playbook.routed_to_end", true)}, s.Attributes())
+	require.Equal(t, codes.Error, s.Status().Code)
+	require.Equal(t, "exit_code: 3", s.Status().Description)
+	require.Len(t, s.Links(), 1)
+	require.Equal(t, other.String(), s.Links()[0].SpanContext.TraceID().String())
+	root := tr.snapshot(contract.Span{Trace: trace, ID: contract.RootSpan(trace), Name: "playbook p"})
+	require.False(t, root.Parent().IsValid(), "the run's span is the trace's root")
+	require.Equal(t, codes.Ok, root.Status().Code)
+}
