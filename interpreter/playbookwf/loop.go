@@ -180,14 +180,11 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 			if reused.Has(i) {
 				continue
 			}
-			opts := activityOptions(s, elems[i])
-			opts.ActivityID = elementName(s, first+i)
-			opts.Summary = opts.ActivityID
-			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elems[i])
+			f := startAttempts(inner, s, elems[i], elementName(s, first+i))
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
-				out[i] = activityOutcome(ctx, f, s, elems[i])
+				out[i] = attemptsOutcome(ctx, f, s, elems[i])
 				counts.Add(out[i])
 				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != contract.ErrCancelled {
 					stopped = true

@@ -117,14 +117,11 @@ func (d *loopDriver) run() (next int, done bool) {
 				}
 				continue
 			}
-			opts := activityOptions(d.s, elem)
-			opts.ActivityID = elementName(d.s, i)
-			opts.Summary = opts.ActivityID
-			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elem)
+			f := startAttempts(inner, d.s, elem, elementName(d.s, i))
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
-				o := activityOutcome(ctx, f, d.s, elem)
+				o := attemptsOutcome(ctx, f, d.s, elem)
 				tally.Add(i, o)
 				if d.in.CancelOnFailure && o.Err != nil && o.Err.Type != contract.ErrCancelled {
 					stopped = true
