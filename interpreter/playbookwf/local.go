@@ -12,6 +12,14 @@ import (
 	"playbook/interpreter/spec"
 )
 
+// LocalRetryTimer begins the summary of the timer a local step waits
+// before its next local activity. Its length is the attempt's retry
+// delay, recorded in the local activity's marker, as an activity's own
+// retry delays are decided where it ran: `playbook test`'s determinism
+// check does not compare it (nor the SDK's own timers between local
+// retries in the SDK's test environment, summarised "Sleep").
+const LocalRetryTimer = "local retry"
+
 // localGrace lets a local step's attempt that hit its own timeout kill its
 // process group and report before the SDK's start-to-close timeout would
 // end it: the attempt's timeout plus this stays within the 8s after which
@@ -60,7 +68,7 @@ func startLocal(ctx workflow.Context, s *spec.Step, in contract.StepInput, id st
 				settle.Set(resultOutcome(ctx, out, err, s, in), nil)
 				return
 			}
-			timer := workflow.NewTimerWithOptions(ctx, d.RetryAfter, workflow.TimerOptions{Summary: fmt.Sprintf("%s: retry in %s", in.Step, d.RetryAfter)})
+			timer := workflow.NewTimerWithOptions(ctx, d.RetryAfter, workflow.TimerOptions{Summary: fmt.Sprintf("%s of %s in %s", LocalRetryTimer, in.Step, d.RetryAfter)})
 			if timer.Get(ctx, nil) != nil {
 				settle.Set(contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "the step was cancelled while it waited to retry"},
 					Attempts: d.Attempts, AttemptErrors: d.AttemptErrors}, nil)
