@@ -243,3 +243,22 @@ workflow:
 	require.Positive(t, timedOut, "the killed worker's workflow task timed out")
 	replay(t, "", run.GetID(), run.GetRunID())
 }
+
+// A local step over the timeout bound is refused before anything starts:
+// one line, exit 2.
+func TestLocalStepOverItsBoundIsRefused(t *testing.T) {
+	parallel(t)
+	file := filepath.Join(t.TempDir(), "too-long.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: too-long}
+workflow:
+  - step: slow
+    local: true
+    timeout: 30s
+    tool: { kind: shell, command: "sleep 20" }
+`), 0o644))
+	for _, args := range [][]string{{"validate", file}, {"run", "--address", server.Address, file}} {
+		code, _, errOut := cli(t, args...)
+		require.Equal(t, 2, code, errOut)
+		require.Equal(t, file+`:5: step "slow": timeout 30s is over the 5s a local step may run: it cannot heartbeat, so an attempt must end within one workflow task (leave local out for a longer step)`, strings.TrimSpace(errOut))
+	}
+}
