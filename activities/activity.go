@@ -156,8 +156,15 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 	// is the step's attempt number, across classifications; own leaves out
 	// the attempts lost with their worker.
 	attempt := int(info.Attempt)
+	var log contract.AttemptLog
+	if in.Local != nil {
+		// A local step's attempts count across its local activities.
+		attempt += in.Local.Before
+		log = localAttempts(ctx, in)
+	} else {
+		log = previousAttempts(ctx, in.PriorAttempts, in.PriorAttempts+attempt)
+	}
 	number := in.PriorAttempts + attempt
-	log := previousAttempts(ctx, in.PriorAttempts, number)
 	log.Current = number
 	log.LogsAt = a.LogsAt
 	watch := watchAttempt(ctx, in, number)
@@ -261,9 +268,25 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		o.Err = &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}
 		d = Decision{Recovery: contract.RecoveryError}
 	}
-	// ScheduledTime is when the first attempt of this activity was scheduled.
-	d = withinBudget(d, in.Retry.MaxDuration, time.Since(info.ScheduledTime), own)
+	// ScheduledTime is when the first attempt of this activity was
+	// scheduled; a local step's first local activity, Local.Since.
+	since := info.ScheduledTime
+	if in.Local != nil && !in.Local.Since.IsZero() {
+		since = in.Local.Since
+	}
+	d = withinBudget(d, in.Retry.MaxDuration, time.Since(since), own)
+	// A local step's delay too long to wait in the workflow task is the
+	// run's to wait, on a timer, before its next local activity.
+	retryAfter := time.Duration(0)
+	if in.Local != nil {
+		if d.Retry && d.Delay > spec.LocalRetryWithin {
+			retryAfter = d.Delay
+		}
+	}
 	if o.Err == nil && !d.Retry && d.Why == "" {
+		if in.Local != nil {
+			keepLocalAttempts(in, log, false)
+		}
 		watch.ended(transitionCompleted, nil)
 		return &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt, Files: o.Files}, nil
 	}
@@ -276,6 +299,9 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		final.Message += " (" + d.Why + ")"
 	}
 	log.Failed = append(log.Failed, contract.AttemptRecord{Attempt: number, Error: final, Recovery: d.Recovery, LogsAt: a.LogsAt})
+	if in.Local != nil {
+		keepLocalAttempts(in, log, d.Retry && retryAfter == 0)
+	}
 	if d.Retry && d.Rule != nil && d.Rule.RecoveryScript != "" && o.ExitCode != nil {
 		code, stopped, stoodIn := 0, error(nil), false
 		if a.Stand != nil && stood {
@@ -295,9 +321,9 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 	activity.RecordHeartbeat(ctx, log)
 	watch.ended(map[bool]string{true: transitionRetried, false: transitionFailed}[d.Retry], &final)
 	return nil, temporal.NewApplicationErrorWithOptions(final.Message, final.Type, temporal.ApplicationErrorOptions{
-		NonRetryable:   !d.Retry,
+		NonRetryable:   !d.Retry || retryAfter > 0,
 		NextRetryDelay: d.Delay,
-		Details:        []any{contract.FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed}},
+		Details:        []any{contract.FailureDetails{Error: final, Attempts: attempt, Recovery: d.Recovery, AttemptErrors: log.Failed, RetryAfter: retryAfter}},
 	})
 }
 
@@ -525,6 +551,10 @@ func failure(typ, msg string, details any) ToolResult {
 //     so the tool is stopped with errCutOff rather than run beside the
 //     retry.
 func heartbeat(ctx context.Context, c client.Client, info activity.Info, log contract.AttemptLog, stopTool context.CancelCauseFunc) (stop func()) {
+	if info.IsLocalActivity {
+		// A local activity cannot heartbeat: its workflow task keeps it.
+		return func() {}
+	}
 	timeout := info.HeartbeatTimeout
 	every := beatEvery(timeout)
 	schedule := beatsFor(timeout)

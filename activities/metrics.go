@@ -61,7 +61,7 @@ func (w *attemptWatch) started(ctx context.Context, in contract.StepInput, numbe
 		w.metrics.Counter(metricStepsStarted).Inc(1)
 	}
 	w.metrics.Counter(metricAttempts).Inc(1)
-	if n := foundLost(ctx, in.PriorAttempts+1, number-1); n > 0 {
+	if n := foundLost(ctx, in.PriorAttempts+1, number-1); n > 0 && in.Local == nil {
 		// Their workers could not say so: the attempt after them counts them.
 		w.metrics.Counter(metricAttemptsLost).Inc(int64(n))
 	}

@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,6 +66,18 @@ func BenchEmpty(context.Context) error { return nil }
 func BenchNativeEmptyChain(ctx workflow.Context, n int) error {
 	return nativeChain(ctx, n, func(ctx workflow.Context, _ int) workflow.Future {
 		return workflow.ExecuteActivity(ctx, BenchEmpty)
+	})
+}
+
+// BenchNativeLocalChain runs n local activities one after another: the
+// hand-written twin of a chain of local steps.
+func BenchNativeLocalChain(ctx workflow.Context, n int) error {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	return nativeChain(ctx, n, func(ctx workflow.Context, _ int) workflow.Future {
+		return workflow.ExecuteLocalActivity(ctx, BenchTrue)
 	})
 }
 
@@ -203,6 +216,11 @@ func loopSource(n, inFlight int, tool string) string {
 	return fmt.Sprintf("metadata: {name: loop-%d}\nworkflow:\n  - step: each\n    loop: {in: \"1..%d\", mode: parallel, max_in_flight: %d}\n    tool: %s\n", n, n, inFlight, tool)
 }
 
+// localChainSource is chainSource of shell steps, every one local.
+func localChainSource(n int) string {
+	return strings.Replace(chainSource(n, shellStep), "workflow:\n", "local: true\nworkflow:\n", 1)
+}
+
 func shellStep(int) string  { return shellTrue }
 func noopStep(i int) string { return fmt.Sprintf("{kind: noop, result: %d}", i) }
 
@@ -212,6 +230,8 @@ type benchRun struct {
 	wall       time.Duration // WorkflowExecutionStarted to its close
 	events     int
 	activities int
+	// markers are its local activities' markers.
+	markers int
 	// taskTimes are the workflow tasks' STARTED to COMPLETED times.
 	taskTimes []time.Duration
 	// taskWaits are the workflow tasks' SCHEDULED to STARTED times.
@@ -251,6 +271,10 @@ func fromHistory(b *testing.B, c client.Client, id, runID string) benchRun {
 			r.activityTimes = append(r.activityTimes, at[e.GetEventId()].Sub(at[e.GetActivityTaskCompletedEventAttributes().GetStartedEventId()]))
 		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			r.activities++
+		case enums.EVENT_TYPE_MARKER_RECORDED:
+			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == localActivityMarker {
+				r.markers++
+			}
 		}
 	}
 	return r
@@ -428,6 +452,7 @@ func registerNative(w sdkworker.Worker) {
 	w.RegisterWorkflow(BenchNativeEmptyChain)
 	w.RegisterWorkflow(BenchNativeFanOutRunStep)
 	w.RegisterWorkflow(BenchNativeChainRunStep)
+	w.RegisterWorkflow(BenchNativeLocalChain)
 	w.RegisterActivity(BenchTrue)
 	w.RegisterActivity(BenchEmpty)
 }
@@ -470,6 +495,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 			}
 		}
 	}
+	localChain(b, f, round, 50)
 	for _, n := range []int{50, 500} {
 		var p, nat, fast, own benchRun
 		runs := []func(){
@@ -543,6 +569,53 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	f.add("noop loop 10000 worker MiB", rss)
 }
 
+// localChain measures a chain of n local shell steps beside the chain of
+// ordinary steps and the hand-written chain of local activities, in turn.
+func localChain(b *testing.B, f figures, round, n int) {
+	var local, plain, nat benchRun
+	inTurn(round,
+		func() { local = measure(b, tc, benchQueue, contract.WorkflowName, pb(localChainSource(n))) },
+		func() { plain = measure(b, tc, benchQueue, contract.WorkflowName, pb(chainSource(n, shellStep))) },
+		func() { nat = measure(b, tc, benchQueue, BenchNativeLocalChain, n) })
+	k := fmt.Sprintf("local chain %d", n)
+	f.add(k+" playbook ms/step", ms(local.wall)/float64(n))
+	f.add(k+" activities ms/step", ms(plain.wall)/float64(n))
+	f.add(k+" native ms/step", ms(nat.wall)/float64(n))
+	f.add(k+" playbook markers/step", float64(local.markers)/float64(n))
+	f.add(k+" playbook activities", float64(local.activities))
+}
+
+// printLocalChain prints localChain's figures: ms/step, and the ratios to
+// the chain of activities and to the hand-written chain of local
+// activities.
+func printLocalChain(f figures, n int) {
+	m := f.median
+	k := fmt.Sprintf("local chain %d", n)
+	fmt.Printf("%-26s playbook %7.2f ms/step, %.2f markers/step, %.0f activities | activity chain %7.2f ms/step | native local %7.2f ms/step | ratio %.2f to the activity chain, %.2f to native local\n", k+":",
+		m(k+" playbook ms/step"), m(k+" playbook markers/step"), m(k+" playbook activities"), m(k+" activities ms/step"), m(k+" native ms/step"),
+		m(k+" playbook ms/step")/m(k+" activities ms/step"), m(k+" playbook ms/step")/m(k+" native ms/step"))
+}
+
+// BenchmarkLocalChain is the local chain of BenchmarkSpeed alone, at
+// -local-chain steps: a quick look at it (`go test -run '^$' -bench
+// LocalChain -benchtime 1x ./testsuite/`).
+func BenchmarkLocalChain(b *testing.B) {
+	w := sdkworker.New(tc, benchQueue, sdkworker.Options{})
+	worker.RegisterWorkflow(w)
+	w.RegisterActivityWithOptions((&activities.Activities{LogDir: b.TempDir()}).RunStep, activity.RegisterOptions{Name: contract.RunStepName})
+	registerNative(w)
+	require.NoError(b, w.Start())
+	defer w.Stop()
+	f := figures{}
+	for range b.N {
+		localChain(b, f, 0, *localChainSteps)
+	}
+	b.StopTimer()
+	printLocalChain(f, *localChainSteps)
+}
+
+var localChainSteps = flag.Int("local-chain", 50, "the steps of BenchmarkLocalChain's chains")
+
 // inTurn runs what a round compares, starting with a different one each
 // round: none always runs first, just after the round's other work.
 func inTurn(round int, runs ...func()) {
@@ -592,6 +665,7 @@ func printFigures(f figures, tmpfs bool) {
 			m(k+" playbook tmpfs ms/step"), m(k+" playbook tmpfs ms/step")/m(k+" native ms/step"))
 	}
 	fmt.Printf("%-26s %.2f (playbook ms/step, chain 200 over chain 50)\n", "chain growth:", m("chain 200 playbook ms/step")/m("chain 50 playbook ms/step"))
+	printLocalChain(f, 50)
 	for _, n := range []int{50, 500} {
 		k := fmt.Sprintf("fan-out %d", n)
 		fmt.Printf("%-26s playbook %7.1f ms/run, task %5.2f ms | native %7.1f ms/run, task %5.2f ms | ratio %.2f, task ratio %.2f\n", k+":",

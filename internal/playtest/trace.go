@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"playbook/interpreter/playbookwf"
 )
 
 // tracer records the commands the run's workflows issue (activities,
@@ -92,6 +94,12 @@ func (o *traceOut) NewTimer(ctx workflow.Context, d time.Duration) workflow.Futu
 }
 
 func (o *traceOut) NewTimerWithOptions(ctx workflow.Context, d time.Duration, options workflow.TimerOptions) workflow.Future {
+	if options.Summary == "Sleep" || strings.HasPrefix(options.Summary, playbookwf.LocalRetryTimer) {
+		// A local step's retry delay: the attempt decided it (jitter
+		// included), and its marker records it (playbookwf.LocalRetryTimer).
+		o.t.record(ctx, "local retry timer")
+		return o.Next.NewTimerWithOptions(ctx, d, options)
+	}
 	o.t.record(ctx, "timer %s", d)
 	return o.Next.NewTimerWithOptions(ctx, d, options)
 }

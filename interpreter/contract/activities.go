@@ -71,6 +71,25 @@ type StepInput struct {
 	// Files are the files the attempt takes from the run's store before
 	// its command starts and hands on after it succeeds; nil: none.
 	Files *StepFiles `json:"files,omitempty"`
+	// Local is set for a local step (`local: true`): its attempts run as
+	// local activities, and what they carry from one to the next is here
+	// rather than in heartbeat details, which a local activity has none of.
+	Local *LocalAttempts `json:"local,omitempty"`
+}
+
+// LocalAttempts is what a local step's next local activity is given of
+// the ones before it: a retry delay over spec.LocalRetryWithin ends a
+// local activity (FailureDetails.RetryAfter), and the run starts the next
+// one after a timer. Retries within that delay are Temporal's local
+// retries, inside one local activity.
+type LocalAttempts struct {
+	// Before counts the step's attempts in the local activities before.
+	Before int `json:"before,omitempty"`
+	// Failed are their records.
+	Failed []AttemptRecord `json:"failed,omitempty"`
+	// Since is when the step's first local activity was scheduled, on the
+	// workflow's clock: retry.max_duration counts from it.
+	Since time.Time `json:"since"`
 }
 
 // StepFiles is what an attempt does with the run's store.
@@ -172,6 +191,10 @@ type FailureDetails struct {
 	Attempts      int             `json:"attempts"`
 	Recovery      string          `json:"recovery,omitempty"`
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
+	// RetryAfter, from a local step's attempt, is a retry delay too long
+	// to wait within the workflow task: the run waits it on a timer, then
+	// starts the step's next local activity (LocalAttempts).
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
 }
 
 // AttemptLog travels from attempt to attempt as heartbeat details: Temporal

@@ -148,6 +148,9 @@ func (x *executor) start(s *spec.Step) (workflow.Future, *contract.StepError) {
 		return nil, err
 	}
 	x.inputs[s.Name] = in
+	if s.Local {
+		return startLocal(ctx, s, in, ""), nil
+	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(s, in)), contract.RunStepName, in), nil
 }
 
@@ -170,6 +173,11 @@ func (x *executor) stepInput(s *spec.Step, name string, toolSpec map[string]any)
 	}
 	if in.Retry.RetryWhen != nil || in.Retry.StopWhen != nil {
 		in.Scope = x.run.ScopeFor(in.Retry.RetryWhen, in.Retry.StopWhen)
+	}
+	if s.Local {
+		// A lost local attempt is run again by its workflow task's retry.
+		in.Local = &contract.LocalAttempts{}
+		return in
 	}
 	in.Lost = &contract.LostSpec{Attempts: s.LostAttempts}
 	return in

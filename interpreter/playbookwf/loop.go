@@ -182,15 +182,12 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 			if reused.Has(i) {
 				continue
 			}
-			opts := activityOptions(s, elems[i])
-			opts.ActivityID = elementName(s, first+i)
-			opts.Summary = opts.ActivityID
-			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elems[i])
+			f := startAttempts(inner, s, elems[i], elementName(s, first+i))
 			spans.started(ctx, first+i)
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
-				out[i] = activityOutcome(ctx, f, s, elems[i])
+				out[i] = attemptsOutcome(ctx, f, s, elems[i])
 				spans.ended(ctx, elems[i], first+i, out[i])
 				counts.Add(out[i])
 				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != contract.ErrCancelled {

@@ -119,15 +119,12 @@ func (d *loopDriver) run() (next int, done bool) {
 				}
 				continue
 			}
-			opts := activityOptions(d.s, elem)
-			opts.ActivityID = elementName(d.s, i)
-			opts.Summary = opts.ActivityID
-			f := workflow.ExecuteActivity(workflow.WithActivityOptions(inner, opts), contract.RunStepName, elem)
+			f := startAttempts(inner, d.s, elem, elementName(d.s, i))
 			spans.started(ctx, i)
 			inFlight++
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
-				o := activityOutcome(ctx, f, d.s, elem)
+				o := attemptsOutcome(ctx, f, d.s, elem)
 				spans.ended(ctx, elem, i, o)
 				tally.Add(i, o)
 				if d.in.CancelOnFailure && o.Err != nil && o.Err.Type != contract.ErrCancelled {

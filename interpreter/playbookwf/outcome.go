@@ -29,13 +29,20 @@ func (x *executor) outcome(s *spec.Step, f workflow.Future) contract.Outcome {
 		x.noteChild(s.Name, f)
 		return x.childOutcome(f)
 	}
-	return activityOutcome(x.ctx, f, s, x.inputs[s.Name])
+	return attemptsOutcome(x.ctx, f, s, x.inputs[s.Name])
 }
 
 // activityOutcome reads a finished RunStep activity that was given in.
 func activityOutcome(ctx workflow.Context, f workflow.Future, s *spec.Step, in contract.StepInput) contract.Outcome {
 	var out contract.StepOutput
-	if err := f.Get(ctx, &out); err != nil {
+	err := f.Get(ctx, &out)
+	return resultOutcome(ctx, out, err, s, in)
+}
+
+// resultOutcome is the outcome of a RunStep activity, local or not, that
+// returned out or err.
+func resultOutcome(ctx workflow.Context, out contract.StepOutput, err error, s *spec.Step, in contract.StepInput) contract.Outcome {
+	if err != nil {
 		return outcomeOf(ctx, err, s, in)
 	}
 	return contract.Outcome{Result: out.Result, Attempts: out.Attempts, AttemptErrors: out.AttemptErrors, Files: out.Files}

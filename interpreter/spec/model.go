@@ -67,6 +67,9 @@ type Playbook struct {
 	// Queue is the task queue of the steps that name none (`queue`); "":
 	// the run's own.
 	Queue string
+	// Local makes every step that runs an activity (shell, python, http)
+	// a local step, unless it says `local: false` (`local`).
+	Local bool
 	// Warnings are what a submission's checks point out without refusing
 	// the playbook, one `file:line: ...` line each; set by submit, never
 	// by Parse.

@@ -29,11 +29,11 @@ metadata: {name: x}
 workflow:
   - step: a
     nxt: b
-`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, inputs, loop, lost_attempts, next, on_cancel, on_failure, on_lost, outputs, queue, reads, retries, retry, retry_delay, step, success_when, timeout, tool)`},
+`, `flows/x.yaml:5: step "a": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, inputs, local, loop, lost_attempts, next, on_cancel, on_failure, on_lost, outputs, queue, reads, retries, retry, retry_delay, step, success_when, timeout, tool)`},
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []
-`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, lost_attempts, metadata, notify, on_timeout, pending_timeout, queue, schedule, timeout, use_pending_failed, workflow, workload)`},
+`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, local, lost_attempts, metadata, notify, on_timeout, pending_timeout, queue, schedule, timeout, use_pending_failed, workflow, workload)`},
 		{"duplicate step", `
 metadata: {name: x}
 workflow:

@@ -50,6 +50,7 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 		if s.Queue == "" {
 			s.Queue = pb.Queue
 		}
+		d.local(pb, s, d.stepAt.x, sn)
 	}
 	d.lines["workflow"] = steps.Line
 	return errs.Err()
@@ -119,6 +120,7 @@ func (d *decoder) playbookKeys(pb *Playbook, steps, onTimeout **yaml.Node) keys 
 		"workflow":      {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/step"}, "minItems": 1, "description": "The steps."}, func(v *yaml.Node) error { *steps = v; return nil }},
 		"queue":         {sQueue("The task queue of the workers that run the steps with no queue of their own (default: the run's)."), func(v *yaml.Node) error { return d.queue(v, &pb.Queue) }},
 		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
+		"local":         {sBool("true: every step that runs an activity (shell, python, http) is a local step unless it says local: false."), func(v *yaml.Node) error { return d.boolean(v, "local", &pb.Local) }},
 		"schedule":      {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
 		"timeout": {sDuration("The run's deadline, from its start: when it passes, running steps are cancelled, the rest skipped, cleanup steps run, then end."), func(v *yaml.Node) error {
 			if err := d.duration(v, "timeout", &pb.Timeout); err != nil {

@@ -50,6 +50,12 @@ type Step struct {
 	// Queue is the task queue of the workers that run the step's activity
 	// (`queue`, or the playbook's); "": the run's own.
 	Queue string
+	// Local (`local: true`, or the playbook's default for a step that runs
+	// an activity): the step's attempts run as local activities, in the
+	// workflow task of its run (local.go says what that gives up).
+	Local bool
+	// ownLocal is the step's own `local`, when it has the key.
+	ownLocal bool
 }
 
 // Step returns the step with this name, or nil.
@@ -165,6 +171,7 @@ type stepKeysState struct {
 	allowFailureNode         *yaml.Node
 	retriesNode              *yaml.Node // retries or retry_delay
 	heartbeatNode            *yaml.Node
+	localNode                *yaml.Node
 }
 
 // stepTarget is where the step table's decoders write: the step being
@@ -274,6 +281,10 @@ func (d *decoder) stepKeys(t *stepTarget) keys {
 		}},
 		"queue": {sQueue("The task queue of the workers that run the step (default: the playbook's queue, else the run's)."), func(v *yaml.Node) error {
 			return d.queue(v, &t.s.Queue)
+		}},
+		"local": {sBool("true: the step runs as a local activity, in its run's workflow task: no round trip through the server, a timeout of at most 5s (the default), no heartbeats (default: the playbook's local)."), func(v *yaml.Node) error {
+			t.x.localNode = v
+			return d.boolean(v, "local", &t.s.ownLocal)
 		}},
 		"on_lost": {sEnum("fail: an attempt lost with its worker fails the step (default retry).", "retry", "fail"), func(v *yaml.Node) error {
 			t.x.onLostNode = v
