@@ -177,14 +177,21 @@ func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in contract.
 
 // submitWith is submit with details shown with the run (who started it and why).
 func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
-	// An ID in use by an open run is an error, never a silent attach to that run.
+	opts := c.startOptions(ctx, pb, &in, id, taskQueue, details)
+	return c.client.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
+}
+
+// startOptions are the options a run of pb starts with. An ID in use by an
+// open run is an error, never a silent attach to that run: a caller that
+// attaches (submitOnce) does so on that error, knowing it did not start one.
+func (c *connection) startOptions(ctx context.Context, pb *spec.Playbook, in *contract.Input, id, taskQueue, details string) client.StartWorkflowOptions {
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: runSummary(pb), StaticDetails: details,
 		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
 	if runs.Indexed(ctx, c.client, c.namespace) {
 		in.Index = true
 		opts.TypedSearchAttributes = runs.StartAttributes(pb.Name)
 	}
-	return c.client.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
+	return opts
 }
 
 // runSummary is the one line the Web UI shows for a run of pb.
