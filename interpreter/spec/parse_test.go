@@ -109,7 +109,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: bash, command: ls}
-`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait)`},
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait, wait_event)`},
 		{"unknown tool field", `
 metadata: {name: x}
 workflow:
