@@ -222,3 +222,25 @@ workflow:
 	require.Less(t, desc.WorkflowExecutionInfo.HistoryLength, int64(40), "the refused events left nothing in the history")
 	require.Equal(t, 1, countEvents(t, id, desc.WorkflowExecutionInfo.Execution.RunId, enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED))
 }
+
+// The MCP server sends events when it may write: the step completes with
+// the data, by mcp; what the run refuses is the tool's error.
+func TestMCPSendsEvents(t *testing.T) {
+	parallel(t)
+	id := startDetached(t, "partner-mcp", "../playbooks/partner_file.yaml")
+	text, isErr := callTool(t, mcpSession(t), "send_event", map[string]any{"run": id, "event": "file_landed"})
+	require.True(t, isErr)
+	require.Contains(t, text, "read-only: start it with `playbook mcp --allow-write`")
+
+	s := mcpSession(t, "--allow-write")
+	text, isErr = callTool(t, s, "send_event", map[string]any{"run": id, "event": "file_gone"})
+	require.True(t, isErr)
+	require.Contains(t, text, "no step of playbook partner-file waits for event file_gone (its wait_event steps wait for: file_landed)")
+	text, isErr = callTool(t, s, "send_event", map[string]any{"run": id, "event": "file_landed", "data": map[string]any{"path": "/drop/mcp.csv"}})
+	require.False(t, isErr, text)
+	require.Contains(t, text, "event file_landed received by step landed")
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "mcp", agg.Steps["landed"].Result.(map[string]any)["by"])
+	require.Equal(t, "loading /drop/mcp.csv into orders\n", agg.Steps["load"].Result.(map[string]any)["stdout"])
+}
