@@ -244,3 +244,28 @@ func TestMCPSendsEvents(t *testing.T) {
 	require.Equal(t, "mcp", agg.Steps["landed"].Result.(map[string]any)["by"])
 	require.Equal(t, "loading /drop/mcp.csv into orders\n", agg.Steps["load"].Result.(map[string]any)["stdout"])
 }
+
+// An event can start the run that waits for it: `send --start FILE`
+// starts a run of FILE with the ID given, which receives the event in the
+// same request; a playbook none of whose steps waits for the event is
+// refused before anything starts (acceptance 3 of #44).
+func TestRunStartedByAnEvent(t *testing.T) {
+	parallel(t)
+	id := fmt.Sprintf("partner-started-%d", time.Now().UnixNano())
+	code, out, errOut := cli(t, "send", "--address", server.Address, id, "file_landed", "--start", "../playbooks/partner_file.yaml",
+		"--set", "table=events", "--data", `{"path": "/drop/first.csv"}`, "--by", "partner")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `^event file_landed received by step landed \(run \S+\)\n$`, out)
+	agg := finishID(t, id)
+	replay(t, "wait_event_started", id, agg.RunID)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "partner", agg.Steps["landed"].Result.(map[string]any)["by"])
+	require.Equal(t, "loading /drop/first.csv into events\n", agg.Steps["load"].Result.(map[string]any)["stdout"])
+
+	other := id + "-none"
+	code, _, errOut = cli(t, "send", "--address", server.Address, other, "file_gone", "--start", "../playbooks/partner_file.yaml")
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "no wait_event step waits for event file_gone: a run of it would refuse the event, so none is started")
+	_, err := tc.DescribeWorkflowExecution(context.Background(), other, "")
+	require.Error(t, err, "nothing started")
+}
