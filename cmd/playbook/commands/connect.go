@@ -169,13 +169,9 @@ func listening(addr string) bool {
 	return true
 }
 
-// submit starts a run of a frozen playbook; with the search attributes
-// present, the run keeps them current.
-func (c *connection) submit(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue string) (client.WorkflowRun, error) {
-	return c.submitWith(ctx, pb, in, id, taskQueue, "")
-}
-
-// submitWith is submit with details shown with the run (who started it and why).
+// submitWith starts a run of a frozen playbook, with details shown with
+// the run (who started it and why); with the search attributes present,
+// the run keeps them current. `run` submits through submitOnce.
 func (c *connection) submitWith(ctx context.Context, pb *spec.Playbook, in contract.Input, id, taskQueue, details string) (client.WorkflowRun, error) {
 	opts := c.startOptions(ctx, pb, &in, id, taskQueue, details)
 	return c.client.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
