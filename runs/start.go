@@ -3,9 +3,11 @@ package runs
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"path/filepath"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"playbook/interpreter/contract"
@@ -51,6 +53,14 @@ type Start struct {
 // search attributes present, the run starts with them and keeps them
 // current (its input says so).
 func StartRun(ctx context.Context, c Client, namespace string, s Start) (client.WorkflowRun, error) {
+	opts, in := StartOptions(ctx, c, namespace, s)
+	return c.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
+}
+
+// StartOptions are the options and the input a run of s starts with (what
+// StartRun sends), for a caller that starts it another way (with an
+// Update, or answering a run that has its ID: StartOnce).
+func StartOptions(ctx context.Context, c Client, namespace string, s Start) (client.StartWorkflowOptions, contract.Input) {
 	id := s.ID
 	if id == "" {
 		id = NewRunID(s.Playbook.Name)
@@ -62,7 +72,26 @@ func StartRun(ctx context.Context, c Client, namespace string, s Start) (client.
 		in.Index = true
 		opts.TypedSearchAttributes = StartAttributes(s.Playbook.Name)
 	}
-	return c.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
+	return opts, in
+}
+
+// StartOnce starts a run of s unless one has its ID: with once (an
+// idempotency key's ID) while any run of that ID, open or closed, is still
+// known to the server; with useExisting while an open one is. existing
+// says it did not start one, and the run is the one that had the ID. The
+// server decides which of many submits starts the run, not a lock of
+// ours. Every other refusal is the caller's to explain.
+func StartOnce(ctx context.Context, c Client, namespace string, s Start, once, useExisting bool) (wr client.WorkflowRun, existing bool, err error) {
+	opts, in := StartOptions(ctx, c, namespace, s)
+	if once {
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
+	wr, err = c.ExecuteWorkflow(ctx, opts, contract.WorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && errors.As(err, &started) && started.RunId != "" && (once || useExisting) {
+		return c.GetWorkflow(ctx, opts.ID, started.RunId), true, nil
+	}
+	return wr, false, err
 }
 
 // Summary is the one line the Web UI shows for a run of pb.

@@ -137,7 +137,7 @@ func TestMCPNodeClient(t *testing.T) {
 		LangStarts   string   `json:"language_starts"`
 	}
 	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
-	require.Equal(t, []string{"approve_step", "cancel_run", "classify_step", "list_files", "list_pending_failed", "list_runs", "reject_step", "retry_run", "run_status", "step_logs", "test_playbook", "validate_playbook"}, got.Tools)
+	require.Equal(t, []string{"approve_step", "cancel_run", "classify_step", "list_files", "list_pending_failed", "list_runs", "reject_step", "retry_run", "run_status", "send_event", "step_logs", "test_playbook", "validate_playbook"}, got.Tools)
 	require.Equal(t, "check", got.Step)
 	require.Equal(t, "input not ready: "+ready+"\n", got.StderrTail)
 	require.Equal(t, "step check classified retry: now pending", got.Classified)

@@ -56,7 +56,7 @@ func TestMCPClassifiesPendingFailedStep(t *testing.T) {
 		require.NotNil(t, tool.InputSchema, tool.Name)
 	}
 	sort.Strings(names)
-	require.Equal(t, []string{"approve_step", "cancel_run", "classify_step", "list_files", "list_pending_failed", "list_runs", "reject_step", "retry_run", "run_status", "step_logs", "test_playbook", "validate_playbook"}, names)
+	require.Equal(t, []string{"approve_step", "cancel_run", "classify_step", "list_files", "list_pending_failed", "list_runs", "reject_step", "retry_run", "run_status", "send_event", "step_logs", "test_playbook", "validate_playbook"}, names)
 
 	ready := filepath.Join(t.TempDir(), "ready")
 	run := start(t, "../playbooks/pending_failed.yaml", "playbook", map[string]any{"ready_file": ready})
@@ -190,6 +190,7 @@ func TestMCPReadOnlyAndArgumentErrors(t *testing.T) {
 		{"classify_step", map[string]any{"run": run.GetID(), "step": "check", "action": "skip", "reason": "no"}},
 		{"cancel_run", map[string]any{"run": run.GetID(), "reason": "no"}},
 		{"retry_run", map[string]any{"run": run.GetID(), "reason": "no"}},
+		{"send_event", map[string]any{"run": run.GetID(), "event": "go"}},
 	} {
 		text, isErr := callTool(t, s, call.tool, call.args)
 		require.True(t, isErr, call.tool)

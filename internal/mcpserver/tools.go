@@ -171,6 +171,7 @@ func New(o Options) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "reject_step", Description: "Reject an approval step waiting for a decision: it fails with error type rejected and the reason. Needs --allow-write.", Annotations: &mcp.ToolAnnotations{IdempotentHint: false}}, t.reject)
 	mcp.AddTool(srv, &mcp.Tool{Name: "retry_run", Description: "Start a new run of an ended run, with its playbook or a fixed one (file or text) and workload values set on top, reusing the completed steps whose definition and inputs did not change (from: run one step and its downstream again). Needs --allow-write."}, t.retryRun)
 	mcp.AddTool(srv, &mcp.Tool{Name: "cancel_run", Description: "Cancel a run: running steps are cancelled, pending ones skipped, then end runs. Needs --allow-write."}, t.cancelRun)
+	addEventTools(srv, t)
 	addGuides(srv)
 	return srv
 }

@@ -111,6 +111,17 @@ func (ev *events) waits(e *Event) (waits, begun bool) {
 }
 
 func (ev *events) waitsFor(e *Event) bool {
+	if e.Kind == "send" {
+		var agg contract.Aggregate
+		if v, err := ev.env.QueryWorkflow(contract.QueryState); err == nil && v.Get(&agg) == nil {
+			for _, st := range agg.Steps {
+				if st.Waiting != nil && st.Waiting.For == "event "+e.Step {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	if e.Kind == "classify" {
 		var pending []engine.PendingStep
 		if v, err := ev.env.QueryWorkflow(contract.QueryPending); err == nil && v.Get(&pending) == nil {
@@ -173,6 +184,9 @@ func (ev *events) fire(e *Event) {
 			result = jsonText(e.Result)
 		}
 		ev.env.UpdateWorkflow(contract.UpdateClassify, id, callbacks, e.Step, e.As, e.Reason, by, result)
+	case "send":
+		ev.log.add("%s send event %s (by %s)", at, e.Step, by)
+		ev.env.UpdateWorkflow(contract.UpdateEvent, id, callbacks, e.Step, e.Data, by)
 	case "cancel":
 		ev.log.add("%s cancel the run%s", at, because(e.Reason))
 		if e.Reason != "" {
@@ -205,6 +219,8 @@ func (ev *events) why(e *Event) string {
 		return fmt.Sprintf("step %q never started", e.OnStart)
 	case e.Kind == "classify":
 		return fmt.Sprintf("step %q never waited as pending_failed", e.Step)
+	case e.Kind == "send":
+		return fmt.Sprintf("no step ever waited for event %q", e.Step)
 	}
 	return fmt.Sprintf("approval step %q never waited", e.Step)
 }

@@ -113,13 +113,14 @@ type ChildMock struct {
 // drain when OnStart's step starts (or at once).
 type Event struct {
 	Line    int
-	Kind    string // approve, reject, classify, cancel, drain, deadline
-	Step    string
+	Kind    string // approve, reject, classify, cancel, drain, deadline, send
+	Step    string // send: the event's name
 	As      string // classify: retry, fail or skip
 	Inputs  map[string]any
 	By      string
 	Reason  string
 	Result  any
+	Data    any // send: the event's data
 	After   *time.Duration
 	OnStart string
 }
@@ -602,7 +603,7 @@ func (p *parser) mockError(n *yaml.Node) *MockError {
 	return e
 }
 
-var eventKinds = []string{"approve", "reject", "classify", "cancel", "drain", "deadline"}
+var eventKinds = []string{"approve", "reject", "classify", "cancel", "drain", "deadline", "send"}
 
 func (p *parser) event(n *yaml.Node) *Event {
 	e := &Event{Line: n.Line}
@@ -612,6 +613,7 @@ func (p *parser) event(n *yaml.Node) *Event {
 		"by":     func(v *yaml.Node) { e.By = p.str(v, "by") },
 		"reason": func(v *yaml.Node) { e.Reason = p.str(v, "reason") },
 		"result": func(v *yaml.Node) { e.Result = p.value(v) },
+		"data":   func(v *yaml.Node) { e.Data = p.value(v) },
 		"after": func(v *yaml.Node) {
 			d, err := time.ParseDuration(v.Value)
 			if err != nil || d < 0 {
@@ -641,6 +643,8 @@ func (p *parser) event(n *yaml.Node) *Event {
 	case e.Kind == "":
 		p.errs.add(n.Line, p.cas, "an event needs one of %s", strings.Join(eventKinds, ", "))
 		return nil
+	case e.Kind == "send" && e.Step == "":
+		p.errs.add(n.Line, p.cas, "send names the event it sends: send: EVENT")
 	case (e.Kind == "approve" || e.Kind == "reject" || e.Kind == "classify") && e.Step == "":
 		p.errs.add(n.Line, p.cas, "%s names the step it decides: %s: STEP", e.Kind, e.Kind)
 	case e.Kind == "classify" && e.As != "retry" && e.As != "fail" && e.As != "skip":

@@ -299,7 +299,14 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 					errs.add(e.Line, c.Name, "deadline: the playbook's own deadline (timeout: %s) passes first: after must be earlier", s.pb.Timeout)
 				}
 			}
-			for _, name := range []string{e.Step, e.OnStart} {
+			step := e.Step
+			if e.Kind == "send" {
+				step = ""
+				if e.Step != "" && !waitsForEvent(s.pb, e.Step) {
+					errs.add(e.Line, c.Name, "send: no wait_event step of %s waits for event %q", s.pb.Name, e.Step)
+				}
+			}
+			for _, name := range []string{step, e.OnStart} {
 				if name != "" && s.pb.Step(name) == nil {
 					errs.add(e.Line, c.Name, "%s: %s has no step %q", e.Kind, s.pb.Name, name)
 				}
@@ -588,4 +595,14 @@ func byLine(path string, lines []string) []string {
 	out := slices.Clone(lines)
 	slices.SortStableFunc(out, func(a, b string) int { return line(a) - line(b) })
 	return out
+}
+
+// waitsForEvent tells whether a wait_event step of pb waits for event.
+func waitsForEvent(pb *spec.Playbook, event string) bool {
+	for _, st := range pb.Steps {
+		if st.Tool != nil && st.Tool.Kind == spec.WaitEventKind && st.Tool.WaitEvent().Event == event {
+			return true
+		}
+	}
+	return false
 }

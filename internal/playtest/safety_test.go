@@ -259,3 +259,21 @@ workflow:
 	_, err := Load(path)
 	require.EqualError(t, err, path+`:2: case "input then set": input in.json: no such file or directory`)
 }
+
+// A send names an event some wait_event step waits for, and a name.
+func TestSendNamesAnAwaitedEvent(t *testing.T) {
+	path := writeCase(t, touches, `cases:
+  - name: one
+    events:
+      - send: file_landed
+      - send:
+    expect: {}
+`)
+	_, err := Load(path)
+	var bad *MalformedError
+	require.ErrorAs(t, err, &bad)
+	require.Equal(t, []string{
+		path + `:4: case "one": send: no wait_event step of touches waits for event "file_landed"`,
+		path + `:5: case "one": send names the event it sends: send: EVENT`,
+	}, bad.Lines)
+}

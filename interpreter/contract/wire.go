@@ -31,6 +31,11 @@ const (
 	// an ApprovalDecision, {"step", "decision": approve|reject,
 	// "inputs", "by", "reason"}.
 	UpdateApproval = "approval"
+	// UpdateEvent sends an event to a run: (event, data, by); data (any
+	// JSON) and by are optional. Every wait_event step of the run that
+	// waits for that event and has not received one yet, started or not,
+	// takes it; the validator refuses an event no such step takes.
+	UpdateEvent = "event"
 	// QueryApprovals lists the approval steps waiting for a decision.
 	QueryApprovals = "approvals"
 	// SignalDrain lets running steps finish and starts no new one.

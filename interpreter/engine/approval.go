@@ -46,8 +46,8 @@ func (r *Run) AwaitTime(name string, until time.Time, d time.Duration) {
 		Data: map[string]any{"until": until.UTC().Format(time.RFC3339Nano)}})
 }
 
-// WaitsForPerson tells whether a step waits for a person's decision: the
-// run's status is then `waiting`.
+// WaitsForPerson tells whether a step waits for a person's decision or for
+// an event: the run's status is then `waiting`.
 func (r *Run) WaitsForPerson() bool {
 	for _, st := range r.ordered {
 		if st.Waiting != nil {
@@ -62,7 +62,7 @@ func (r *Run) Approvals() []WaitingApproval {
 	out := []WaitingApproval{}
 	for i, s := range r.pb.Steps {
 		st := r.ordered[i]
-		if st.Waiting == nil {
+		if st.Waiting == nil || s.Tool.Kind != "approval" {
 			continue
 		}
 		a := s.Tool.Approval()

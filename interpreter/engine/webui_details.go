@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
 
@@ -116,6 +117,8 @@ func (r *Run) waitingMarkdown(b *strings.Builder) {
 	for i, s := range r.pb.Steps {
 		st := r.ordered[i]
 		switch {
+		case st.Waiting != nil && s.Tool.Kind == spec.WaitEventKind:
+			fmt.Fprintf(b, "\n\n**waiting for %s**: step %s since %s\n\n`%s`", st.Waiting.For, s.Name, st.Waiting.Since.UTC().Format(time.RFC3339), st.Waiting.Message)
 		case st.Waiting != nil:
 			fmt.Fprintf(b, "\n\n**waiting for approval**: step %s since %s: %s", s.Name, st.Waiting.Since.UTC().Format(time.RFC3339), expr.FirstLine(st.Waiting.Message))
 			for _, c := range ApprovalCommands(r.executionID, s.Name, s.Tool.Approval()) {

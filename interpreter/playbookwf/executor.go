@@ -71,6 +71,8 @@ type executor struct {
 	// or not.
 	approvals      map[string]pendingApproval
 	indexedWaiting bool
+	// events are the wait_event steps' mailboxes (waitevent.go).
+	events eventBoxes
 	// waitingNotices are the on_waiting webhooks sent, which the run
 	// waits for before it ends, so that none is abandoned.
 	waitingNotices []workflow.Future

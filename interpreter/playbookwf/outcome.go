@@ -14,7 +14,7 @@ import (
 // settle records a finished activity in the run.
 func (x *executor) settle(s *spec.Step, f workflow.Future) {
 	x.run.Settle(s.Name, x.outcome(s, f))
-	if s.Tool.Kind == "approval" {
+	if s.Tool.Kind == "approval" || s.Tool.Kind == spec.WaitEventKind {
 		x.indexWaiting()
 	}
 }

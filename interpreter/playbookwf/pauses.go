@@ -30,6 +30,9 @@ func (x *executor) startPause(ctx workflow.Context, s *spec.Step) (workflow.Futu
 	if s.Tool.Kind == "wait" {
 		return x.startWait(ctx, s, toolSpec)
 	}
+	if s.Tool.Kind == spec.WaitEventKind {
+		return x.startWaitEvent(ctx, s), nil
+	}
 	return x.startApproval(ctx, s, toolSpec), nil
 }
 

@@ -108,6 +108,9 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	if err := registerApproval(ctx, x); err != nil {
 		return nil, err
 	}
+	if err := registerEvents(ctx, x); err != nil {
+		return nil, err
+	}
 	watchDeadline(ctx, sel, run, deadline)
 	if err := x.drive(ctx, sel); err != nil {
 		return nil, err

@@ -109,7 +109,32 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: bash, command: ls}
-`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait)`},
+`, `flows/x.yaml:5: step "a": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait, wait_event)`},
+		{"wait_event without an event", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: wait_event, timeout: 1m}
+`, `flows/x.yaml:5: step "a": wait_event tool needs an event: the name of the event it waits for`},
+		{"wait_event with a templated event", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: wait_event, event: "{{ workload.x }}"}
+`, `flows/x.yaml:5: step "a": wait_event tool: event "{{ workload.x }}" must match [a-z0-9][a-z0-9_-]* (no template: a sender names it)`},
+		{"wait_event on_timeout without timeout", `
+metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: wait_event, event: go, on_timeout: complete}
+`, `flows/x.yaml:5: step "a": wait_event tool: on_timeout needs a timeout`},
+		{"wait_event with a step timeout", `
+metadata: {name: x}
+workflow:
+  - step: a
+    timeout: 1m
+    tool: {kind: wait_event, event: go}
+`, `flows/x.yaml:5: step "a": timeout bounds an activity's attempt, and a wait_event runs none: write its timeout in its tool (tool: {kind: wait_event, event: NAME, timeout: 2h, on_timeout: fail})`},
 		{"unknown tool field", `
 metadata: {name: x}
 workflow:

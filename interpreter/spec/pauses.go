@@ -179,7 +179,8 @@ func holdsTemplate(v any) bool {
 
 // IsPause tells whether a tool kind is decided by the workflow waiting:
 // for a person (approval) or for a time (wait).
-func IsPause(kind string) bool { return kind == "approval" || kind == "wait" }
+// A wait_event step waits for an event sent to the run.
+func IsPause(kind string) bool { return kind == "approval" || kind == "wait" || kind == WaitEventKind }
 
 // refusePauseKeys refuses the step keys a wait or an approval step has no
 // use for: they bound or repeat an activity's attempts, and these steps
@@ -190,12 +191,17 @@ func (d *decoder) refusePauseKeys(s *Step, n *yaml.Node, x stepKeysState) error 
 		return nil
 	}
 	kind, aKind := s.Tool.Kind, "a wait"
-	if kind == "approval" {
+	switch kind {
+	case "approval":
 		aKind = "an approval"
+	case WaitEventKind:
+		aKind = "a wait_event"
 	}
 	switch {
 	case x.timeoutNode != nil && kind == "approval":
 		return d.errf(x.timeoutNode, "timeout bounds an activity's attempt, and an approval runs none: write the approval's timeout in its tool (tool: {kind: approval, timeout: 2h, on_timeout: fail})")
+	case x.timeoutNode != nil && kind == WaitEventKind:
+		return d.errf(x.timeoutNode, "timeout bounds an activity's attempt, and a wait_event runs none: write its timeout in its tool (tool: {kind: wait_event, event: NAME, timeout: 2h, on_timeout: fail})")
 	case x.timeoutNode != nil:
 		return d.errf(x.timeoutNode, "timeout does not apply to a wait step: it runs no attempt to bound")
 	case x.heartbeatNode != nil:
@@ -210,6 +216,9 @@ func (d *decoder) refusePauseKeys(s *Step, n *yaml.Node, x stepKeysState) error 
 		return d.errf(n, "%s step cannot run in a loop: list the steps one by one", aKind)
 	case s.Name == EndStep:
 		return d.errf(n, "end's tool runs once the run is decided: put %s step before end", aKind)
+	}
+	if kind == WaitEventKind && (x.onCancelNode != nil || x.alwaysNode != nil) {
+		return d.errf(n, "a wait_event cannot be a cleanup step (on_cancel, always): after a cancel or the deadline no event reaches it, and nothing would end its wait")
 	}
 	if kind == "approval" && (x.onCancelNode != nil || x.alwaysNode != nil) {
 		// A cleanup step runs after a cancel, when nobody is asked any

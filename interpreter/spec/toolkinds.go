@@ -51,7 +51,7 @@ type resultShaper interface{ resultShape() types.Map }
 
 // toolKinds are the tool kinds, by name.
 var toolKinds = kindsByName(&ShellTool{}, &HTTPTool{}, &PythonTool{}, &NoopTool{}, &FailTool{}, &PlaybookTool{},
-	&ApprovalTool{}, &WaitTool{})
+	&ApprovalTool{}, &WaitTool{}, &WaitEventTool{})
 
 // ShellTool runs `/bin/sh -c command`.
 type ShellTool struct {

@@ -91,6 +91,7 @@ func (a *app) root() *cobra.Command {
 		a.classifyCommand(),
 		a.approveCommand(),
 		a.rejectCommand(),
+		a.sendCommand(),
 		a.logsCommand(),
 		filesCommand(),
 		a.cancelCommand(),

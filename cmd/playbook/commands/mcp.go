@@ -27,7 +27,7 @@ func (a *app) mcpCommand() *cobra.Command {
 		Short: "serve the Model Context Protocol (stdio, or --http) so an AI agent can inspect runs, resolve pending_failed steps and decide approvals",
 		Long: "Tools: list_runs, run_status, list_pending_failed, step_logs, list_files, validate_playbook,\n" +
 			"test_playbook, and,\n" +
-			"with --allow-write only, classify_step, approve_step, reject_step, retry_run, cancel_run\n" +
+			"with --allow-write only, classify_step, approve_step, reject_step, retry_run, cancel_run, send_event\n" +
 			"(each recorded in the run with who (mcp) and the reason). Connects to Temporal like\n" +
 			"every command; it needs a\n" +
 			"running server (no embedded one). With --http it listens on 127.0.0.1 by default and\n" +
@@ -71,7 +71,7 @@ func (a *app) mcpCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&httpAddr, "http", "", "serve streamable HTTP on `HOST:PORT` (e.g. 127.0.0.1:8765) instead of stdio; a bare :PORT means 127.0.0.1:PORT")
-	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, approve_step, reject_step, retry_run and cancel_run")
+	fs.BoolVar(&allowWrite, "allow-write", false, "enable classify_step, approve_step, reject_step, retry_run, cancel_run and send_event")
 	fs.StringSliceVar(&actFor, "act-for", nil, "with --allow-write: approve_step and reject_step may decide as these `NAME`s (an approval's approvers), not only as mcp; repeatable")
 	fs.StringSliceVar(&allowOrigins, "allow-origin", nil, "an `ORIGIN` (scheme://host:port) whose browser pages may call the HTTP server; repeatable")
 	fs.StringVar(&logDir, "log-dir", worker.DefaultLogDir(), "the worker's log directory, for step logs")

@@ -27,6 +27,7 @@ func (a *app) runCommand() *cobra.Command {
 		id     string
 		detach bool
 		strict bool
+		once   submitPolicy
 		// logicalTime is the run's run.logical_time, when given.
 		logicalTime rfc3339
 	)
@@ -46,6 +47,9 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			printWarnings(c.stderr, pb)
 			if err := checkRunID(id); err != nil {
+				return invalid(err)
+			}
+			if err := once.check(id); err != nil {
 				return invalid(err)
 			}
 			if in.Workload, err = submit.ReadOverrides(input, sets); err != nil {
@@ -72,21 +76,28 @@ func (a *app) runCommand() *cobra.Command {
 			}
 			defer conn.Close()
 			if id == "" {
+				id = once.runID(pb.Name)
+			}
+			if id == "" {
 				id = runs.NewRunID(pb.Name)
 			}
 			if err := conn.checkCodec(ctx, a.conn.taskQueue); err != nil {
 				return err
 			}
 			conn.warnWithoutWorker(ctx, a.conn.taskQueue, c.stderr)
-			wr, err := runs.StartRun(ctx, conn.client, conn.namespace, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue})
+			wr, existing, err := once.start(ctx, conn, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue})
 			if err != nil {
 				return startFailed(id, conn.reach, err)
 			}
+			what := "Started"
+			if existing {
+				what = "Already submitted, not started again:"
+			}
 			if detach {
-				fmt.Fprintf(c.stdout, "Started %s (run %s); follow it with: playbook events %s --follow%s\n", wr.GetID(), wr.GetRunID(), wr.GetID(), conn.reach)
+				fmt.Fprintf(c.stdout, "%s %s (run %s); follow it with: playbook events %s --follow%s\n", what, wr.GetID(), wr.GetRunID(), wr.GetID(), conn.reach)
 				return nil
 			}
-			return followAndReport(c, conn, pb, wr, &out, strict)
+			return followFrom(c, conn, pb, wr, &out, strict, what)
 		}),
 	}
 	fs := cmd.Flags()
@@ -95,6 +106,7 @@ func (a *app) runCommand() *cobra.Command {
 	fs.StringVar(&input, "input", "", "read workload overrides from a JSON object `FILE`")
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
 	fs.StringVar(&id, "id", "", "workflow ID of the run (default NAME-RANDOM)")
+	once.flags(fs)
 	fs.BoolVar(&detach, "detach", false, "submit the run, print its ID and exit 0 without following it")
 	fs.IntVar(&a.embeddedPort, "embedded-port", 0, "the `PORT` of the embedded server on 127.0.0.1, when run starts one (default: any free port)")
 	fs.Var(&logicalTime, "logical-time", "the time the run stands for, run.logical_time and PLAYBOOK_LOGICAL_TIME (`TIME`, RFC 3339; default: now)")
@@ -105,8 +117,14 @@ func (a *app) runCommand() *cobra.Command {
 // (or, with --json, only the aggregate on stdout) and returns the exit code
 // for its outcome.
 func followAndReport(c *call, conn *connection, pb *spec.Playbook, wr client.WorkflowRun, out *printer, strict bool) error {
+	return followFrom(c, conn, pb, wr, out, strict, "Started")
+}
+
+// followFrom is followAndReport whose first line says what happened to
+// the run (Started, or Following a run submitted before).
+func followFrom(c *call, conn *connection, pb *spec.Playbook, wr client.WorkflowRun, out *printer, strict bool, what string) error {
 	progress := out.progress(c)
-	fmt.Fprintf(progress, "Started %s (run %s)\n", wr.GetID(), wr.GetRunID())
+	fmt.Fprintf(progress, "%s %s (run %s)\n", what, wr.GetID(), wr.GetRunID())
 	ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	p := newProgress(pb, progress, conn.reach)
