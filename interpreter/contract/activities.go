@@ -71,6 +71,10 @@ type StepInput struct {
 	// Files are the files the attempt takes from the run's store before
 	// its command starts and hands on after it succeeds; nil: none.
 	Files *StepFiles `json:"files,omitempty"`
+	// LargeValues: the run keeps large values in its store
+	// (Input.LargeValues); the attempt's result may be as large as
+	// LargeValueBudget when its worker keeps them too.
+	LargeValues bool `json:"large_values,omitempty"`
 }
 
 // StepFiles is what an attempt does with the run's store.

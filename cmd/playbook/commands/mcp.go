@@ -66,9 +66,12 @@ func (a *app) mcpCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withConnection(c, func(c *call, conn *connection) error {
-				return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root, actFor: actFor, store: st}, httpAddr, allowOrigins)
-			})
+			conn, err := a.connectWith(c, false, quietLogs, storeClaims(st, storeURL))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return serveMCP(c, conn, &mcpTools{conn: conn, allowWrite: allowWrite, logDir: logDir, taskQueue: a.conn.taskQueue, root: root, actFor: actFor, store: st}, httpAddr, allowOrigins)
 		}),
 	}
 	fs := cmd.Flags()

@@ -15,8 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.temporal.io/sdk/client"
 
 	"playbook/activities"
+	"playbook/internal/claims"
 	"playbook/internal/store"
 	"playbook/worker"
 )
@@ -57,7 +59,11 @@ func (a *app) workerCommand() *cobra.Command {
 				return invalid(err)
 			}
 			defer obs.Close()
-			conn, err := a.connectWith(c, false, level, obs.tune(c.stderr, level))
+			tune := obs.tune(c.stderr, level)
+			conn, err := a.connectWith(c, false, level, func(o *client.Options) {
+				tune(o)
+				claims.Use(o, claims.Open(st), true)
+			})
 			if err != nil {
 				return err
 			}
@@ -66,7 +72,7 @@ func (a *app) workerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st})
+			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st, LargeValues: true})
 			if err := w.Start(); err != nil {
 				return err
 			}
