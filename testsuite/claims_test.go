@@ -79,7 +79,9 @@ func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
 
 	code, out, errOut = cli(t, "status", "--address", server.Address, "--json", whole.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	var status struct{ Steps map[string]*contract.StepState }
+	var status struct {
+		Steps map[string]*contract.StepState
+	}
 	require.NoError(t, json.Unmarshal([]byte(out), &status))
 	blob := status.Steps["big"].Result.(map[string]any)["json"].(map[string]any)["blob"].(string)
 	require.Len(t, blob, 50_000_000)
