@@ -108,6 +108,10 @@ type Activities struct {
 	// Store is the run's store, where steps hand files on to each other
 	// (outputs, inputs). Optional: nil fails a step that has files.
 	Store store.Store
+	// LargeValues: the worker's client keeps payloads over 256 KiB in
+	// Store (internal/claims), so a step of a run that does too may return
+	// a result of up to contract.LargeValueBudget.
+	LargeValues bool
 	// Stand, when set, stands in for the tools and recovery scripts of the
 	// attempts it takes (`playbook test`'s mocks): what it says an attempt
 	// did goes through the same retry decision as a real attempt. Optional:
@@ -219,7 +223,7 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		withValues := in
 		withValues.Spec = resolved
 		o = a.runWithFiles(toolCtx, withValues, func() ToolResult {
-			return boundResult(secrets.result(a.runTool(withRedactor(toolCtx, secrets), withValues, number)))
+			return boundResult(secrets.result(a.runTool(withRedactor(toolCtx, secrets), withValues, number)), a.largeValues(in))
 		})
 	}
 	endDrain()

@@ -15,8 +15,6 @@ import (
 const (
 	// errorFileLimit bounds the file a process names in PLAYBOOK_ERROR_FILE.
 	errorFileLimit = 64 << 10
-	// pythonResultLimit bounds what a python step's main returns, as JSON.
-	pythonResultLimit = 1 << 20
 	// pythonExceptionLimit bounds a python step's exception and traceback.
 	pythonExceptionLimit = 256 << 10
 	// bodyLimit bounds an http response body kept in a result: under
@@ -46,16 +44,38 @@ func readBounded(path string, limit int64, what string) ([]byte, error) {
 	return b, nil
 }
 
+// largeValues says whether an attempt's result may be as large as
+// contract.LargeValueBudget: its run keeps large values in its store, and
+// so does this worker (its client keeps payloads over 256 KiB there).
+func (a *Activities) largeValues(in contract.StepInput) bool { return in.LargeValues && a.LargeValues }
+
+// valueLimit is what a result's one value (stdout parsed as JSON, a python
+// step's return value) may take: 1 MiB, or contract.LargeValueBudget.
+func valueLimit(large bool) int64 {
+	if large {
+		return contract.LargeValueBudget
+	}
+	return jsonLimit
+}
+
 // boundResult fails a successful attempt whose result would not fit in
-// Temporal's payload limit, saying so, instead of letting the server
+// Temporal's payload limit (or, with large values, in
+// contract.LargeValueBudget), saying so, instead of letting the server
 // reject the activity's completion.
-func boundResult(o ToolResult) ToolResult {
+func boundResult(o ToolResult, large bool) ToolResult {
 	if o.Err != nil || o.Result == nil {
 		return o
 	}
 	b, err := json.Marshal(o.Result)
 	if err != nil {
 		return failure(contract.ErrTool, "the step's result cannot be encoded as JSON: "+err.Error(), nil)
+	}
+	if large {
+		if len(b) > contract.LargeValueBudget+64<<10 {
+			return failure(contract.ErrResultTooLarge, fmt.Sprintf("the step's result is %s, over the %s a value may take: write large outputs to files (outputs.files)",
+				size(int64(len(b))), size(contract.LargeValueBudget)), map[string]any{"result_bytes": len(b)})
+		}
+		return o
 	}
 	if len(b) > resultLimit {
 		return failure(contract.ErrResultTooLarge, fmt.Sprintf("the step's result is %s, over the %s a result may take of Temporal's %s payload limit: write large outputs to a file and return its path",

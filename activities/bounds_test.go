@@ -4,12 +4,15 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"playbook/interpreter/contract"
+	"playbook/interpreter/spec/expr"
 )
 
 // A PLAYBOOK_ERROR_FILE over its bound is not read; the error says why.
@@ -48,10 +51,51 @@ func TestHTTPBodyIsBounded(t *testing.T) {
 // A result that would not fit in a Temporal payload fails the step with a
 // message that says so, before the server would refuse it.
 func TestResultOverThePayloadLimitFails(t *testing.T) {
-	o := boundResult(ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}})
+	o := boundResult(ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}}, false)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "result_too_large", o.Err.Type)
 	require.Equal(t, "the step's result is 2 MiB, over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: write large outputs to a file and return its path", o.Err.Message)
 	small := ToolResult{Result: "ok"}
-	require.Equal(t, small, boundResult(small))
+	require.Equal(t, small, boundResult(small, false))
+}
+
+// With large values kept in the run's store, a result is bounded by
+// LargeValueBudget, not by Temporal's payload limit.
+func TestALargeValuesResultIsBoundedByItsBudget(t *testing.T) {
+	big := ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}}
+	require.Equal(t, big, boundResult(big, true))
+	o := boundResult(ToolResult{Result: strings.Repeat("x", contract.LargeValueBudget+128<<10)}, true)
+	require.NotNil(t, o.Err)
+	require.Equal(t, "result_too_large", o.Err.Type)
+	require.Contains(t, o.Err.Message, "over the 64 MiB a value may take")
+}
+
+// A shell step's stdout over 1 MiB that is JSON is whole in a run that
+// keeps large values in its store, on a worker that does too; else it is a
+// stub that says so (a step reading past it is told the value was cut),
+// and a stdout that is not JSON stays null.
+func TestStdoutJSONOverItsLimitIsAStubUnlessLargeValuesAreKept(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"rows": "` + strings.Repeat("r", 2<<20) + `", "n": 7}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "doc.json"), []byte(doc), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "text"), []byte(strings.Repeat("r", 2<<20)), 0o600))
+	in := func(file string, large bool) contract.StepInput {
+		return contract.StepInput{WorkflowID: "w", Step: "s", Kind: "shell", BaseDir: dir, LargeValues: large, Spec: map[string]any{"command": "cat " + file}}
+	}
+	jsonOf := func(a *Activities, in contract.StepInput) any {
+		o := a.runTool(context.Background(), in, 1)
+		require.Nil(t, o.Err)
+		return o.Result.(map[string]any)["json"]
+	}
+	kept := &Activities{LogDir: t.TempDir(), LargeValues: true}
+	require.Equal(t, 7.0, jsonOf(kept, in("doc.json", true)).(map[string]any)["n"])
+
+	for _, a := range []*Activities{{LogDir: t.TempDir()}, kept} {
+		stub := jsonOf(a, in("doc.json", false))
+		n, ok := expr.TruncatedSize(stub)
+		require.True(t, ok, "%v", stub)
+		require.Equal(t, len(doc), n)
+		require.Contains(t, stub.(map[string]any)["full_in"], "PLAYBOOK_STORE")
+		require.Nil(t, jsonOf(a, in("text", false)))
+	}
 }

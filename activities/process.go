@@ -17,6 +17,7 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // tailBytes is how much of stdout and stderr a result carries; the log
@@ -49,6 +50,8 @@ type processRun struct {
 	// noStdout and noStderr: the stream wrote nothing by the process's
 	// end, so reading its file back is skipped.
 	noStdout, noStderr bool
+	// jsonLimit is the largest stdout parsed as JSON (valueLimit).
+	jsonLimit int64
 }
 
 func (p processRun) stdoutTail() string { return tailUnless(p.noStdout, p.stdoutPath) }
@@ -60,7 +63,7 @@ func (p processRun) stdoutJSON() any {
 	if p.noStdout {
 		return nil
 	}
-	return parseJSONFile(p.stdoutPath)
+	return parseJSONFile(p.stdoutPath, p.jsonLimit)
 }
 
 func tailUnless(empty bool, path string) string {
@@ -162,6 +165,7 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		stdoutPath: filepath.Join(logDir, prefix+".stdout"),
 		stderrPath: filepath.Join(logDir, prefix+".stderr"),
 		errorFile:  filepath.Join(logDir, prefix+".error.json"),
+		jsonLimit:  valueLimit(a.largeValues(in)),
 	}
 	_ = os.Remove(run.errorFile)
 	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
@@ -369,9 +373,18 @@ func tail(path string) string {
 	return string(b)
 }
 
-func parseJSONFile(path string) any {
+// parseJSONFile is the file at path parsed as JSON, nil when it is not.
+// A file over limit that starts as JSON does (an object or a list) is a
+// stub saying so: an expression reading past it says the value was cut.
+func parseJSONFile(path string, limit int64) any {
 	st, err := os.Stat(path)
-	if err != nil || st.Size() == 0 || st.Size() > jsonLimit {
+	if err != nil || st.Size() == 0 {
+		return nil
+	}
+	if st.Size() > limit {
+		if startsAsJSON(path) {
+			return expr.Truncated(int(st.Size()), int(limit), "the step's stdout log (playbook logs RUN STEP); give the workers and the CLI a store (PLAYBOOK_STORE) and a step's result may take "+expr.FormatBytes(contract.LargeValueBudget))
+		}
 		return nil
 	}
 	b, err := os.ReadFile(path)
@@ -388,4 +401,18 @@ func parseJSONFile(path string) any {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// startsAsJSON tells whether the file's first character after white space
+// opens a JSON object or list.
+func startsAsJSON(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 512)
+	n, _ := f.Read(b)
+	t := strings.TrimLeft(string(b[:n]), " \t\r\n")
+	return strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")
 }

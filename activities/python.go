@@ -100,7 +100,7 @@ func (a *Activities) runPython(ctx context.Context, in contract.StepInput, toolS
 		return exitFailure(run)
 	}
 	var result any
-	b, err = readBounded(resultFile, pythonResultLimit, "the value main returned (as JSON)")
+	b, err = readBounded(resultFile, valueLimit(a.largeValues(in)), "the value main returned (as JSON)")
 	if err != nil && !os.IsNotExist(err) {
 		return failure(contract.ErrResultTooLarge, err.Error()+": write large outputs to a file and return its path", nil)
 	}

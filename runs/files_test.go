@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/internal/store"
+	"playbook/interpreter/spec"
 )
 
 // Files lists a run's files by step from the store's keys, a loop's
@@ -44,4 +45,20 @@ func TestFilesListsARunsFilesByStep(t *testing.T) {
 	_, err = Files(ctx, st, "../x", "")
 	var refused *RefusedError
 	require.ErrorAs(t, err, &refused)
+}
+
+// A run whose steps all run on its own queue lists no queues; one whose
+// step names another lists every step's, the playbook's default standing
+// for the steps that name none.
+func TestQueuesAreListedWhenAStepRunsElsewhere(t *testing.T) {
+	parse := func(src string) *spec.Playbook {
+		pb, err := spec.Parse("q.yaml", []byte(src))
+		require.NoError(t, err)
+		return pb
+	}
+	same := parse("metadata: {name: q}\nworkflow:\n  - {step: a, tool: {kind: shell, command: 'true'}}\n")
+	require.Nil(t, queuesOf(same, "playbook"))
+	split := parse("metadata: {name: q}\nqueue: cpu\nworkflow:\n  - {step: a, tool: {kind: shell, command: 'true'}}\n  - {step: b, queue: gpu, depends_on: [a], tool: {kind: shell, command: 'true'}}\n")
+	require.Equal(t, map[string]string{"a": "cpu", "b": "gpu"}, queuesOf(split, "playbook"))
+	require.Nil(t, queuesOf(nil, "playbook"))
 }

@@ -41,6 +41,9 @@ type RetryRequest struct {
 	DryRun bool
 	// OtherName lets Playbook have another metadata.name than the earlier run's.
 	OtherName bool
+	// LargeValues: the client keeps large values in the workers' store
+	// (Start.LargeValues).
+	LargeValues bool
 	// Check, when not nil, is the front end's last word before the new
 	// run starts (the CLI's: that the workers can read what it sends); its
 	// error is an InvalidError, and nothing starts.
@@ -191,7 +194,7 @@ func Retry(ctx context.Context, c Client, namespace string, r RetryRequest) (*Re
 	if err := runCheck(ctx, r.Check, r.TaskQueue); err != nil {
 		return nil, err
 	}
-	wr, err := StartRun(ctx, c, namespace, Start{Playbook: pb, Input: *in, ID: id, TaskQueue: r.TaskQueue, Details: in.Origin.String()})
+	wr, err := StartRun(ctx, c, namespace, Start{Playbook: pb, Input: *in, ID: id, TaskQueue: r.TaskQueue, Details: in.Origin.String(), LargeValues: r.LargeValues})
 	if err != nil {
 		return nil, &NotStartedError{ID: id, Err: err}
 	}

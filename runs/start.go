@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"path/filepath"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -46,6 +47,9 @@ type Start struct {
 	TaskQueue string
 	// Details are shown with the run (who started it and why); optional.
 	Details string
+	// LargeValues: the client keeps payloads over 256 KiB in the workers'
+	// store (internal/claims), so the run may too (Input.LargeValues).
+	LargeValues bool
 }
 
 // StartRun starts a run of a frozen playbook. An ID in use by an open run
@@ -68,6 +72,10 @@ func StartOptions(ctx context.Context, c Client, namespace string, s Start) (cli
 	in := s.Input
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: s.TaskQueue, StaticSummary: Summary(s.Playbook), StaticDetails: s.Details,
 		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
+	if in.LargeValues = s.LargeValues; in.LargeValues {
+		// Its workflow tasks read and write values of up to 64 MiB.
+		opts.WorkflowTaskTimeout = time.Minute
+	}
 	if Indexed(ctx, c, namespace) {
 		in.Index = true
 		opts.TypedSearchAttributes = StartAttributes(s.Playbook.Name)

@@ -29,6 +29,9 @@ type Status struct {
 	Live map[string]Live `json:"live,omitempty"`
 	// WaitsUntil is when each running wait step's timer fires.
 	WaitsUntil map[string]time.Time `json:"waits_until,omitempty"`
+	// Queues is the task queue each step with a tool runs on, when one of
+	// them is not the run's own (`queue`); absent otherwise.
+	Queues map[string]string `json:"queues,omitempty"`
 	// playbook is the run's frozen playbook, nil when it cannot be read.
 	playbook *spec.Playbook
 	// byTemporal says that Temporal ended the run without its end step.
@@ -57,6 +60,7 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 	}
 	info := d.GetWorkflowExecutionInfo()
 	st := &Status{Live: map[string]Live{}, playbook: FrozenPlaybook(ctx, c, run)}
+	st.Queues = queuesOf(st.playbook, info.GetTaskQueue())
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		if st.Aggregate, err = QueryState(ctx, c, run); err != nil {

@@ -186,7 +186,7 @@ workflow:
 x.yaml:7: step "a": tool: "workload.nosuch": reads workload.nosuch, which the workload section does not declare (declared: rows)
 x.yaml:9: step "a": when: "workload.rows": expected bool, but got int
 x.yaml:12: step "b": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, inputs, local, loop, lost_attempts, next, on_cancel, on_failure, on_lost, outputs, queue, reads, retries, retry, retry_delay, step, success_when, timeout, tool)
-x.yaml:14: step "c": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait)`)
+x.yaml:14: step "c": unknown tool kind "bash" (one of: approval, fail, http, noop, playbook, python, shell, wait, wait_event)`)
 
 	// Once the file decodes, graph and expression errors come together.
 	src = `

@@ -89,6 +89,13 @@ func TestFilesPassBetweenStepsThroughTheStore(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "no file none.json of step extract in run "+agg.WorkflowID)
 
+	// status lists each step's files under its step table.
+	code, out, errOut = cli(t, "status", "--address", server.Address, agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^STEP\s+FILE\s+BYTES\s+SHA256$`, out)
+	require.Regexp(t, `(?m)^extract\s+raw\.json\s+10485760\s+`+raw.SHA256+`$`, out)
+	require.Regexp(t, `(?m)^transform\s+clean\.csv\s+65\s+`+clean.SHA256+`$`, out)
+
 	// The MCP server lists them too, from the store it is given.
 	text, isErr := callTool(t, mcpSession(t, "--store", storeURL), "list_files", map[string]any{"run": agg.WorkflowID, "step": "transform"})
 	require.False(t, isErr, text)

@@ -14,7 +14,9 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"playbook/internal/claims"
 	"playbook/internal/codec"
+	"playbook/internal/store"
 )
 
 // Replay replays a recorded history against the current interpreter and
@@ -28,6 +30,12 @@ func Replay(h *historypb.History, logger sdklog.Logger) error {
 // ReplayWithCodec replays a history whose payloads c encrypted; with c nil,
 // as Replay.
 func ReplayWithCodec(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM) error {
+	return ReplayFrom(h, logger, c, nil)
+}
+
+// ReplayFrom is ReplayWithCodec for a run that kept its large values in
+// st (internal/claims), which the replay reads them from; st nil: none.
+func ReplayFrom(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM, st store.Store) error {
 	if len(h.GetEvents()) == 0 {
 		return errors.New("the history has no events")
 	}
@@ -43,6 +51,11 @@ func ReplayWithCodec(h *historypb.History, logger sdklog.Logger, c *codec.AESGCM
 	opts := sdkworker.WorkflowReplayerOptions{DisableDeadlockDetection: true}
 	if c != nil {
 		opts.DataConverter, opts.FailureConverter = c.DataConverter(), c.FailureConverter()
+	}
+	if st != nil {
+		var co client.Options
+		claims.Use(&co, claims.Open(st), false)
+		opts.ExternalStorage = co.ExternalStorage
 	}
 	r, err := sdkworker.NewWorkflowReplayerWithOptions(opts)
 	if err != nil {

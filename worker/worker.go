@@ -64,6 +64,11 @@ type Options struct {
 	// Optional: where the worker exports runs' traces (TracingFromEnv);
 	// default none: nothing is traced and no exporter runs.
 	Tracing *Tracing
+	// Optional: the client keeps payloads over 256 KiB in Store
+	// (internal/claims: claims.Use on its options), so the steps of a run
+	// that keeps large values may return results of up to
+	// contract.LargeValueBudget; default false: 1 MiB.
+	LargeValues bool
 }
 
 // Deployment is a worker's Worker Deployment version.
@@ -102,6 +107,10 @@ const stepsPerCPU = 100
 // (1,000 on any machine) lets a small worker start more processes than it
 // can run.
 func DefaultMaxConcurrentSteps() int { return stepsPerCPU * runtime.GOMAXPROCS(0) }
+
+// largeValuesTaskTime is how long a workflow task of a worker that keeps
+// large values may run without yielding.
+const largeValuesTaskTime = time.Minute
 
 // DefaultDrainTimeout is how long a stopping worker lets running steps finish.
 const DefaultDrainTimeout = 30 * time.Second
@@ -150,7 +159,15 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	if o.MaxConcurrentSteps == 0 {
 		o.MaxConcurrentSteps = DefaultMaxConcurrentSteps()
 	}
+	deadlock := time.Duration(0) // the SDK's second
+	if o.LargeValues {
+		deadlock = largeValuesTaskTime
+	}
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
+		// A workflow task of a run with large values decodes, reads and
+		// encodes values of up to 64 MiB: more than the second the SDK
+		// allows between yields, on a busy machine.
+		DeadlockDetectionTimeout:           deadlock,
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps,
 		// A step heartbeats through the client, at most a third of its
 		// heartbeat timeout apart, and passes the server's cancel on to
@@ -166,7 +183,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 		Interceptors:      o.interceptors(),
 	})
 	RegisterWorkflow(w)
-	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.stepEnv(), SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes, Store: o.Store}
+	acts := &activities.Activities{LogDir: o.LogDir, DrainTimeout: o.DrainTimeout, StepEnv: o.stepEnv(), SecretsDir: o.SecretsDir, Client: c, LogsAt: o.LogsAt, MaxLogBytes: o.MaxLogBytes, Store: o.Store, LargeValues: o.LargeValues}
 	if o.Tracing != nil {
 		acts.Trace = o.Tracing
 	}

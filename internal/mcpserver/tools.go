@@ -56,6 +56,9 @@ type Options struct {
 	// Check is the front end's last word before retry_run starts a run
 	// (the CLI's codec check); optional.
 	Check runs.Check
+	// LargeValues: Client keeps payloads over 256 KiB in Store, so the
+	// runs retry_run starts may too (runs.Start.LargeValues).
+	LargeValues bool
 }
 
 // tools are the MCP server's tools.
@@ -485,7 +488,7 @@ func (t *tools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retryArg
 	if req.By, err = t.who(a.By); err != nil {
 		return nil, nil, err
 	}
-	req.TaskQueue, req.Check = t.TaskQueue, t.Check
+	req.TaskQueue, req.Check, req.LargeValues = t.TaskQueue, t.Check, t.LargeValues
 	r, err := runs.Retry(ctx, t.Client, t.Namespace, req)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)

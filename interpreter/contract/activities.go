@@ -75,6 +75,10 @@ type StepInput struct {
 	// local activities, and what they carry from one to the next is here
 	// rather than in heartbeat details, which a local activity has none of.
 	Local *LocalAttempts `json:"local,omitempty"`
+	// LargeValues: the run keeps large values in its store
+	// (Input.LargeValues); the attempt's result may be as large as
+	// LargeValueBudget when its worker keeps them too.
+	LargeValues bool `json:"large_values,omitempty"`
 }
 
 // LocalAttempts is what a local step's next local activity is given of

@@ -28,6 +28,30 @@ const (
 	AggregateBudget = 3 << 19
 )
 
+// A run whose workers keep large values in its store (Input.LargeValues:
+// every payload over 256 KiB goes to the store and the history keeps a
+// claim, internal/claims) has no history limit to keep under: its bounds
+// are what a worker holds in memory.
+const (
+	// LargeValueBudget bounds one value of such a run: a step's result or
+	// input, a sub-playbook's input.
+	LargeValueBudget = 64 << 20
+	// LargeAggregateBudget bounds its aggregate.
+	LargeAggregateBudget = 256 << 20
+)
+
+// Budgets are a run's bounds on what it writes: one payload, the aggregate.
+type Budgets struct{ Payload, Aggregate int }
+
+// BudgetsFor are the bounds of a run whose large values are kept in its
+// store (large) or in its history.
+func BudgetsFor(large bool) Budgets {
+	if large {
+		return Budgets{Payload: LargeValueBudget, Aggregate: LargeAggregateBudget}
+	}
+	return Budgets{Payload: PayloadBudget, Aggregate: AggregateBudget}
+}
+
 // EncodedSize is the size of v as the workflow's payloads encode it (JSON),
 // or an error when JSON cannot carry it (NaN, an infinity, a channel).
 func EncodedSize(v any) (int, error) {
@@ -39,13 +63,21 @@ func EncodedSize(v any) (int, error) {
 // payload (what: "the input of step x"): JSON cannot carry it, or it is
 // over PayloadBudget. nil when it can.
 func CheckPayload(what string, v any) *StepError {
+	return BudgetsFor(false).Check(what, v)
+}
+
+// Check is CheckPayload within b.Payload.
+func (b Budgets) Check(what string, v any) *StepError {
 	n, err := EncodedSize(v)
 	switch {
 	case err != nil:
 		return &StepError{Type: ErrTemplate, Message: fmt.Sprintf("%s cannot be encoded as JSON: %v", what, err)}
-	case n > PayloadBudget:
+	case n > b.Payload && b.Payload > PayloadBudget:
+		return &StepError{Type: ErrInputTooLarge, Message: fmt.Sprintf("%s is %s, over the budget of %s for one value of the run; pass large data through files and give the step their paths",
+			what, expr.FormatBytes(n), expr.FormatBytes(b.Payload))}
+	case n > b.Payload:
 		return &StepError{Type: ErrInputTooLarge, Message: fmt.Sprintf("%s is %s, over the budget of %s for one payload of the run's history; pass large data through files or a store and give the step its path",
-			what, expr.FormatBytes(n), expr.FormatBytes(PayloadBudget))}
+			what, expr.FormatBytes(n), expr.FormatBytes(b.Payload))}
 	}
 	return nil
 }

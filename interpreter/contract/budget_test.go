@@ -111,3 +111,15 @@ func TestBatchOutcomesFitOnePayload(t *testing.T) {
 	few := []Outcome{{Result: "a"}, {Result: "b"}}
 	require.Equal(t, few, BoundOutcomes(few))
 }
+
+// A run that keeps large values in its store checks a value against
+// LargeValueBudget, and says what to do past it without pointing at a
+// store it already has.
+func TestLargeValuesHaveTheirOwnBudget(t *testing.T) {
+	large := BudgetsFor(true)
+	require.Equal(t, Budgets{Payload: LargeValueBudget, Aggregate: LargeAggregateBudget}, large)
+	require.Equal(t, Budgets{Payload: PayloadBudget, Aggregate: AggregateBudget}, BudgetsFor(false))
+	require.Nil(t, large.Check("the input of step a", strings.Repeat("x", 3<<20)))
+	err := large.Check("the input of step a", strings.Repeat("x", 65<<20))
+	require.Equal(t, &StepError{Type: ErrInputTooLarge, Message: "the input of step a is 65 MiB, over the budget of 64 MiB for one value of the run; pass large data through files and give the step their paths"}, err)
+}

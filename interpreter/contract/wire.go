@@ -121,6 +121,12 @@ type Input struct {
 	// Index keeps the search attributes current; the submitter sets it when
 	// the namespace has them.
 	Index bool `json:"index,omitempty"`
+	// LargeValues: the run's workers keep its payloads over 256 KiB in the
+	// run's store, leaving a claim in the history (internal/claims), so its
+	// values are bounded by BudgetsFor(true), not by the history's limits.
+	// The submitter sets it when it keeps large values in a store itself;
+	// a sub-playbook's run inherits it.
+	LargeValues bool `json:"large_values,omitempty"`
 	// Reuse holds the completed steps of an earlier run that `playbook retry`
 	// does not run again.
 	Reuse map[string]*StepState `json:"reuse,omitempty"`

@@ -6,7 +6,7 @@ import (
 )
 
 // Bounded returns the aggregate as the run writes it: agg itself when it
-// fits AggregateBudget, else a copy whose largest step results, error
+// fits its budget (AggregateBudget; LargeAggregateBudget WithLargeValues), else a copy whose largest step results, error
 // details and attempt lists (largest first, then by step name) are stubs,
 // until it fits. A value JSON cannot carry is always stubbed. When even
 // that is not enough (tens of thousands of steps), the entries of steps
@@ -15,7 +15,7 @@ import (
 // that, errors keep their type and first line, and at last only end and
 // the first hundred failed steps keep an entry.
 func (r *Run) Bounded(agg *contract.Aggregate) *contract.Aggregate {
-	return contract.BoundAggregate(agg, contract.AggregateBudget, r.fullIn)
+	return contract.BoundAggregate(agg, contract.BudgetsFor(r.largeValues).Aggregate, r.fullIn)
 }
 
 // fullIn says where the whole value of a step's field is kept when the

@@ -149,3 +149,23 @@ workflow:
 func keysOf(v any) []string {
 	return slices.Sorted(maps.Keys(v.(map[string]any)))
 }
+
+// A run that keeps large values in its store writes its aggregate whole
+// up to LargeAggregateBudget: three results of 900 KiB are not stubbed.
+func TestAggregateOfARunWithLargeValuesKeepsItsResultsWhole(t *testing.T) {
+	big := strings.Repeat("x", 900<<10)
+	pb, err := spec.Parse("big.yaml", []byte(`metadata: {name: big}
+workflow:
+  - {step: a, tool: {kind: python, code: "def main(): return 1"}}
+  - {step: b, tool: {kind: python, code: "def main(): return 1"}}
+  - {step: c, tool: {kind: python, code: "def main(): return 1"}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "big-1", func() time.Time { return time.Unix(0, 0).UTC() }, WithLargeValues())
+	for _, s := range run.Ready() {
+		run.Complete(s.Name, big, 1)
+	}
+	require.True(t, run.EndReady())
+	agg := run.Finish(nil, nil, 0)
+	require.Same(t, agg, run.Bounded(agg))
+}

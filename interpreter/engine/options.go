@@ -73,3 +73,7 @@ func WithLogicalTime(t time.Time) RunOption {
 
 // LogicalTime is the run's run.logical_time, "" when none was set.
 func (r *Run) LogicalTime() string { return r.logicalTime }
+
+// WithLargeValues bounds the run's aggregate by contract.BudgetsFor(true):
+// its workers keep large values in its store (contract.Input.LargeValues).
+func WithLargeValues() RunOption { return func(r *Run) { r.largeValues = true } }

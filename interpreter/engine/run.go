@@ -76,6 +76,8 @@ type Run struct {
 	nullSafeAllowed, nullMemberAllowed func() bool
 	// logicalTime is run.logical_time (WithLogicalTime).
 	logicalTime string
+	// largeValues: see WithLargeValues.
+	largeValues bool
 }
 
 // NewRun starts the state of a run. workload deep-merges into the

@@ -23,7 +23,7 @@ func (x *executor) startChild(ctx workflow.Context, s *spec.Step, toolSpec map[s
 		return nil, &contract.StepError{Type: contract.ErrTool, Message: "sub-playbook " + rel + " was not frozen into the run at submission"}
 	}
 	workload, _ := toolSpec["workload"].(map[string]any)
-	child := contract.Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LogicalTime: x.in.LogicalTime}
+	child := contract.Input{File: filepath.Join(filepath.Dir(x.in.File), rel), BaseDir: filepath.Dir(path), Source: src, Workload: workload, Files: x.in.Files, Index: x.in.Index, LargeValues: x.in.LargeValues, LogicalTime: x.in.LogicalTime}
 	if !s.OnCancelRun {
 		// The child winds down by the parent's deadline too. A cleanup
 		// step's child is never bound by it, whether it runs after the

@@ -172,6 +172,7 @@ func (x *executor) stepInput(s *spec.Step, name string, toolSpec map[string]any)
 		PriorAttempts: x.run.PriorAttempts(s.Name),
 		LogicalTime:   x.run.LogicalTime(),
 		Secrets:       s.Tool.SecretFields(),
+		LargeValues:   x.in.LargeValues,
 	}
 	if in.Retry.RetryWhen != nil || in.Retry.StopWhen != nil {
 		in.Scope = x.run.ScopeFor(in.Retry.RetryWhen, in.Retry.StopWhen)

@@ -199,7 +199,7 @@ func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
 		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 	}
 	elem := elementInput(d.in.Common, d.s, i, d.items[i], toolSpec)
-	if err := contract.CheckPayload("the input of "+elem.Step, elem); err != nil {
+	if err := contract.BudgetsFor(d.in.Common.LargeValues).Check("the input of "+elem.Step, elem); err != nil {
 		return elem, err
 	}
 	return elem, nil
@@ -231,7 +231,7 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 	if in.Reuse != nil && in.Reuse.Earlier != "" {
 		in.FullIn += "; of the elements reused, in " + in.Reuse.Earlier
 	}
-	if err := contract.CheckPayload("the input of loop step "+s.Name, in); err != nil {
+	if err := contract.BudgetsFor(x.in.LargeValues).Check("the input of loop step "+s.Name, in); err != nil {
 		return nil, err
 	}
 	x.run.SetLoopProgress(s.Name, contract.LoopProgress{Total: n, Running: min(n, max(s.Loop.MaxInFlight, 1))})

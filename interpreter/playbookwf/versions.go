@@ -200,7 +200,7 @@ func (x *executor) detachEnd() bool {
 // payload before the change (it fit Temporal's limit, not the budget)
 // replays as it ran.
 func (x *executor) tooLarge(what string, v any) *contract.StepError {
-	err := contract.CheckPayload(what, v)
+	err := contract.BudgetsFor(x.in.LargeValues).Check(what, v)
 	if err == nil || version(x.ctx, changePayloadBudget) == workflow.DefaultVersion {
 		return nil
 	}

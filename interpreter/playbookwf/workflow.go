@@ -66,6 +66,9 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	if deadline != nil {
 		opts = append(opts, engine.WithDeadline(*deadline))
 	}
+	if in.LargeValues {
+		opts = append(opts, engine.WithLargeValues())
+	}
 	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, opts...)
 	run.Started(in.Origin)
 	run.Reuse(in.Reuse)

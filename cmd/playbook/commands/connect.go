@@ -52,6 +52,11 @@ type connection struct {
 	// storeDir is the temporary store of an embedded run's worker, removed
 	// with it.
 	storeDir string
+	// largeValues: the client keeps payloads over 256 KiB in the workers'
+	// store, so the runs it starts do too (useClaims).
+	largeValues bool
+	// localDev: the server is the `playbook dev` found on this machine.
+	localDev bool
 }
 
 // Close closes the connection, and stops the embedded server and worker it
@@ -110,9 +115,11 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 	if a.conn.given("address") {
 		conn.reach += " --address " + engine.ShellWord(opts.HostPort)
 	}
+	var embeddedStore store.Store
 	if opts.HostPort == "" && embedOK {
 		if listening(localDevAddress) {
 			opts.HostPort = localDevAddress
+			conn.localDev = true
 		} else {
 			dev, address, err := startEmbedded(opts.Namespace, a.embeddedPort)
 			if err != nil {
@@ -122,8 +129,13 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 			opts.HostPort = address
 			conn.reach += " --address " + engine.ShellWord(address)
 			fmt.Fprintf(c.stderr, "No Temporal server configured: started an embedded in-memory one on %s for this run.\n", address)
+			if embeddedStore, err = conn.embeddedStore(c.ctx); err != nil {
+				conn.abandon()
+				return nil, err
+			}
 		}
 	}
+	conn.useClaims(&opts, embeddedStore)
 	if a.embeddedPort != 0 && conn.embedded == nil {
 		return nil, invalidf("--embedded-port %d: this run uses the Temporal server at %s, not an embedded one", a.embeddedPort, opts.HostPort)
 	}
@@ -136,20 +148,13 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 	}
 	worker.RefuseOversizedUpdates(&opts)
 	if conn.client, err = client.Dial(opts); err != nil {
-		if conn.embedded != nil {
-			conn.embedded.Stop()
-		}
+		conn.abandon()
 		return nil, unreachable(c.ctx, opts.HostPort, err)
 	}
 	if conn.embedded != nil {
 		// The run ends with the embedded server: a step still running when
 		// the command stops is stopped at once, not drained.
-		st, err := conn.embeddedStore(c.ctx)
-		if err != nil {
-			conn.Close()
-			return nil, err
-		}
-		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond, SecretsDir: os.Getenv("PLAYBOOK_SECRETS_DIR"), Store: st})
+		conn.worker = worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, DrainTimeout: time.Nanosecond, SecretsDir: os.Getenv("PLAYBOOK_SECRETS_DIR"), Store: embeddedStore, LargeValues: true})
 		if err := conn.worker.Start(); err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("embedded worker: %w", err)

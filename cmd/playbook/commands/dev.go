@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"playbook/internal/claims"
 	"playbook/internal/devserver"
 	"playbook/runs"
 	"playbook/worker"
@@ -86,6 +87,7 @@ func devCommand() *cobra.Command {
 				return invalid(err)
 			}
 			worker.RefuseOversizedUpdates(&opts)
+			claims.Use(&opts, claims.Open(st), true)
 			cl, err := client.Dial(opts)
 			if err != nil {
 				return err
@@ -100,7 +102,7 @@ func devCommand() *cobra.Command {
 				return invalid(err)
 			}
 			defer stopTracing()
-			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Store: st, Tracing: tracing})
+			w := worker.New(cl, worker.Options{TaskQueue: taskQueue, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Store: st, Tracing: tracing, LargeValues: true})
 			if err := w.Start(); err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}

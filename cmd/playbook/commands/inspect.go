@@ -97,6 +97,7 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, s.Status, attempts, clock(s.StartedAt), clock(s.EndedAt), oneLine(note))
 	}
 	tw.Flush()
+	printFilesAndQueues(out, st)
 }
 
 // stepOrder lists the steps in the playbook's file order (pb nil: by start

@@ -57,16 +57,19 @@ func (a *app) mcpCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withConnection(c, func(c *call, conn *connection) error {
-				if _, err := conn.client.CheckHealth(c.ctx, nil); err != nil {
-					return fmt.Errorf("no Temporal server reachable (start one with `playbook dev`, or give --address): %w", err)
-				}
-				srv := mcpserver.New(mcpserver.Options{Client: conn.client, Namespace: conn.namespace, TaskQueue: a.conn.taskQueue, AllowWrite: allowWrite,
-					LogDir: logDir, Root: root, ActFor: actFor, Store: st, Check: conn.checkCodec})
-				ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
-				defer stop()
-				return mcpserver.Serve(ctx, srv, httpAddr, allowOrigins, c.stderr)
-			})
+			conn, err := a.connectWith(c, false, quietLogs, storeClaims(st, storeURL))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			if _, err := conn.client.CheckHealth(c.ctx, nil); err != nil {
+				return fmt.Errorf("no Temporal server reachable (start one with `playbook dev`, or give --address): %w", err)
+			}
+			srv := mcpserver.New(mcpserver.Options{Client: conn.client, Namespace: conn.namespace, TaskQueue: a.conn.taskQueue, AllowWrite: allowWrite,
+				LogDir: logDir, Root: root, ActFor: actFor, Store: st, Check: conn.checkCodec, LargeValues: conn.largeValues})
+			ctx, stop := signal.NotifyContext(c.ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return mcpserver.Serve(ctx, srv, httpAddr, allowOrigins, c.stderr)
 		}),
 	}
 	fs := cmd.Flags()

@@ -69,7 +69,7 @@ func (a *app) retryCommand() *cobra.Command {
 				req.LogicalTime = &t
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				req.Check = conn.checkCodec
+				req.Check, req.LargeValues = conn.checkCodec, conn.largeValues
 				r, err := runs.Retry(c.ctx, conn.client, conn.namespace, req)
 				var notStarted *runs.NotStartedError
 				if errors.As(err, &notStarted) {

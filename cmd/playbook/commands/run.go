@@ -85,7 +85,7 @@ func (a *app) runCommand() *cobra.Command {
 				return err
 			}
 			conn.warnWithoutWorker(ctx, a.conn.taskQueue, c.stderr)
-			wr, existing, err := once.start(ctx, conn, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue})
+			wr, existing, err := once.start(ctx, conn, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue, LargeValues: conn.largeValues})
 			if err != nil {
 				return startFailed(id, conn.reach, err)
 			}

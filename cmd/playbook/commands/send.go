@@ -127,7 +127,7 @@ func (a *app) sendStarting(c *call, conn *connection, file string, sets []string
 	if err := conn.checkCodec(c.ctx, a.conn.taskQueue); err != nil {
 		return err
 	}
-	opts, in := runs.StartOptions(c.ctx, conn.client, conn.namespace, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue, Details: "started by event " + event})
+	opts, in := runs.StartOptions(c.ctx, conn.client, conn.namespace, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue, Details: "started by event " + event, LargeValues: conn.largeValues})
 	answer, runID, err := runs.SendEventStarting(c.ctx, conn.client, opts, in, event, data, by)
 	if err != nil {
 		return err

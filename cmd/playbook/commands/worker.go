@@ -15,8 +15,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.temporal.io/sdk/client"
 
 	"playbook/activities"
+	"playbook/internal/claims"
 	"playbook/internal/store"
 	"playbook/worker"
 )
@@ -57,7 +59,11 @@ func (a *app) workerCommand() *cobra.Command {
 				return invalid(err)
 			}
 			defer obs.Close()
-			conn, err := a.connectWith(c, false, level, obs.tune(c.stderr, level))
+			tune := obs.tune(c.stderr, level)
+			conn, err := a.connectWith(c, false, level, func(o *client.Options) {
+				tune(o)
+				claims.Use(o, claims.Open(st), true)
+			})
 			if err != nil {
 				return err
 			}
@@ -71,7 +77,7 @@ func (a *app) workerCommand() *cobra.Command {
 				return invalid(err)
 			}
 			defer stopTracing()
-			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st, Tracing: tracing})
+			w := worker.New(conn.client, worker.Options{TaskQueue: a.conn.taskQueue, LogDir: logDir, MaxConcurrentSteps: maxSteps, DrainTimeout: flags.drain(), StepEnv: flags.stepEnv, SecretsDir: flags.secretsDir, LogsAt: logsAt, MaxLogBytes: logSize, Deployment: deployment, Store: st, Tracing: tracing, LargeValues: true})
 			if err := w.Start(); err != nil {
 				return err
 			}
