@@ -200,7 +200,7 @@ const tracedPlaybook = `metadata: {name: traced}
 workload: {flag: "", items: [a, b, c]}
 workflow:
   - step: flaky
-    retry: {max_attempts: 2, initial_delay: 1s}
+    retry: {max_attempts: 2, initial_delay: 1s, jitter: false}
     tool:
       kind: shell
       command: 'if [ -e "$FLAG" ]; then echo "$TRACEPARENT|$TRACESTATE|${OTEL_EXPORTER_OTLP_HEADERS:-none}"; else touch "$FLAG"; exit 3; fi'
