@@ -26,6 +26,16 @@ func someArgs(give string) cobra.PositionalArgs {
 	}
 }
 
+// oneOrTwoArgs takes one argument and an optional second.
+func oneOrTwoArgs(give string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) < 1 || len(args) > 2 {
+			return invalidf("give %s", give)
+		}
+		return nil
+	}
+}
+
 // noArgs takes flags only.
 func noArgs(_ *cobra.Command, args []string) error {
 	if len(args) > 0 {

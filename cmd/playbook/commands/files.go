@@ -30,12 +30,7 @@ func filesCommand() *cobra.Command {
 		Short: "list the files a run's steps handed on (outputs.files), from the run's store",
 		Long: "Lists each file a step of RUN uploaded, with its size and sha256; a loop's\n" +
 			"elements are STEP[INDEX]. With STEP, that step's files only.",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return invalidf("give the RUN (workflow ID), and a STEP if you like")
-			}
-			return nil
-		},
+		Args: oneOrTwoArgs("the RUN (workflow ID), and a STEP if you like"),
 		RunE: action(func(c *call) error {
 			st, err := openStore(c.ctx, storeURL)
 			if err != nil {

@@ -471,12 +471,7 @@ func (a *app) scheduleUpdateCommand() *cobra.Command {
 		Long: "With FILE, the playbook is validated and frozen again, as at create. Changes take effect\n" +
 			"from the next run; runs already started keep the playbook they started with. Flags not\n" +
 			"given keep their value; --set and --input go on top of the workload overrides the schedule has.",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return invalidf("give the schedule ID and, to change its playbook, the playbook file")
-			}
-			return nil
-		},
+		Args: oneOrTwoArgs("the schedule ID and, to change its playbook, the playbook file"),
 		RunE: action(func(c *call) error {
 			id := c.args[0]
 			var fresh *runs.Schedule
