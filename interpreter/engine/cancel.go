@@ -39,8 +39,15 @@ func (r *Run) CancelRun(reason string) {
 
 // RecordCancelReason keeps why the run is being cancelled: a client sends
 // it (signal cancel_reason) before its cancel request, which workflow code
-// cannot read a reason from. Empty reasons are ignored.
+// cannot read a reason from. Empty reasons are ignored. A signal reaches
+// the history before the run sees it, so the run cannot refuse one; a
+// reason over contract.MaxDecisionBytes (which playbook's own clients
+// refuse to send) is kept as a line that says so, never whole: it would
+// go into every event and the run's result.
 func (r *Run) RecordCancelReason(reason string) {
+	if len(reason) > contract.MaxDecisionBytes {
+		reason = fmt.Sprintf("(a reason of %d bytes was sent, over the limit of %d (256 KiB) on what is sent to a run: it was not kept)", len(reason), contract.MaxDecisionBytes)
+	}
 	if reason != "" {
 		r.cancelReason = reason
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,26 @@ workflow:
 	require.Equal(t, "run drained: no new step starts", run.State("b").SkipReason)
 	run.StartEnd()
 	require.Equal(t, contract.RunCancelled, run.Finish(nil, nil, 0).Status)
+}
+
+// A reason any Temporal client signalled is kept whole up to
+// contract.MaxDecisionBytes; over it, the run keeps a line saying so.
+func TestCancelReasonIsBounded(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte("metadata: {name: t}\nworkflow:\n  - {step: a, tool: {kind: noop}}\n"))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name, reason, want string
+	}{
+		{"empty keeps none", "", ""},
+		{"short kept", "maintenance window", "maintenance window"},
+		{"at the bound kept", strings.Repeat("r", contract.MaxDecisionBytes), strings.Repeat("r", contract.MaxDecisionBytes)},
+		{"over the bound said", strings.Repeat("r", contract.MaxDecisionBytes+1), "(a reason of 262145 bytes was sent, over the limit of 262144 (256 KiB) on what is sent to a run: it was not kept)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := NewRun(pb, nil, "t-1", time.Now)
+			run.RecordCancelReason(c.reason)
+			run.CancelRun("cancel requested")
+			require.Equal(t, c.want, run.CancelReason())
+		})
+	}
 }

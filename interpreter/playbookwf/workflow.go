@@ -94,16 +94,22 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 		gctx.Done().Receive(gctx, nil)
 		wake.SendAsync(true)
 	})
+	// Signals are taken with ReceiveAsync, one a wake as before: any
+	// Temporal client can send one, and the SDK drops a payload that does
+	// not decode; Receive would then wait for the next, holding the run's
+	// loop inside this callback until another came.
 	sel.AddReceive(workflow.GetSignalChannel(ctx, contract.SignalLoopProgress), func(c workflow.ReceiveChannel, _ bool) {
 		var m contract.LoopProgressSignal
-		c.Receive(ctx, &m)
-		run.SetLoopProgress(m.Step, m.Progress)
+		if c.ReceiveAsync(&m) {
+			run.SetLoopProgress(m.Step, m.Progress)
+		}
 	})
 	sel.AddReceive(workflow.GetSignalChannel(ctx, contract.SignalDrain), func(c workflow.ReceiveChannel, _ bool) {
 		var reason string
-		c.Receive(ctx, &reason)
-		run.RecordCancelReason(reason)
-		run.Drain()
+		if c.ReceiveAsync(&reason) {
+			run.RecordCancelReason(reason)
+			run.Drain()
+		}
 	})
 	if err := registerClassify(ctx, run, wake); err != nil {
 		return nil, err
