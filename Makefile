@@ -1,7 +1,7 @@
 # The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
 GO ?= go
 
-.PHONY: build build-worker release docker-image example test test-cluster test-docker bench histories vet fuzz schema
+.PHONY: build build-worker release docker-image example test test-cluster test-docker bench histories vet fuzz schema trace-screenshot
 
 # What `playbook version` prints: the nearest tag (or the commit), and the
 # commit, stamped into every binary built here.
@@ -105,6 +105,28 @@ bench:
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench TracingChain -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench HugeLoops -benchtime 1x -timeout 60m ./testsuite/ -huge-loop=$(HUGE_LOOP)
+
+# The screenshot of a failing run's trace in OPERATIONS.md
+# (docs/img/trace.png), taken by TestTraceInAViewer from a real Jaeger:
+# PLAYBOOK_JAEGER names a Jaeger all-in-one binary (v1; JAEGER_VERSION's
+# cmd/all-in-one built from its module, bin/jaeger-all-in-one below) and
+# PLAYBOOK_JAEGER_UI the Jaeger UI's built files (the jaeger-ui project's
+# packages/jaeger-ui/build, as its `npm run build` writes them: no package
+# of the npm registry ships them). Not part of `make test`.
+JAEGER_VERSION ?= v1.76.0
+PLAYBOOK_JAEGER ?= $(CURDIR)/bin/jaeger-all-in-one
+trace-screenshot:
+	test -x "$(PLAYBOOK_JAEGER)" || $(MAKE) bin/jaeger-all-in-one
+	test -d "$(PLAYBOOK_JAEGER_UI)" || { echo "PLAYBOOK_JAEGER_UI names no directory of the Jaeger UI's built files" >&2; exit 2; }
+	PLAYBOOK_JAEGER="$(PLAYBOOK_JAEGER)" PLAYBOOK_JAEGER_UI="$(PLAYBOOK_JAEGER_UI)" PLAYBOOK_TRACE_SCREENSHOT=$(CURDIR)/docs/img/trace.png \
+		$(GO) test -count=1 -run '^TestTraceInAViewer$$' -v ./testsuite/
+
+# Jaeger's module has replace directives, which `go install` refuses: it is
+# built as its own main module, from a copy of its download.
+bin/jaeger-all-in-one:
+	set -e; src=$$($(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	tmp=$$(mktemp -d); cp -r "$$src/." "$$tmp"; chmod -R u+w "$$tmp"; \
+	(cd "$$tmp" && GOTOOLCHAIN=local $(GO) build -o $(CURDIR)/bin/jaeger-all-in-one ./cmd/all-in-one); rm -rf "$$tmp"
 
 # Rewrites docs/playbook.schema.json from the parser's tables (`playbook
 # schema`); TestSchemaFileIsUpToDate fails until it is.

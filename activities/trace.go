@@ -47,7 +47,12 @@ func (a *Activities) traced(ctx context.Context, in contract.StepInput, run func
 	if a.Trace == nil {
 		return run(ctx)
 	}
+	// The step's attempt number, as runStep counts it: across
+	// classifications, and a local step's local activities.
 	number := in.PriorAttempts + int(activity.GetInfo(ctx).Attempt)
+	if in.Local != nil {
+		number += in.Local.Before
+	}
 	t, id, parent := contract.AttemptTrace(in, number)
 	start := time.Now()
 	out, err := run(context.WithValue(ctx, traceKey{}, contract.Traceparent(t, id)))
@@ -81,7 +86,9 @@ func attemptSpan(span contract.Span, step string, index, number int, kind string
 			stepErr = d.Error
 		}
 		span.Attrs["playbook.status"] = "failed"
-		if !appErr.NonRetryable() {
+		if !appErr.NonRetryable() || d.RetryAfter > 0 {
+			// Retried by Temporal, or by the run after a local step's
+			// longer delay.
 			span.Attrs["playbook.status"] = "retried"
 		}
 		contract.ErrorAttrs(span.Attrs, &stepErr)

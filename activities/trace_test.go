@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -27,6 +28,9 @@ func TestAttemptSpanReadsTheAttemptsEnd(t *testing.T) {
 		{"success", contract.NoElement, nil, "attempt 2 build", false,
 			map[string]any{"playbook.step": "build", "playbook.attempt": 2, "playbook.kind": "shell", "playbook.status": "completed"}},
 		{"retried", contract.NoElement, temporal.NewApplicationErrorWithOptions("exit status 3", "exit_code", temporal.ApplicationErrorOptions{Details: []any{exit3}}), "attempt 2 build", true,
+			map[string]any{"playbook.step": "build", "playbook.attempt": 2, "playbook.kind": "shell", "playbook.status": "retried", "playbook.error.type": "exit_code", "playbook.exit_code": 3}},
+		{"retried after a local step's longer delay", contract.NoElement, temporal.NewApplicationErrorWithOptions("exit status 3", "exit_code", temporal.ApplicationErrorOptions{NonRetryable: true,
+			Details: []any{contract.FailureDetails{Error: exit3.Error, RetryAfter: 3 * time.Second}}}), "attempt 2 build", true,
 			map[string]any{"playbook.step": "build", "playbook.attempt": 2, "playbook.kind": "shell", "playbook.status": "retried", "playbook.error.type": "exit_code", "playbook.exit_code": 3}},
 		{"failed element", 7, temporal.NewApplicationErrorWithOptions("exit status 3", "exit_code", temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{exit3}}), "attempt 2 build[7]", true,
 			map[string]any{"playbook.step": "build", "playbook.attempt": 2, "playbook.kind": "shell", "playbook.status": "failed", "playbook.error.type": "exit_code", "playbook.exit_code": 3, "playbook.loop.index": 7}},

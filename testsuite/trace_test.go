@@ -241,6 +241,16 @@ func TestTraceOfARunIsItsSpanTree(t *testing.T) {
 	file := writePlaybook(t, dir, "traced.yaml", tracedPlaybook)
 	writePlaybook(t, dir, "sub.yaml", tracedChild)
 	run := startOn(t, tc, file, "", queue, map[string]any{"flag": filepath.Join(dir, "flag"), "items": []any{"a", "b", "c"}})
+	tid := contract.RunTrace(run.GetID(), run.GetRunID())
+	// While the run waits at its approval, the steps that ended are in
+	// the trace already, with their attempts and elements; the run's span
+	// and the approval's are not, until they end.
+	waitFor(t, "the spans of the steps that ended, while the run waits", func() bool {
+		return hasSpans(recv.trace(tid), "step flaky", "attempt 1 flaky", "attempt 2 flaky", "step each", "element each[2]", "attempt 1 each[2]", "step child")
+	})
+	waiting := spanNames(recv.trace(tid))
+	require.NotContains(t, waiting, "playbook traced")
+	require.NotContains(t, waiting, "step gate")
 	waitFor(t, "the approval to wait", func() bool {
 		code, _, _ := cli(t, "approve", "--address", server.Address, run.GetID(), "gate", "--by", "alice")
 		return code == 0
@@ -248,7 +258,6 @@ func TestTraceOfARunIsItsSpanTree(t *testing.T) {
 	agg := finish(t, run)
 	require.Equal(t, "completed", agg.Status)
 
-	tid := contract.RunTrace(run.GetID(), run.GetRunID())
 	root := contract.RootSpan(tid).String()
 	waitFor(t, "the run's span", func() bool {
 		for _, s := range recv.trace(tid) {
@@ -360,9 +369,12 @@ workflow:
 `)
 	run := startOn(t, tc, file, "", queue, map[string]any{"gate": gateFile})
 	tid := contract.RunTrace(run.GetID(), run.GetRunID())
-	// The loop's spans are out before the kill: the killed worker emitted
-	// them, and the next one replays the loop.
-	waitFor(t, "the loop's spans", func() bool { return len(recv.trace(tid)) >= 4 })
+	// The loop's spans are out before the kill, the step's with its
+	// elements' as it ended: the killed worker emitted them, and the next
+	// one replays the loop without emitting them again.
+	waitFor(t, "the loop's spans", func() bool {
+		return hasSpans(recv.trace(tid), "step each", "element each[0]", "element each[1]", "attempt 1 each[0]", "attempt 1 each[1]")
+	})
 	waitFor(t, "step b to run", func() bool { return slicesContains(runningSteps(tc, run.GetID()), "b") })
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
@@ -394,6 +406,17 @@ workflow:
 	require.Equal(t, b.id, last.parent)
 }
 
+// hasSpans tells whether spans has a span of each of the names.
+func hasSpans(spans []gotSpan, names ...string) bool {
+	got := spanNames(spans)
+	for _, n := range names {
+		if !slicesContains(got, n) {
+			return false
+		}
+	}
+	return true
+}
+
 func slicesContains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -401,4 +424,93 @@ func slicesContains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+const waitingPlaybook = `metadata: {name: traced-wait}
+workflow:
+  - step: a
+    tool: {kind: shell, command: 'echo a'}
+    next: gate
+  - step: gate
+    tool: {kind: approval, message: "go on?"}
+`
+
+// Runs that do not end through their end (#45): a cancelled run exports
+// its span (outcome cancelled) with its steps', the approval it waited at
+// cancelled; a terminated run runs no code at its end, so its trace has
+// the spans of the steps that ended before (emitted as each ended) and
+// no run span.
+func TestTraceOfARunThatDoesNotReachItsEnd(t *testing.T) {
+	parallel(t)
+	recv := startOTLPReceiver(t)
+	queue := fmt.Sprintf("traced-end-%d", time.Now().UnixNano())
+	tracedWorker(t, queue, recv.httpURL, "http/protobuf")
+	file := writePlaybook(t, t.TempDir(), "wait.yaml", waitingPlaybook)
+
+	cancelled := startOn(t, tc, file, "", queue, nil)
+	ctid := contract.RunTrace(cancelled.GetID(), cancelled.GetRunID())
+	// Step a's span is out as the run waits at the gate, which started
+	// with a's end.
+	waitFor(t, "step a's span while the run waits", func() bool { return hasSpans(recv.trace(ctid), "step a", "attempt 1 a") })
+	code, _, errOut := cli(t, "cancel", "--address", server.Address, cancelled.GetID(), "--reason", "not today")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "cancelled", finish(t, cancelled).Status)
+	waitFor(t, "the cancelled run's span", func() bool { return hasSpans(recv.trace(ctid), "playbook traced-wait") })
+	spans := recv.trace(ctid)
+	requireWholeTree(t, spans)
+	r := named(t, spans, "playbook traced-wait")
+	require.Equal(t, "cancelled", r.attrs["playbook.outcome"])
+	require.True(t, r.failed)
+	gate := named(t, spans, "step gate")
+	require.Equal(t, "cancelled", gate.attrs["playbook.status"])
+	require.Equal(t, "completed", named(t, spans, "step a").attrs["playbook.status"])
+
+	terminated := startOn(t, tc, file, "", queue, nil)
+	ttid := contract.RunTrace(terminated.GetID(), terminated.GetRunID())
+	waitFor(t, "step a's span while the run waits", func() bool { return hasSpans(recv.trace(ttid), "step a", "attempt 1 a") })
+	require.NoError(t, tc.TerminateWorkflow(context.Background(), terminated.GetID(), terminated.GetRunID(), "test"))
+	time.Sleep(500 * time.Millisecond) // any span sent late would come now
+	spans = recv.trace(ttid)
+	require.ElementsMatch(t, []string{"step a", "attempt 1 a"}, spanNames(spans), "the steps that ended, no run span")
+	a := named(t, spans, "step a")
+	require.Equal(t, contract.RootSpan(ttid).String(), a.parent, "under the run's span, which a terminated run never sends")
+	require.Equal(t, a.id, named(t, spans, "attempt 1 a").parent)
+}
+
+// A local step's attempts (#45) have their spans under the step's, numbered
+// across its local activities (an attempt after a retry delay longer than
+// spec.LocalRetryWithin runs in a local activity of its own), and the
+// step's TRACEPARENT names the attempt that ran it.
+func TestTraceOfALocalStep(t *testing.T) {
+	parallel(t)
+	recv := startOTLPReceiver(t)
+	queue := fmt.Sprintf("traced-local-%d", time.Now().UnixNano())
+	tracedWorker(t, queue, recv.httpURL, "http/protobuf")
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "local.yaml", `metadata: {name: traced-local}
+workload: {flag: ""}
+workflow:
+  - step: quick
+    local: true
+    retry: {max_attempts: 3, initial_delay: 3s, jitter: false}
+    tool:
+      kind: shell
+      command: 'if [ -e "$FLAG" ]; then echo "$TRACEPARENT"; else touch "$FLAG"; exit 3; fi'
+      env: {FLAG: "{{ workload.flag }}"}
+`)
+	run := startOn(t, tc, file, "", queue, map[string]any{"flag": filepath.Join(dir, "flag")})
+	agg := finish(t, run)
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, 2, agg.Steps["quick"].Attempts)
+	tid := contract.RunTrace(run.GetID(), run.GetRunID())
+	waitFor(t, "the run's span", func() bool { return hasSpans(recv.trace(tid), "playbook traced-local") })
+	spans := recv.trace(tid)
+	requireWholeTree(t, spans)
+	step := named(t, spans, "step quick")
+	first, second := named(t, spans, "attempt 1 quick"), named(t, spans, "attempt 2 quick")
+	require.Equal(t, step.id, first.parent)
+	require.Equal(t, step.id, second.parent)
+	require.Equal(t, "retried", first.attrs["playbook.status"])
+	require.Equal(t, "completed", second.attrs["playbook.status"])
+	require.Equal(t, fmt.Sprintf("00-%s-%s-01", tid, second.id), strings.TrimSpace(fmt.Sprint(agg.Steps["quick"].Result.(map[string]any)["stdout"])))
 }

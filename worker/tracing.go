@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -31,13 +32,21 @@ type Tracing struct {
 	exporter sdktrace.SpanExporter
 	batch    sdktrace.SpanProcessor
 	res      *resource.Resource
+	// slowUntil (Unix nanoseconds) is until when Emit does not wait: a
+	// flush that took emitBound found the collector slow or away, and a
+	// workflow task that waited for it at each of its steps' ends would
+	// pass the deadlock detector's second.
+	slowUntil atomic.Int64
 }
 
 // emitBound is how long a workflow task waits for the spans it emitted to
 // be sent: long enough for a collector nearby, short of the SDK's
 // deadlock detector (one second). Spans not sent by then are sent later,
-// in the background.
-const emitBound = 300 * time.Millisecond
+// in the background, and for slowPause no task waits.
+const (
+	emitBound = 300 * time.Millisecond
+	slowPause = 10 * time.Second
+)
 
 // TracingFromEnv is the exporter the OTEL_* variables configure, or nil
 // (and no exporter started) when they configure none: tracing is on when
@@ -92,9 +101,14 @@ func (t *Tracing) Emit(spans []contract.Span) {
 	for _, s := range spans {
 		t.batch.OnEnd(t.snapshot(s))
 	}
+	if time.Now().UnixNano() < t.slowUntil.Load() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), emitBound)
 	defer cancel()
-	_ = t.batch.ForceFlush(ctx)
+	if t.batch.ForceFlush(ctx) != nil {
+		t.slowUntil.Store(time.Now().Add(slowPause).UnixNano())
+	}
 }
 
 // Attempt queues an attempt's span (activities.AttemptSpans).

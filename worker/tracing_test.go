@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"playbook/interpreter/contract"
 )
@@ -72,4 +73,37 @@ func TestSpanSnapshot(t *testing.T) {
 	root := tr.snapshot(contract.Span{Trace: trace, ID: contract.RootSpan(trace), Name: "playbook p"})
 	require.False(t, root.Parent().IsValid(), "the run's span is the trace's root")
 	require.Equal(t, codes.Ok, root.Status().Code)
+}
+
+// flushCounter is a span processor whose flushes wait for their deadline,
+// as a batch does whose collector does not answer.
+type flushCounter struct {
+	sdktrace.SpanProcessor
+	flushes int
+}
+
+func (f *flushCounter) OnEnd(sdktrace.ReadOnlySpan) {}
+
+func (f *flushCounter) ForceFlush(ctx context.Context) error {
+	f.flushes++
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A collector that does not answer holds a workflow task up once, not at
+// each step's end: after a flush that took emitBound, the spans emitted
+// go out in the background, without waiting.
+func TestEmitWaitsNotForASlowCollector(t *testing.T) {
+	fc := &flushCounter{}
+	tr := &Tracing{batch: fc}
+	trace := contract.RunTrace("w", "r")
+	span := contract.Span{Trace: trace, ID: contract.StepSpan(trace, "a"), Name: "step a"}
+	tr.Emit([]contract.Span{span})
+	require.Equal(t, 1, fc.flushes)
+	tr.Emit([]contract.Span{span})
+	tr.Emit([]contract.Span{span})
+	require.Equal(t, 1, fc.flushes, "no wait while the collector is slow")
+	tr.slowUntil.Store(time.Now().Add(-time.Second).UnixNano())
+	tr.Emit([]contract.Span{span})
+	require.Equal(t, 2, fc.flushes, "a wait again after slowPause")
 }

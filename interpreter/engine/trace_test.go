@@ -43,7 +43,7 @@ workflow:
 	agg := run.Finish(nil, nil, 0)
 	tr := contract.RunTrace("spans-1", "r1")
 	start, end := time.Date(2025, 12, 31, 23, 0, 0, 0, time.UTC), clock.Add(time.Minute)
-	spans := run.Spans(RunSpan{Trace: tr, Start: start, End: end}, agg)
+	spans := run.Spans(&StepSpans{}, RunSpan{Trace: tr, Start: start, End: end}, agg)
 
 	byName := map[string]contract.Span{}
 	for _, s := range spans {
@@ -106,7 +106,7 @@ workflow:
 	agg := run.Finish(nil, nil, 0)
 	tr, child := contract.RunTrace("p-1", "r"), contract.RunTrace("p-1.sub", "c")
 	by := contract.SpanLink{Trace: contract.RunTrace("grand", "g"), Span: contract.StepSpan(contract.RunTrace("grand", "g"), "x")}
-	spans := run.Spans(RunSpan{Trace: tr, Start: clock, End: clock, StartedBy: &by, Children: map[string]contract.TraceID{"sub": child}}, agg)
+	spans := run.Spans(&StepSpans{}, RunSpan{Trace: tr, Start: clock, End: clock, StartedBy: &by, Children: map[string]contract.TraceID{"sub": child}}, agg)
 	require.Len(t, spans, 3, "the run, sub and end")
 	require.Equal(t, []contract.SpanLink{by}, spans[0].Links)
 	require.Equal(t, []contract.SpanLink{{Trace: child, Span: contract.RootSpan(child)}}, spans[1].Links)
@@ -142,4 +142,77 @@ func TestElementSpanBound(t *testing.T) {
 		require.Equal(t, c.failed, s.Failed)
 		require.Equal(t, c.attrs, s.Attrs)
 	}
+}
+
+// A step's span is made once, as the step ends for good: not while it
+// waits in pending_failed (a retry runs it again), and the run's spans at
+// its end are the run's and those of the steps not made before.
+func TestStepSpansAsStepsEnd(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: live}
+use_pending_failed: true
+workflow:
+  - {step: a, tool: {kind: shell, command: "true"}, next: b}
+  - {step: b, tool: {kind: shell, command: "exit 3"}, next: c}
+  - {step: c, tool: {kind: shell, command: "true"}}
+`))
+	require.NoError(t, err)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := NewRun(pb, nil, "live-1", func() time.Time { return clock })
+	tr := contract.RunTrace("live-1", "r")
+	rs := RunSpan{Trace: tr}
+	var ss StepSpans
+	names := func(spans []contract.Span) []string {
+		var out []string
+		for _, s := range spans {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	settle := func(step string, o contract.Outcome) {
+		for _, s := range run.Ready() {
+			require.Equal(t, step, s.Name)
+		}
+		clock = clock.Add(time.Second)
+		run.Settle(step, o)
+	}
+	require.Empty(t, run.Ended(&ss, rs))
+	settle("a", contract.Outcome{Result: "ok", Attempts: 1})
+	require.Equal(t, []string{"step a"}, names(run.Ended(&ss, rs)))
+	require.Empty(t, run.Ended(&ss, rs), "made once")
+	settle("b", contract.Outcome{Err: &contract.StepError{Type: "exit_code", Message: "exit 3"}, Attempts: 1, Recovery: contract.RecoveryNoHandler})
+	require.Equal(t, contract.StatusPendingFailed, run.State("b").Status)
+	require.Empty(t, run.Ended(&ss, rs), "b may run again")
+	require.NoError(t, run.Classify("b", ClassifyRetry, "alice", ""))
+	settle("b", contract.Outcome{Result: "ok", Attempts: 1})
+	b := run.Ended(&ss, rs)
+	require.Equal(t, []string{"step b"}, names(b))
+	require.Equal(t, 2, b[0].Attrs["playbook.attempts"])
+	require.Equal(t, *run.State("b").StartedAt, b[0].Start, "the span of b's last run")
+	require.Equal(t, contract.RootSpan(tr), b[0].Parent)
+	settle("c", contract.Outcome{Result: "ok", Attempts: 1})
+	require.Equal(t, []string{"step c"}, names(run.Ended(&ss, rs)))
+	run.StartEnd()
+	agg := run.Finish(nil, nil, 0)
+	require.Equal(t, []string{"playbook live", "step end"}, names(run.Spans(&ss, rs, agg)))
+}
+
+// A run whose workflow failed before `end` has a failed span saying why,
+// and the steps that started have theirs.
+func TestRunSpanOfAWorkflowThatFailed(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: broken}
+workflow:
+  - {step: a, tool: {kind: shell, command: "true"}}
+`))
+	require.NoError(t, err)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := NewRun(pb, nil, "broken-1", func() time.Time { return clock })
+	run.Ready()
+	tr := contract.RunTrace("broken-1", "r")
+	spans := run.Spans(&StepSpans{}, RunSpan{Trace: tr, Start: clock, End: clock.Add(time.Second), Err: "interpreter stalled"}, nil)
+	require.Len(t, spans, 2)
+	require.True(t, spans[0].Failed)
+	require.Equal(t, "failed: interpreter stalled", spans[0].StatusMessage)
+	require.Equal(t, "failed", spans[0].Attrs["playbook.outcome"])
+	require.Equal(t, "step a", spans[1].Name)
+	require.Equal(t, clock.Add(time.Second), spans[1].End, "a step still running ends with the run")
 }

@@ -79,6 +79,8 @@ type executor struct {
 	// children are the traces of the sub-playbooks' runs, by step, noted
 	// as each ends when the run emits spans (trace.go).
 	children map[string]contract.TraceID
+	// spans are the steps whose span the run made (trace.go).
+	spans engine.StepSpans
 }
 
 // paceEvery is how many steps the workflow decides between two yields.

@@ -168,7 +168,7 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 	next, inFlight, stopped := 0, 0, false
 	counts := contract.LoopProgress{Total: len(elems)}
 	spans := newElementSpans(ctx)
-	defer spans.emit(ctx)
+	defer spans.flush(ctx)
 	for i := range elems {
 		if reused.Has(i) {
 			out[i] = contract.Outcome{Result: reused.Results[i]}
@@ -203,6 +203,7 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 			counts.Running = inFlight
 			progress(counts)
 		}
+		spans.flush(ctx) // the elements that ended, as the loop waits
 		sel.Select(ctx)
 	}
 	for i := next; i < len(elems); i++ {

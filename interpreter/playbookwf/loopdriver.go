@@ -97,7 +97,7 @@ func (d *loopDriver) run() (next int, done bool) {
 	next = d.in.Next
 	first := next
 	spans := newElementSpans(ctx)
-	defer spans.emit(ctx)
+	defer spans.flush(ctx)
 	for {
 		// Each run starts at least one element, so that a run continued as
 		// new always gets further than the one before.
@@ -138,6 +138,7 @@ func (d *loopDriver) run() (next int, done bool) {
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("step %s: %s", d.s.Name, tally.Progress(inFlight)))
 		d.report(tally.Progress(inFlight))
+		spans.flush(ctx) // the elements that ended, as the loop waits
 		sel.Select(ctx)
 	}
 	if next < len(d.items) && !stopped && ctx.Err() == nil {

@@ -48,18 +48,39 @@ func tracing(ctx workflow.Context) bool {
 	return sink != nil
 }
 
-// emitRunSpans emits the run's and its steps' spans as the run ends.
-func (x *executor) emitRunSpans(agg *contract.Aggregate) {
-	emitSpans(x.ctx, func() []contract.Span {
-		rs := engine.RunSpan{
-			Trace:     contract.RunTrace(x.info.WorkflowExecution.ID, x.info.WorkflowExecution.RunID),
-			Start:     x.info.WorkflowStartTime,
-			End:       workflow.Now(x.ctx),
-			StartedBy: startedBy(x.info),
-			Children:  x.children,
-		}
-		return x.run.Spans(rs, agg)
-	})
+// runSpan is what the run's span needs beyond the run's state, err why
+// its workflow failed before `end` (nil when it did not).
+func (x *executor) runSpan(err error) engine.RunSpan {
+	rs := engine.RunSpan{
+		Trace:     contract.RunTrace(x.info.WorkflowExecution.ID, x.info.WorkflowExecution.RunID),
+		Start:     x.info.WorkflowStartTime,
+		End:       workflow.Now(x.ctx),
+		StartedBy: startedBy(x.info),
+		Children:  x.children,
+	}
+	if err != nil {
+		rs.Err = err.Error()
+	}
+	return rs
+}
+
+// emitEndedSteps emits the spans of the steps that ended for good since
+// it was last called, as the workflow is about to wait: a long run shows
+// its steps as they end. A replay makes them again without emitting them,
+// so that the run's span does not repeat them.
+func (x *executor) emitEndedSteps() {
+	if !tracing(x.ctx) {
+		return
+	}
+	spans := x.run.Ended(&x.spans, x.runSpan(nil))
+	emitSpans(x.ctx, func() []contract.Span { return spans })
+}
+
+// emitRunSpans emits, as the run ends, its span and those of the steps
+// not emitted yet (`end`'s, a step still waiting for a classification);
+// agg is nil when the workflow failed (err) before `end`.
+func (x *executor) emitRunSpans(agg *contract.Aggregate, err error) {
+	emitSpans(x.ctx, func() []contract.Span { return x.run.Spans(&x.spans, x.runSpan(err), agg) })
 }
 
 // startedBy is the span of the step that started this run, for a
@@ -79,8 +100,9 @@ func startedBy(info *workflow.Info) *contract.SpanLink {
 }
 
 // elementSpans collects the spans of a loop's elements as they end, to be
-// emitted when the loop (or its batch, or its driver's run) ends; a
-// replay collects the same, with the same workflow times.
+// emitted as the loop waits for more of them to end (flush) and when it
+// ends; a replay collects the same, with the same workflow times, and
+// drops them, emitted before.
 type elementSpans struct {
 	on     bool
 	starts map[int]time.Time
@@ -110,10 +132,12 @@ func (e *elementSpans) ended(ctx workflow.Context, in contract.StepInput, index 
 	}
 }
 
-// emit hands the spans collected to the sink.
-func (e *elementSpans) emit(ctx workflow.Context) {
-	if e.on {
+// flush hands the spans collected to the sink (when not replaying) and
+// forgets them.
+func (e *elementSpans) flush(ctx workflow.Context) {
+	if e.on && len(e.spans) > 0 {
 		emitSpans(ctx, func() []contract.Span { return e.spans })
+		e.spans = nil
 	}
 }
 

@@ -122,6 +122,7 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	}
 	watchDeadline(ctx, sel, run, deadline)
 	if err := x.drive(ctx, sel); err != nil {
+		x.emitRunSpans(nil, err)
 		return nil, err
 	}
 	if ctx.Err() != nil {
@@ -158,7 +159,7 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	x.notify(written)
 	x.awaitWaitingNotices()
 	agg.Notifications = written.Notifications
-	x.emitRunSpans(agg)
+	x.emitRunSpans(agg, nil)
 	switch agg.Status {
 	case contract.RunCompleted, contract.RunCompletedWithWarnings:
 		return written, nil
@@ -263,6 +264,7 @@ func (x *executor) drive(ctx workflow.Context, sel *waitSet) error {
 		}
 		if run.EndReady() {
 			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+			x.emitEndedSteps()
 			return nil
 		}
 		if err := slots.Stalled(); err != nil {
@@ -271,8 +273,10 @@ func (x *executor) drive(ctx workflow.Context, sel *waitSet) error {
 		x.pace()
 		// The step table is rendered when the workflow is about to wait, not
 		// after each step that settled without waiting (noop steps).
+		// So are the spans of the steps that ended: once per wait.
 		if !sel.HasPending() {
 			workflow.SetCurrentDetails(ctx, run.DetailsMarkdown())
+			x.emitEndedSteps()
 		}
 		sel.Select(ctx)
 	}
