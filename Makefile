@@ -112,12 +112,14 @@ bench:
 # version, three `playbook worker` processes) and three workers of a
 # hand-written twin; prints runs/s of 200 concurrent 5-step runs and ms/step
 # of a 50-step chain, playbook beside hand-written, with the machine's
-# cores and load (TestClusterBench; docs/INTERNALS.md reads the figures).
+# cores and load (TestClusterBench; docs/INTERNALS.md reads the figures),
+# the medians of BENCH_ROUNDS rounds.
 # Installs PostgreSQL where it is missing. Neither `make test` nor `make
 # test-cluster` runs it.
+BENCH_ROUNDS ?= 3
 bench-cluster:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
-	PLAYBOOK_BENCH_CLUSTER=1 $(GO) test -count=1 -v -run '^TestClusterBench$$' -timeout 30m ./testsuite/cluster/
+	PLAYBOOK_BENCH_CLUSTER=1 PLAYBOOK_BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) test -count=1 -v -run '^TestClusterBench$$' -timeout 60m ./testsuite/cluster/
 
 # Rewrites docs/playbook.schema.json from the parser's tables (`playbook
 # schema`); TestSchemaFileIsUpToDate fails until it is.
