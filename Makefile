@@ -1,7 +1,7 @@
 # The README's two commands are `make example` and `make test`; .ci/run runs `make test`.
 GO ?= go
 
-.PHONY: build build-worker release docker-image example test test-cluster test-docker bench histories vet fuzz schema trace-screenshot
+.PHONY: build build-worker release docker-image example test test-cluster test-docker bench bench-cluster histories vet fuzz schema trace-screenshot
 
 # What `playbook version` prints: the nearest tag (or the commit), and the
 # commit, stamped into every binary built here.
@@ -96,7 +96,8 @@ test-docker:
 # playbooks against hand-written workflows doing the same work, on one
 # embedded server (and the hand-written chain on stock settings), one line
 # per figure, medians of five rounds; then loops of 100,000 elements (noop,
-# shell true, and the same loop hand-written). About half an hour on two
+# shell true, local shell true, and the same loop hand-written, of
+# activities and of local activities). About half an hour on two
 # cores; HUGE_LOOP=10000 shortens the last part.
 HUGE_LOOP ?= 100000
 bench:
@@ -127,6 +128,20 @@ bin/jaeger-all-in-one:
 	set -e; src=$$($(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
 	tmp=$$(mktemp -d); cp -r "$$src/." "$$tmp"; chmod -R u+w "$$tmp"; \
 	(cd "$$tmp" && GOTOOLCHAIN=local $(GO) build -o $(CURDIR)/bin/jaeger-all-in-one ./cmd/all-in-one); rm -rf "$$tmp"
+
+# Throughput on a real cluster: the one `make test-cluster` starts
+# (testsuite/cluster: PostgreSQL, Temporal's own server at go.mod's
+# version, three `playbook worker` processes) and three workers of a
+# hand-written twin; prints runs/s of 200 concurrent 5-step runs and ms/step
+# of a 50-step chain, playbook beside hand-written, with the machine's
+# cores and load (TestClusterBench; docs/INTERNALS.md reads the figures),
+# the medians of BENCH_ROUNDS rounds.
+# Installs PostgreSQL where it is missing. Neither `make test` nor `make
+# test-cluster` runs it.
+BENCH_ROUNDS ?= 3
+bench-cluster:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && apt-get install -y postgresql)
+	PLAYBOOK_BENCH_CLUSTER=1 PLAYBOOK_BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) test -count=1 -v -run '^TestClusterBench$$' -timeout 60m ./testsuite/cluster/
 
 # Rewrites docs/playbook.schema.json from the parser's tables (`playbook
 # schema`); TestSchemaFileIsUpToDate fails until it is.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -57,11 +58,11 @@ type outputLog struct {
 // pipe's write end, which the caller closes once the process has started,
 // or failed to: the copy ends when no process holds it any more.
 func newOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := openLogFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, w, err := os.Pipe()
+	r, w, err := streamPipe()
 	if err != nil {
 		_ = f.Close()
 		return nil, nil, err
@@ -72,6 +73,38 @@ func newOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.
 	}
 	go l.copyFrom(r)
 	return l, w, nil
+}
+
+// openLogFile creates (or truncates) a log file for writing and reading
+// back. Not through os.OpenFile, which offers every file it opens to the
+// runtime's poller, which refuses regular files: one failed system call
+// per log, two per attempt.
+func openLogFile(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// streamPipe is a pipe for one output stream: the read end, which the
+// worker copies from, in the runtime's poller; the write end, which only
+// the process uses, blocking and not in the poller. os.Pipe puts both ends
+// in the poller, and handing its write end to a process takes it out
+// again: four system calls per stream that this saves.
+func streamPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	if err := syscall.SetNonblock(p[0], true); err != nil {
+		_ = syscall.Close(p[0])
+		_ = syscall.Close(p[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	// os.NewFile puts a non-blocking descriptor in the poller, and leaves
+	// a blocking one out.
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
 // copyFrom copies r into the log until its end, then closes both.

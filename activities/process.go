@@ -78,27 +78,36 @@ func tailUnless(empty bool, path string) string {
 // submission; they are checked again here, so that a run started by any
 // client stays inside LOGDIR.
 func (a *Activities) attemptLogDir(in contract.StepInput) (string, *contract.StepError) {
+	dir, _, err := a.newAttemptLogDir(in)
+	return dir, err
+}
+
+// newAttemptLogDir is attemptLogDir, and whether this call created the
+// directory (so that it holds no file of an attempt before).
+func (a *Activities) newAttemptLogDir(in contract.StepInput) (dir string, created bool, _ *contract.StepError) {
 	names := map[string]string{"run ID": in.WorkflowID, "step name": in.Step}
 	if in.RunID != "" {
 		names["Temporal run ID"] = in.RunID
 	}
 	for what, name := range names {
 		if err := spec.CheckPathName(what, name); err != nil {
-			return "", &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
+			return "", false, &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
 		}
 	}
-	dir := a.stepLogDir(in)
+	dir = a.stepLogDir(in)
 	// Most attempts are a step's first, in a run whose directory exists:
 	// one mkdir, not the stats MkdirAll starts with.
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			if noSpace(err) {
-				return "", logSpaceFailure(a.LogDir, err)
-			}
-			return "", &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
-		}
+	err := os.Mkdir(dir, 0o700)
+	if err == nil {
+		return dir, true, nil
 	}
-	return dir, nil
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if noSpace(err) {
+			return "", false, logSpaceFailure(a.LogDir, err)
+		}
+		return "", false, &contract.StepError{Type: contract.ErrTool, Message: "log directory: " + err.Error()}
+	}
+	return dir, false, nil
 }
 
 // noLogSpace marks, as its details, the failure of an attempt whose logs
@@ -152,7 +161,7 @@ func (a *Activities) maxLogBytes() int64 {
 // dies first (keeper.go).
 func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, attempt int, p process, extraEnv ...string) (processRun, *contract.StepError) {
 	dir := processDir(resolveBase(in.BaseDir), p.workdir)
-	logDir, dirErr := a.attemptLogDir(in)
+	logDir, created, dirErr := a.newAttemptLogDir(in)
 	if dirErr != nil {
 		return processRun{}, dirErr
 	}
@@ -167,7 +176,11 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		errorFile:  filepath.Join(logDir, prefix+".error.json"),
 		jsonLimit:  valueLimit(a.largeValues(in)),
 	}
-	_ = os.Remove(run.errorFile)
+	// An error file an earlier run of this attempt left (a lost attempt
+	// run again) is not this one's; a new directory has none.
+	if !created {
+		_ = os.Remove(run.errorFile)
+	}
 	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		return run, logFileFailure(a.LogDir, err)
@@ -197,22 +210,21 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
 	pgid := cmd.Process.Pid
+	// The attempt waits for its process here; only a cancel starts a
+	// goroutine, which signals the group (SIGTERM, then SIGKILL after
+	// killGrace) while the wait goes on.
 	exited := make(chan struct{})
-	go func() {
-		_ = waitExited(pgid)
-		close(exited)
-	}()
-	select {
-	case <-exited:
-	case <-ctx.Done():
+	stopKill := context.AfterFunc(ctx, func() {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(killGrace):
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-exited
 		}
-	}
+	})
+	_ = waitExited(pgid)
+	close(exited)
+	stopKill()
 	// Whatever the process left in its group goes with it; the group leaves
 	// the keeper's list while its unreaped leader still holds its ID, and
 	// only then is the leader reaped.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,24 +22,29 @@ import (
 // one profiles quicker (-huge-loop 20000).
 var hugeLoopElements = flag.Int("huge-loop", 100_000, "elements of each loop BenchmarkHugeLoops runs")
 
-// BenchmarkHugeLoops runs a loop of 100,000 elements, of noop and of
-// `shell true`, 200 in flight, each on a `playbook worker` of its own, and
-// prints the wall time, that worker's peak RSS and the size of the parent
-// run's history (the loop's driver keeps the elements' events in its own).
-// Minutes on two cores.
+// BenchmarkHugeLoops runs a loop of 100,000 elements, of noop, of
+// `shell true` and of local `shell true` (`local: true`), 200 in flight,
+// each on a `playbook worker` of its own, and prints the wall time, that
+// worker's peak RSS and the size of the parent run's history (the loop's
+// driver keeps the elements' events in its own); then the same loop
+// hand-written, of activities and of local activities, and the bare
+// processes. Minutes on two cores.
 func BenchmarkHugeLoops(b *testing.B) {
 	n, inFlight := *hugeLoopElements, 200
 	for range b.N {
-		for _, loop := range []struct{ name, tool string }{
-			{"noop", `{kind: noop, result: "{{ item }}"}`},
-			{"shell true", shellTrue},
+		walls := map[string]time.Duration{}
+		for _, loop := range []struct{ name, source string }{
+			{"noop", loopSource(n, inFlight, `{kind: noop, result: "{{ item }}"}`)},
+			{"shell true", loopSource(n, inFlight, shellTrue)},
+			{"local shell true", localLoopSource(n, inFlight)},
 		} {
 			var server syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &server)
-			r, rss, parent := hugeLoop(b, loopSource(n, inFlight, loop.tool))
+			r, rss, parent := hugeLoop(b, loop.source)
 			var after syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 			cpu := lastWorkerCPU
+			walls[loop.name] = r.wall
 			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element | worker %4.0f MiB peak RSS | parent history %6.1f KiB, %d events | CPU ms/element: server %.2f, worker %.2f, its processes %.2f\n",
 				fmt.Sprintf("loop %d %s:", n, loop.name), r.wall.Seconds(), ms(r.wall)/float64(n), rss, float64(parent)/1024, r.events,
 				1000*(rusageSeconds(after)-rusageSeconds(server))/float64(n), 1000*cpu.own/float64(n), 1000*cpu.children/float64(n))
@@ -48,13 +54,24 @@ func BenchmarkHugeLoops(b *testing.B) {
 			fmt.Sprintf("loop %d native:", n), wall.Seconds(), ms(wall)/float64(n), nativeLoopChunk)
 		// What is left without the server's per-activity work, then
 		// without Temporal at all: the floor one process per element sets.
+		walls["native"] = wall
 		wall = nativeLongLoop(b, BenchNativeLocalLongLoop, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, local activities)\n",
 			fmt.Sprintf("loop %d native local:", n), wall.Seconds(), ms(wall)/float64(n))
+		walls["native local"] = wall
+		fmt.Printf("%-26s shell true %.2fx native, local shell true %.2fx native local (playbook's wall over the hand-written's, this run)\n",
+			fmt.Sprintf("loop %d ratios:", n), walls["shell true"].Seconds()/walls["native"].Seconds(),
+			walls["local shell true"].Seconds()/walls["native local"].Seconds())
 		wall = bareProcesses(b, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (sh -c true from %d goroutines, no Temporal)\n",
 			fmt.Sprintf("loop %d processes:", n), wall.Seconds(), ms(wall)/float64(n), inFlight)
 	}
+}
+
+// localLoopSource is loopSource of `shell true` elements, run as local
+// activities: the twin of BenchNativeLocalLongLoop.
+func localLoopSource(n, inFlight int) string {
+	return strings.Replace(loopSource(n, inFlight, shellTrue), "workflow:\n", "local: true\nworkflow:\n", 1)
 }
 
 // nativeLoopChunk is how many elements a run of the hand-written long loop
