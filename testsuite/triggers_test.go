@@ -160,3 +160,68 @@ workflow:
 	require.Len(t, runsOf(t, "hook-deploy"), 3, "the refused deliveries started nothing; stderr:\n%s", stderr)
 	require.True(t, strings.Contains(stderr.String(), "webhook delivery"), stderr.String())
 }
+
+// An after trigger starts one downstream run per upstream run that ended
+// in its statuses: three extract runs, one failed, make two load runs,
+// one of them for an extract that ended while the trigger's worker was
+// down; each reads its upstream run as trigger.* (acceptance 2 of #44).
+func TestAfterTriggerStartsOneRunPerUpstreamRun(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	queue := fmt.Sprintf("after-%d", time.Now().UnixNano())
+	extract := writePlaybook(t, dir, "extract.yaml", `
+metadata: {name: extract-trg}
+workload: {fail: false}
+workflow:
+  - step: produce
+    tool: {kind: shell, command: 'test "$FAIL" != true && printf rows', env: {FAIL: "{{ workload.fail }}"}}
+`)
+	load := writePlaybook(t, dir, "load.yaml", `
+metadata: {name: load-trg}
+triggers:
+  - after: {playbook: extract-trg, status: [completed]}
+workflow:
+  - step: load
+    tool: {kind: noop, result: "{{ trigger.kind }} {{ trigger.run_id }} {{ trigger.status }} {{ trigger.result.steps.produce.result.stdout }}"}
+`)
+	_, _, w := startObservedWorker(t, queue, t.TempDir())
+	code, out, errOut := cli(t, "schedule", "apply", "--address", server.Address, "--task-queue", queue, load)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, load+": trigger after extract-trg [completed] created\n", out)
+
+	upstream := func(id string, set ...string) string {
+		code, _, errOut := cli(t, append([]string{"run", "--address", server.Address, "--id", id, extract}, set...)...)
+		require.Contains(t, []int{0, 1}, code, errOut)
+		info, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		require.NoError(t, err)
+		return info.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
+	downstream := func(id, runID string) *contract.Aggregate {
+		want := runs.AfterRunID("load-trg", id, runID)
+		waitFor(t, "the load run after "+id, func() bool {
+			_, err := tc.DescribeWorkflowExecution(context.Background(), want, "")
+			return err == nil
+		})
+		return finishID(t, want)
+	}
+	first := upstream("extract-trg-1")
+	agg := downstream("extract-trg-1", first)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.Equal(t, "after extract-trg-1 completed rows", agg.Steps["load"].Result)
+	upstream("extract-trg-2", "--set", "fail=true")
+
+	// The trigger's only worker is killed; an extract ends meanwhile.
+	require.NoError(t, w.Process.Kill())
+	_, _ = w.Process.Wait()
+	third := upstream("extract-trg-3")
+	startObservedWorker(t, queue, t.TempDir())
+	agg = downstream("extract-trg-3", third)
+	require.Equal(t, "after extract-trg-3 completed rows", agg.Steps["load"].Result)
+
+	// The failed extract started nothing: two load runs in all, and no
+	// more once the watch has moved past the three.
+	waitFor(t, "the two load runs to be listed", func() bool { return len(runsOf(t, "load-trg")) == 2 })
+	code, _, errOut = cli(t, "schedule", "apply", "--address", server.Address, "--task-queue", queue, load)
+	require.Equal(t, 0, code, errOut)
+	require.Len(t, runsOf(t, "load-trg"), 2)
+}
