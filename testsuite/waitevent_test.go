@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -268,4 +270,42 @@ func TestRunStartedByAnEvent(t *testing.T) {
 	require.Contains(t, errOut, "no wait_event step waits for event file_gone: a run of it would refuse the event, so none is started")
 	_, err := tc.DescribeWorkflowExecution(context.Background(), other, "")
 	require.Error(t, err, "nothing started")
+}
+
+// notify.on_waiting tells a webhook when a wait_event step starts
+// waiting, as it does for an approval: what it waits for and the command
+// that sends the event (#44, `notify.on_waiting` for wait_event waits).
+func TestOnWaitingWebhookForAnEvent(t *testing.T) {
+	parallel(t)
+	got := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		body["header"] = r.Header.Get("X-Playbook-Event")
+		got <- body
+	}))
+	defer hook.Close()
+	file := writePlaybook(t, t.TempDir(), "told.yaml", `
+metadata: {name: told-event}
+notify: {on_waiting: {webhook: "`+hook.URL+`/waiting"}}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`)
+	id := startDetached(t, "told-event", file)
+	var body map[string]any
+	select {
+	case body = <-got:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the on_waiting webhook was not called within 60s")
+	}
+	require.Equal(t, "on_waiting", body["header"])
+	require.Equal(t, id, body["workflow_id"])
+	require.Equal(t, "landed", body["step"])
+	require.Equal(t, "event file_landed", body["waiting_for"])
+	require.Equal(t, []any{"playbook send " + id + " file_landed --data '{...}'"}, body["commands"])
+	code, _, errOut := cli(t, "send", "--address", server.Address, id, "file_landed", "--data", `{"path": "x"}`)
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
 }
