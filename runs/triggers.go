@@ -181,10 +181,7 @@ const AfterWindow = time.Minute
 // across calls, the upstream runs already answered, to spare the server
 // the second asks.
 func WatchAfter(ctx context.Context, c Client, namespace string, r contract.TriggerRegistration, cursor contract.TriggerCursor, answered map[string]bool) (contract.TriggerCursor, error) {
-	since := cursor.CloseTime.Add(-AfterWindow).UTC().Format(time.RFC3339Nano)
-	query := fmt.Sprintf("WorkflowType = '%s' AND %s = '%s' AND ExecutionStatus != 'Running' AND CloseTime >= '%s'",
-		contract.WorkflowName, contract.AttrPlaybookName, quoteQuery(r.Upstream), since)
-	infos, err := Executions(ctx, c, namespace, query, -1)
+	infos, err := Executions(ctx, c, namespace, endedSinceQuery(r.Upstream, cursor.CloseTime.Add(-AfterWindow)), -1)
 	if err != nil {
 		return cursor, err
 	}
