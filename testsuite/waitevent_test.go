@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -308,4 +310,37 @@ workflow:
 	require.Equal(t, 0, code, errOut)
 	agg := finishID(t, id)
 	require.Equal(t, contract.RunCompleted, agg.Status)
+}
+
+// temporalCLI is the official `temporal` CLI to drive runs with: $TEMPORAL_CLI,
+// else `temporal` on PATH; "" when there is none.
+func temporalCLI() string {
+	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
+		return p
+	}
+	p, _ := exec.LookPath("temporal")
+	return p
+}
+
+// An event sent by the official temporal CLI, as docs/LANGUAGE.md prints
+// the command, reaches the wait_event step (acceptance 3 of #44). It needs
+// the CLI: `go build` of github.com/temporalio/cli/cmd/temporal (v1.5.1;
+// docs/OPERATIONS.md says how), named by $TEMPORAL_CLI or on PATH.
+func TestWaitEventFromTheTemporalCLI(t *testing.T) {
+	parallel(t)
+	bin := temporalCLI()
+	if bin == "" {
+		t.Skip("no temporal CLI: set TEMPORAL_CLI or put temporal on PATH")
+	}
+	id := startDetached(t, "partner-tcli", "../playbooks/partner_file.yaml")
+	waitFor(t, "landed to wait for its event", func() bool { return stepWaiting(t, id, "landed") == "event file_landed" })
+	out, err := exec.Command(bin, "workflow", "update", "execute", "--address", server.Address, "--namespace", server.Namespace,
+		"--workflow-id", id, "--name", "event", "--input", `"file_landed"`, "--input", `{"path": "/drop/t.csv"}`, "--input", `"temporal-cli"`).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "event file_landed received by step landed")
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	res := agg.Steps["landed"].Result.(map[string]any)
+	require.Equal(t, map[string]any{"path": "/drop/t.csv"}, res["data"])
+	require.Equal(t, "temporal-cli", res["by"])
 }
