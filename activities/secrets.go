@@ -267,3 +267,9 @@ func (r *redactor) keepOnRedirect(client *http.Client) *http.Client {
 	}
 	return &c
 }
+
+// ReadSecret reads the secret name from the secrets directory dir as a
+// step's attempt does ("": the default): a webhook's key.
+func ReadSecret(dir, name string) (string, error) {
+	return (&Activities{SecretsDir: dir}).readSecret(name)
+}

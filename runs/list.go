@@ -163,6 +163,13 @@ func statusQuery(status string) (string, error) {
 	return "", fmt.Errorf("--status %q is not a run status (%s)", status, strings.Join(ListStatuses, ", "))
 }
 
+// endedSinceQuery keeps the runs of playbook that ended at since or later
+// (an after trigger's watch).
+func endedSinceQuery(playbook string, since time.Time) string {
+	return fmt.Sprintf("WorkflowType = '%s' AND %s = '%s' AND ExecutionStatus != 'Running' AND CloseTime >= '%s'",
+		contract.WorkflowName, contract.AttrPlaybookName, quoteQuery(playbook), since.UTC().Format(time.RFC3339Nano))
+}
+
 // scheduledByID is the search attribute Temporal sets on a run a schedule started.
 const scheduledByID = "TemporalScheduledById"
 

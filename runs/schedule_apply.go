@@ -138,7 +138,7 @@ func LoadApplied(files []string, explicit bool, taskQueue string) ([]*Schedule, 
 		case err != nil:
 			problems = append(problems, err.Error())
 			continue
-		case w.Playbook.Schedule == nil && explicit:
+		case w.Playbook.Schedule == nil && explicit && len(w.Playbook.Triggers) == 0:
 			problems = append(problems, f+": has no schedule: key")
 			continue
 		case w.Playbook.Schedule == nil:

@@ -737,6 +737,10 @@ func (c *checker) env(x *exprCheck) types.Map {
 	env["steps"] = steps
 	env["playbook"] = types.Map{"name": types.String, "description": types.String}
 	env["run"] = types.Map{"logical_time": types.String, "timed_out": types.Bool}
+	delete(env, "trigger")
+	if len(c.pb.Triggers) > 0 {
+		env["trigger"] = TriggerType
+	}
 	if x.scope == expr.ScopeRetry {
 		// One attempt's outcome: for a loop, one element's.
 		env["result"] = resultType(x.s, false)
@@ -919,4 +923,12 @@ func (c *checker) checkInputsFrom(s *spec.Step) spec.Errors {
 		}
 	}
 	return errs
+}
+
+// TriggerType is what trigger.* holds in a playbook with triggers: what
+// started the run (kind webhook, after or none), the hook and its
+// delivery, or the upstream run's playbook, ID, status and result.
+var TriggerType = types.Map{
+	"kind": types.String, "hook": types.String, "delivery": types.String,
+	"playbook": types.String, "run_id": types.String, "status": types.String, "result": types.Any,
 }

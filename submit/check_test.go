@@ -494,3 +494,16 @@ workflow:
 	_, err = ParseStrict("b.yaml", []byte(b.String()), "")
 	require.EqualError(t, err, `b.yaml:6: the file's aliases expand to more than 50000 values: use fewer aliases of aliases`)
 }
+
+// trigger.* reads what started the run: refused at submission in a
+// playbook that declares no triggers, typed in one that does.
+func TestTriggerIsReadOnlyWithTriggers(t *testing.T) {
+	step := "workflow:\n  - step: a\n    tool: {kind: noop, result: \"{{ trigger.%s }}\"}\n"
+	_, err := ParseStrict("x.yaml", []byte("metadata: {name: x}\n"+fmt.Sprintf(step, "run_id")), "")
+	require.EqualError(t, err, `x.yaml:4: step "a": tool: "trigger.run_id": unknown name trigger (1:1)`)
+	with := "metadata: {name: x}\ntriggers: [{after: {playbook: up}}]\n"
+	_, err = ParseStrict("x.yaml", []byte(with+fmt.Sprintf(step, "run_id")), "")
+	require.NoError(t, err)
+	_, err = ParseStrict("x.yaml", []byte(with+fmt.Sprintf(step, "run")), "")
+	require.EqualError(t, err, `x.yaml:5: step "a": tool: "trigger.run": unknown field run (1:9)`)
+}

@@ -10,6 +10,29 @@ import (
 	"playbook/internal/userfile"
 )
 
+// DecodeOverrides reads workload overrides from one JSON object (an
+// --input file, a webhook's body); what names it in the errors. Numbers
+// keep their digits (json.Number): a string key gets them as written, a
+// whole number exactly.
+func DecodeOverrides(b []byte, what string) (map[string]any, error) {
+	w := map[string]any{}
+	if kind := jsonKind(b); kind != "an object" {
+		return nil, fmt.Errorf("%s: not a JSON object: it holds %s", what, kind)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&w); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object: %s", what, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%s: more than one JSON value; give one object", what)
+	}
+	if key := duplicateKey(b); key != "" {
+		return nil, fmt.Errorf("%s: key %s is given twice: give it once", what, key)
+	}
+	return w, nil
+}
+
 // ReadOverrides reads a run's workload overrides as a front end gives
 // them: a JSON object file (--input), then each KEY=VALUE (--set) on top.
 func ReadOverrides(inputFile string, sets []string) (map[string]any, error) {
@@ -19,21 +42,8 @@ func ReadOverrides(inputFile string, sets []string) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--input %s: %w", userfile.Show(inputFile), err)
 		}
-		// Numbers keep their digits (json.Number): a string key gets them as
-		// written, a whole number exactly.
-		if kind := jsonKind(b); kind != "an object" {
-			return nil, fmt.Errorf("--input %s: not a JSON object: it holds %s", inputFile, kind)
-		}
-		d := json.NewDecoder(bytes.NewReader(b))
-		d.UseNumber()
-		if err := d.Decode(&w); err != nil {
-			return nil, fmt.Errorf("--input %s: not a JSON object: %s", inputFile, err)
-		}
-		if d.More() {
-			return nil, fmt.Errorf("--input %s: more than one JSON value; give one object", inputFile)
-		}
-		if key := duplicateKey(b); key != "" {
-			return nil, fmt.Errorf("--input %s: key %s is given twice: give it once", inputFile, key)
+		if w, err = DecodeOverrides(b, "--input "+inputFile); err != nil {
+			return nil, err
 		}
 	}
 	for _, kv := range sets {

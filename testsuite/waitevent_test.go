@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -268,4 +272,75 @@ func TestRunStartedByAnEvent(t *testing.T) {
 	require.Contains(t, errOut, "no wait_event step waits for event file_gone: a run of it would refuse the event, so none is started")
 	_, err := tc.DescribeWorkflowExecution(context.Background(), other, "")
 	require.Error(t, err, "nothing started")
+}
+
+// notify.on_waiting tells a webhook when a wait_event step starts
+// waiting, as it does for an approval: what it waits for and the command
+// that sends the event (#44, `notify.on_waiting` for wait_event waits).
+func TestOnWaitingWebhookForAnEvent(t *testing.T) {
+	parallel(t)
+	got := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		body["header"] = r.Header.Get("X-Playbook-Event")
+		got <- body
+	}))
+	defer hook.Close()
+	file := writePlaybook(t, t.TempDir(), "told.yaml", `
+metadata: {name: told-event}
+notify: {on_waiting: {webhook: "`+hook.URL+`/waiting"}}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`)
+	id := startDetached(t, "told-event", file)
+	var body map[string]any
+	select {
+	case body = <-got:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the on_waiting webhook was not called within 60s")
+	}
+	require.Equal(t, "on_waiting", body["header"])
+	require.Equal(t, id, body["workflow_id"])
+	require.Equal(t, "landed", body["step"])
+	require.Equal(t, "event file_landed", body["waiting_for"])
+	require.Equal(t, []any{"playbook send " + id + " file_landed --data '{...}'"}, body["commands"])
+	code, _, errOut := cli(t, "send", "--address", server.Address, id, "file_landed", "--data", `{"path": "x"}`)
+	require.Equal(t, 0, code, errOut)
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+}
+
+// temporalCLI is the official `temporal` CLI to drive runs with: $TEMPORAL_CLI,
+// else `temporal` on PATH; "" when there is none.
+func temporalCLI() string {
+	if p := os.Getenv("TEMPORAL_CLI"); p != "" {
+		return p
+	}
+	p, _ := exec.LookPath("temporal")
+	return p
+}
+
+// An event sent by the official temporal CLI, as docs/LANGUAGE.md prints
+// the command, reaches the wait_event step (acceptance 3 of #44). It needs
+// the CLI: `go build` of github.com/temporalio/cli/cmd/temporal (v1.5.1;
+// docs/OPERATIONS.md says how), named by $TEMPORAL_CLI or on PATH.
+func TestWaitEventFromTheTemporalCLI(t *testing.T) {
+	parallel(t)
+	bin := temporalCLI()
+	if bin == "" {
+		t.Skip("no temporal CLI: set TEMPORAL_CLI or put temporal on PATH")
+	}
+	id := startDetached(t, "partner-tcli", "../playbooks/partner_file.yaml")
+	waitFor(t, "landed to wait for its event", func() bool { return stepWaiting(t, id, "landed") == "event file_landed" })
+	out, err := exec.Command(bin, "workflow", "update", "execute", "--address", server.Address, "--namespace", server.Namespace,
+		"--workflow-id", id, "--name", "event", "--input", `"file_landed"`, "--input", `{"path": "/drop/t.csv"}`, "--input", `"temporal-cli"`).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "event file_landed received by step landed")
+	agg := finishID(t, id)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	res := agg.Steps["landed"].Result.(map[string]any)
+	require.Equal(t, map[string]any{"path": "/drop/t.csv"}, res["data"])
+	require.Equal(t, "temporal-cli", res["by"])
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // EndpointOptions configure a worker's HTTP endpoint: one listener for
-// /metrics, /healthz, /readyz and /logs/.
+// /metrics, /healthz, /readyz, /logs/ and /hooks/.
 type EndpointOptions struct {
 	// Required: HOST:PORT to listen on (":9090" listens on every interface).
 	Address string
@@ -37,6 +37,8 @@ type EndpointOptions struct {
 	LogsToken string
 	// Required: the worker's client; /readyz asks its server for its health.
 	Client client.Client
+	// Optional: serve POST /hooks/NAME (webhook triggers); nil: none.
+	Hooks *HookOptions
 }
 
 // Endpoint is a running worker's HTTP endpoint.
@@ -73,6 +75,9 @@ func StartEndpoint(o EndpointOptions) (*Endpoint, error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", e.ready)
 	mux.Handle("GET /logs/{run}/{step}/{attempt}/{stream}", logsHandler(o.LogDir, o.LogsToken))
+	if o.Hooks != nil {
+		mux.Handle("POST /hooks/{name}", hooks{HookOptions: *o.Hooks, client: o.Client})
+	}
 	e.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.server.Serve(ln) }()
 	return e, nil

@@ -189,6 +189,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
+	w.RegisterActivityWithOptions(triggerWatch{client: c}.Watch, activity.RegisterOptions{Name: contract.TriggerWatchActivity})
 	return w
 }
 
@@ -209,8 +210,9 @@ func (o Options) stepEnv() []string {
 	return slices.DeleteFunc(slices.Clone(o.StepEnv), func(name string) bool { return slices.Contains(store.CredentialVars, name) })
 }
 
-// RegisterWorkflow registers the Playbook workflow, its loop drivers and
-// (for runs from before the drivers) its loop batches, on
+// RegisterWorkflow registers the Playbook workflow, its loop drivers,
+// (for runs from before the drivers) its loop batches and the triggers'
+// registrations, on
 // a worker or on a replayer (which replays workflows and needs no activities).
 func RegisterWorkflow(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
@@ -218,4 +220,5 @@ func RegisterWorkflow(r interface {
 	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: contract.WorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
+	r.RegisterWorkflowWithOptions(TriggerWorkflow, workflow.RegisterOptions{Name: contract.TriggerWorkflowName})
 }

@@ -153,6 +153,11 @@ type Input struct {
 	// winds down by the earlier of it and its own timeout. Nil for a run
 	// submitted by hand, and for a cleanup step's sub-playbook.
 	Deadline *Deadline `json:"deadline,omitempty"`
+	// Trigger is what started the run, which its expressions read as
+	// trigger.*: a webhook's delivery or an upstream run (TriggerKind...
+	// and the keys docs/LANGUAGE.md lists). Nil for a run started another
+	// way.
+	Trigger map[string]any `json:"trigger,omitempty"`
 }
 
 // ChildReuse is what a retry reuses of a sub-playbook step's child: as

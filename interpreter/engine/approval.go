@@ -205,12 +205,21 @@ func (r *Run) WaitingWebhook() (string, error) {
 // WaitingNotice is what notify.on_waiting posts when a step starts
 // waiting for a person: the run, the step, its message, since when, and
 // the commands that decide it.
+// A wait_event step's notice says what it waits for and the command that
+// sends the event.
 func (r *Run) WaitingNotice(step string) map[string]any {
 	w := r.states[step].Waiting
-	return map[string]any{
+	notice := map[string]any{
 		"event": "on_waiting", "playbook": r.pb.Name, "workflow_id": r.executionID, "step": step,
-		"message": w.Message, "since": w.Since.UTC().Format(time.RFC3339), "commands": ApprovalCommands(r.executionID, step, r.pb.Step(step).Tool.Approval()),
+		"message": w.Message, "since": w.Since.UTC().Format(time.RFC3339),
 	}
+	if t := r.pb.Step(step).Tool; t.Kind == spec.WaitEventKind {
+		notice["waiting_for"] = w.For
+		notice["commands"] = []string{w.Message}
+		return notice
+	}
+	notice["commands"] = ApprovalCommands(r.executionID, step, r.pb.Step(step).Tool.Approval())
+	return notice
 }
 
 // ApprovalCommands are the command lines that approve and reject a waiting

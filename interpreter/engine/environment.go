@@ -17,13 +17,21 @@ func (r *Run) Env() map[string]any {
 
 // envWith is the scope with steps as its `steps`.
 func (r *Run) envWith(steps map[string]any) map[string]any {
-	return map[string]any{
+	env := map[string]any{
 		"workload":     r.workload,
 		"steps":        steps,
 		"execution_id": r.executionID,
 		"playbook":     map[string]any{"name": r.pb.Name, "description": r.pb.Description},
 		"run":          map[string]any{"logical_time": r.logicalTime, "timed_out": r.timedOut},
 	}
+	// Only a playbook with triggers reads trigger (submit refuses it in
+	// others), so a run of any other sees the scope it always saw.
+	if len(r.pb.Triggers) > 0 {
+		trigger := map[string]any{"kind": "none"}
+		maps.Copy(trigger, r.trigger)
+		env["trigger"] = trigger
+	}
+	return env
 }
 
 // EndEnv is what `end`'s success_when and tool see.

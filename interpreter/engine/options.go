@@ -71,6 +71,12 @@ func WithLogicalTime(t time.Time) RunOption {
 	return func(r *Run) { r.logicalTime = t.UTC().Format(time.RFC3339) }
 }
 
+// WithTrigger sets what started the run, which expressions read as
+// trigger.* (contract.Input.Trigger).
+func WithTrigger(t map[string]any) RunOption {
+	return func(r *Run) { r.trigger = t }
+}
+
 // LogicalTime is the run's run.logical_time, "" when none was set.
 func (r *Run) LogicalTime() string { return r.logicalTime }
 

@@ -76,6 +76,8 @@ type Run struct {
 	nullSafeAllowed, nullMemberAllowed func() bool
 	// logicalTime is run.logical_time (WithLogicalTime).
 	logicalTime string
+	// trigger is trigger.* (WithTrigger).
+	trigger map[string]any
 	// largeValues: see WithLargeValues.
 	largeValues bool
 }

@@ -30,6 +30,7 @@ func TestRecordedNamesStay(t *testing.T) {
 		contract.Input{}, LoopBatchInput{}, contract.LoopInput{}, contract.LoopProgressSignal{},
 		contract.StepInput{}, contract.StepOutput{}, contract.FailureDetails{}, contract.AttemptLog{},
 		contract.NotifyInput{}, contract.Aggregate{}, contract.Outcome{}, contract.ApprovalDecision{},
+		contract.TriggerInput{},
 	}
 	var out strings.Builder
 	seen := map[reflect.Type]bool{}

@@ -69,6 +69,9 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	if in.LargeValues {
 		opts = append(opts, engine.WithLargeValues())
 	}
+	if in.Trigger != nil {
+		opts = append(opts, engine.WithTrigger(in.Trigger))
+	}
 	run := engine.NewRun(pb, in.Workload, info.WorkflowExecution.ID, func() time.Time { return workflow.Now(ctx) }, opts...)
 	run.Started(in.Origin)
 	run.Reuse(in.Reuse)

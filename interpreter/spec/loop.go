@@ -72,9 +72,9 @@ func (d *decoder) loopKeys(l *Loop, mode *string) keys {
 			if err := d.str(v, "loop.iterator", &l.Iterator); err != nil {
 				return err
 			}
-			// `run` came into the scope later: a run in flight may have an
-			// iterator of that name, which submissions now refuse.
-			if l.Iterator == "run" {
+			// `run` and `trigger` came into the scope later: a run in flight
+			// may have an iterator of that name, which submissions now refuse.
+			if l.Iterator == "run" || l.Iterator == "trigger" {
 				d.refuse(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)
 			} else if !identifier.MatchString(l.Iterator) || expr.ScopeNames(expr.ScopeEnd)[l.Iterator] != nil || l.Iterator == "loop" {
 				return d.errf(v, "loop.iterator %q must be a new name (letters, digits, _)", l.Iterator)

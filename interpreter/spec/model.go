@@ -59,6 +59,9 @@ type Playbook struct {
 	LostAttempts int
 	// Schedule is when `playbook schedule apply` runs it; runs ignore it.
 	Schedule *Schedule
+	// Triggers start runs by themselves once `playbook schedule apply`
+	// registered them (`triggers`); runs read what started them as trigger.*.
+	Triggers []Trigger
 	// Timeout is the run's deadline, from its start (`timeout`); 0: none.
 	// When it passes the run winds down and `end` decides (OnTimeout).
 	Timeout time.Duration

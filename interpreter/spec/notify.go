@@ -31,7 +31,7 @@ func (d *decoder) notifyKeys(out *Notify) keys {
 	return keys{
 		"on_failure": hook("on_failure", "The webhook told when the run fails.", &out.OnFailure),
 		"on_success": hook("on_success", "The webhook told when the run succeeds.", &out.OnSuccess),
-		"on_waiting": hook("on_waiting", "The webhook told when a step starts waiting for a person (an approval).", &out.OnWaiting),
+		"on_waiting": hook("on_waiting", "The webhook told when a step starts waiting: for a person (an approval) or for an event (wait_event).", &out.OnWaiting),
 	}
 }
 

@@ -122,6 +122,7 @@ func (d *decoder) playbookKeys(pb *Playbook, steps, onTimeout **yaml.Node) keys 
 		"lost_attempts": {sInt("How many attempts lost with their worker are retried (default 3).", 0, 0), func(v *yaml.Node) error { return d.lostAttempts(v, &pb.LostAttempts) }},
 		"local":         {sBool("true: every step that runs an activity (shell, python, http) is a local step unless it says local: false."), func(v *yaml.Node) error { return d.boolean(v, "local", &pb.Local) }},
 		"schedule":      {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
+		"triggers":      {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/trigger"}, "minItems": 1, "description": "What starts a run by itself once `playbook schedule apply` registered it: a signed webhook, or another playbook's run ending."}, func(v *yaml.Node) (err error) { pb.Triggers, err = d.triggers(v); return err }},
 		"timeout": {sDuration("The run's deadline, from its start: when it passes, running steps are cancelled, the rest skipped, cleanup steps run, then end."), func(v *yaml.Node) error {
 			if err := d.duration(v, "timeout", &pb.Timeout); err != nil {
 				return err

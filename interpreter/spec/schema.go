@@ -112,6 +112,9 @@ func Schema() jsonSchema {
 		"failure_handler": d.handlerKeys(&FailureHandler{}, &node).object("A named set of exit-code rules.", "name", "rules"),
 		"loop":            d.loopKeys(&Loop{}, &mode).object("Runs the step's tool once per element of a list.", "in"),
 		"schedule":        d.scheduleKeys(&Schedule{}).object("When `playbook schedule apply` makes the playbook run by itself."),
+		"trigger":         d.triggerKeys(&Trigger{}).object("One thing that starts a run: webhook or after."),
+		"webhook_trigger": d.webhookTriggerKeys(&WebhookTrigger{}).object("A signed POST to the worker's /hooks/NAME.", "name", "secret"),
+		"after_trigger":   d.afterTriggerKeys(&AfterTrigger{}).object("Another playbook's run ending.", "playbook"),
 		"outputs":         d.outputKeys(&Files{}).object("The files a step hands on."),
 		"inputs":          d.inputKeys(&Files{}).object("The stored files a step takes."),
 	}

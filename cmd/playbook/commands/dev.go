@@ -93,7 +93,7 @@ func devCommand() *cobra.Command {
 				return err
 			}
 			defer cl.Close()
-			logsAt, err := obs.start(cl, worker.DefaultLogDir(), c.stderr)
+			logsAt, err := obs.start(cl, worker.DefaultLogDir(), worker.HookOptions{Namespace: dev.Namespace, SecretsDir: flags.secretsDir, Log: obs.logger(c.stderr)}, c.stderr)
 			if err != nil {
 				return err
 			}

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,8 +71,7 @@ func (p *submitPolicy) runID(playbook string) string {
 // idempotency key key names: the name, then 16 hex digits of the key's
 // SHA-256 (a key is any text; an ID names a log directory).
 func idempotentRunID(playbook, key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return playbook + "-" + hex.EncodeToString(sum[:8])
+	return playbook + "-" + runs.IDDigest(key)
 }
 
 // start starts a run of pb under p (runs.StartOnce); existing says that

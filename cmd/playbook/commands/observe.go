@@ -24,7 +24,7 @@ type observeFlags struct {
 }
 
 func (f *observeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.metricsAddress, "metrics-address", "", "serve /metrics (Prometheus), /healthz, /readyz and the attempts' logs over HTTP on `HOST:PORT` (default: none)")
+	fs.StringVar(&f.metricsAddress, "metrics-address", "", "serve /metrics (Prometheus), /healthz, /readyz, the attempts' logs and the webhook triggers (POST /hooks/NAME) over HTTP on `HOST:PORT` (default: none)")
 	fs.StringVar(&f.advertiseAddress, "advertise-address", "", "`HOST:PORT` where other machines reach --metrics-address, recorded with each attempt for `playbook logs` (default: the bound address; this host's name when it binds every interface)")
 	fs.StringVar(&f.logsToken, "logs-token", "", "require this bearer token to read logs over HTTP (default $"+logsTokenEnv+"; set it rather than the flag: a command line is visible to every user)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "the worker's own log lines: text or json (a line per step transition)")
@@ -82,17 +82,17 @@ func (o *observer) tune(notes io.Writer, level slog.Level) func(*client.Options)
 	}
 }
 
-// start keeps logDir within its retention and serves the endpoint when
-// asked for; logsAt is where the attempts' logs are served, if they are.
+// start keeps logDir within its retention and serves the endpoint (with
+// the webhook triggers' /hooks/) when asked for; logsAt is where the attempts' logs are served, if they are.
 // Served to anyone (no token, beyond loopback), it warns on notes.
-func (o *observer) start(cl client.Client, logDir string, notes io.Writer) (logsAt string, err error) {
+func (o *observer) start(cl client.Client, logDir string, hooks worker.HookOptions, notes io.Writer) (logsAt string, err error) {
 	o.stopKeeper = worker.KeepLogs(logDir, o.flags.logRetention)
 	if o.flags.metricsAddress == "" {
 		return "", nil
 	}
 	o.endpoint, err = worker.StartEndpoint(worker.EndpointOptions{
 		Address: o.flags.metricsAddress, Advertise: o.flags.advertiseAddress,
-		Metrics: o.metrics, LogDir: logDir, LogsToken: o.flags.logsToken, Client: cl,
+		Metrics: o.metrics, LogDir: logDir, LogsToken: o.flags.logsToken, Client: cl, Hooks: &hooks,
 	})
 	if err != nil {
 		return "", fmt.Errorf("--metrics-address: %w", err)

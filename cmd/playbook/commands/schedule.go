@@ -519,13 +519,15 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 	var prune string
 	cmd := &cobra.Command{
 		Use:   "apply [FILE...]",
-		Short: "create or update the schedules playbooks carry in their schedule: key, idempotently",
+		Short: "create or update the schedules and triggers playbooks carry in their schedule: and triggers: keys, idempotently",
 		Long: "Each playbook's schedule: key says when it runs; the schedule ID is schedule.id, else\n" +
 			"metadata.name. A schedule that matches its file is left alone; one that differs is updated\n" +
 			"(its paused state kept); a missing one is created and marked (a memo) as made by apply.\n" +
 			"With --prune DIR and no FILE, every playbook under DIR with a schedule: key is applied, and\n" +
 			"the schedules apply made from files under DIR that are gone, or no longer carry that\n" +
 			"schedule, are deleted. Every file is validated first: one bad file (exit 2) changes nothing.\n" +
+			"A playbook's triggers: (webhook, after) are registered too, each as a workflow of its own\n" +
+			"(docs/SCHEDULING.md#triggers); a registered one is updated in place.\n" +
 			scheduleDefaults,
 		RunE: action(func(c *call) error {
 			files := c.args
@@ -543,6 +545,10 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 			if err != nil {
 				return invalidFile(err)
 			}
+			triggers, err := runs.LoadTriggers(files, a.conn.taskQueue)
+			if err != nil {
+				return invalidFile(err)
+			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
 				for _, w := range wanted {
 					outcome, err := runs.ApplySchedule(c.ctx, conn.client, conn.namespace, w, conn.checkCodec)
@@ -550,6 +556,13 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 						return fmt.Errorf("%s: %w", w.Input.File, err)
 					}
 					fmt.Fprintf(c.stdout, "%s: schedule %s %s\n", w.Input.File, w.ID, outcome)
+				}
+				for _, r := range triggers {
+					outcome, err := runs.ApplyTrigger(c.ctx, conn.client, r)
+					if err != nil {
+						return fmt.Errorf("%s: %w", r.Run.File, err)
+					}
+					fmt.Fprintf(c.stdout, "%s: trigger %s %s\n", r.Run.File, runs.TriggerWhat(r), outcome)
 				}
 				if prune == "" {
 					return nil

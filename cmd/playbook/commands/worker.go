@@ -68,7 +68,7 @@ func (a *app) workerCommand() *cobra.Command {
 				return err
 			}
 			defer conn.Close()
-			logsAt, err := obs.start(conn.client, logDir, c.stderr)
+			logsAt, err := obs.start(conn.client, logDir, worker.HookOptions{Namespace: conn.namespace, SecretsDir: flags.secretsDir, Log: obs.logger(c.stderr)}, c.stderr)
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,7 @@ import (
 type Scope int
 
 const (
-	// ScopeStep: workload, steps, execution_id, playbook, run (when, templates).
+	// ScopeStep: workload, steps, execution_id, playbook, run, trigger (when, templates).
 	ScopeStep Scope = iota
 	// ScopeRetry adds result, error, exit_code, status_code, success, attempt.
 	ScopeRetry
@@ -43,6 +43,9 @@ func ScopeNames(s Scope, extra ...string) types.Map {
 		// run.logical_time: the time the run stands for (RFC 3339, UTC);
 		// run.timed_out: whether the run's deadline has passed.
 		"run": types.Any,
+		// trigger: what started the run, in a playbook with triggers
+		// (submit refuses it in one without).
+		"trigger": types.Any,
 	}
 	switch s {
 	case ScopeRetry:
