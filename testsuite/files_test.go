@@ -1,13 +1,16 @@
 package testsuite
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -202,4 +205,73 @@ func TestRetryReadsAReusedStepsFilesFromTheEarlierRun(t *testing.T) {
 	require.Contains(t, agg.Steps["transform"].Files["clean.csv"].URI, "/"+agg.WorkflowID+"/transform/")
 	result := agg.Steps["load"].Result.(map[string]any)
 	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
+}
+
+// A step whose queue no worker polls waits: run says which queue and which
+// steps, one line each queue, and nothing of the queues workers poll (the
+// shared worker's default one).
+func TestRunWarnsOfAStepsQueueWithoutWorker(t *testing.T) {
+	parallel(t)
+	idle := fmt.Sprintf("idle-%d", time.Now().UnixNano())
+	file := writePlaybook(t, t.TempDir(), "queues.yaml", `metadata: {name: idle-queue}
+workflow:
+  - {step: here, queue: `+contract.TaskQueue+`, tool: {kind: shell, command: "true"}}
+  - {step: train, queue: `+idle+`, depends_on: [here], tool: {kind: shell, command: "true"}}
+  - {step: score, queue: `+idle+`, depends_on: [here], tool: {kind: shell, command: "true"}}
+`)
+	id := "idle-queue-" + idle
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	defer func() { _ = tc.TerminateWorkflow(context.Background(), id, "", "no worker will come") }()
+	require.Equal(t, `No worker is polling task queue "`+idle+`" of steps train, score: they wait until one does (start one with `+"`playbook worker --task-queue "+idle+"`"+`).`+"\n", errOut)
+}
+
+// Issue 43: a retry reuses the elements of a loop that completed, files
+// and all: a later step reads a reused element's file from the earlier
+// run's keys, beside the file of the element that ran again, and status
+// lists them all.
+func TestRetryCarriesTheFilesOfReusedElements(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	for _, d := range []string{"fan1", "fan2", "fan3", "gather"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	file := writePlaybook(t, dir, "fan.yaml", `metadata: {name: element-files}
+workload: {dir: /tmp}
+workflow:
+  - step: fan
+    loop: {in: "1..3", mode: parallel}
+    tool:
+      kind: shell
+      workdir: "{{ workload.dir }}/fan{{ item }}"
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+      command: 'echo $I >> "$D/marks"; [ $I != 2 ] || [ -e "$D/fixed" ] || exit 3; echo part-$I > part.txt'
+    outputs: {files: [part.txt]}
+  - step: gather
+    depends_on: [fan]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", command: "cat */part.txt"}
+    inputs: {from: [fan]}
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^  fan +1 of 3 elements run \(failed before\), 2 reused$`, errOut)
+	all, again := countMarks(t, dir, "1")
+	require.Equal(t, 4, all, "one element ran again")
+	require.Equal(t, 1, again, "a reused element did not")
+	files := agg.Steps["fan"].Files
+	require.Len(t, files, 3)
+	require.Contains(t, files["[0]/part.txt"].URI, "/"+first.WorkflowID+"/fan[0]/part.txt", "a reused element's file is the earlier run's")
+	require.Contains(t, files["[1]/part.txt"].URI, "/"+agg.WorkflowID+"/fan[1]/part.txt")
+	require.Contains(t, files["[2]/part.txt"].URI, "/"+first.WorkflowID+"/fan[2]/part.txt")
+	require.Equal(t, "part-1\npart-2\npart-3\n", agg.Steps["gather"].Result.(map[string]any)["stdout"])
+
+	code, out, errOut := cli(t, "status", "--address", server.Address, agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	for i := range 3 {
+		require.Regexp(t, fmt.Sprintf(`(?m)^fan\s+\[%d\]/part\.txt\s+7\s+%s$`, i, files[fmt.Sprintf("[%d]/part.txt", i)].SHA256), out)
+	}
 }
