@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 )
 
@@ -274,4 +275,66 @@ workflow:
 	for i := range 3 {
 		require.Regexp(t, fmt.Sprintf(`(?m)^fan\s+\[%d\]/part\.txt\s+7\s+%s$`, i, files[fmt.Sprintf("[%d]/part.txt", i)].SHA256), out)
 	}
+}
+
+// playbook files gc removes the files and claims of the runs that ended
+// longer ago than its age, and of the runs the server no longer knows
+// whose files are that old; it keeps the others; --dry-run removes
+// nothing. The store is this test's own (its worker's), so that it
+// removes no other test's files.
+func TestFilesGCRemovesTheFilesOfOldRuns(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	url := "file://" + filepath.Join(dir, "store")
+	queue := fmt.Sprintf("files-gc-%d", time.Now().UnixNano())
+	runWorker(t, []string{"--task-queue", queue, "--log-dir", t.TempDir(), "--store", url})
+	file := writePlaybook(t, dir, "gc.yaml", `metadata: {name: files-gc}
+workflow:
+  - step: make
+    tool: {kind: shell, workdir: "`+dir+`", command: "echo kept > out.txt"}
+    outputs: {files: [out.txt]}
+`)
+	ended := runPlaybookFile(t, file, "--task-queue", queue)
+	require.Equal(t, "completed", ended.Status)
+
+	// A run the server no longer knows, whose file is two days old.
+	st, err := store.Open(context.Background(), url)
+	require.NoError(t, err)
+	gone := "gone-" + queue
+	sum := sha256.Sum256([]byte("old"))
+	require.NoError(t, st.Put(context.Background(), gone+"/make/out.txt", strings.NewReader("old"), 3, hex.EncodeToString(sum[:])))
+	old := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "store", gone, "make", "out.txt"), old, old))
+
+	listed := func(run string) string {
+		code, out, errOut := cli(t, "files", "--store", url, "--json", run)
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	code, out, errOut := cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1d", "--dry-run")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Would remove (dry run: nothing removed) 1 object (3 bytes) of 1 run from "+url+":\n"+
+		"RUN"+strings.Repeat(" ", len(gone)-1)+"OBJECTS  BYTES  WHY\n"+
+		gone+"  1        3      the server no longer knows the run\n", out)
+	require.NotEqual(t, "[]\n", listed(gone), "a dry run removes nothing")
+
+	code, out, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1d")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Removed 1 object (3 bytes) of 1 run from "+url+":\n")
+	require.Equal(t, "[]\n", listed(gone))
+	require.NotEqual(t, "[]\n", listed(ended.WorkflowID), "a run that ended a moment ago keeps its files")
+
+	// Once the run ended longer ago than the age, its files go too.
+	code, out, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1ms", "--json")
+	require.Equal(t, 0, code, errOut)
+	var removed []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &removed))
+	require.Len(t, removed, 1)
+	require.Equal(t, ended.WorkflowID, removed[0]["run"])
+	require.Contains(t, removed[0]["why"], "it ended ")
+	require.Equal(t, "[]\n", listed(ended.WorkflowID))
+
+	code, _, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "soon")
+	require.Equal(t, 2, code)
+	require.Equal(t, `files gc: --older-than: "soon" is not an age: give a duration more than zero, as 30d, 36h or 90m`+"\n", errOut)
 }
