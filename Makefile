@@ -96,7 +96,10 @@ test-docker:
 # playbooks against hand-written workflows doing the same work, on one
 # embedded server (and the hand-written chain on stock settings), one line
 # per figure, medians of five rounds; then loops of 100,000 elements (noop,
-# shell true, and the same loop hand-written). About half an hour on two
+# shell true, and the same loop hand-written); and the MB/s of handing a
+# 100 MB file from one step to the next through the local store and, when
+# make test-cluster has built VersityGW (bin/tools/versitygw), through that
+# S3 server (else the line says it was skipped). About half an hour on two
 # cores; HUGE_LOOP=10000 shortens the last part.
 HUGE_LOOP ?= 100000
 bench:
@@ -105,6 +108,7 @@ bench:
 	$(GO) test -run '^$$' -bench Speed -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench TracingChain -benchtime 1x -timeout 30m ./testsuite/
 	$(GO) test -run '^$$' -bench HugeLoops -benchtime 1x -timeout 60m ./testsuite/ -huge-loop=$(HUGE_LOOP)
+	PLAYBOOK_VERSITYGW=$$(ls $(CURDIR)/bin/tools/versitygw 2>/dev/null) $(GO) test -run '^$$' -bench '^BenchmarkFileHandOff$$' -benchtime 3x ./activities/
 
 # Rewrites docs/playbook.schema.json from the parser's tables (`playbook
 # schema`); TestSchemaFileIsUpToDate fails until it is.
