@@ -113,12 +113,11 @@ func earlierChild(ctx context.Context, c Client, parent, step string) (string, c
 func planElements(ctx context.Context, c Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
 	out := map[string]*contract.ElementReuse{}
 	for i, d := range plan.Decisions {
-		// A loop whose elements hand on files runs whole: a reused
-		// element's files are not carried into the new run's list yet.
-		if s := now.Playbook.Step(d.Step); !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" ||
-			(s.Files != nil && len(s.Files.Outputs) > 0) {
+		s := now.Playbook.Step(d.Step)
+		if !plan.RunsForItself(now.Playbook, d.Step) || s.Loop == nil || s.Tool.Kind == "playbook" {
 			continue
 		}
+		handsOn := s.Files != nil && len(s.Files.Outputs) > 0
 		items, specs, err := plan.LoopElements(now, d.Step)
 		if err != nil {
 			continue // the run fails the step as it renders it
@@ -143,7 +142,13 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 			if len(results) == 0 {
 				continue
 			}
-			result := results[0]
+			result := results[0].result
+			if len(results[0].files) > 0 {
+				if r.Files == nil {
+					r.Files = map[int]map[string]contract.FileRef{}
+				}
+				r.Files[j] = results[0].files
+			}
 			done[key] = results[1:]
 			reused[j] = true
 			n, _ := contract.EncodedSize(result)
@@ -155,12 +160,13 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 			}
 		}
 		if r.Truncated {
-			r.Results = nil
+			r.Results, r.Files = nil, nil
 		}
 		r.Spans = contract.SpansOf(reused)
 		// A loop that runs in the workflow itself returns every result:
 		// reused without them, it runs whole.
-		if r.Count() == 0 || (r.Truncated && len(specs) <= contract.LoopBatchSize) {
+		// Nor does one whose elements hand on files, reused without them.
+		if r.Count() == 0 || (r.Truncated && (len(specs) <= contract.LoopBatchSize || handsOn)) {
 			continue
 		}
 		out[d.Step] = r
@@ -174,12 +180,12 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 // or rendered tool (elementKey), with the result of each that completed
 // so; and, when run id itself reused elements of that step, those of the
 // run it retried.
-func completedElements(ctx context.Context, c Client, id string, in contract.Input, step string) (map[string][]any, error) {
+func completedElements(ctx context.Context, c Client, id string, in contract.Input, step string) (map[string][]doneElement, error) {
 	dc, err := PayloadConverter()
 	if err != nil {
 		return nil, err
 	}
-	done := map[string][]any{}
+	done := map[string][]doneElement{}
 	for seen := 0; id != "" && seen < 100; seen++ {
 		drivers, err := scanElements(ctx, c, dc, id, "", step, done)
 		if err != nil {
@@ -208,7 +214,7 @@ func completedElements(ctx context.Context, c Client, id string, in contract.Inp
 // scanElements reads the history of one run, adding to done the loop
 // elements of step that completed there; it returns the loop drivers the
 // run started for the step, and the run it continued as new to.
-func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id, runID, step string, done map[string][]any) (more []workflowExecution, err error) {
+func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id, runID, step string, done map[string][]doneElement) (more []workflowExecution, err error) {
 	prefix := step + "["
 	scheduled := map[int64]string{}
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -235,7 +241,7 @@ func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id,
 			}
 			var out contract.StepOutput
 			if dc.FromPayload(a.GetResult().GetPayloads()[0], &out) == nil {
-				done[key] = append(done[key], out.Result)
+				done[key] = append(done[key], doneElement{out.Result, out.Files})
 			}
 		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
 			a := e.GetChildWorkflowExecutionStartedEventAttributes()
@@ -249,6 +255,13 @@ func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id,
 		}
 	}
 	return more, nil
+}
+
+// doneElement is what an element that completed gave: its result and the
+// files it handed on, at the keys of the run it ran in.
+type doneElement struct {
+	result any
+	files  map[string]contract.FileRef
 }
 
 // workflowExecution is one run of a workflow.

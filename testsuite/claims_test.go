@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,6 +102,19 @@ func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
 	for _, o := range objs {
 		require.True(t, strings.HasSuffix(o.Key, "/"+o.SHA256), o.Key)
 	}
+
+	// playbook replay reads the claims from the store it is given; without
+	// one it says that the history needs it.
+	file = filepath.Join(t.TempDir(), "claims.json")
+	code, _, errOut = cli(t, "history", "--address", server.Address, "-o", file, whole.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	code, out, errOut = cli(t, "replay", "--store", url, file)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, file+": ok (")
+	t.Setenv("PLAYBOOK_STORE", "")
+	code, out, errOut = cli(t, "replay", file)
+	require.Equal(t, 1, code, out)
+	require.Equal(t, file+": the run kept large values in its store and this history holds claims to them: replay it with --store URL, the store its workers used\n", errOut)
 
 	// A CLI given another store cannot read the run's result, and says why.
 	other := t.TempDir()

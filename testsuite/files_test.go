@@ -1,16 +1,20 @@
 package testsuite
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 )
 
@@ -202,4 +206,135 @@ func TestRetryReadsAReusedStepsFilesFromTheEarlierRun(t *testing.T) {
 	require.Contains(t, agg.Steps["transform"].Files["clean.csv"].URI, "/"+agg.WorkflowID+"/transform/")
 	result := agg.Steps["load"].Result.(map[string]any)
 	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
+}
+
+// A step whose queue no worker polls waits: run says which queue and which
+// steps, one line each queue, and nothing of the queues workers poll (the
+// shared worker's default one).
+func TestRunWarnsOfAStepsQueueWithoutWorker(t *testing.T) {
+	parallel(t)
+	idle := fmt.Sprintf("idle-%d", time.Now().UnixNano())
+	file := writePlaybook(t, t.TempDir(), "queues.yaml", `metadata: {name: idle-queue}
+workflow:
+  - {step: here, queue: `+contract.TaskQueue+`, tool: {kind: shell, command: "true"}}
+  - {step: train, queue: `+idle+`, depends_on: [here], tool: {kind: shell, command: "true"}}
+  - {step: score, queue: `+idle+`, depends_on: [here], tool: {kind: shell, command: "true"}}
+`)
+	id := "idle-queue-" + idle
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, file)
+	require.Equal(t, 0, code, errOut)
+	defer func() { _ = tc.TerminateWorkflow(context.Background(), id, "", "no worker will come") }()
+	require.Equal(t, `No worker is polling task queue "`+idle+`" of steps train, score: they wait until one does (start one with `+"`playbook worker --task-queue "+idle+"`"+`).`+"\n", errOut)
+}
+
+// Issue 43: a retry reuses the elements of a loop that completed, files
+// and all: a later step reads a reused element's file from the earlier
+// run's keys, beside the file of the element that ran again, and status
+// lists them all.
+func TestRetryCarriesTheFilesOfReusedElements(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	for _, d := range []string{"fan1", "fan2", "fan3", "gather"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	file := writePlaybook(t, dir, "fan.yaml", `metadata: {name: element-files}
+workload: {dir: /tmp}
+workflow:
+  - step: fan
+    loop: {in: "1..3", mode: parallel}
+    tool:
+      kind: shell
+      workdir: "{{ workload.dir }}/fan{{ item }}"
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+      command: 'echo $I >> "$D/marks"; [ $I != 2 ] || [ -e "$D/fixed" ] || exit 3; echo part-$I > part.txt'
+    outputs: {files: [part.txt]}
+  - step: gather
+    depends_on: [fan]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", command: "cat */part.txt"}
+    inputs: {from: [fan]}
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^  fan +1 of 3 elements run \(failed before\), 2 reused$`, errOut)
+	all, again := countMarks(t, dir, "1")
+	require.Equal(t, 4, all, "one element ran again")
+	require.Equal(t, 1, again, "a reused element did not")
+	files := agg.Steps["fan"].Files
+	require.Len(t, files, 3)
+	require.Contains(t, files["[0]/part.txt"].URI, "/"+first.WorkflowID+"/fan[0]/part.txt", "a reused element's file is the earlier run's")
+	require.Contains(t, files["[1]/part.txt"].URI, "/"+agg.WorkflowID+"/fan[1]/part.txt")
+	require.Contains(t, files["[2]/part.txt"].URI, "/"+first.WorkflowID+"/fan[2]/part.txt")
+	require.Equal(t, "part-1\npart-2\npart-3\n", agg.Steps["gather"].Result.(map[string]any)["stdout"])
+
+	code, out, errOut := cli(t, "status", "--address", server.Address, agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	for i := range 3 {
+		require.Regexp(t, fmt.Sprintf(`(?m)^fan\s+\[%d\]/part\.txt\s+7\s+%s$`, i, files[fmt.Sprintf("[%d]/part.txt", i)].SHA256), out)
+	}
+}
+
+// playbook files gc removes the files and claims of the runs that ended
+// longer ago than its age, and of the runs the server no longer knows
+// whose files are that old; it keeps the others; --dry-run removes
+// nothing. The store is this test's own (its worker's), so that it
+// removes no other test's files.
+func TestFilesGCRemovesTheFilesOfOldRuns(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	url := "file://" + filepath.Join(dir, "store")
+	queue := fmt.Sprintf("files-gc-%d", time.Now().UnixNano())
+	runWorker(t, []string{"--task-queue", queue, "--log-dir", t.TempDir(), "--store", url})
+	file := writePlaybook(t, dir, "gc.yaml", `metadata: {name: files-gc}
+workflow:
+  - step: make
+    tool: {kind: shell, workdir: "`+dir+`", command: "echo kept > out.txt"}
+    outputs: {files: [out.txt]}
+`)
+	ended := runPlaybookFile(t, file, "--task-queue", queue)
+	require.Equal(t, "completed", ended.Status)
+
+	// A run the server no longer knows, whose file is two days old.
+	st, err := store.Open(context.Background(), url)
+	require.NoError(t, err)
+	gone := "gone-" + queue
+	sum := sha256.Sum256([]byte("old"))
+	require.NoError(t, st.Put(context.Background(), gone+"/make/out.txt", strings.NewReader("old"), 3, hex.EncodeToString(sum[:])))
+	old := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "store", gone, "make", "out.txt"), old, old))
+
+	listed := func(run string) string {
+		code, out, errOut := cli(t, "files", "--store", url, "--json", run)
+		require.Equal(t, 0, code, errOut)
+		return out
+	}
+	code, out, errOut := cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1d", "--dry-run")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Would remove (dry run: nothing removed) 1 object (3 bytes) of 1 run from "+url+":\n"+
+		"RUN"+strings.Repeat(" ", len(gone)-1)+"OBJECTS  BYTES  WHY\n"+
+		gone+"  1        3      the server no longer knows the run\n", out)
+	require.NotEqual(t, "[]\n", listed(gone), "a dry run removes nothing")
+
+	code, out, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1d")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Removed 1 object (3 bytes) of 1 run from "+url+":\n")
+	require.Equal(t, "[]\n", listed(gone))
+	require.NotEqual(t, "[]\n", listed(ended.WorkflowID), "a run that ended a moment ago keeps its files")
+
+	// Once the run ended longer ago than the age, its files go too.
+	code, out, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1ms", "--json")
+	require.Equal(t, 0, code, errOut)
+	var removed []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &removed))
+	require.Len(t, removed, 1)
+	require.Equal(t, ended.WorkflowID, removed[0]["run"])
+	require.Contains(t, removed[0]["why"], "it ended ")
+	require.Equal(t, "[]\n", listed(ended.WorkflowID))
+
+	code, _, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "soon")
+	require.Equal(t, 2, code)
+	require.Equal(t, `files gc: --older-than: "soon" is not an age: give a duration more than zero, as 30d, 36h or 90m`+"\n", errOut)
 }

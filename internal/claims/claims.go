@@ -12,6 +12,7 @@ package claims
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -22,6 +23,8 @@ import (
 	"sync"
 
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/proxy"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
@@ -201,3 +204,23 @@ func (e *UnreadableError) Error() string {
 }
 
 func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// referenceType is the message type of the payload the SDK leaves in a
+// history in place of a value a driver stored.
+var referenceType = string((*sdkpb.ExternalStorageReference)(nil).ProtoReflect().Descriptor().FullName())
+
+// HoldsClaims tells whether a message (a history) holds a claim in place
+// of a value: reading it needs the store the value was kept in.
+func HoldsClaims(m proto.Message) bool {
+	found := false
+	_ = proxy.VisitPayloads(context.Background(), m, proxy.VisitPayloadsOptions{
+		Visitor: func(_ *proxy.VisitPayloadsContext, ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
+			for _, p := range ps {
+				found = found || string(p.GetMetadata()[converter.MetadataMessageType]) == referenceType
+			}
+			return ps, nil
+		},
+		SkipSearchAttributes: true,
+	})
+	return found
+}

@@ -126,3 +126,19 @@ func TestFailureFeaturesPassRightAndFailWrong(t *testing.T) {
 		})
 	}
 }
+
+// A mocked attempt's files reach the steps after it: their templates
+// read the files' size and sha256, and load takes transform's files; a
+// mock with no files leaves the taking step failing, as a run would.
+func TestMockedFilesReachLaterSteps(t *testing.T) {
+	const file = "testdata/features/files.test.yaml"
+	with := runNamed(t, file, "a mocked step's files reach the steps that take them")
+	require.True(t, with.Passed, "%v\n%s", with.Problems, with.Steps)
+	ref := with.Aggregate.Steps["extract"].Files["raw.json"]
+	require.EqualValues(t, 11, ref.Bytes)
+	require.True(t, strings.HasPrefix(ref.URI, "mock://"), ref.URI)
+	require.True(t, strings.HasSuffix(ref.URI, "/extract/raw.json"), ref.URI)
+	without := runNamed(t, file, "without the mock's files, the step that takes one fails")
+	require.True(t, without.Passed, "%v\n%s", without.Problems, without.Steps)
+	require.Contains(t, without.Aggregate.Steps["transform"].Error.Message, "steps.extract.files['raw.json']")
+}

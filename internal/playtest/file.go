@@ -88,6 +88,9 @@ type Attempt struct {
 	Recovery int // the recovery script's exit code, when a rule runs one
 	// Takes is how long the attempt runs, on the run's clock.
 	Takes time.Duration
+	// Files are the files a succeeding attempt hands on, by path, with
+	// their content: a later step's inputs.files resolve to them.
+	Files map[string]string
 }
 
 // MockError is a mocked attempt's failure.
@@ -491,7 +494,7 @@ func (p *parser) stepMock(n *yaml.Node, what string) *StepMock {
 		},
 		"mocks": func(v *yaml.Node) { m.Mocks = p.mocks(v) },
 	}
-	attemptKeys := []string{"result", "error", "lost", "recovery_exit_code", "takes"}
+	attemptKeys := []string{"result", "error", "lost", "recovery_exit_code", "takes", "files"}
 	for _, k := range attemptKeys {
 		keys[k] = func(*yaml.Node) {}
 	}
@@ -571,6 +574,21 @@ func (p *parser) attempt(n *yaml.Node) *Attempt {
 				a.Recovery = *i
 			}
 		},
+		"files": func(v *yaml.Node) {
+			if v.Kind != yaml.MappingNode {
+				p.errs.add(v.Line, p.cas, "files maps each file's path to its content")
+				return
+			}
+			a.Files = map[string]string{}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				path := v.Content[i].Value
+				if err := spec.CheckFilePath(path); err != nil {
+					p.errs.add(v.Content[i].Line, p.cas, "files: %v", err)
+					continue
+				}
+				a.Files[path] = p.str(v.Content[i+1], "files."+path)
+			}
+		},
 		"takes": func(v *yaml.Node) {
 			d, err := time.ParseDuration(v.Value)
 			if err != nil || d < 0 {
@@ -585,6 +603,10 @@ func (p *parser) attempt(n *yaml.Node) *Attempt {
 	}
 	if forms != 1 {
 		p.errs.add(n.Line, p.cas, "an attempt gives exactly one of result, error or lost")
+		return nil
+	}
+	if a.Files != nil && (a.Error != nil || a.Lost) {
+		p.errs.add(n.Line, p.cas, "files are handed on by an attempt that succeeds: give them with a result")
 		return nil
 	}
 	return a

@@ -2,6 +2,8 @@ package playtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -120,7 +122,7 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 		s.log.add("%s attempt %d: fails with %s: %s (mocked)", prefix, number, o.Err.Type, o.Err.Message)
 		return o, false, true
 	}
-	o := activities.ToolResult{Result: processResult(in.Kind, a.Result)}
+	o := activities.ToolResult{Result: processResult(in.Kind, a.Result), Files: mockedFiles(in, a.Files)}
 	if r, ok := o.Result.(map[string]any); ok {
 		o.ExitCode, o.StatusCode = intField(r, "exit_code"), intField(r, "status_code")
 	}
@@ -410,4 +412,20 @@ func (s *stand) elementScope(parents []string, step string, element int, loop *s
 	scope["item"], scope[loop.Iterator] = items[element], items[element]
 	scope["loop"] = map[string]any{"index": element, "length": len(items)}
 	return scope, nil
+}
+
+// mockedFiles are the files a mocked attempt hands on, as the run's store
+// would name them: under mock://RUN/STEP/, with their content's size and
+// sha256, which a later step's inputs.files read (a mocked step takes no
+// file: nothing is downloaded).
+func mockedFiles(in contract.StepInput, files map[string]string) map[string]contract.FileRef {
+	if len(files) == 0 {
+		return nil
+	}
+	out := make(map[string]contract.FileRef, len(files))
+	for p, content := range files {
+		sum := sha256.Sum256([]byte(content))
+		out[p] = contract.FileRef{URI: "mock://" + in.WorkflowID + "/" + in.Step + "/" + p, Bytes: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+	}
+	return out
 }

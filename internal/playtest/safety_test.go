@@ -122,7 +122,7 @@ func TestMalformedTestFile(t *testing.T) {
 	var bad *MalformedError
 	require.ErrorAs(t, err, &bad)
 	require.Equal(t, []string{
-		path + `:4: case "one": unknown key "reslut" in a mock of step "load" (known: attempts, elements, error, lost, mocks, outcome, recovery_exit_code, result, takes)`,
+		path + `:4: case "one": unknown key "reslut" in a mock of step "load" (known: attempts, elements, error, files, lost, mocks, outcome, recovery_exit_code, result, takes)`,
 		path + `:6: case "one": approve: step "load" is not an approval step`,
 		path + `:7: case "one": classify needs as: retry, fail or skip`,
 		path + `:7: case "one": classify: touches has no step "nosuch"`,

@@ -1,6 +1,9 @@
 package contract
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // ElementReuse is what a retry reuses of a loop step that did not
 // complete in the earlier run: the elements that completed there (matched
@@ -18,6 +21,10 @@ type ElementReuse struct {
 	// result is then a stub, as for any loop whose results are).
 	Results   map[int]any `json:"results,omitempty"`
 	Truncated bool        `json:"truncated,omitempty"`
+	// Files are the files the reused elements handed on, by index and
+	// path, at the earlier run's keys: the loop's files list them as
+	// [INDEX]/PATH as if the elements had run again.
+	Files map[int]map[string]FileRef `json:"files,omitempty"`
 	// Earlier names where the reused elements ran, for the stub.
 	Earlier string `json:"earlier,omitempty"`
 	// Kept says, in a loop driver's input, that the run which started the
@@ -59,6 +66,25 @@ func (r *ElementReuse) FillIn(result any) any {
 		}
 	}
 	return list
+}
+
+// FillInFiles adds the reused elements' files to a loop's files
+// ([INDEX]/PATH, as CombineLoop names them).
+func (r *ElementReuse) FillInFiles(files map[string]FileRef) map[string]FileRef {
+	if r == nil {
+		return files
+	}
+	//workflowcheck:ignore order-free: fills a map by path
+	for i, fs := range r.Files {
+		//workflowcheck:ignore order-free: fills a map by path
+		for p, f := range fs {
+			if files == nil {
+				files = map[string]FileRef{}
+			}
+			files[fmt.Sprintf("[%d]/%s", i, p)] = f
+		}
+	}
+	return files
 }
 
 // Has tells whether element i is reused.

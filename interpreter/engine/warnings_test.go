@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -186,4 +187,27 @@ func TestRaised(t *testing.T) {
 		Raised("no_rows", map[string]any{"type": "empty_input", "message": "0 rows", "details": map[string]any{"table": "orders"}}))
 	require.Equal(t, &contract.StepError{Type: "quota", Message: "raised by step over"}, Raised("over", map[string]any{"type": "quota"}))
 	require.Equal(t, &contract.StepError{Type: "quota", Message: "3"}, Raised("over", map[string]any{"type": "quota", "message": 3}))
+}
+
+// The Web UI's details list, under the step table, the files each step
+// handed on and the queue of each step that names one.
+func TestDetailsListFilesAndQueues(t *testing.T) {
+	pb, err := spec.Parse("f.yaml", []byte(`metadata: {name: f}
+workflow:
+  - {step: extract, queue: io, tool: {kind: shell, command: x}, outputs: {files: [raw.json, "b|c.txt"]}}
+  - {step: transform, depends_on: [extract], queue: cpu, tool: {kind: shell, command: x}}
+  - {step: load, depends_on: [transform], queue: io, tool: {kind: shell, command: x}}
+`))
+	require.NoError(t, err)
+	run := NewRun(pb, nil, "f-1", time.Now)
+	require.NotContains(t, run.DetailsMarkdown(), "**files**")
+	run.Ready()
+	sum := strings.Repeat("ab", 32)
+	run.Settle("extract", contract.Outcome{Attempts: 1, Files: map[string]contract.FileRef{
+		"raw.json": {URI: "file:///s/f-1/extract/raw.json", Bytes: 10, SHA256: sum},
+		"b|c.txt":  {URI: "file:///s/f-1/extract/b|c.txt", Bytes: 3, SHA256: sum},
+	}})
+	require.Contains(t, run.DetailsMarkdown(), "\n**files**\n\n| step | file | bytes | sha256 |\n| --- | --- | --- | --- |\n"+
+		"| extract | b\\|c.txt | 3 | abababababab |\n| extract | raw.json | 10 | abababababab |\n"+
+		"\n**queues**\n\n| queue | steps |\n| --- | --- |\n| io | extract, load |\n| cpu | transform |\n")
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +44,7 @@ func (r *Run) DetailsMarkdown() string {
 		for i, s := range r.pb.Steps {
 			b.WriteString(r.detailsRow(i, s.Name))
 		}
+		r.filesAndQueuesMarkdown(&b)
 		r.detailsSize = b.Len()
 		return b.String()
 	}
@@ -68,6 +71,7 @@ func (r *Run) DetailsMarkdown() string {
 	if hidden > 0 {
 		fmt.Fprintf(&b, "\n%d of %d steps not shown: %s.\n", hidden, len(r.pb.Steps), strings.Join(rest, ", "))
 	}
+	r.filesAndQueuesMarkdown(&b)
 	r.detailsSize = b.Len()
 	return b.String()
 }
@@ -127,5 +131,57 @@ func (r *Run) waitingMarkdown(b *strings.Builder) {
 		case st.Status == contract.StatusPendingFailed:
 			fmt.Fprintf(b, "\n\n**waiting for a classification**: step %s since %s\n\n`%s`", s.Name, st.PendingSince.UTC().Format(time.RFC3339), ClassifyCommand(r.executionID, s.Name))
 		}
+	}
+}
+
+// detailsFiles is the most files the details list; `playbook files RUN`
+// lists them all.
+const detailsFiles = 50
+
+// filesAndQueuesMarkdown lists under the step table the files the steps
+// handed on (path, bytes, the start of the sha256), at most detailsFiles,
+// and the task queue of each step that names one: what `status` lists
+// under its table. Nothing when there are none.
+func (r *Run) filesAndQueuesMarkdown(b *strings.Builder) {
+	shown, more := 0, 0
+	for i, s := range r.pb.Steps {
+		files := r.ordered[i].Files
+		if len(files) == 0 {
+			continue
+		}
+		paths := slices.Sorted(maps.Keys(files))
+		for _, p := range paths {
+			if shown == detailsFiles {
+				more++
+				continue
+			}
+			if shown == 0 {
+				b.WriteString("\n**files**\n\n| step | file | bytes | sha256 |\n| --- | --- | --- | --- |\n")
+			}
+			f := files[p]
+			fmt.Fprintf(b, "| %s | %s | %d | %s |\n", s.Name, strings.ReplaceAll(p, "|", "\\|"), f.Bytes, f.SHA256[:min(12, len(f.SHA256))])
+			shown++
+		}
+	}
+	if more > 0 {
+		fmt.Fprintf(b, "\n%d more files: `playbook files %s`\n", more, r.executionID)
+	}
+	var queues []string
+	steps := map[string][]string{}
+	for _, s := range r.pb.Steps {
+		if s.Queue == "" {
+			continue
+		}
+		if steps[s.Queue] == nil {
+			queues = append(queues, s.Queue)
+		}
+		steps[s.Queue] = append(steps[s.Queue], s.Name)
+	}
+	if len(queues) == 0 {
+		return
+	}
+	b.WriteString("\n**queues**\n\n| queue | steps |\n| --- | --- |\n")
+	for _, q := range queues {
+		fmt.Fprintf(b, "| %s | %s |\n", q, contract.Cut(strings.Join(steps[q], ", "), 300))
 	}
 }

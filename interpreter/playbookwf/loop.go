@@ -171,7 +171,7 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 	defer spans.flush(ctx)
 	for i := range elems {
 		if reused.Has(i) {
-			out[i] = contract.Outcome{Result: reused.Results[i]}
+			out[i] = contract.Outcome{Result: reused.Results[i], Files: reused.Files[i]}
 			counts.Add(out[i])
 		}
 	}

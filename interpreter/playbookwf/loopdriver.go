@@ -254,7 +254,7 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		case err != nil:
 			o = contract.Outcome{Err: &contract.StepError{Type: contract.ErrLoop, Message: "the loop's driver " + id + " failed: " + err.Error()}}
 		case o.Err == nil:
-			o.Result = reused.FillIn(o.Result)
+			o.Result, o.Files = reused.FillIn(o.Result), reused.FillInFiles(o.Files)
 		}
 		settle.Set(o, nil)
 	})

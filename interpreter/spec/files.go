@@ -142,3 +142,8 @@ func (d *decoder) checkFiles(s *Step, n *yaml.Node) error {
 	}
 	return nil
 }
+
+// CheckFilePath is the check of a file's path a step hands on or takes, as
+// a playbook gives it literally (no glob): relative, within the working
+// directory.
+func CheckFilePath(p string) error { return checkFilePath(p, false) }

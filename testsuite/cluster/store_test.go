@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,43 +19,17 @@ import (
 	"playbook/interpreter/contract"
 )
 
-// versityVar names the VersityGW binary make test-cluster builds from the
-// module proxy (go install github.com/versity/versitygw/cmd/versitygw).
-const versityVar = "PLAYBOOK_VERSITYGW"
-
-// s3Credentials are the ones the test's VersityGW takes.
-var s3Credentials = []string{"AWS_ACCESS_KEY_ID=playbook-test", "AWS_SECRET_ACCESS_KEY=playbook-test-secret", "AWS_REGION=us-east-1"}
-
-// startVersity runs VersityGW's posix backend over a directory with one
-// bucket, "playbook", and returns the store URL of a prefix in it and the
-// bucket's directory.
+// startVersity runs VersityGW, the binary make test-cluster builds, over
+// a directory with one bucket (proctest.Versity).
 func startVersity(t *testing.T) (url, bucketDir string) {
-	bin := os.Getenv(versityVar)
+	bin := os.Getenv(proctest.VersityVar)
 	if bin == "" {
-		t.Fatalf("%s is not set: make test-cluster builds VersityGW and sets it", versityVar)
+		t.Fatalf("%s is not set: make test-cluster builds VersityGW and sets it", proctest.VersityVar)
 	}
-	root := t.TempDir()
-	bucketDir = filepath.Join(root, "playbook")
-	require.NoError(t, os.Mkdir(bucketDir, 0o755))
-	port := proctest.FreePort(t)
-	cmd := exec.Command(bin, "--access", "playbook-test", "--secret", "playbook-test-secret", "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", root)
-	logFile, err := os.Create(filepath.Join(root, "..", "versitygw.log"))
-	require.NoError(t, err)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	proctest.WaitFor(t, "VersityGW to listen", 30*time.Second, func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return fmt.Sprintf("s3://playbook/runs?endpoint=http://127.0.0.1:%d&region=us-east-1", port), bucketDir
+	return proctest.Versity(t, bin)
 }
+
+var s3Credentials = proctest.VersityCredentials
 
 // The store's contract on a real S3-compatible server, and issue 43's
 // acceptance 2: two workers with their own working directories and task

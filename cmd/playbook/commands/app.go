@@ -93,7 +93,7 @@ func (a *app) root() *cobra.Command {
 		a.rejectCommand(),
 		a.sendCommand(),
 		a.logsCommand(),
-		filesCommand(),
+		a.filesCommand(),
 		a.cancelCommand(),
 		a.terminateCommand(),
 		a.statusCommand(),

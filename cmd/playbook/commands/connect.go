@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"playbook/internal/codec"
 	"playbook/internal/store"
 	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
 	"playbook/runs"
 	"playbook/worker"
 )
@@ -174,13 +176,22 @@ func listening(addr string) bool {
 
 // warnWithoutWorker says so when no worker has polled the task queue
 // lately: the run would wait, silently, until one does.
-func (c *connection) warnWithoutWorker(ctx context.Context, queue string, out io.Writer) {
-	if c.worker != nil {
-		return
+// The same for each other queue pb's steps name (the embedded worker
+// polls only the run's): its steps would wait.
+func (c *connection) warnWithoutWorker(ctx context.Context, queue string, pb *spec.Playbook, out io.Writer) {
+	if c.worker == nil {
+		resp, err := c.client.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil && len(resp.GetPollers()) == 0 {
+			fmt.Fprintf(out, "No worker is polling task queue %q: the run waits until one does (start one with `playbook worker`).\n", queue)
+		}
 	}
-	resp, err := c.client.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
-	if err == nil && len(resp.GetPollers()) == 0 {
-		fmt.Fprintf(out, "No worker is polling task queue %q: the run waits until one does (start one with `playbook worker`).\n", queue)
+	for _, q := range runs.IdleQueues(ctx, c.client, pb, queue) {
+		steps, wait := "step", "it waits"
+		if len(q.Steps) > 1 {
+			steps, wait = "steps", "they wait"
+		}
+		fmt.Fprintf(out, "No worker is polling task queue %q of %s %s: %s until one does (start one with `playbook worker --task-queue %s`).\n",
+			q.Queue, steps, strings.Join(q.Steps, ", "), wait, q.Queue)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +21,7 @@ import (
 
 // filesCommand lists a run's files in the store; `files get` fetches one.
 // Neither talks to Temporal: the store keeps a run's files by its ID.
-func filesCommand() *cobra.Command {
+func (a *app) filesCommand() *cobra.Command {
 	var (
 		storeURL string
 		out      printer
@@ -64,7 +65,7 @@ func filesCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&storeURL, "store", worker.DefaultStore(), storeFlagUsage)
 	out.flag(cmd.Flags(), "print the files as JSON: step, path, bytes, sha256, uri")
-	cmd.AddCommand(filesGetCommand())
+	cmd.AddCommand(filesGetCommand(), a.filesGCCommand())
 	return offline(cmd)
 }
 
@@ -133,4 +134,64 @@ func copyChecked(w io.Writer, r io.Reader, obj store.Object) error {
 		return &exitError{code: exitFailed, err: fmt.Errorf("%s: %d bytes of sha256 %s arrived, not what the store recorded (%d bytes, %s)", obj.Key, n, sum, obj.Bytes, obj.SHA256), whole: true}
 	}
 	return nil
+}
+
+func (a *app) filesGCCommand() *cobra.Command {
+	var (
+		storeURL, olderThan string
+		dry                 bool
+		out                 printer
+	)
+	cmd := &cobra.Command{
+		Use:   "gc --older-than AGE",
+		Short: "remove the stored files and large values of runs that ended longer ago than AGE, and of runs the server no longer knows",
+		Long: "Asks the server when each run the store holds ended: a run that ended longer\n" +
+			"ago than AGE (30d, 36h, 90m), or that the server no longer knows (its\n" +
+			"retention removed it) and whose newest file is that old, loses its files and\n" +
+			"claims; a run still open is kept. --dry-run removes nothing and says what it would.",
+		Args: exactArgs(0, "no argument (the store is --store)"),
+		RunE: a.connected(func(c *call, conn *connection) error {
+			age, err := runs.ParseAge(olderThan)
+			if err != nil {
+				return invalidf("--older-than: %v", err)
+			}
+			st, err := openStore(c.ctx, storeURL)
+			if err != nil {
+				return err
+			}
+			removed, err := runs.CollectFiles(c.ctx, conn.client, st, age, time.Now(), dry)
+			if err != nil {
+				return err
+			}
+			verb := "Removed"
+			if dry {
+				verb = "Would remove (dry run: nothing removed)"
+			}
+			return out.print(c.stdout, removed, func(w io.Writer) {
+				if len(removed) == 0 {
+					fmt.Fprintf(w, "Nothing to remove in %s: no run there ended more than %s ago.\n", storeURL, olderThan)
+					return
+				}
+				var objects int
+				var bytes int64
+				for _, r := range removed {
+					objects, bytes = objects+r.Objects, bytes+r.Bytes
+				}
+				fmt.Fprintf(w, "%s %s (%d bytes) of %s from %s:\n", verb, countOf(objects, "object"), bytes, countOf(len(removed), "run"), storeURL)
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tOBJECTS\tBYTES\tWHY")
+				for _, r := range removed {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", r.Run, r.Objects, r.Bytes, r.Why)
+				}
+				tw.Flush()
+			})
+		}),
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&storeURL, "store", worker.DefaultStore(), storeFlagUsage)
+	fs.StringVar(&olderThan, "older-than", "", "remove what runs that ended longer ago than `AGE` kept (30d, 36h, 90m)")
+	fs.BoolVar(&dry, "dry-run", false, "remove nothing; say what would be removed")
+	out.flag(fs, "print what was removed as JSON: run, why, objects, bytes")
+	_ = cmd.MarkFlagRequired("older-than")
+	return cmd
 }

@@ -11,8 +11,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"playbook/internal/claims"
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/internal/store"
 	"playbook/internal/userfile"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
@@ -65,14 +67,23 @@ func (a *app) historyCommand() *cobra.Command {
 }
 
 func replayCommand() *cobra.Command {
-	return offline(&cobra.Command{
+	var storeURL string
+	cmd := &cobra.Command{
 		Use:   "replay FILE.json...",
 		Short: "replay recorded histories against this binary's interpreter; exit 1 naming the first diverging event",
-		Args:  someArgs("one or more history files (from `playbook history`)"),
+		Long: "A run that kept large values in its store left claims in its history in\n" +
+			"their place: replaying it reads them from that store, given with --store.",
+		Args: someArgs("one or more history files (from `playbook history`)"),
 		RunE: action(func(c *call) error {
 			keys, err := codec.Load("")
 			if err != nil {
 				return invalid(err)
+			}
+			var st store.Store
+			if storeURL != "" {
+				if st, err = openStore(c.ctx, storeURL); err != nil {
+					return err
+				}
 			}
 			bad := 0
 			for _, file := range c.args {
@@ -80,7 +91,12 @@ func replayCommand() *cobra.Command {
 				if err != nil {
 					return invalid(err)
 				}
-				if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
+				if st == nil && claims.HoldsClaims(h) {
+					bad++
+					fmt.Fprintf(c.stderr, "%s: the run kept large values in its store and this history holds claims to them: replay it with --store URL, the store its workers used\n", file)
+					continue
+				}
+				if err := worker.ReplayFrom(h, quietlog.New(), keys, st); err != nil {
 					bad++
 					if where := worker.DivergingEvent(h, err); where != "" {
 						fmt.Fprintf(c.stderr, "%s: diverges at %s: %v\n", file, where, err)
@@ -96,7 +112,9 @@ func replayCommand() *cobra.Command {
 			}
 			return nil
 		}),
-	})
+	}
+	cmd.Flags().StringVar(&storeURL, "store", os.Getenv("PLAYBOOK_STORE"), "read the claims of large values from this store `URL` (file:///dir or s3://bucket/prefix?endpoint=URL&region=R; default $PLAYBOOK_STORE)")
+	return offline(cmd)
 }
 
 func (a *app) graphCommand() *cobra.Command {

@@ -94,7 +94,7 @@ func (a *app) retryCommand() *cobra.Command {
 						fmt.Fprintln(w, strings.Join(decisionLines(r.Plan), "\n"))
 					})
 				}
-				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, c.stderr)
+				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, r.Playbook, c.stderr)
 				if len(r.Reused) == 0 {
 					fmt.Fprintf(w, "Retrying %s as %s; no completed step to reuse: every step runs.\n", req.Run, r.Run.GetID())
 				} else {

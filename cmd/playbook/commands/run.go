@@ -84,7 +84,7 @@ func (a *app) runCommand() *cobra.Command {
 			if err := conn.checkCodec(ctx, a.conn.taskQueue); err != nil {
 				return err
 			}
-			conn.warnWithoutWorker(ctx, a.conn.taskQueue, c.stderr)
+			conn.warnWithoutWorker(ctx, a.conn.taskQueue, pb, c.stderr)
 			wr, existing, err := once.start(ctx, conn, runs.Start{Playbook: pb, Input: in, ID: id, TaskQueue: a.conn.taskQueue, LargeValues: conn.largeValues})
 			if err != nil {
 				return startFailed(id, conn.reach, err)
