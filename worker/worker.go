@@ -189,6 +189,8 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	}
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
+	w.RegisterActivityWithOptions(acts.AcquireSlot, activity.RegisterOptions{Name: contract.AcquireSlotName})
+	w.RegisterActivityWithOptions(acts.WatchHolder, activity.RegisterOptions{Name: contract.WatchHolderName})
 	return w
 }
 
@@ -209,8 +211,9 @@ func (o Options) stepEnv() []string {
 	return slices.DeleteFunc(slices.Clone(o.StepEnv), func(name string) bool { return slices.Contains(store.CredentialVars, name) })
 }
 
-// RegisterWorkflow registers the Playbook workflow, its loop drivers and
-// (for runs from before the drivers) its loop batches, on
+// RegisterWorkflow registers the Playbook workflow, its loop drivers,
+// (for runs from before the drivers) its loop batches and the
+// coordinators of concurrency keys, on
 // a worker or on a replayer (which replays workflows and needs no activities).
 func RegisterWorkflow(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
@@ -218,4 +221,5 @@ func RegisterWorkflow(r interface {
 	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: contract.WorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookConcurrency, workflow.RegisterOptions{Name: contract.CoordinatorWorkflowName})
 }

@@ -115,6 +115,10 @@ var (
 		Where: "where a loop step that a retry reuses elements of (Input.ReuseElements) starts its elements or its driver",
 		What: "the elements the retry reuses are not started: their earlier results stand in the loop's result " +
 			"(before: the input's reused elements were ignored and every element ran)"})
+	changeConcurrency = register(Change{ID: "concurrency-limit", Max: 1,
+		Where: "the start of a run whose playbook declares concurrency",
+		What: "the run asks its key's coordinator for a slot (activity AcquireSlot) and waits for one before its first step " +
+			"(before: workers did not know the key; a run started at once)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

@@ -112,6 +112,7 @@ func Schema() jsonSchema {
 		"failure_handler": d.handlerKeys(&FailureHandler{}, &node).object("A named set of exit-code rules.", "name", "rules"),
 		"loop":            d.loopKeys(&Loop{}, &mode).object("Runs the step's tool once per element of a list.", "in"),
 		"schedule":        d.scheduleKeys(&Schedule{}).object("When `playbook schedule apply` makes the playbook run by itself."),
+		"concurrency":     d.concurrencyKeys(&Concurrency{}).object("How many runs with the same key run at once.", "limit"),
 		"outputs":         d.outputKeys(&Files{}).object("The files a step hands on."),
 		"inputs":          d.inputKeys(&Files{}).object("The stored files a step takes."),
 	}

@@ -63,6 +63,9 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
 	}
+	if agg.Queued != nil {
+		fmt.Fprintf(out, "Waiting for a slot: %s\n", engine.QueuedNote(agg.Queued))
+	}
 	for _, name := range stepOrder(agg, st.Playbook()) {
 		if w := agg.Steps[name].Waiting; w != nil {
 			fmt.Fprintf(out, "Waiting for %s: step %s since %s (`playbook pending %s%s` says how to decide it)\n", w.For, name, w.Since.Local().Format("15:04:05"), run, reach)
