@@ -59,7 +59,7 @@ func (a *Activities) WatchHolder(ctx context.Context, r contract.SlotRequest) er
 			select {
 			case <-beat.Done():
 				return
-			case <-time.After(5 * time.Second):
+			case <-time.After(2 * time.Second):
 			}
 		}
 	}()

@@ -43,6 +43,9 @@ type Aggregate struct {
 	// Queued says that the run waits for a slot of its concurrency key;
 	// nil once it holds one, and in a playbook without `concurrency`.
 	Queued *QueuedRun `json:"queued,omitempty"`
+	// Refused says why the run's concurrency limit refused it
+	// (on_limit: fail): it ran no step.
+	Refused string `json:"refused,omitempty"`
 }
 
 // Notification is one webhook call made after `end` decided.

@@ -134,6 +134,7 @@ func (r *Run) aggregate(status string, failed, warnings []string) *contract.Aggr
 		Origin:            r.origin,
 		LogicalTime:       r.logicalTime,
 		Queued:            r.queued,
+		Refused:           r.refused,
 	}
 }
 

@@ -95,7 +95,7 @@ const coordinatorIdleGrace = 10 * time.Second
 
 // watchHolderHeartbeat is the WatchHolder activity's heartbeat timeout:
 // how soon a watch lost with its worker is started again.
-const watchHolderHeartbeat = 30 * time.Second
+const watchHolderHeartbeat = 10 * time.Second
 
 // coordinator is PlaybookConcurrency's state.
 type coordinator struct {

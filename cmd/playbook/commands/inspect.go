@@ -52,7 +52,7 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
 		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate; the steps stood as below when it ended, and those running were abandoned.")
 	default:
-		fmt.Fprintf(out, "Run %s (playbook %s): %s, %s%d of %s failed%s\n", run, agg.Playbook, agg.Status, deadlinePassed(agg, ", "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
+		fmt.Fprintf(out, "Run %s (playbook %s): %s, %s%s%d of %s failed%s\n", run, agg.Playbook, agg.Status, refusal(agg, ", "), deadlinePassed(agg, ", "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
 	}
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
