@@ -123,6 +123,13 @@ func TestConcurrencyLimitRunsOneAtATime(t *testing.T) {
 				ivs = append(ivs, intervalOf(t, finish(t, r)))
 			}
 			require.Equal(t, limit, mostAtOnce(ivs), "intervals: %v", ivs)
+			// The key's coordinator ends once idle, and its history replays.
+			coordinator := contract.CoordinatorID(fmt.Sprintf("limit-%d", limit), fmt.Sprintf("svc-%d", limit))
+			waitFor(t, "the coordinator to end", func() bool {
+				d, err := tc.DescribeWorkflowExecution(context.Background(), coordinator, "")
+				return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_COMPLETED
+			})
+			replay(t, fmt.Sprintf("concurrency_coordinator_limit_%d", limit), coordinator, "")
 		})
 	}
 }
