@@ -151,6 +151,15 @@ func queuedBehind(t *testing.T, run, holder string) {
 	})
 }
 
+// stepRuns waits until run's step runs.
+func stepRuns(t *testing.T, run string) {
+	t.Helper()
+	waitFor(t, run+"'s step to run", func() bool {
+		agg, err := queryState(run)
+		return err == nil && agg.Steps["work"].Status == contract.StatusRunning
+	})
+}
+
 func queryState(run string) (*contract.Aggregate, error) {
 	v, err := tc.QueryWorkflow(context.Background(), run, "", contract.QueryState)
 	if err != nil {
@@ -166,10 +175,7 @@ func TestConcurrencyKeysAreApartAndStatusSaysQueuedBehind(t *testing.T) {
 	parallel(t)
 	file := limited(t, "keys-apart", `{key: "{{ workload.service }}", limit: 1}`)
 	holder, flag := holdOn(t, file, contract.TaskQueue, "one")
-	waitFor(t, "the holder's step to run", func() bool {
-		agg, err := queryState(holder.GetID())
-		return err == nil && agg.Steps["work"].Status == contract.StatusRunning
-	})
+	stepRuns(t, holder.GetID())
 	other := finish(t, start(t, file, contract.TaskQueue, map[string]any{"service": "two"}))
 	require.Equal(t, "completed", other.Status, "a run of key two does not wait for key one's holder")
 
@@ -246,10 +252,7 @@ func TestConcurrencyHolderEndedAnyWayReleasesTheNext(t *testing.T) {
 		first := startWorker()
 		file := limited(t, "release-killed", `{key: "{{ workload.service }}", limit: 1}`)
 		holder, flag := holdOn(t, file, queue, "killed")
-		waitFor(t, "the holder's step to run", func() bool {
-			agg, err := queryState(holder.GetID())
-			return err == nil && agg.Steps["work"].Status == contract.StatusRunning
-		})
+		stepRuns(t, holder.GetID())
 		next := startOn(t, tc, file, "", queue, map[string]any{"service": "killed"})
 		queuedBehind(t, next.GetID(), holder.GetID())
 		require.NoError(t, first.Process.Signal(syscall.SIGKILL))
@@ -271,10 +274,7 @@ func TestConcurrencyOnLimit(t *testing.T) {
 		dir := t.TempDir()
 		holding := limited(t, "on-limit-fail", `{key: "{{ workload.service }}", limit: 1}`)
 		holder, flag := holdOn(t, holding, contract.TaskQueue, "x")
-		waitFor(t, "the holder's step to run", func() bool {
-			agg, err := queryState(holder.GetID())
-			return err == nil && agg.Steps["work"].Status == contract.StatusRunning
-		})
+		stepRuns(t, holder.GetID())
 		src, err := os.ReadFile(holding)
 		require.NoError(t, err)
 		refused := writePlaybook(t, dir, "refused.yaml", strings.Replace(string(src), "limit: 1}", "limit: 1, on_limit: fail}", 1))
@@ -289,10 +289,7 @@ func TestConcurrencyOnLimit(t *testing.T) {
 		dir := t.TempDir()
 		holding := limited(t, "on-limit-cancel", `{key: "{{ workload.service }}", limit: 1}`)
 		holder, _ := holdOn(t, holding, contract.TaskQueue, "y")
-		waitFor(t, "the holder's step to run", func() bool {
-			agg, err := queryState(holder.GetID())
-			return err == nil && agg.Steps["work"].Status == contract.StatusRunning
-		})
+		stepRuns(t, holder.GetID())
 		src, err := os.ReadFile(holding)
 		require.NoError(t, err)
 		taker := writePlaybook(t, dir, "taker.yaml", strings.Replace(string(src), "limit: 1}", "limit: 1, on_limit: cancel_running}", 1))
