@@ -236,8 +236,8 @@ func RunOf(e *workflowpb.WorkflowExecutionInfo) Run {
 }
 
 // WorkflowTypes are the workflow types of playbook's executions: a run, a
-// loop's driver, a batch of loop elements.
-var WorkflowTypes = []string{contract.WorkflowName, contract.LoopWorkflowName, contract.LoopBatchWorkflowName}
+// loop's driver, a batch of loop elements, a concurrency key's coordinator.
+var WorkflowTypes = []string{contract.WorkflowName, contract.LoopWorkflowName, contract.LoopBatchWorkflowName, contract.CoordinatorWorkflowName}
 
 // Replayable lists the namespace's open executions of WorkflowTypes, then
 // the last closed ones (at most closed of them), newest first: what a

@@ -67,6 +67,7 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 			return nil, err
 		}
 		st.WaitsUntil = waitsUntil(ctx, c, run, info.GetExecution().GetRunId(), st.Aggregate, st.playbook)
+		queuedNow(ctx, c, run, st.Aggregate.Queued)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		if st.Aggregate, err = Result(ctx, c.GetWorkflow(ctx, run, info.GetExecution().GetRunId())); err != nil {
 			return nil, err
@@ -126,6 +127,29 @@ func waitsUntil(ctx context.Context, c Client, run, runID string, agg *contract.
 		out[e.Step] = t
 	}
 	return out
+}
+
+// queuedNow brings a queued run's holders and place up to date: the run
+// knows them as they were when it asked, its key's coordinator knows them
+// now. Unchanged when the coordinator does not answer.
+func queuedNow(ctx context.Context, c Client, run string, q *contract.QueuedRun) {
+	if q == nil {
+		return
+	}
+	v, err := c.QueryWorkflow(ctx, q.Coordinator, "", contract.QuerySlots)
+	var slots contract.Slots
+	if err != nil || v.Get(&slots) != nil {
+		return
+	}
+	for i, r := range slots.Queue {
+		if r.WorkflowID == run {
+			q.Holders = q.Holders[:0]
+			for _, h := range slots.Holders {
+				q.Holders = append(q.Holders, h.WorkflowID)
+			}
+			q.Position = i + 1
+		}
+	}
 }
 
 // QueryState asks a run's worker for its step table.

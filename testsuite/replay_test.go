@@ -86,6 +86,9 @@ func corpusGaps(taken map[string]map[string]bool) []string {
 	var gaps []string
 	for _, c := range playbookwf.Changes() {
 		for _, side := range []string{sideOf(c.ID, c.Max), sideOf(c.ID, workflow.DefaultVersion)} {
+			if c.NoOldSide != "" && side == sideOf(c.ID, workflow.DefaultVersion) {
+				continue
+			}
 			found := false
 			for _, sides := range taken {
 				found = found || sides[side]

@@ -126,6 +126,13 @@ workflow:
   - step: small
     tool: {kind: noop, result: small}
 `},
+	{change: "concurrency-limit", source: `metadata: {name: limited-once}
+workload: {service: web}
+concurrency: {key: "{{ workload.service }}", limit: 1}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 1}
+`},
 }
 
 // wideFanOut is a playbook of n steps ready at once, each an activity.

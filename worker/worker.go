@@ -190,6 +190,8 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	w.RegisterActivityWithOptions(acts.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
 	w.RegisterActivityWithOptions(acts.Notify, activity.RegisterOptions{Name: contract.NotifyName})
 	w.RegisterActivityWithOptions(triggerWatch{client: c}.Watch, activity.RegisterOptions{Name: contract.TriggerWatchActivity})
+	w.RegisterActivityWithOptions(acts.AcquireSlot, activity.RegisterOptions{Name: contract.AcquireSlotName})
+	w.RegisterActivityWithOptions(acts.WatchHolder, activity.RegisterOptions{Name: contract.WatchHolderName})
 	return w
 }
 
@@ -211,8 +213,8 @@ func (o Options) stepEnv() []string {
 }
 
 // RegisterWorkflow registers the Playbook workflow, its loop drivers,
-// (for runs from before the drivers) its loop batches and the triggers'
-// registrations, on
+// (for runs from before the drivers) its loop batches, the triggers'
+// registrations and the coordinators of concurrency keys, on
 // a worker or on a replayer (which replays workflows and needs no activities).
 func RegisterWorkflow(r interface {
 	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
@@ -221,4 +223,5 @@ func RegisterWorkflow(r interface {
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
 	r.RegisterWorkflowWithOptions(TriggerWorkflow, workflow.RegisterOptions{Name: contract.TriggerWorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookConcurrency, workflow.RegisterOptions{Name: contract.CoordinatorWorkflowName})
 }

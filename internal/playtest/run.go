@@ -451,6 +451,11 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
 		return struct{}{}, nil
 	}), activity.RegisterOptions{Name: contract.NotifyName})
+	// A test runs one run: its concurrency limit always has a slot for it
+	// (docs/TESTING.md).
+	env.RegisterActivityWithOptions(func(context.Context, contract.SlotRequest) (contract.SlotAnswer, error) {
+		return contract.SlotAnswer{Granted: true}, nil
+	}, activity.RegisterOptions{Name: contract.AcquireSlotName})
 	st.paceAttempts(env, runStep)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: rootID})
 	tr := &tracer{}

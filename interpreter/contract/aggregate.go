@@ -40,6 +40,12 @@ type Aggregate struct {
 	LogicalTime string `json:"logical_time,omitempty"`
 	// Notifications record the webhooks told of the outcome.
 	Notifications []Notification `json:"notifications,omitempty"`
+	// Queued says that the run waits for a slot of its concurrency key;
+	// nil once it holds one, and in a playbook without `concurrency`.
+	Queued *QueuedRun `json:"queued,omitempty"`
+	// Refused says why the run's concurrency limit refused it
+	// (on_limit: fail): it ran no step.
+	Refused string `json:"refused,omitempty"`
 }
 
 // Notification is one webhook call made after `end` decided.

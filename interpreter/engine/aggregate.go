@@ -69,6 +69,8 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	}
 	status := contract.RunFailed
 	switch {
+	case r.refused != "":
+		// Refused by its concurrency limit: nothing ran, and it failed.
 	case r.Cancelled() && !r.deadlineFirst:
 		// A cancelled run ends cancelled whatever success_when would say.
 		status = contract.RunCancelled
@@ -131,6 +133,8 @@ func (r *Run) aggregate(status string, failed, warnings []string) *contract.Aggr
 		Timeout:           r.timeoutSoFar(),
 		Origin:            r.origin,
 		LogicalTime:       r.logicalTime,
+		Queued:            r.queued,
+		Refused:           r.refused,
 	}
 }
 
@@ -152,6 +156,9 @@ func plural(n int, noun string) string {
 // A run its deadline failed leads with that ("the run's deadline of 3s
 // passed (on_timeout: cancel)"), then the first failed step, if any.
 func (r *Run) FirstFailure() string {
+	if r.refused != "" {
+		return r.refused
+	}
 	if r.timedOut && r.deadlineFirst {
 		t := r.timeoutRecord()
 		why := fmt.Sprintf("%s (on_timeout: %s)", t, t.OnTimeout)

@@ -80,6 +80,10 @@ type Run struct {
 	trigger map[string]any
 	// largeValues: see WithLargeValues.
 	largeValues bool
+	// queued: the run waits for a slot of its concurrency key (Queue);
+	// refused: why its key's limit refused it (Refuse).
+	queued  *contract.QueuedRun
+	refused string
 }
 
 // NewRun starts the state of a run. workload deep-merges into the

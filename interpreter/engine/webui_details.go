@@ -27,6 +27,9 @@ func (r *Run) DetailsMarkdown() string {
 	if r.logicalTime != "" {
 		fmt.Fprintf(&b, "\n\nlogical time: %s", r.logicalTime)
 	}
+	if r.queued != nil {
+		fmt.Fprintf(&b, "\n\n**%s**", QueuedNote(r.queued))
+	}
 	if r.final != nil && r.final.Status == contract.RunFailed {
 		if why := r.FirstFailure(); why != "" {
 			fmt.Fprintf(&b, "\n\n**failed**: %s", why)

@@ -29,6 +29,10 @@ type Change struct {
 	// What is the new behaviour, and the old behaviour runs started
 	// before the change keep.
 	What string
+	// NoOldSide says why no run can take the old side, when none can (a
+	// key that workers from before cannot parse): the replay corpus then
+	// holds only the new side. "": runs before the change took the old.
+	NoOldSide string
 }
 
 // changes are the registered changes, in the order they were made.
@@ -115,6 +119,11 @@ var (
 		Where: "where a loop step that a retry reuses elements of (Input.ReuseElements) starts its elements or its driver",
 		What: "the elements the retry reuses are not started: their earlier results stand in the loop's result " +
 			"(before: the input's reused elements were ignored and every element ran)"})
+	changeConcurrency = register(Change{ID: "concurrency-limit", Max: 1,
+		Where: "the start of a run whose playbook declares concurrency",
+		What: "the run asks its key's coordinator for a slot (activity AcquireSlot) and waits for one before its first step " +
+			"(before: workers did not know the key; a run started at once)",
+		NoOldSide: "a worker from before the change cannot parse a playbook with concurrency: its workflow task fails until a newer worker replays the run from its start"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

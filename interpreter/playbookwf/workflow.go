@@ -123,10 +123,15 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	if err := registerEvents(ctx, x); err != nil {
 		return nil, err
 	}
+	if pb.Concurrency != nil && version(ctx, changeConcurrency) >= 1 {
+		x.takeSlot(ctx, pb)
+	}
 	watchDeadline(ctx, sel, run, deadline)
-	if err := x.drive(ctx, sel); err != nil {
-		x.emitRunSpans(nil, err)
-		return nil, err
+	if !run.Refused() {
+		if err := x.drive(ctx, sel); err != nil {
+			x.emitRunSpans(nil, err)
+			return nil, err
+		}
 	}
 	if ctx.Err() != nil {
 		// The run was cancelled: `end` and the webhook still run, outside
@@ -135,7 +140,7 @@ func Playbook(ctx workflow.Context, in contract.Input) (*contract.Aggregate, err
 	}
 	run.StartEnd()
 	var endOutcome contract.Outcome
-	if end := pb.End(); end.Tool != nil {
+	if end := pb.End(); end.Tool != nil && !run.Refused() {
 		detached := x.detachEnd()
 		if f, err := x.start(end); err != nil {
 			endOutcome.Err = err

@@ -70,6 +70,9 @@ type Playbook struct {
 	// Queue is the task queue of the steps that name none (`queue`); "":
 	// the run's own.
 	Queue string
+	// Concurrency limits how many runs of one key run at once
+	// (`concurrency`); nil: no limit.
+	Concurrency *Concurrency
 	// Local makes every step that runs an activity (shell, python, http)
 	// a local step, unless it says `local: false` (`local`).
 	Local bool

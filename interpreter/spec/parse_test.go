@@ -33,7 +33,7 @@ workflow:
 		{"unknown top-level key", `
 metadata: {name: x}
 worklfow: []
-`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, failure_handlers, failure_mode, kind, local, lost_attempts, metadata, notify, on_timeout, pending_timeout, queue, schedule, timeout, triggers, use_pending_failed, workflow, workload)`},
+`, `flows/x.yaml:3: unknown key "worklfow" in the playbook (known: apiVersion, concurrency, failure_handlers, failure_mode, kind, local, lost_attempts, metadata, notify, on_timeout, pending_timeout, queue, schedule, timeout, triggers, use_pending_failed, workflow, workload)`},
 		{"duplicate step", `
 metadata: {name: x}
 workflow:

@@ -20,6 +20,9 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 	case steps != nil && steps.Kind != yaml.SequenceNode:
 		errs = errs.Add(d.file, d.errf(steps, "workflow must be a list of steps"))
 	}
+	if err == nil {
+		errs = errs.Add(d.file, d.checkConcurrencyKey(pb))
+	}
 	if onTimeout != nil && pb.Timeout == 0 && err == nil {
 		errs = errs.Add(d.file, d.errf(onTimeout, "on_timeout applies to the run's timeout, and the playbook sets none"))
 	}
@@ -123,6 +126,7 @@ func (d *decoder) playbookKeys(pb *Playbook, steps, onTimeout **yaml.Node) keys 
 		"local":         {sBool("true: every step that runs an activity (shell, python, http) is a local step unless it says local: false."), func(v *yaml.Node) error { return d.boolean(v, "local", &pb.Local) }},
 		"schedule":      {sRef("schedule", "When `playbook schedule apply` makes the playbook run by itself."), func(v *yaml.Node) (err error) { pb.Schedule, err = d.schedule(v); return err }},
 		"triggers":      {jsonSchema{"type": "array", "items": jsonSchema{"$ref": "#/$defs/trigger"}, "minItems": 1, "description": "What starts a run by itself once `playbook schedule apply` registered it: a signed webhook, or another playbook's run ending."}, func(v *yaml.Node) (err error) { pb.Triggers, err = d.triggers(v); return err }},
+		"concurrency":   {sRef("concurrency", "How many runs with the same key run at once, and what a run does when they all run."), func(v *yaml.Node) (err error) { pb.Concurrency, err = d.concurrency(v); return err }},
 		"timeout": {sDuration("The run's deadline, from its start: when it passes, running steps are cancelled, the rest skipped, cleanup steps run, then end."), func(v *yaml.Node) error {
 			if err := d.duration(v, "timeout", &pb.Timeout); err != nil {
 				return err

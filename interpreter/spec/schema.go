@@ -115,6 +115,7 @@ func Schema() jsonSchema {
 		"trigger":         d.triggerKeys(&Trigger{}).object("One thing that starts a run: webhook or after."),
 		"webhook_trigger": d.webhookTriggerKeys(&WebhookTrigger{}).object("A signed POST to the worker's /hooks/NAME.", "name", "secret"),
 		"after_trigger":   d.afterTriggerKeys(&AfterTrigger{}).object("Another playbook's run ending.", "playbook"),
+		"concurrency":     d.concurrencyKeys(&Concurrency{}).object("How many runs with the same key run at once.", "limit"),
 		"outputs":         d.outputKeys(&Files{}).object("The files a step hands on."),
 		"inputs":          d.inputKeys(&Files{}).object("The stored files a step takes."),
 	}

@@ -356,7 +356,7 @@ func printSummary(out io.Writer, pb *spec.Playbook, agg *contract.Aggregate) {
 	if agg.StepsOmitted > 0 {
 		fmt.Fprintf(out, "(%s that completed, were reused or skipped are left out: the aggregate would be over its budget.)\n", countOf(agg.StepsOmitted, "step"))
 	}
-	line := fmt.Sprintf("Run %s %s: %s%d of %s failed", agg.WorkflowID, agg.Status, deadlinePassed(agg, "; "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
+	line := fmt.Sprintf("Run %s %s: %s%s%d of %s failed", agg.WorkflowID, agg.Status, refusal(agg, "; "), deadlinePassed(agg, "; "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"))
 	if len(agg.FailedSteps) > 0 {
 		line += " (" + strings.Join(agg.FailedSteps, ", ") + ")"
 	}
@@ -408,6 +408,15 @@ func deadlinePassed(agg *contract.Aggregate, sep string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s (on_timeout: %s)%s", agg.Timeout, agg.Timeout.OnTimeout, sep)
+}
+
+// refusal says why the run's concurrency limit refused it, then sep; ""
+// when it did not.
+func refusal(agg *contract.Aggregate, sep string) string {
+	if agg.Refused == "" {
+		return ""
+	}
+	return agg.Refused + sep
 }
 
 func allowedToFail(agg *contract.Aggregate) string {

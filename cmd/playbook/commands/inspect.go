@@ -52,7 +52,7 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 		fmt.Fprintf(out, "Run %s (playbook %s): %s\n", run, agg.Playbook, agg.Status)
 		fmt.Fprintln(out, "Temporal ended it without its end step: no aggregate; the steps stood as below when it ended, and those running were abandoned.")
 	default:
-		fmt.Fprintf(out, "Run %s (playbook %s): %s, %s%d of %s failed%s\n", run, agg.Playbook, agg.Status, deadlinePassed(agg, ", "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
+		fmt.Fprintf(out, "Run %s (playbook %s): %s, %s%s%d of %s failed%s\n", run, agg.Playbook, agg.Status, refusal(agg, ", "), deadlinePassed(agg, ", "), agg.FailedStepsCount, countOf(agg.TotalSteps, "step"), allowedToFail(agg))
 	}
 	if agg.Origin != nil {
 		fmt.Fprintf(out, "Started as a %s\n", agg.Origin)
@@ -62,6 +62,9 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 	}
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
+	}
+	if agg.Queued != nil {
+		fmt.Fprintf(out, "Waiting for a slot: %s\n", engine.QueuedNote(agg.Queued))
 	}
 	for _, name := range stepOrder(agg, st.Playbook()) {
 		if w := agg.Steps[name].Waiting; w != nil {
