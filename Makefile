@@ -62,19 +62,10 @@ vet:
 
 # Unit, end-to-end and replay tests. The first build compiles the Temporal
 # server (minutes on two cores); later runs take seconds to build. Installs
-# Chromium where it is missing: a test opens the Web UI headless. The race
-# detector's run and the examples' own tests go beside the others: most
-# of the end-to-end suite's time is waiting. Each part's output comes
-# whole when it ends.
+# Chromium where it is missing: a test opens the Web UI headless.
 test: vet
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
-	@$(MAKE) --no-print-directory -j 2 --output-sync=target test-all test-race
-
-.PHONY: test-all test-race
-test-all:
 	$(GO) test -count=1 -timeout 20m ./...
-
-test-race:
 	$(GO) test -race -count=1 -timeout 10m ./activities/ ./interpreter/... ./worker/
 	$(GO) run ./cmd/playbook test playbooks/
 
