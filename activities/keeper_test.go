@@ -119,8 +119,17 @@ func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
 	if during != nil {
 		during(w.Process.Pid)
 	}
+	keeper := keeperOf(t, w.Process.Pid)
+	require.NotZero(t, keeper, "the worker has a keeper")
 	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
 	_ = w.Wait()
+	// The keeper kills the groups on its list and exits once it reads the
+	// end of its input: wait for that, however slow a loaded machine makes
+	// it, and then for the killed processes to go.
+	proctest.WaitFor(t, "the keeper to end", time.Minute, func() bool {
+		_, ok := running(keeper)
+		return !ok
+	})
 	deadline = time.Now().Add(5 * time.Second)
 	for len(proctest.Matching(marker)) > 0 {
 		require.True(t, time.Now().Before(deadline), "step processes outlived their worker: %v", proctest.Matching(marker))
