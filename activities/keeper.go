@@ -136,6 +136,10 @@ func keeperLine(line []byte) (add bool, pgid int, ok bool) {
 // its pipe; a keeper that stopped reading for that long is replaced.
 var keeperWriteLimit = 2 * time.Second
 
+// keeperStarted, when set (by a test), is called with each keeper started,
+// before it is told the live groups.
+var keeperStarted func(pid int)
+
 // groupKeeper is the worker process's keeper.
 var groupKeeper = newKeeper()
 
@@ -216,6 +220,9 @@ func (k *keeper) start() error {
 	}
 	k.to, k.cmd = w, cmd
 	go k.replaceWhenGone(cmd)
+	if keeperStarted != nil {
+		keeperStarted(cmd.Process.Pid)
+	}
 	for pgid := range k.live {
 		_ = w.SetWriteDeadline(time.Now().Add(keeperWriteLimit))
 		if _, err := fmt.Fprintf(w, "+ %d\n", pgid); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,6 +34,24 @@ func playbookBinary(t testing.TB) string {
 	buildOnce.Do(buildBinary)
 	require.NoError(t, buildErr)
 	return binary
+}
+
+// cliEnv runs the playbook CLI as a process of its own, its environment
+// this process's with env added (later entries win): the CLI as cli runs
+// it, for a parallel test that sets a variable the CLI reads (t.Setenv
+// would set it for every test).
+func cliEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(playbookBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		require.NoError(t, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 }
 
 // buildBinary builds the binary playbookBinary gives. TestMain starts it

@@ -40,8 +40,9 @@ workflow:
 // behaves as before: the result is a stub, and the step reading past it
 // fails saying so.
 func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
-	// Serial: it sets PLAYBOOK_STORE for the CLI, and its runs carry tens
-	// of megabytes.
+	// Its runs carry tens of megabytes; it tells its CLI processes
+	// PLAYBOOK_STORE.
+	parallel(t, alone("cpu"))
 	file := writePlaybook(t, t.TempDir(), "big.yaml", bigResult)
 
 	// Without a store: the shared worker keeps no large values.
@@ -70,15 +71,15 @@ func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
 	w := worker.New(cl, worker.Options{TaskQueue: queue, LogDir: t.TempDir(), Store: st, LargeValues: true})
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	t.Setenv("PLAYBOOK_STORE", url)
+	env := []string{"PLAYBOOK_STORE=" + url}
 
-	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--json", file)
+	code, out, errOut := cliEnv(t, env, "run", "--address", server.Address, "--task-queue", queue, "--json", file)
 	var whole contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &whole), "stderr:\n%s", errOut)
 	require.Equal(t, 0, code, "%+v", whole.Steps["use"])
 	require.Equal(t, "7 50000000", strings.TrimSpace(whole.Steps["use"].Result.(map[string]any)["stdout"].(string)))
 
-	code, out, errOut = cli(t, "status", "--address", server.Address, "--json", whole.WorkflowID)
+	code, out, errOut = cliEnv(t, env, "status", "--address", server.Address, "--json", whole.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	var status struct {
 		Steps map[string]*contract.StepState
@@ -118,8 +119,8 @@ func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
 
 	// A CLI given another store cannot read the run's result, and says why.
 	other := t.TempDir()
-	t.Setenv("PLAYBOOK_STORE", "file://"+other)
-	code, _, errOut = cli(t, "status", "--address", server.Address, "--json", whole.WorkflowID)
+	env = []string{"PLAYBOOK_STORE=file://" + other}
+	code, _, errOut = cliEnv(t, env, "status", "--address", server.Address, "--json", whole.WorkflowID)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "this run keeps a large value in its store, at file://"+other+"/_claims/"+whole.WorkflowID+"/")
 	require.Contains(t, errOut, ": not there; give this command the store the workers keep it in (--store or PLAYBOOK_STORE)")

@@ -35,7 +35,7 @@ func newKeyFile(t *testing.T) (file, id string) {
 // encrypt (or that could not read what they write) refuses, exit 2,
 // saying why and how to share the key; with the workers' key it runs.
 func TestCLIWithoutTheWorkersKeyRefusesToSubmit(t *testing.T) {
-	// Serial: t.Setenv (the codec key) (see parallel).
+	parallel(t)
 	const queue = "codec-guard"
 	keyFile, keyID := newKeyFile(t)
 	otherKey, otherID := newKeyFile(t)
@@ -66,9 +66,11 @@ func TestCLIWithoutTheWorkersKeyRefusesToSubmit(t *testing.T) {
 		return false
 	})
 
+	// The CLI's key, as its environment gives it.
+	var env []string
 	refused := func(id, want string, args ...string) {
 		t.Helper()
-		code, out, errOut := cli(t, args...)
+		code, out, errOut := cliEnv(t, env, args...)
 		require.Equal(t, 2, code, out+errOut)
 		require.Empty(t, out)
 		require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
@@ -80,8 +82,7 @@ func TestCLIWithoutTheWorkersKeyRefusesToSubmit(t *testing.T) {
 			require.ErrorAs(t, err, &notFound, "%s started nothing", id)
 		}
 	}
-	t.Setenv(codec.KeyEnv, "")
-	t.Setenv(codec.KeyFileEnv, "")
+	env = []string{codec.KeyEnv + "=", codec.KeyFileEnv + "="}
 	noKey := `the workers polling task queue "codec-guard" encrypt payloads (codec key ` + keyID + `) and this CLI has no key`
 	refused("codec-guard-1", "run: "+noKey,
 		"run", "--address", server.Address, "--task-queue", queue, "--id", "codec-guard-1", "../playbooks/hello.yaml")
@@ -93,18 +94,17 @@ func TestCLIWithoutTheWorkersKeyRefusesToSubmit(t *testing.T) {
 	var notFound *serviceerror.NotFound
 	require.ErrorAs(t, err, &notFound, "no schedule created")
 
-	t.Setenv(codec.KeyFileEnv, otherKey)
+	env = []string{codec.KeyEnv + "=", codec.KeyFileEnv + "=" + otherKey}
 	refused("codec-guard-3", "run: the workers polling task queue \"codec-guard\" encrypt payloads with codec key "+keyID+", and this CLI's key is "+otherID,
 		"run", "--address", server.Address, "--task-queue", queue, "--id", "codec-guard-3", "../playbooks/hello.yaml")
 
-	t.Setenv(codec.KeyFileEnv, keyFile)
-	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "codec-guard-4", "../playbooks/hello.yaml")
+	env = []string{codec.KeyEnv + "=", codec.KeyFileEnv + "=" + keyFile}
+	code, out, errOut := cliEnv(t, env, "run", "--address", server.Address, "--task-queue", queue, "--id", "codec-guard-4", "../playbooks/hello.yaml")
 	require.Equal(t, 0, code, out+errOut)
 
 	// A profile that names a codec says the namespace's payloads are
 	// encoded, whether or not a worker polls yet.
-	t.Setenv(codec.KeyFileEnv, "")
-	t.Setenv("TEMPORAL_CODEC_ENDPOINT", "http://127.0.0.1:8081")
+	env = []string{codec.KeyEnv + "=", codec.KeyFileEnv + "=", "TEMPORAL_CODEC_ENDPOINT=http://127.0.0.1:8081"}
 	refused("codec-guard-5", "run: the Temporal profile names a codec (http://127.0.0.1:8081), so this namespace's payloads are encoded, and this CLI has no key",
 		"run", "--address", server.Address, "--task-queue", "codec-guard-nobody", "--id", "codec-guard-5", "../playbooks/hello.yaml")
 }

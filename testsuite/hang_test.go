@@ -19,6 +19,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec/expr"
+	"playbook/worker"
 )
 
 // endsWithin runs a playbook written for the test with `run --json` and
@@ -41,6 +42,17 @@ func endsWithin(t *testing.T, limit time.Duration, source string, extra ...strin
 	return &agg
 }
 
+// ownQueueWorker starts a worker of the test's own on task queue queue, and
+// returns queue: a run of thousands of steps fills it rather than the
+// shared worker's slots, which every other test's steps need.
+func ownQueueWorker(t *testing.T, queue string) string {
+	t.Helper()
+	w := worker.New(tc, worker.Options{TaskQueue: queue, LogDir: t.TempDir()})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return queue
+}
+
 // requireStub checks that a result in the aggregate is a stub for a value
 // over its budget, and returns the size it says.
 func requireStub(t *testing.T, v any) int {
@@ -55,7 +67,8 @@ func requireStub(t *testing.T, v any) int {
 // to a 2.5 MB loop result: the run completes, the aggregate carries a stub
 // for it, and the steps after it read the whole result.
 func TestBigLoopResultDoesNotHangTheRun(t *testing.T) {
-	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	parallel(t, alone("cpu"))
+	queue := ownQueueWorker(t, "hang-big-loop")
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-loop}
 workflow:
   - step: each
@@ -64,7 +77,7 @@ workflow:
     next: count
   - step: count
     tool: { kind: noop, result: "{{ len(steps.each.result) }}:{{ len(steps.each.result[299].stdout) }}" }
-`)
+`, "--task-queue", queue)
 	require.Equal(t, "completed", agg.Status)
 	require.Greater(t, requireStub(t, agg.Steps["each"].Result), 2_000_000)
 	require.Equal(t, "300:4096", agg.Steps["count"].Result, "the run's own state keeps the whole result (a tail of 4 KiB)")
@@ -73,13 +86,14 @@ workflow:
 // Three python steps returning 900 KB each: the aggregate would be 2.7 MB;
 // the two largest results are stubs and the run completes.
 func TestBigResultsDoNotHangTheRun(t *testing.T) {
-	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	parallel(t, alone("cpu"))
+	queue := ownQueueWorker(t, "hang-big-results")
 	agg := endsWithin(t, 2*time.Minute, `metadata: {name: big-results}
 workflow:
   - { step: a, tool: { kind: python, code: "def main(): return 'a' * 900000" } }
   - { step: b, tool: { kind: python, code: "def main(): return 'b' * 900000" } }
   - { step: c, tool: { kind: python, code: "def main(): return 'c' * 900001" } }
-`)
+`, "--task-queue", queue)
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 900003, requireStub(t, agg.Steps["c"].Result))
 	require.Equal(t, 900002, requireStub(t, agg.Steps["a"].Result))
@@ -99,14 +113,15 @@ func noopChain(n int) string {
 // A chain of 2,000 shell steps completes: each waits for the one before,
 // and nothing the workflow does per step grows with the chain.
 func TestLongShellChainCompletes(t *testing.T) {
-	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
+	parallel(t, alone("cpu"))
+	queue := ownQueueWorker(t, "hang-shell-chain")
 	var b strings.Builder
 	fmt.Fprintf(&b, "metadata: {name: shell-chain}\nworkflow:\n")
 	for i := range 2000 {
 		fmt.Fprintf(&b, "  - {step: s%d, tool: {kind: shell, command: \"true\"}, next: s%d}\n", i, i+1)
 	}
 	fmt.Fprintf(&b, "  - {step: s2000, tool: {kind: shell, command: \"echo $X\", env: {X: \"{{ steps.s1999.result.exit_code }}\"}}}\n")
-	agg := endsWithin(t, 5*time.Minute, b.String())
+	agg := endsWithin(t, 5*time.Minute, b.String(), "--task-queue", queue)
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2001, agg.TotalSteps)
 	require.Equal(t, 0.0, agg.Steps["s2000"].Result.(map[string]any)["json"])
@@ -115,8 +130,9 @@ func TestLongShellChainCompletes(t *testing.T) {
 // A chain of 5,000 noop steps is decided in the workflow without the SDK's
 // deadlock detector failing its task (1,500 did before).
 func TestLongNoopChainCompletes(t *testing.T) {
-	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
-	agg := endsWithin(t, 2*time.Minute, noopChain(5000))
+	parallel(t, alone("cpu"))
+	queue := ownQueueWorker(t, "hang-noop-chain")
+	agg := endsWithin(t, 2*time.Minute, noopChain(5000), "--task-queue", queue)
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 5000, agg.TotalSteps-1)
 	require.Equal(t, 4999.0, agg.Steps["s5000"].Result)
@@ -273,8 +289,9 @@ func hasMarker(t *testing.T, workflowID, change string) bool {
 // more than 2,000 activities pending, so a run keeps 1,000 running and the
 // rest wait for a slot; the run completes.
 func TestWideFanOutCompletes(t *testing.T) {
-	// Serial: thousands of steps, or results of megabytes, keep both cores busy (see parallel).
-	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100))
+	parallel(t, alone("cpu"))
+	queue := ownQueueWorker(t, "hang-fan-out")
+	agg := endsWithin(t, 3*time.Minute, wideFanOut(2100), "--task-queue", queue)
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, 2099.0, agg.Steps["s2099"].Result)
 	require.True(t, hasMarker(t, agg.WorkflowID, "running-cap"))

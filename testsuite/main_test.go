@@ -60,9 +60,14 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(parallelTests))
+	slots := parallelTests
+	if given {
+		slots, _ = strconv.Atoi(flag.Lookup("test.parallel").Value.String())
 	}
+	// The testing package lets every parallel test go on; parallel holds
+	// it until one of the slots is free, once its shares are its own.
+	_ = flag.Set("test.parallel", strconv.Itoa(maxParallelTests))
+	running = make(chan struct{}, max(slots, 1))
 	os.Exit(runMain(m))
 }
 
@@ -244,8 +249,9 @@ var processesMatching = proctest.Matching
 // backoffs, heartbeats, processes sleeping), so its tests run side by side:
 // a test opts in with parallel(t) as its first line. It then runs once the
 // serial tests are done, beside the other parallel ones, up to
-// parallelTests at once (TestMain sets -test.parallel to that unless it is
-// given). A test may opt in when
+// parallelTests at once (or -test.parallel when it is given): a test
+// waiting for a share another holds (below) takes none of those slots,
+// so the tests that can run do. A test may opt in when
 //   - its runs have workflow IDs of their own (run's default NAME-RANDOM,
 //     or an --id no other test uses), and any worker it starts polls a task
 //     queue of its own (named for the test, as "ops-logs" or
@@ -263,21 +269,25 @@ var processesMatching = proctest.Matching
 // (once the processes other tests' runs left are gone), the others beside
 // each other. Something else only one test may use at a time is named
 // with alone(name): the default port 127.0.0.1:7233 an embedded server
-// takes, and "cpu" for a test that keeps a core busy for a while (pages
-// of large events, replaying a history of megabytes), so that such tests
-// run one after another, beside the tests that wait: a starved workflow
-// task trips the SDK's deadlock detector, and a starved step misses its
-// heartbeat.
+// takes; "cpu" for a test that keeps a core busy for a while (pages of
+// large events, runs of thousands of steps, results of megabytes), so
+// that such tests run one after another, beside the tests that wait: a
+// starved workflow task trips the SDK's deadlock detector, and a starved
+// step misses its heartbeat; and "browser" for a headless Chromium on a
+// `playbook dev` of its own, the other core's. A run of thousands of
+// steps goes to a worker of the test's own (ownQueueWorker): on the
+// shared one, its activities would fill the slots every other test's
+// steps need. A test that gives its CLI an environment variable runs the
+// CLI as a process of its own (cliEnv) rather than set it with t.Setenv.
 //
 // Tests that stay serial, and why, say so beside their first line:
-// setting the environment (the docs tests, the codec key, the logs token,
+// setting the environment of this process (the docs tests, which also
+// change directory; the codec key of in-process workers; the logs token;
 // envconfig), changing the namespace (`setup`), timing something in
 // seconds against the wall clock (TestRetryDelaysFireOnTime, the outage
 // tests, retry budgets and heartbeat timeouts of seconds), or keeping
-// both cores busy for long (the replay corpus, the runs of thousands of
-// steps, whose thousands of activities would also fill the shared
-// worker's slots and hold up every other test's steps; the headless
-// browser).
+// both cores busy for long (replaying the corpus, whose starved replay
+// trips the deadlock detector).
 func parallel(t *testing.T, shares ...share) {
 	t.Helper()
 	t.Parallel()
@@ -297,7 +307,13 @@ func parallel(t *testing.T, shares ...share) {
 			t.Cleanup(l.RUnlock)
 		}
 	}
+	running <- struct{}{}
+	t.Cleanup(func() { <-running }) // before the shares: cleanups run last first
 }
+
+// running holds a token for each parallel test running (TestMain makes
+// it, with a slot for each test that may run at once).
+var running chan struct{}
 
 // share is something parallel tests use that is not theirs alone.
 type share struct {
@@ -332,3 +348,8 @@ func shared(name string) *sync.RWMutex {
 // parallelTests is how many parallel tests run at once unless
 // -test.parallel says: most wait, so more than the CPUs.
 const parallelTests = 6
+
+// maxParallelTests is what TestMain sets -test.parallel to: more than the
+// suite's parallel tests, so that the testing package holds none of them
+// back (parallel does); a test's parallel subtests run in its slot.
+const maxParallelTests = 1000

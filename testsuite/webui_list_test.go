@@ -21,7 +21,7 @@ import (
 // allowed to fail as `NAME (warning)`. A headless Chromium takes a
 // screenshot of the list.
 func TestWebUIListTellsWaitingAndWarningsApart(t *testing.T) {
-	// Serial: a headless browser keeps both cores busy (see parallel).
+	parallel(t, alone("browser"))
 	browser, address, uiPort := devWithBrowser(t)
 	dir := t.TempDir()
 	wait := writePlaybook(t, dir, "ui_gate.yaml", `metadata: {name: ui-gate}

@@ -18,7 +18,7 @@ import (
 // screenshot of it is kept beside the test's files. `make test` installs
 // Chromium where it is missing.
 func TestWebUIFirstViewNamesTheCause(t *testing.T) {
-	// Serial: a headless browser keeps both cores busy (see parallel).
+	parallel(t, alone("browser"))
 	browser, address, uiPort := devWithBrowser(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "ui_fail.yaml", `metadata: {name: ui-fail}

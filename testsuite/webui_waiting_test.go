@@ -17,7 +17,7 @@ import (
 // headless Chromium opens the run's page on `playbook dev`'s Web UI, as
 // TestWebUIFirstViewNamesTheCause does, and reads the page as rendered.
 func TestWebUIWaitingRunShowsTheCommands(t *testing.T) {
-	// Serial: a headless browser keeps both cores busy (see parallel).
+	parallel(t, alone("browser"))
 	browser, address, uiPort := devWithBrowser(t)
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "ui_wait.yaml", `metadata: {name: ui-wait}

@@ -37,16 +37,20 @@ type deliveries struct {
 	got     []delivery
 	done    map[string]bool
 	count   map[string]int
+	working int // attempts at work: started, not yet held
 	changed chan struct{}
 }
 
-// holdAtMost bounds how long, in wall time, an attempt waits for its
-// turn: a second run that issued other commands may never deliver the
-// result the attempt waits for, and the comparison of commands says so.
-// Generous, so that a loaded machine never gives up a turn that was
-// coming (which would report a divergence that is not there); it costs
-// time only in a case that really diverged.
-const holdAtMost = 10 * time.Second
+// stallAfter is how long, in wall time, an attempt waits for its turn
+// while nothing happens: no result delivered, no attempt starting or
+// ending its work, and none at work. A second run that issued other
+// commands may never deliver the result the attempt waits for, and the
+// comparison of commands says so. A bound on the wait's progress, not on
+// its length: a loaded machine that delivers slowly, or a step that runs
+// long, never gives up a turn that was coming (which would report a
+// divergence that is not there); it costs time only in a case that
+// really diverged.
+const stallAfter = 10 * time.Second
 
 func newDeliveries(env *testsuite.TestWorkflowEnvironment, start time.Time, follow []delivery) *deliveries {
 	return &deliveries{env: env, start: start, follow: follow, done: map[string]bool{}, count: map[string]int{}, changed: make(chan struct{})}
@@ -64,6 +68,19 @@ func (d *deliveries) delivered(workflowID, activityID string) {
 	d.count[id]++
 	d.got = append(d.got, delivery{key: key, at: d.env.Now().Sub(d.start)})
 	d.done[key] = true
+	d.change()
+}
+
+// work notes an attempt starting its work (by) or ending it (-1).
+func (d *deliveries) work(by int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.working += by
+	d.change()
+}
+
+// change wakes the attempts waiting for their turn; d.mu is held.
+func (d *deliveries) change() {
 	close(d.changed)
 	d.changed = make(chan struct{})
 }
@@ -74,7 +91,6 @@ func (d *deliveries) hold(ctx context.Context) {
 		return
 	}
 	info := activity.GetInfo(ctx)
-	until := time.After(holdAtMost)
 	for {
 		d.mu.Lock()
 		id := activityKey(info.WorkflowExecution.ID, info.ActivityID)
@@ -82,14 +98,18 @@ func (d *deliveries) hold(ctx context.Context) {
 		at := d.env.Now().Sub(d.start)
 		turn := slices.IndexFunc(d.follow, func(e delivery) bool { return e.key == key })
 		waiting := slices.ContainsFunc(d.follow[:max(turn, 0)], func(e delivery) bool { return e.at <= at && !d.done[e.key] })
-		changed := d.changed
+		changed, working := d.changed, d.working > 0
 		d.mu.Unlock()
 		if !waiting {
 			return
 		}
+		var stalled <-chan time.Time
+		if !working {
+			stalled = time.After(stallAfter)
+		}
 		select {
 		case <-changed:
-		case <-until:
+		case <-stalled:
 			return
 		}
 	}
@@ -98,7 +118,9 @@ func (d *deliveries) hold(ctx context.Context) {
 // held is an activity whose attempts end in the order d holds them to.
 func held[I, O any](d *deliveries, run func(context.Context, I) (O, error)) func(context.Context, I) (O, error) {
 	return func(ctx context.Context, in I) (O, error) {
+		d.work(1)
 		out, err := run(ctx, in)
+		d.work(-1)
 		d.hold(ctx)
 		return out, err
 	}
