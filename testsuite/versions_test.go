@@ -133,6 +133,12 @@ workflow:
   - step: a
     tool: {kind: noop, result: 1}
 `},
+	{change: "wait-event-notice", source: `metadata: {name: event-notice}
+notify: {on_waiting: {webhook: "http://127.0.0.1:9/waiting"}}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed, timeout: 1s, on_timeout: complete}
+`},
 }
 
 // wideFanOut is a playbook of n steps ready at once, each an activity.

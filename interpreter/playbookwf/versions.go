@@ -124,6 +124,9 @@ var (
 		What: "the run asks its key's coordinator for a slot (activity AcquireSlot) and waits for one before its first step " +
 			"(before: workers did not know the key; a run started at once)",
 		NoOldSide: "a worker from before the change cannot parse a playbook with concurrency: its workflow task fails until a newer worker replays the run from its start"})
+	changeWaitEventNotice = register(Change{ID: "wait-event-notice", Max: 1,
+		Where: "where a wait_event step starts waiting in a playbook with notify.on_waiting",
+		What:  "the on_waiting webhook is posted for an event wait as for an approval (before: only approvals posted it)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

@@ -106,7 +106,7 @@ func (x *executor) startWaitEvent(ctx workflow.Context, s *spec.Step) workflow.F
 	w := s.Tool.WaitEvent()
 	x.run.AwaitEvent(s.Name)
 	x.indexWaiting()
-	x.notifyWaiting(s.Name)
+	x.notifyEventWaiting(s.Name)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		timerCtx, stopTimer := workflow.WithCancel(gctx)
 		var o *contract.Outcome
@@ -144,4 +144,18 @@ func (x *executor) startWaitEvent(ctx workflow.Context, s *spec.Step) workflow.F
 		settle.Set(*o, nil)
 	})
 	return f
+}
+
+// notifyEventWaiting posts notify.on_waiting for a step that starts
+// waiting for an event, as for an approval; runs started before the change
+// (wait-event-notice) posted nothing there. The version is asked only
+// where a webhook would be posted.
+func (x *executor) notifyEventWaiting(step string) {
+	if url, err := x.run.WaitingWebhook(); err == nil && url == "" {
+		return
+	}
+	if version(x.ctx, changeWaitEventNotice) == workflow.DefaultVersion {
+		return
+	}
+	x.notifyWaiting(step)
 }
