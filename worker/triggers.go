@@ -73,7 +73,7 @@ func (t triggerWatch) Watch(ctx context.Context, in contract.TriggerInput) (cont
 			cursor = beat
 		}
 	}
-	namespace := activity.GetInfo(ctx).WorkflowNamespace
+	namespace := activity.GetInfo(ctx).Namespace
 	answered := map[string]bool{}
 	end := time.Now().Add(watchSpan)
 	tick := time.NewTicker(watchEvery)
