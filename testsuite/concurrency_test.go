@@ -300,3 +300,33 @@ func TestConcurrencyOnLimit(t *testing.T) {
 		require.Contains(t, agg.CancelReason, "run "+run.GetID()+` of key "y" took its slot (on_limit: cancel_running)`)
 	})
 }
+
+// A queued run keeps its timeout (the time queued counts) and hears a
+// drain: either ends its wait at once, without a slot and with no step
+// run, while the holder still runs.
+func TestConcurrencyQueuedRunKeepsItsTimeoutAndHearsADrain(t *testing.T) {
+	parallel(t)
+	holding := limited(t, "queued-gives-up", `{key: "{{ workload.service }}", limit: 1}`)
+	holder, flag := holdOn(t, holding, contract.TaskQueue, "q")
+	stepRuns(t, holder.GetID())
+	src, err := os.ReadFile(holding)
+	require.NoError(t, err)
+	timed := writePlaybook(t, t.TempDir(), "timed.yaml", strings.Replace(string(src), "concurrency:", "timeout: 3s\nconcurrency:", 1))
+
+	run := start(t, timed, contract.TaskQueue, map[string]any{"service": "q"})
+	agg := finish(t, run)
+	require.NotNil(t, agg.Timeout, "the deadline passed while the run was queued")
+	require.Equal(t, contract.StatusSkipped, agg.Steps["work"].Status)
+
+	run = start(t, holding, contract.TaskQueue, map[string]any{"service": "q"})
+	queuedBehind(t, run.GetID(), holder.GetID())
+	require.NoError(t, tc.SignalWorkflow(context.Background(), run.GetID(), "", contract.SignalDrain, "maintenance"))
+	agg = finish(t, run)
+	require.Equal(t, contract.RunCancelled, agg.Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["work"].Status)
+	require.Equal(t, "maintenance", agg.CancelReason)
+
+	require.Equal(t, contract.StatusRunning, mustState(t, holder.GetID()).Steps["work"].Status, "the holder held its slot throughout")
+	require.NoError(t, os.WriteFile(flag, nil, 0o644))
+	require.Equal(t, "completed", finish(t, holder).Status)
+}

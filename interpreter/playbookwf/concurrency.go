@@ -44,7 +44,7 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 		if ctx.Err() == nil {
 			x.run.Refuse("asking for a slot: " + err.Error())
 		}
-		x.leaveQueue(ctx, coordinator, req)
+		x.leaveQueue(ctx, coordinator, req, false)
 		return
 	}
 	switch {
@@ -56,26 +56,53 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 	}
 	x.run.Queue(&contract.QueuedRun{Key: key, Limit: c.Limit, Coordinator: coordinator, Holders: ans.Holders, Position: ans.Position})
 	workflow.SetCurrentDetails(ctx, x.run.DetailsMarkdown())
-	granted := false
+	// The run waits for its grant, a cancel, its deadline (its timeout
+	// counts the time queued) or a drain; but for the grant each ends the
+	// wait without a slot, and the run goes on as it would at that moment:
+	// no step starts, `end` runs.
+	granted, gaveUp := false, false
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(workflow.GetSignalChannel(ctx, contract.SignalSlotGranted), func(ch workflow.ReceiveChannel, _ bool) {
 		ch.Receive(ctx, nil)
 		granted = true
 	})
 	sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-	sel.Select(ctx)
+	sel.AddReceive(workflow.GetSignalChannel(ctx, contract.SignalDrain), func(ch workflow.ReceiveChannel, _ bool) {
+		var reason string
+		if ch.ReceiveAsync(&reason) {
+			x.run.RecordCancelReason(reason)
+			x.run.Drain()
+			gaveUp = true
+		}
+	})
+	if d := x.deadline; d != nil {
+		tctx, stopTimer := workflow.WithCancel(ctx)
+		defer stopTimer()
+		left := max(d.At.Sub(workflow.Now(ctx)), time.Millisecond)
+		timer := workflow.NewTimerWithOptions(tctx, left, workflow.TimerOptions{Summary: "deadline while queued: timeout " + d.Timeout + " of " + d.SetBy})
+		sel.AddFuture(timer, func(f workflow.Future) {
+			if f.Get(tctx, nil) == nil {
+				x.run.TimeOut()
+				gaveUp = true
+			}
+		})
+	}
+	for !granted && !gaveUp && ctx.Err() == nil {
+		sel.Select(ctx)
+	}
 	if !granted {
-		x.leaveQueue(ctx, coordinator, req)
+		x.leaveQueue(ctx, coordinator, req, gaveUp)
 		return
 	}
 	x.run.Queue(nil)
 }
 
-// leaveQueue tells the coordinator that the run, cancelled, waits no more.
-// A run that held a slot keeps it until it ends: its cleanup steps still
-// run, and the coordinator sees it end.
-func (x *executor) leaveQueue(ctx workflow.Context, coordinator string, req contract.SlotRequest) {
-	if ctx.Err() == nil {
+// leaveQueue tells the coordinator that the run, cancelled (or given up
+// waiting: its deadline, a drain), waits no more. A run that held a slot
+// keeps it until it ends: its cleanup steps still run, and the coordinator
+// sees it end.
+func (x *executor) leaveQueue(ctx workflow.Context, coordinator string, req contract.SlotRequest, gaveUp bool) {
+	if ctx.Err() == nil && !gaveUp {
 		return
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -104,6 +131,20 @@ type coordinator struct {
 	sel   workflow.Selector
 	// wake wakes the main loop after an update changed the slots.
 	wake workflow.Channel
+	// told are the grants and cancels sent to runs: the coordinator ends
+	// or continues as new only once the server took each (it drops what a
+	// workflow that has ended still sends, and a run never told of its
+	// grant would wait for ever).
+	told []workflow.Future
+}
+
+// settled tells whether every update has been answered and the server has
+// taken every grant and cancel sent.
+func (c *coordinator) settled(ctx workflow.Context) func() bool {
+	return func() bool {
+		c.told = slices.DeleteFunc(c.told, workflow.Future.IsReady)
+		return len(c.told) == 0 && workflow.AllHandlersFinished(ctx)
+	}
 }
 
 // PlaybookConcurrency is the coordinator of one playbook's concurrency
@@ -143,7 +184,7 @@ func PlaybookConcurrency(ctx workflow.Context, slots contract.Slots) error {
 			if busy {
 				continue
 			}
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			if err := workflow.Await(ctx, c.settled(ctx)); err != nil {
 				return err
 			}
 			c.leave(leave)
@@ -152,12 +193,13 @@ func PlaybookConcurrency(ctx workflow.Context, slots contract.Slots) error {
 			}
 		}
 		if info := workflow.GetInfo(ctx); info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > coordinatorHistoryBound {
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+			if err := workflow.Await(ctx, c.settled(ctx)); err != nil {
 				return err
 			}
 			c.leave(leave)
 			return workflow.NewContinueAsNewError(ctx, contract.CoordinatorWorkflowName, c.slots)
 		}
+		c.told = slices.DeleteFunc(c.told, workflow.Future.IsReady)
 		c.sel.Select(ctx)
 	}
 }
@@ -212,8 +254,9 @@ func (c *coordinator) holderIDs() []string {
 // cancel asks a holder to cancel, saying why first (the run's
 // cancel_reason).
 func (c *coordinator) cancel(h contract.SlotRequest, why string) {
-	workflow.SignalExternalWorkflow(c.ctx, h.WorkflowID, h.RunID, contract.SignalCancelReason, why)
-	workflow.RequestCancelExternalWorkflow(c.ctx, h.WorkflowID, h.RunID)
+	c.told = append(c.told,
+		workflow.SignalExternalWorkflow(c.ctx, h.WorkflowID, h.RunID, contract.SignalCancelReason, why),
+		workflow.RequestCancelExternalWorkflow(c.ctx, h.WorkflowID, h.RunID))
 }
 
 // hold gives r a slot and watches for its end.
@@ -230,7 +273,7 @@ func (c *coordinator) grant() {
 		r := c.slots.Queue[0]
 		c.slots.Queue = c.slots.Queue[1:]
 		c.hold(r)
-		workflow.SignalExternalWorkflow(c.ctx, r.WorkflowID, r.RunID, contract.SignalSlotGranted, nil)
+		c.told = append(c.told, workflow.SignalExternalWorkflow(c.ctx, r.WorkflowID, r.RunID, contract.SignalSlotGranted, nil))
 	}
 }
 
