@@ -213,8 +213,9 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	// The attempt waits for its process here; only a cancel starts a
 	// goroutine, which signals the group (SIGTERM, then SIGKILL after
 	// killGrace) while the wait goes on.
-	exited := make(chan struct{})
+	exited, killed := make(chan struct{}), make(chan struct{})
 	stopKill := context.AfterFunc(ctx, func() {
+		defer close(killed)
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -224,7 +225,12 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	})
 	_ = waitExited(pgid)
 	close(exited)
-	stopKill()
+	if !stopKill() {
+		// The cancel's goroutine signals the group: it ends before the
+		// leader is reaped, so that its signals cannot reach a group that
+		// took the ID after.
+		<-killed
+	}
 	// Whatever the process left in its group goes with it; the group leaves
 	// the keeper's list while its unreaped leader still holds its ID, and
 	// only then is the leader reaped.
