@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"playbook/activities"
 	"playbook/runs"
@@ -35,6 +36,8 @@ const (
 	// delivery of the same ID to the same hook answers the first one's
 	// run instead of starting another.
 	HookDeliveryHeader = "X-Playbook-Delivery"
+	// hookBodyRead bounds how long a delivery's body takes to arrive.
+	hookBodyRead = 30 * time.Second
 	// MaxHookWait bounds ?wait=.
 	MaxHookWait = 10 * time.Minute
 	// maxDeliveryID bounds a delivery ID, as an idempotency key is bounded.
@@ -87,7 +90,13 @@ func (h hooks) deliver(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return code, HookAnswer{Error: fmt.Sprintf(format, args...)}
 	}
 	name := r.PathValue("name")
+	// The body is read within hookBodyRead, so that a client that
+	// trickles one holds no connection long; the deadline is lifted once
+	// it is read, for ?wait= answers later.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(hookBodyRead))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxHookBody))
+	_ = rc.SetReadDeadline(time.Time{})
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -142,9 +151,22 @@ func (h hooks) deliver(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	agg, err := runs.Result(wctx, wr)
-	if err != nil {
+	var terminated *temporal.TerminatedError
+	var timedOut *temporal.TimeoutError
+	switch {
+	case err == nil:
+	case wctx.Err() != nil:
 		answer.Status = "running"
 		return http.StatusAccepted, answer
+	case errors.As(err, &terminated):
+		answer.Status, answer.Error = "terminated", err.Error()
+		return code, answer
+	case errors.As(err, &timedOut):
+		answer.Status, answer.Error = "timed_out", err.Error()
+		return code, answer
+	default:
+		answer.Status, answer.Error = "failed", err.Error()
+		return code, answer
 	}
 	answer.Status, answer.Result = agg.Status, agg
 	return code, answer

@@ -43,19 +43,32 @@ func TriggerWorkflow(ctx workflow.Context, in contract.TriggerInput) error {
 	})
 	for range triggerRounds {
 		if reg.Upstream == "" || cursor == nil {
-			apply.Receive(ctx, &reg)
+			var next contract.TriggerRegistration
+			apply.Receive(ctx, &next)
+			reg = next
 			continue
 		}
 		var next contract.TriggerCursor
 		if err := workflow.ExecuteActivity(actx, contract.TriggerWatchActivity, contract.TriggerInput{Registration: reg, Cursor: cursor}).Get(ctx, &next); err == nil {
 			cursor = &next
 		}
-		for apply.ReceiveAsync(&reg) {
-		}
+		reg = latest(apply, reg)
 	}
-	for apply.ReceiveAsync(&reg) {
-	}
+	reg = latest(apply, reg)
 	return workflow.NewContinueAsNewError(ctx, contract.TriggerWorkflowName, contract.TriggerInput{Registration: reg, Cursor: cursor})
+}
+
+// latest is the last registration a re-apply sent, or reg: each replaces
+// the one before whole (decoded into reg, a registration would keep the
+// fields the new one leaves out).
+func latest(apply workflow.ReceiveChannel, reg contract.TriggerRegistration) contract.TriggerRegistration {
+	for {
+		var next contract.TriggerRegistration
+		if !apply.ReceiveAsync(&next) {
+			return reg
+		}
+		reg = next
+	}
 }
 
 // triggerWatch is the watch activity: it asks the server through the
