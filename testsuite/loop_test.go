@@ -129,10 +129,14 @@ workflow:
 		require.NoError(t, worker.Replay(history(t, driver, runID), quietlog.New()), "replaying %s run %s", driver, runID)
 	}
 	// The driver's progress signals come every 2 s of its time, more of
-	// them the slower the machine: they are not counted.
+	// them the slower the machine: they are not counted, nor the workflow
+	// tasks they wake.
 	events := 0
 	for _, e := range history(t, agg.WorkflowID, agg.RunID).GetEvents() {
-		if e.GetEventType() != enums.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED {
+		switch e.GetEventType() {
+		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, enums.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+			enums.EVENT_TYPE_WORKFLOW_TASK_STARTED, enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+		default:
 			events++
 		}
 	}
