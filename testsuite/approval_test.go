@@ -373,14 +373,7 @@ func TestMCPApprovesAndRejects(t *testing.T) {
 // run, the step, its message and the commands that decide it.
 func TestOnWaitingWebhook(t *testing.T) {
 	parallel(t)
-	got := make(chan map[string]any, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		body["header"] = r.Header.Get("X-Playbook-Event")
-		got <- body
-	}))
-	defer hook.Close()
+	hook, got := noticeReceiver(t)
 	file := filepath.Join(t.TempDir(), "told.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`
 metadata: {name: told}
@@ -567,4 +560,18 @@ workflow:
 			require.Equal(t, contract.StatusCancelled, gate.Status, "round %d: the Update was refused: %v", i, err)
 		}
 	}
+}
+
+// noticeReceiver is a webhook that hands each notice it receives, its
+// X-Playbook-Event header as "header", to got; it closes with the test.
+func noticeReceiver(t *testing.T) (hook *httptest.Server, got chan map[string]any) {
+	got = make(chan map[string]any, 4)
+	hook = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		body["header"] = r.Header.Get("X-Playbook-Event")
+		got <- body
+	}))
+	t.Cleanup(hook.Close)
+	return hook, got
 }

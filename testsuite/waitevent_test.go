@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -279,14 +277,7 @@ func TestRunStartedByAnEvent(t *testing.T) {
 // that sends the event (#44, `notify.on_waiting` for wait_event waits).
 func TestOnWaitingWebhookForAnEvent(t *testing.T) {
 	parallel(t)
-	got := make(chan map[string]any, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		body["header"] = r.Header.Get("X-Playbook-Event")
-		got <- body
-	}))
-	defer hook.Close()
+	hook, got := noticeReceiver(t)
 	file := writePlaybook(t, t.TempDir(), "told.yaml", `
 metadata: {name: told-event}
 notify: {on_waiting: {webhook: "`+hook.URL+`/waiting"}}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"playbook/interpreter/engine"
 	"playbook/interpreter/playbookwf"
 )
 
@@ -143,7 +143,7 @@ func diverged(first, second []string) string {
 			if i < len(x) && i < len(y) && x[i] == y[i] {
 				continue
 			}
-			return fmt.Sprintf("workflow %s, at its %s command or result: the first run %s, the second %s", id, ordinal(i+1), issued(x, i), issued(y, i))
+			return fmt.Sprintf("workflow %s, at its %s command or result: the first run %s, the second %s", id, engine.Ordinal(i+1), issued(x, i), issued(y, i))
 		}
 	}
 	return ""
@@ -166,18 +166,4 @@ func issued(lines []string, i int) string {
 		return "was given " + what
 	}
 	return "issued " + lines[i]
-}
-
-func ordinal(n int) string {
-	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
-	}
-	return strconv.Itoa(n) + suffix
 }

@@ -36,11 +36,11 @@ func QueuedNote(q *contract.QueuedRun) string {
 	if len(q.Holders) > 0 {
 		behind = strings.Join(q.Holders, ", ")
 	}
-	return fmt.Sprintf("queued behind %s (concurrency key %q, limit %d; %s in the queue)", behind, q.Key, q.Limit, ordinal(q.Position))
+	return fmt.Sprintf("queued behind %s (concurrency key %q, limit %d; %s in the queue)", behind, q.Key, q.Limit, Ordinal(q.Position))
 }
 
-// ordinal is 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st.
-func ordinal(n int) string {
+// Ordinal is 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st.
+func Ordinal(n int) string {
 	suffix := "th"
 	switch {
 	case n%100 >= 11 && n%100 <= 13:
