@@ -108,9 +108,16 @@ const stepsPerCPU = 100
 // can run.
 func DefaultMaxConcurrentSteps() int { return stepsPerCPU * runtime.GOMAXPROCS(0) }
 
-// largeValuesTaskTime is how long a workflow task of a worker that keeps
-// large values may run without yielding.
-const largeValuesTaskTime = time.Minute
+// workflowTaskTime is how long a workflow task may run without yielding
+// (the SDK's deadlock detection, one second unless told). The interpreter
+// never blocks (workflowcheck holds it to that), but its work between two
+// yields grows with the playbook: parsing a 5,000-step playbook takes
+// 0.16 s on an idle machine, and a run that keeps large values decodes and
+// encodes values of up to 64 MiB. On a busy machine the SDK's second
+// failed such tasks on every attempt (an events query replaying a
+// 5,000-step chain, in CI), so every worker, the CLI's and one a program
+// makes, allows the same minute.
+const workflowTaskTime = time.Minute
 
 // DefaultDrainTimeout is how long a stopping worker lets running steps finish.
 const DefaultDrainTimeout = 30 * time.Second
@@ -159,15 +166,8 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	if o.MaxConcurrentSteps == 0 {
 		o.MaxConcurrentSteps = DefaultMaxConcurrentSteps()
 	}
-	deadlock := time.Duration(0) // the SDK's second
-	if o.LargeValues {
-		deadlock = largeValuesTaskTime
-	}
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
-		// A workflow task of a run with large values decodes, reads and
-		// encodes values of up to 64 MiB: more than the second the SDK
-		// allows between yields, on a busy machine.
-		DeadlockDetectionTimeout:           deadlock,
+		DeadlockDetectionTimeout:           workflowTaskTime,
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentSteps,
 		// A step heartbeats through the client, at most a third of its
 		// heartbeat timeout apart, and passes the server's cancel on to
