@@ -3,6 +3,10 @@ package testsuite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,7 +82,7 @@ func waitRunning(t *testing.T, workflowID string, n int) {
 
 func requireCancelled(t *testing.T, agg *contract.Aggregate, run client.WorkflowRun) {
 	t.Helper()
-	require.Equal(t, "cancelled", agg.Status)
+	require.Equal(t, "cancelled", agg.Status, stepsSaid(agg))
 	require.True(t, agg.EvaluatedByEndStep, "end ran")
 	require.Equal(t, contract.StatusCompleted, agg.Steps["end"].Status)
 	require.Equal(t, contract.StatusCancelled, agg.Steps["left"].Status)
@@ -89,6 +93,21 @@ func requireCancelled(t *testing.T, agg *contract.Aggregate, run client.Workflow
 	require.NoError(t, err)
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_CANCELED, d.GetWorkflowExecutionInfo().GetStatus())
 	require.Empty(t, processesMatching("playbook-long-running"), "no sleep is left")
+}
+
+// stepsSaid is each step's status, attempts and error, for a failure
+// message.
+func stepsSaid(agg *contract.Aggregate) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(agg.Steps)) {
+		st := agg.Steps[name]
+		fmt.Fprintf(&b, "%s: %s after %d attempts", name, st.Status, st.Attempts)
+		if st.Error != nil {
+			fmt.Fprintf(&b, " (%s: %s)", st.Error.Type, st.Error.Message)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // `playbook cancel` on a run that `playbook run` follows: the follower exits
