@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
@@ -210,10 +211,46 @@ func (s *stand) childWorkflow(ctx workflow.Context, in contract.Input) (any, err
 		return playbookwf.Playbook(ctx, in)
 	}
 	parents := strings.Split(rest, ".")
-	m := s.mockOf(parents[:len(parents)-1], parents[len(parents)-1])
-	if m == nil || m.Child == nil {
+	if m := s.mockOf(parents[:len(parents)-1], parents[len(parents)-1]); m == nil || m.Child == nil {
 		return playbookwf.Playbook(ctx, in)
 	}
+	// The mocked outcome comes as an activity's result, so that it reaches
+	// the parent in the order the deliveries hold results to: a child's
+	// workflow starts on a goroutine of its own in the test environment,
+	// and one mocked whole, ending in its first task, could otherwise end
+	// before or after a sibling's activity as the goroutines happen to run.
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{ActivityID: mockedOutcomeID, StartToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	var o mockedOutcome
+	if err := workflow.ExecuteActivity(ctx, mockedOutcomeName, id).Get(ctx, &o); err != nil {
+		return nil, err
+	}
+	if o.Failed {
+		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", contract.FailedErrorType,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{o.Aggregate}})
+	}
+	return o.Aggregate, nil
+}
+
+// mockedOutcomeName and mockedOutcomeID are the activity that gives a
+// sub-playbook mocked whole its outcome; no step is named with a space.
+const (
+	mockedOutcomeName = "playtest.mockedOutcome"
+	mockedOutcomeID   = "mocked outcome"
+)
+
+// mockedOutcome is a sub-playbook's mocked outcome: its aggregate, and
+// whether it failed.
+type mockedOutcome struct {
+	Aggregate map[string]any
+	Failed    bool
+}
+
+// outcomeOf is the activity that gives the sub-playbook run by workflow
+// id the outcome its case mocks.
+func (s *stand) outcomeOf(_ context.Context, id string) (mockedOutcome, error) {
+	parents := strings.Split(strings.TrimPrefix(id, s.rootID+"."), ".")
+	m := s.mockOf(parents[:len(parents)-1], parents[len(parents)-1])
 	agg := map[string]any{}
 	for k, v := range m.Child.Result {
 		agg[k] = v
@@ -221,11 +258,7 @@ func (s *stand) childWorkflow(ctx workflow.Context, in contract.Input) (any, err
 	if agg["status"] == nil {
 		agg["status"] = m.Child.Status
 	}
-	if m.Child.Status == contract.RunFailed {
-		return nil, temporal.NewApplicationErrorWithOptions("the sub-playbook failed (mocked)", contract.FailedErrorType,
-			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{agg}})
-	}
-	return agg, nil
+	return mockedOutcome{Aggregate: agg, Failed: m.Child.Status == contract.RunFailed}, nil
 }
 
 // processResult completes a process step's mocked result as a real one

@@ -451,6 +451,7 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 		log.add("webhook %s to %s (not sent: a test sends no webhook)", in.Event, contract.Redact(in.Webhook))
 		return struct{}{}, nil
 	}), activity.RegisterOptions{Name: contract.NotifyName})
+	env.RegisterActivityWithOptions(held(order, st.outcomeOf), activity.RegisterOptions{Name: mockedOutcomeName})
 	// A test runs one run: its concurrency limit always has a slot for it
 	// (docs/TESTING.md).
 	env.RegisterActivityWithOptions(func(context.Context, contract.SlotRequest) (contract.SlotAnswer, error) {

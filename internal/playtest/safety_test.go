@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,4 +277,46 @@ func TestSendNamesAnAwaitedEvent(t *testing.T) {
 		path + `:4: case "one": send: no wait_event step of touches waits for event "file_landed"`,
 		path + `:5: case "one": send names the event it sends: send: EVENT`,
 	}, bad.Lines)
+}
+
+// A sub-playbook mocked whole ends in the order the first run's results
+// came, as an activity does: its outcome is held like an attempt's
+// result. Before, it ended in its first workflow task, started on a
+// goroutine of its own, and on a loaded machine a sibling child's
+// activity could beat it in one run and not in the other, and the
+// determinism check failed a case that was deterministic.
+func TestMockedSubPlaybookFollowsTheFirstRunsOrder(t *testing.T) {
+	s, err := Load(filepath.Join("..", "..", "playbooks", "parent.test.yaml"))
+	require.NoError(t, err)
+	i := slices.IndexFunc(s.File.Cases, func(c *Case) bool { return c.Name == "the load child fails" })
+	require.GreaterOrEqual(t, i, 0)
+	c := s.File.Cases[i]
+	first, err := s.simulate(c, Options{}, nil)
+	require.NoError(t, err)
+	at := func(key string) int {
+		i := slices.IndexFunc(first.order, func(d delivery) bool { return d.key == key })
+		require.GreaterOrEqual(t, i, 0, "%s among %v", key, first.order)
+		return i
+	}
+	load, tolerant := at("test.load insert#0"), at("test.tolerant mocked outcome#0")
+	given := func(trace []string) []string {
+		var children []string
+		for _, line := range trace {
+			for _, child := range []string{"test.load", "test.tolerant"} {
+				if strings.HasPrefix(line, "test: given child "+child+"'s") {
+					children = append(children, child)
+				}
+			}
+		}
+		return children
+	}
+	for _, want := range [][]string{{"test.load", "test.tolerant"}, {"test.tolerant", "test.load"}} {
+		follow := slices.Clone(first.order)
+		if (want[0] == "test.load") != (load < tolerant) {
+			follow[load], follow[tolerant] = follow[tolerant], follow[load]
+		}
+		second, err := s.simulate(c, Options{}, follow)
+		require.NoError(t, err)
+		require.Equal(t, want, given(second.trace))
+	}
 }
