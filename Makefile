@@ -11,6 +11,9 @@ STAMP = -X playbook/cmd/playbook/commands.Version=$(VERSION) -X playbook/cmd/pla
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64
 # The S3-compatible server make test-cluster builds and runs.
 VERSITYGW_VERSION ?= v1.8.0
+# The official temporal CLI: v1.5.1 is the newest whose module builds from
+# the module proxy (later ones replace a nested module with a directory).
+TEMPORAL_CLI_VERSION ?= v1.5.1
 
 build:
 	$(GO) build -ldflags='$(STAMP)' -o bin/playbook ./cmd/playbook
@@ -81,6 +84,10 @@ test-cluster:
 	@# the store's contract and a split pipeline run against it.
 	GOBIN=$(CURDIR)/bin/tools GOFLAGS= $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 	PLAYBOOK_TEST_CLUSTER=1 PLAYBOOK_VERSITYGW=$(CURDIR)/bin/tools/versitygw $(GO) test -count=1 -v -timeout 30m ./testsuite/cluster/
+	@# The official temporal CLI sends a wait_event run its event as
+	@# OPERATIONS.md prints the command (it compiles a Temporal server: minutes).
+	GOBIN=$(CURDIR)/bin/tools GOFLAGS=-mod=mod $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+	TEMPORAL_CLI=$(CURDIR)/bin/tools/temporal $(GO) test -count=1 -v -run 'TestWaitEventFromTheTemporalCLI' ./testsuite/
 
 # The worker image, proven: builds it (and its base image, locally, when no
 # registry can be reached) and runs a playbook whose steps run in a container

@@ -316,7 +316,8 @@ func temporalCLI() string {
 // An event sent by the official temporal CLI, as docs/LANGUAGE.md prints
 // the command, reaches the wait_event step (acceptance 3 of #44). It needs
 // the CLI: `go build` of github.com/temporalio/cli/cmd/temporal (v1.5.1;
-// docs/OPERATIONS.md says how), named by $TEMPORAL_CLI or on PATH.
+// docs/OPERATIONS.md says how), named by $TEMPORAL_CLI or on PATH; `make
+// test-cluster` builds it and runs this test.
 func TestWaitEventFromTheTemporalCLI(t *testing.T) {
 	parallel(t)
 	bin := temporalCLI()
