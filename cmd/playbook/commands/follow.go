@@ -26,6 +26,10 @@ const pollEvery = 200 * time.Millisecond
 // hold up noticing that the run has ended.
 const pollTimeout = 2 * time.Second
 
+// failureReadTimeout bounds reading a run's history for why its workflow
+// task fails.
+const failureReadTimeout = 10 * time.Second
+
 // pollBound is the bound of a question asked while following a run
 // (pollTimeout), none otherwise.
 func pollBound(following bool) time.Duration {
@@ -208,8 +212,8 @@ func (p *progress) print(evs []engine.Event, wr client.WorkflowRun) {
 // retries prints each new attempt of a running step, from the server's
 // pending-activity view: attempts happen inside Temporal's activity retry,
 // so the workflow itself does not see them.
-func (p *progress) retries(ctx context.Context, c client.Client, wr client.WorkflowRun) {
-	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
+func (p *progress) retries(parent context.Context, c client.Client, wr client.WorkflowRun) {
+	ctx, cancel := context.WithTimeout(parent, pollTimeout)
 	defer cancel()
 	d, err := c.DescribeWorkflowExecution(ctx, wr.GetID(), wr.GetRunID())
 	if err != nil {
@@ -217,8 +221,13 @@ func (p *progress) retries(ctx context.Context, c client.Client, wr client.Workf
 	}
 	if wt := d.GetPendingWorkflowTask(); wt.GetAttempt() >= stuckAttempts && wt.GetAttempt() > p.stuckAt {
 		p.stuckAt = wt.GetAttempt() * 4 // says it again when it has failed four times as often
+		// The history is read with a bound of its own: what is left of the
+		// poll's was too short on a loaded machine, and the line lost its why.
+		hctx, cancel := context.WithTimeout(parent, failureReadTimeout)
+		why := runs.LastTaskFailure(hctx, c, wr)
+		cancel()
 		p.line(time.Now(), "(run)", fmt.Sprintf("not progressing: its workflow task failed %d times in a row%s; the run waits for a worker that can run it (playbook cancel or terminate ends it)",
-			wt.GetAttempt()-1, runs.LastTaskFailure(ctx, c, wr)))
+			wt.GetAttempt()-1, why))
 	}
 	for _, pa := range d.GetPendingActivities() {
 		step, attempt := pa.GetActivityId(), pa.GetAttempt()
