@@ -37,7 +37,8 @@ type EndpointOptions struct {
 	LogsToken string
 	// Required: the worker's client; /readyz asks its server for its health.
 	Client client.Client
-	// Optional: serve POST /hooks/NAME (webhook triggers); nil: none.
+	// Optional: serve POST /hooks/NAME (webhook triggers) and their
+	// events, POST /hooks/NAME/runs/RUN/events/EVENT; nil: none.
 	Hooks *HookOptions
 }
 
