@@ -94,11 +94,12 @@ func (h hooks) answer(what string, serve func(context.Context, http.ResponseWrit
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		code, answer := serve(r.Context(), w, r)
 		if h.Log != nil {
-			attrs := []any{"hook", r.PathValue("name"), "status", code, "run", answer.RunID}
+			attrs := []any{"hook", r.PathValue("name"), "status", code}
 			if event := r.PathValue("event"); event != "" {
-				attrs = append(attrs[:len(attrs)-1], r.PathValue("run"), "event", event)
+				// An event's run is named by its path, refused or not.
+				attrs = append(attrs, "run", r.PathValue("run"), "event", event)
 			} else {
-				attrs = append(attrs, "existing", answer.Existing)
+				attrs = append(attrs, "run", answer.RunID, "existing", answer.Existing)
 			}
 			h.Log.Info(what, append(attrs, "error", answer.Error)...)
 		}
