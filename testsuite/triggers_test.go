@@ -330,3 +330,42 @@ workflow:
 	require.Equal(t, "tester", finishID(t, stranger).Steps["landed"].Result.(map[string]any)["by"])
 	require.Contains(t, stderr.String(), "webhook event")
 }
+
+// `playbook dev --metrics-address` serves the webhooks as a worker does:
+// a delivery starts a run, the hook's event reaches it, and the delivery
+// sent again with ?wait= answers the run's outcome.
+func TestDevServesWebhooksAndTheirEvents(t *testing.T) {
+	parallel(t)
+	bin := playbookBinary(t)
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets")
+	require.NoError(t, os.MkdirAll(secrets, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	port, uiPort, endpoint := freePort(t), freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), port, uiPort, nil, "--secrets-dir", secrets, "--metrics-address", endpoint)
+	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
+	file := writePlaybook(t, dir, "sensor.yaml", `
+metadata: {name: dev-sensor}
+triggers:
+  - webhook: {name: dev-sensor, secret: {secret: hook_key}}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`)
+	code, _, errOut := cli(t, "schedule", "apply", "--address", fmt.Sprintf("127.0.0.1:%d", port), file)
+	require.Equal(t, 0, code, errOut)
+	hook := "http://" + endpoint + "/hooks/dev-sensor"
+
+	status, answer := deliver(t, hook, []byte(`{}`), "", "start-1")
+	require.Equal(t, http.StatusCreated, status, answer)
+	run := answer["run_id"].(string)
+	status, answer = deliver(t, hook+"/runs/"+run+"/events/file_landed", []byte(`"/drop/a.csv"`), "", "")
+	require.Equal(t, http.StatusOK, status, answer)
+	require.Equal(t, "event file_landed received by step landed", answer["received"])
+	status, answer = deliver(t, hook+"?wait=2m", []byte(`{}`), "", "start-1")
+	require.Equal(t, http.StatusOK, status, answer)
+	require.Equal(t, contract.RunCompleted, answer["status"], answer)
+	landed := answer["result"].(map[string]any)["steps"].(map[string]any)["landed"].(map[string]any)["result"].(map[string]any)
+	require.Equal(t, "webhook dev-sensor", landed["by"])
+	require.Equal(t, "/drop/a.csv", landed["data"])
+}
