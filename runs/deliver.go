@@ -32,10 +32,16 @@ func Deliver[T any](ctx context.Context, run string, send func(ctx context.Conte
 
 // deliverWithin is Deliver asking until within has passed.
 func deliverWithin[T any](ctx context.Context, run string, within time.Duration, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
-	var none T
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
-	updateID := "decide-" + hex.EncodeToString(id)
+	return deliverAs(ctx, run, "decide-"+hex.EncodeToString(id), within, send)
+}
+
+// deliverAs is deliverWithin with the update ID given: one the sender
+// derived from what it sends, so that the server applies it once however
+// often it is sent, in this call or another.
+func deliverAs[T any](ctx context.Context, run, updateID string, within time.Duration, send func(ctx context.Context, updateID string) (T, error)) (T, error) {
+	var none T
 	deadline := time.Now().Add(within)
 	for tries := 1; ; tries++ {
 		try, cancel := context.WithTimeout(ctx, deliverTry)

@@ -35,6 +35,8 @@ type fakeRun struct {
 	updates map[string]func(args ...any) (string, error)
 	// events follow the first event (the start, with input) in its history.
 	events []*historypb.HistoryEvent
+	// indexed is its PlaybookName search attribute ("": none).
+	indexed string
 }
 
 // fakeClient is a Temporal server as runs/ sees it: runs by ID, a task
@@ -56,6 +58,8 @@ type fakeClient struct {
 	// schedule client's.
 	started   []started
 	schedules *fakeSchedules
+	// updated are the Updates sent, in order.
+	updated []client.UpdateWorkflowOptions
 }
 
 var _ Client = (*fakeClient)(nil)
@@ -73,10 +77,16 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 	if err != nil {
 		return nil, err
 	}
-	return &workflowservice.DescribeWorkflowExecutionResponse{
-		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: id + "-run"}, Status: r.status, TaskQueue: "q"},
-		PendingActivities:     r.pending,
-	}, nil
+	info := &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: id + "-run"}, Status: r.status, TaskQueue: "q",
+		Type: &commonpb.WorkflowType{Name: contract.WorkflowName}}
+	if r.indexed != "" {
+		p, err := converter.GetDefaultDataConverter().ToPayload(r.indexed)
+		if err != nil {
+			return nil, err
+		}
+		info.SearchAttributes = &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{contract.AttrPlaybookName: p}}
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: info, PendingActivities: r.pending}, nil
 }
 
 // jsonValue is an answer as the SDK's EncodedValue gives it.
@@ -215,6 +225,7 @@ func (u fakeUpdate) Get(_ context.Context, ptr any) error {
 }
 
 func (f *fakeClient) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	f.updated = append(f.updated, o)
 	r, err := f.run(o.WorkflowID)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"playbook/internal/codec"
 	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
 
@@ -39,8 +40,14 @@ func Result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, er
 // FrozenInput reads the input a run was started with: its playbook text,
 // sub-playbooks and workload, from the first event of its history.
 func FrozenInput(ctx context.Context, c Client, run string) (contract.Input, error) {
+	return frozenInput(ctx, c, run, "")
+}
+
+// frozenInput is FrozenInput of the Temporal run runID of run ("": its
+// latest).
+func frozenInput(ctx context.Context, c Client, run, runID string) (contract.Input, error) {
 	var in contract.Input
-	it := c.GetWorkflowHistory(ctx, run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(ctx, run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return in, fmt.Errorf("%s has no history", run)
 	}
@@ -61,6 +68,37 @@ func FrozenInput(ctx context.Context, c Client, run string) (contract.Input, err
 	}
 	in.Index = false
 	return in, nil
+}
+
+// PlaybookOf is the name of the playbook the latest run of workflow run
+// runs, and that run's Temporal run ID: from its search attributes, or
+// its frozen input in a namespace without them. A NotFoundError when no
+// run has the ID or the workflow is not a playbook run.
+func PlaybookOf(ctx context.Context, c Client, run string) (name, runID string, err error) {
+	d, err := c.DescribeWorkflowExecution(ctx, run, "")
+	if err != nil {
+		return "", "", notFound(run, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	runID = info.GetExecution().GetRunId()
+	if info.GetType().GetName() != contract.WorkflowName {
+		return "", "", &NotFoundError{Run: run, Err: errors.New(run + " is not a playbook run")}
+	}
+	// Search attributes are never encrypted: the default converter reads them.
+	if p := info.GetSearchAttributes().GetIndexedFields()[contract.AttrPlaybookName]; p != nil {
+		if converter.GetDefaultDataConverter().FromPayload(p, &name) == nil && name != "" {
+			return name, runID, nil
+		}
+	}
+	in, err := frozenInput(ctx, c, run, runID)
+	if err != nil {
+		return "", "", err
+	}
+	pb, err := spec.Parse(in.File, []byte(in.Source))
+	if err != nil {
+		return "", "", fmt.Errorf("%s: its frozen playbook does not parse: %w", run, err)
+	}
+	return pb.Name, runID, nil
 }
 
 // PayloadConverter reads a history's payloads: with the codec key of

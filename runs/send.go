@@ -17,13 +17,32 @@ import (
 // an EndedError saying how it ended. The caller checks the event first
 // (contract.CheckEvent): the run's validator checks it again.
 func SendEvent(ctx context.Context, c Client, run, event string, data any, by string) (string, error) {
-	answer, err := Deliver(ctx, run, func(ctx context.Context, updateID string) (string, error) {
-		return update(ctx, c, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: contract.UpdateEvent, Args: []any{event, data, by}, UpdateID: updateID})
-	})
+	return sendEvent(ctx, c, eventSend{Run: run, Event: event, Data: data, By: by})
+}
+
+// eventSend is one event sent to a run: to the Temporal run RunID of the
+// workflow Run ("": its latest), as the Update UpdateID ("": a new one).
+type eventSend struct {
+	Run, RunID, UpdateID string
+	Event, By            string
+	Data                 any
+}
+
+func sendEvent(ctx context.Context, c Client, e eventSend) (string, error) {
+	send := func(ctx context.Context, updateID string) (string, error) {
+		return update(ctx, c, client.UpdateWorkflowOptions{WorkflowID: e.Run, RunID: e.RunID, UpdateName: contract.UpdateEvent, Args: []any{e.Event, e.Data, e.By}, UpdateID: updateID})
+	}
+	var answer string
+	var err error
+	if e.UpdateID == "" {
+		answer, err = Deliver(ctx, e.Run, send)
+	} else {
+		answer, err = deliverAs(ctx, e.Run, e.UpdateID, deliverFor, send)
+	}
 	var refused *RefusedError
 	if err != nil && !errors.As(err, &refused) {
-		if outcome := EndedOutcome(ctx, c, run); outcome != "" {
-			return "", &EndedError{Run: run, Outcome: outcome, Nothing: "no step waits for event " + event}
+		if outcome := EndedOutcome(ctx, c, e.Run); outcome != "" {
+			return "", &EndedError{Run: e.Run, Outcome: outcome, Nothing: "no step waits for event " + e.Event}
 		}
 	}
 	return answer, err

@@ -168,6 +168,30 @@ func StartFromHook(ctx context.Context, c Client, namespace string, r contract.T
 	return StartOnce(ctx, c, namespace, s, d.ID != "", false)
 }
 
+// SendFromHook sends the event a delivery to r carries (its data, sent
+// by "webhook NAME") to run, which must run r's playbook: a run of
+// another is a NotFoundError as an unknown one is, and nothing is sent,
+// so that a hook's secret reaches its own playbook's runs and tells
+// nothing of the others'. A delivery ID makes the event idempotent: it is
+// sent as the Update of an ID derived from the hook and the delivery, and
+// the server applies one Update of an ID to a run once, answering a
+// second with the first one's answer, even once the run has ended.
+// Otherwise it answers and refuses as SendEvent.
+func SendFromHook(ctx context.Context, c Client, r contract.TriggerRegistration, d Delivery, run, event string, data any) (string, error) {
+	name, runID, err := PlaybookOf(ctx, c, run)
+	if err != nil {
+		return "", err
+	}
+	if name != r.Playbook {
+		return "", &NotFoundError{Run: run, Err: fmt.Errorf("%s is not a run of playbook %s", run, r.Playbook)}
+	}
+	e := eventSend{Run: run, RunID: runID, Event: event, Data: data, By: "webhook " + d.Hook}
+	if d.ID != "" {
+		e.UpdateID = "webhook-" + IDDigest(d.Hook+"\x00"+d.ID)
+	}
+	return sendEvent(ctx, c, e)
+}
+
 // AfterWindow is how far before its cursor an after trigger's watch looks
 // again: visibility may show a run that ended a moment before another
 // only after it.

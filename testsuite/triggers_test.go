@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 
 	"playbook/interpreter/contract"
 	"playbook/runs"
@@ -224,4 +225,150 @@ workflow:
 	code, _, errOut = cli(t, "schedule", "apply", "--address", server.Address, "--task-queue", queue, load)
 	require.Equal(t, 0, code, errOut)
 	require.Len(t, runsOf(t, "load-trg"), 2)
+}
+
+// updatesOf counts the Updates a run accepted: the events it recorded.
+func updatesOf(t *testing.T, id string) int {
+	t.Helper()
+	n := 0
+	it := tc.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		if e.GetEventType() == enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED {
+			n++
+		}
+	}
+	return n
+}
+
+// A signed event POSTed to /hooks/NAME/runs/RUN/events/EVENT reaches a
+// wait_event step of a run of the hook's playbook, sent by "webhook
+// NAME"; a bad signature, a run of another playbook, an unknown run, a
+// bad name or body each get their HTTP error and send nothing; an event
+// no step waits for and one to an ended run get 409; a resent delivery ID
+// is answered again without a second event (#44: events by webhook).
+func TestWebhookSendsAnEventToARun(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets")
+	require.NoError(t, os.MkdirAll(secrets, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	queue := fmt.Sprintf("hook-events-%d", time.Now().UnixNano())
+	file := writePlaybook(t, dir, "sensor.yaml", `
+metadata: {name: hook-sensor}
+triggers:
+  - webhook: {name: sensor, secret: {secret: hook_key}}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`)
+	other := writePlaybook(t, dir, "other.yaml", `
+metadata: {name: hook-sensor-other}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`)
+	url, stderr := observedWorker(t, queue, t.TempDir(), "--secrets-dir", secrets)
+	code, _, errOut := cli(t, "schedule", "apply", "--address", server.Address, "--task-queue", queue, file)
+	require.Equal(t, 0, code, errOut)
+	status, answer := deliver(t, url+"/hooks/sensor", []byte(`{}`), "", "")
+	require.Equal(t, http.StatusCreated, status, answer)
+	run := answer["run_id"].(string)
+	stranger := startDetached(t, "hook-stranger", other, "--task-queue", queue)
+	waitFor(t, "landed to wait for its event", func() bool { return stepWaiting(t, run, "landed") == "event file_landed" })
+	event := func(run, event string) string { return url + "/hooks/sensor/runs/" + run + "/events/" + event }
+
+	// Refusals first: none of them sends anything.
+	status, answer = deliver(t, event(run, "file_landed"), []byte(`{"path": "/forged"}`), "sha256=00ff", "")
+	require.Equal(t, http.StatusUnauthorized, status, answer)
+	require.Equal(t, `webhook "sensor": X-Playbook-Signature is missing or is not the body's HMAC-SHA256 with the hook's secret (write sha256=HEX): nothing sent`, answer["error"])
+	status, answer = deliver(t, event(run, "file_landed"), nil, "none", "")
+	require.Equal(t, http.StatusUnauthorized, status, answer)
+	status, answer = deliver(t, event(stranger, "file_landed"), []byte(`{"path": "/elsewhere"}`), "", "")
+	require.Equal(t, http.StatusNotFound, status, answer)
+	require.Equal(t, fmt.Sprintf(`webhook "sensor": no run %s of playbook hook-sensor: nothing sent`, stranger), answer["error"])
+	status, answer = deliver(t, event("no-such-run", "file_landed"), nil, "", "")
+	require.Equal(t, http.StatusNotFound, status, answer)
+	require.Equal(t, `webhook "sensor": no run no-such-run of playbook hook-sensor: nothing sent`, answer["error"])
+	status, answer = deliver(t, url+"/hooks/no-such-hook/runs/"+run+"/events/file_landed", nil, "", "")
+	require.Equal(t, http.StatusNotFound, status, answer)
+	status, answer = deliver(t, event(run, "File_Landed"), nil, "", "")
+	require.Equal(t, http.StatusBadRequest, status, answer)
+	require.Contains(t, answer["error"], `event "File_Landed": an event's name matches`)
+	status, answer = deliver(t, event(run, "file_landed"), []byte(`{"path": NaN}`), "", "")
+	require.Equal(t, http.StatusBadRequest, status, answer)
+	require.Contains(t, answer["error"], "the body is not JSON")
+	status, answer = deliver(t, event(run, "file_landed"), []byte(`"`+strings.Repeat("x", 300<<10)+`"`), "", "")
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, answer)
+	require.Contains(t, answer["error"], "over the limit of 262144 (256 KiB)")
+	status, answer = deliver(t, event(run, "file_gone"), nil, "", "")
+	require.Equal(t, http.StatusConflict, status, answer)
+	require.Contains(t, answer["error"], "no step of playbook hook-sensor waits for event file_gone (its wait_event steps wait for: file_landed)")
+	require.Equal(t, "event file_landed", stepWaiting(t, run, "landed"), "the run still waits")
+	require.Zero(t, updatesOf(t, run))
+
+	// A signed event reaches the step; the same delivery again, once the
+	// run has ended, is answered as the first was, and sends nothing.
+	body := []byte(`{"path": "/drop/orders.csv", "rows": 12345678901}`)
+	for range 2 {
+		status, answer = deliver(t, event(run, "file_landed"), body, "", "delivery-7")
+		require.Equal(t, http.StatusOK, status, answer)
+		require.Equal(t, map[string]any{"run_id": run, "event": "file_landed", "received": "event file_landed received by step landed"}, answer)
+		agg := finishID(t, run)
+		require.Equal(t, contract.RunCompleted, agg.Status)
+		res := agg.Steps["landed"].Result.(map[string]any)
+		require.Equal(t, "webhook sensor", res["by"])
+		require.Equal(t, map[string]any{"path": "/drop/orders.csv", "rows": float64(12345678901)}, res["data"])
+	}
+	require.Equal(t, 1, updatesOf(t, run))
+	status, answer = deliver(t, event(run, "file_landed"), body, "", "delivery-8")
+	require.Equal(t, http.StatusConflict, status, answer)
+	require.Contains(t, answer["error"], run+" already ended: completed")
+
+	// The stranger never had the hook's event: it takes its own.
+	code, out, errOut := cli(t, "send", "--address", server.Address, stranger, "file_landed", "--by", "tester")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "event file_landed received by step landed\n", out)
+	require.Equal(t, "tester", finishID(t, stranger).Steps["landed"].Result.(map[string]any)["by"])
+	require.Contains(t, stderr.String(), "webhook event")
+}
+
+// `playbook dev --metrics-address` serves the webhooks as a worker does:
+// a delivery starts a run, the hook's event reaches it, and the delivery
+// sent again with ?wait= answers the run's outcome.
+func TestDevServesWebhooksAndTheirEvents(t *testing.T) {
+	parallel(t)
+	bin := playbookBinary(t)
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets")
+	require.NoError(t, os.MkdirAll(secrets, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	port, uiPort, endpoint := freePort(t), freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), port, uiPort, nil, "--secrets-dir", secrets, "--metrics-address", endpoint)
+	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
+	file := writePlaybook(t, dir, "sensor.yaml", `
+metadata: {name: dev-sensor}
+triggers:
+  - webhook: {name: dev-sensor, secret: {secret: hook_key}}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`)
+	code, _, errOut := cli(t, "schedule", "apply", "--address", fmt.Sprintf("127.0.0.1:%d", port), file)
+	require.Equal(t, 0, code, errOut)
+	hook := "http://" + endpoint + "/hooks/dev-sensor"
+
+	status, answer := deliver(t, hook, []byte(`{}`), "", "start-1")
+	require.Equal(t, http.StatusCreated, status, answer)
+	run := answer["run_id"].(string)
+	status, answer = deliver(t, hook+"/runs/"+run+"/events/file_landed", []byte(`"/drop/a.csv"`), "", "")
+	require.Equal(t, http.StatusOK, status, answer)
+	require.Equal(t, "event file_landed received by step landed", answer["received"])
+	status, answer = deliver(t, hook+"?wait=2m", []byte(`{}`), "", "start-1")
+	require.Equal(t, http.StatusOK, status, answer)
+	require.Equal(t, contract.RunCompleted, answer["status"], answer)
+	landed := answer["result"].(map[string]any)["steps"].(map[string]any)["landed"].(map[string]any)["result"].(map[string]any)
+	require.Equal(t, "webhook dev-sensor", landed["by"])
+	require.Equal(t, "/drop/a.csv", landed["data"])
 }

@@ -37,7 +37,8 @@ type EndpointOptions struct {
 	LogsToken string
 	// Required: the worker's client; /readyz asks its server for its health.
 	Client client.Client
-	// Optional: serve POST /hooks/NAME (webhook triggers); nil: none.
+	// Optional: serve POST /hooks/NAME (webhook triggers) and their
+	// events, POST /hooks/NAME/runs/RUN/events/EVENT; nil: none.
 	Hooks *HookOptions
 }
 
@@ -76,7 +77,7 @@ func StartEndpoint(o EndpointOptions) (*Endpoint, error) {
 	mux.HandleFunc("GET /readyz", e.ready)
 	mux.Handle("GET /logs/{run}/{step}/{attempt}/{stream}", logsHandler(o.LogDir, o.LogsToken))
 	if o.Hooks != nil {
-		mux.Handle("POST /hooks/{name}", hooks{HookOptions: *o.Hooks, client: o.Client})
+		hooks{HookOptions: *o.Hooks, client: o.Client}.routes(mux)
 	}
 	e.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.server.Serve(ln) }()

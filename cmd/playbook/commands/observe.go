@@ -24,7 +24,7 @@ type observeFlags struct {
 }
 
 func (f *observeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.metricsAddress, "metrics-address", "", "serve /metrics (Prometheus), /healthz, /readyz, the attempts' logs and the webhook triggers (POST /hooks/NAME) over HTTP on `HOST:PORT` (default: none)")
+	fs.StringVar(&f.metricsAddress, "metrics-address", "", "serve /metrics (Prometheus), /healthz, /readyz, the attempts' logs and the webhook triggers (POST /hooks/NAME, and their events to runs) over HTTP on `HOST:PORT` (default: none)")
 	fs.StringVar(&f.advertiseAddress, "advertise-address", "", "`HOST:PORT` where other machines reach --metrics-address, recorded with each attempt for `playbook logs` (default: the bound address; this host's name when it binds every interface)")
 	fs.StringVar(&f.logsToken, "logs-token", "", "require this bearer token to read logs over HTTP (default $"+logsTokenEnv+"; set it rather than the flag: a command line is visible to every user)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "the worker's own log lines: text or json (a line per step transition)")
