@@ -184,9 +184,9 @@ func registerApproval(ctx workflow.Context, x *executor) error {
 // indexStatus keeps the run's PlaybookStatus search attribute at its
 // status so far (engine.Run.OpenStatus): queued while it waits for a slot
 // of its concurrency key, waiting while a step waits for a person or an
-// event, running otherwise; `list --status` reads it. Only a run asked
-// the queued-status version since it was queued upserts queued (and then
-// running again): a run from before issued no command there.
+// event, running otherwise; `list --status` reads it. A run records
+// queued only on the new side of queued-status: one queued before the
+// change issued no upsert there, nor when it was granted its slot.
 func (x *executor) indexStatus() {
 	status := x.run.OpenStatus()
 	if !x.in.Index || status == x.indexed() {
