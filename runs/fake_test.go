@@ -118,6 +118,16 @@ func (f *fakeClient) QueryWorkflow(_ context.Context, id, _ string, query string
 	return jsonValue{v}, nil
 }
 
+// QueryWorkflowWithOptions answers as QueryWorkflow does: the fake's runs
+// are all open.
+func (f *fakeClient) QueryWorkflowWithOptions(ctx context.Context, req *client.QueryWorkflowWithOptionsRequest) (*client.QueryWorkflowWithOptionsResponse, error) {
+	v, err := f.QueryWorkflow(ctx, req.WorkflowID, req.RunID, req.QueryType, req.Args...)
+	if err != nil {
+		return nil, err
+	}
+	return &client.QueryWorkflowWithOptionsResponse{QueryResult: v}, nil
+}
+
 type fakeWorkflowRun struct {
 	id string
 	r  *fakeRun
@@ -256,6 +266,14 @@ func (f *fakeClient) CancelWorkflow(_ context.Context, id, _ string) error {
 		return err
 	}
 	f.sent = append(f.sent, sent{"cancel", id, ""})
+	return nil
+}
+
+func (f *fakeClient) TerminateWorkflow(_ context.Context, id, _ string, reason string, _ ...any) error {
+	if _, err := f.run(id); err != nil {
+		return err
+	}
+	f.sent = append(f.sent, sent{"terminate", id, reason})
 	return nil
 }
 

@@ -129,7 +129,7 @@ func Indexed(ctx context.Context, c Client, namespace string) bool {
 
 // ListStatuses are the statuses a list filters by: a run's own, and those
 // Temporal gives a run it ended itself.
-var ListStatuses = []string{contract.RunRunning, contract.RunWaiting, contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled, RunTerminated, RunTimedOut}
+var ListStatuses = []string{contract.RunRunning, contract.RunWaiting, contract.RunQueued, contract.RunCompleted, contract.RunCompletedWithWarnings, contract.RunFailed, contract.RunCancelled, RunTerminated, RunTimedOut}
 
 // The statuses of a run Temporal ended without its end step: the run
 // could not record them in its PlaybookStatus, which stays "running".
@@ -148,7 +148,7 @@ func statusQuery(status string) (string, error) {
 	switch status {
 	case "":
 		return "", nil
-	case contract.RunRunning, contract.RunWaiting:
+	case contract.RunRunning, contract.RunWaiting, contract.RunQueued:
 		return fmt.Sprintf(" AND %s = '%s' AND ExecutionStatus = 'Running'", attr, status), nil
 	case RunTerminated:
 		return " AND ExecutionStatus = 'Terminated'", nil

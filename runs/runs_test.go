@@ -142,6 +142,7 @@ func TestFilterQuery(t *testing.T) {
 		{Filter{}, base},
 		{Filter{Status: "running"}, base + " AND PlaybookStatus = 'running' AND ExecutionStatus = 'Running'"},
 		{Filter{Status: "waiting"}, base + " AND PlaybookStatus = 'waiting' AND ExecutionStatus = 'Running'"},
+		{Filter{Status: "queued"}, base + " AND PlaybookStatus = 'queued' AND ExecutionStatus = 'Running'"},
 		{Filter{Status: "completed"}, base + " AND PlaybookStatus = 'completed'"},
 		{Filter{Status: "completed_with_warnings"}, base + " AND PlaybookStatus = 'completed_with_warnings'"},
 		{Filter{Status: "failed"}, base + " AND PlaybookStatus = 'failed'"},
@@ -163,7 +164,7 @@ func TestFilterQuery(t *testing.T) {
 		require.NoError(t, err, s)
 	}
 	_, err := Filter{Status: "done"}.Query()
-	require.EqualError(t, err, `--status "done" is not a run status (running, waiting, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`)
+	require.EqualError(t, err, `--status "done" is not a run status (running, waiting, queued, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`)
 }
 
 func execution(id string, attrs map[string]any) *workflowpb.WorkflowExecutionInfo {

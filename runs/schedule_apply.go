@@ -199,9 +199,26 @@ func ApplySchedule(ctx context.Context, c Client, namespace string, w *Schedule,
 	return "updated (" + strings.Join(changed, ", ") + "); it takes effect from the next run", nil
 }
 
-// Pruned is a schedule PruneSchedules deleted: from which file, and why.
+// Pruned is a schedule PruneSchedules deleted, or a trigger registration
+// PruneTriggers removed: its ID, what it is ("schedule ID", "trigger
+// webhook /hooks/NAME"), from which file, and why.
 type Pruned struct {
-	ID, File, Why string
+	ID, What, File, Why string
+}
+
+// appliedFileSays says why what apply made from file goes: "gone", or "no
+// longer carries it" when declares (asked only of a file that is there)
+// says file no longer declares it; still when it does, or when the file
+// does not load (it is left be).
+func appliedFileSays(file string, declares func() (bool, error)) (why string, still bool) {
+	if _, err := os.Stat(file); err != nil {
+		return "gone", false
+	}
+	ok, err := declares()
+	if err != nil || ok {
+		return "", true
+	}
+	return "no longer carries it", false
 }
 
 // PruneSchedules deletes the schedules apply made from files under dir
@@ -226,18 +243,17 @@ func PruneSchedules(ctx context.Context, c Client, dir, taskQueue string, applie
 		if e.AppliedFrom == "" || keep[e.ID] || err != nil || strings.HasPrefix(rel, "..") {
 			continue
 		}
-		why := "gone"
-		if _, err := os.Stat(e.AppliedFrom); err == nil {
+		why, still := appliedFileSays(e.AppliedFrom, func() (bool, error) {
 			w, err := ScheduleFromFile(e.AppliedFrom, taskQueue)
-			if err != nil || (w.Playbook.Schedule != nil && w.ID == e.ID) {
-				continue // its file still carries it, or does not load: leave it be
-			}
-			why = "no longer carries it"
+			return err == nil && w.Playbook.Schedule != nil && w.ID == e.ID, err
+		})
+		if still {
+			continue
 		}
 		if err := c.ScheduleClient().GetHandle(ctx, e.ID).Delete(ctx); err != nil {
 			return pruned, ScheduleError(e.ID, err)
 		}
-		pruned = append(pruned, Pruned{ID: e.ID, File: e.AppliedFrom, Why: why})
+		pruned = append(pruned, Pruned{ID: e.ID, What: "schedule " + e.ID, File: e.AppliedFrom, Why: why})
 	}
 	return pruned, nil
 }

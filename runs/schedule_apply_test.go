@@ -85,8 +85,8 @@ func TestScheduleApplyCreatesUpdatesAndPrunes(t *testing.T) {
 	pruned, err := PruneSchedules(ctx, f, dir, "q", applied)
 	require.NoError(t, err)
 	require.Equal(t, []Pruned{
-		{ID: "hourly", File: filepath.Join(filepath.Dir(abs), "hourly.yaml"), Why: "gone"},
-		{ID: "weekly", File: filepath.Join(filepath.Dir(abs), "weekly.yaml"), Why: "no longer carries it"},
+		{ID: "hourly", What: "schedule hourly", File: filepath.Join(filepath.Dir(abs), "hourly.yaml"), Why: "gone"},
+		{ID: "weekly", What: "schedule weekly", File: filepath.Join(filepath.Dir(abs), "weekly.yaml"), Why: "no longer carries it"},
 	}, pruned)
 	require.Equal(t, []string{"nightly"}, keys(f.schedules.byID))
 }

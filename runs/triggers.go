@@ -16,7 +16,9 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
@@ -111,14 +113,20 @@ func comparable(r contract.TriggerRegistration) any {
 	return v
 }
 
-// registered is the registration of the open trigger workflow id.
+// registered is the registration of the open trigger workflow id: a
+// NotFound error when none is open (a registration pruned, or ended
+// otherwise, is still there to be queried, but registers nothing).
 func registered(ctx context.Context, c Client, id string) (contract.TriggerRegistration, error) {
 	var r contract.TriggerRegistration
-	v, err := c.QueryWorkflow(ctx, id, "", contract.QueryTrigger)
-	if err == nil {
-		err = v.Get(&r)
+	resp, err := c.QueryWorkflowWithOptions(ctx, &client.QueryWorkflowWithOptionsRequest{WorkflowID: id, QueryType: contract.QueryTrigger,
+		QueryRejectCondition: enumspb.QUERY_REJECT_CONDITION_NOT_OPEN})
+	switch {
+	case err != nil:
+		return r, err
+	case resp.QueryRejected != nil:
+		return r, serviceerror.NewNotFound("trigger " + id + " is not registered: its workflow has ended")
 	}
-	return r, err
+	return r, resp.QueryResult.Get(&r)
 }
 
 // ErrUnknownHook is a delivery to a hook no applied playbook declares.
@@ -311,4 +319,72 @@ func LoadTriggers(files []string, taskQueue string) ([]contract.TriggerRegistrat
 		return nil, errors.New(strings.Join(problems, "\n"))
 	}
 	return regs, nil
+}
+
+// PruneTriggers removes the trigger registrations apply made from files
+// under dir that are gone or no longer declare that trigger, except those
+// just applied: it terminates their workflows, so that a pruned hook
+// answers 404 and a pruned after trigger watches no more. A registration
+// whose file does not load is left be. It returns those it removed, also
+// when it stops at an error.
+func PruneTriggers(ctx context.Context, c Client, namespace, dir, taskQueue string, applied []contract.TriggerRegistration) ([]Pruned, error) {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, r := range applied {
+		keep[TriggerID(r)] = true
+	}
+	open, err := Executions(ctx, c, namespace, fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", contract.TriggerWorkflowName), -1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(open, func(i, j int) bool {
+		return open[i].GetExecution().GetWorkflowId() < open[j].GetExecution().GetWorkflowId()
+	})
+	var pruned []Pruned
+	for _, e := range open {
+		id := e.GetExecution().GetWorkflowId()
+		file := triggerFile(ctx, c, e)
+		rel, err := filepath.Rel(absDir, file)
+		if file == "" || keep[id] || err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		why, still := appliedFileSays(file, func() (bool, error) {
+			_, regs, err := TriggersFromFile(file, taskQueue)
+			return slices.ContainsFunc(regs, func(r contract.TriggerRegistration) bool { return TriggerID(r) == id }), err
+		})
+		if still {
+			continue
+		}
+		if err := c.TerminateWorkflow(ctx, id, "", "pruned by schedule apply: "+file+" "+why); err != nil {
+			return pruned, err
+		}
+		pruned = append(pruned, Pruned{ID: id, What: "trigger " + triggerWhatOfID(id), File: file, Why: why})
+	}
+	return pruned, nil
+}
+
+// triggerFile is the playbook file a registration was applied from: its
+// memo, else (a memo the client's codec encrypted) the registration's own
+// word; "" when neither says.
+func triggerFile(ctx context.Context, c Client, e *workflowpb.WorkflowExecutionInfo) string {
+	var file string
+	if p := e.GetMemo().GetFields()[contract.MemoTriggerFile]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &file) == nil {
+		return file
+	}
+	r, err := registered(ctx, c, e.GetExecution().GetWorkflowId())
+	if err != nil {
+		return ""
+	}
+	return r.File
+}
+
+// triggerWhatOfID is what a registration starts a run on, as its ID says.
+func triggerWhatOfID(id string) string {
+	if name, ok := strings.CutPrefix(id, HookID("")); ok {
+		return "webhook /hooks/" + name
+	}
+	return id
 }

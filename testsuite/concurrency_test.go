@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -329,4 +330,72 @@ func TestConcurrencyQueuedRunKeepsItsTimeoutAndHearsADrain(t *testing.T) {
 	require.Equal(t, contract.StatusRunning, mustState(t, holder.GetID()).Steps["work"].Status, "the holder held its slot throughout")
 	require.NoError(t, os.WriteFile(flag, nil, 0o644))
 	require.Equal(t, "completed", finish(t, holder).Status)
+}
+
+// listedStatuses is `list --json` of playbook's runs (with --status
+// status, unless ""), each run's ID to its status.
+func listedStatuses(t *testing.T, playbook, status string) map[string]string {
+	t.Helper()
+	args := []string{"list", "--address", server.Address, "--playbook", playbook, "--json"}
+	if status != "" {
+		args = append(args, "--status", status)
+	}
+	code, out, errOut := cli(t, args...)
+	require.Equal(t, 0, code, out+errOut)
+	var listed []struct {
+		WorkflowID string `json:"workflow_id"`
+		Status     string `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	statuses := map[string]string{}
+	for _, r := range listed {
+		statuses[r.WorkflowID] = r.Status
+	}
+	return statuses
+}
+
+// With limit 1, a run queued behind another is `queued` in `list`, `list
+// --status queued` finds it (and `--status running` does not) and
+// `status` says so, while the other holds the slot; once it has the slot
+// it is running, then completed.
+func TestConcurrencyListShowsQueuedRuns(t *testing.T) {
+	parallel(t)
+	file := limited(t, "list-queued", `{key: "{{ workload.service }}", limit: 1}`)
+	dir := t.TempDir()
+	runHeld := func(name string) (id, flag string) {
+		id, flag = fmt.Sprintf("list-queued-%s-%d", name, time.Now().UnixNano()), filepath.Join(dir, name)
+		code, out, errOut := cli(t, "run", "--address", server.Address, "--detach", "--id", id, "--set", "hold="+flag, file)
+		require.Equal(t, 0, code, out+errOut)
+		return id, flag
+	}
+	holder, holderFlag := runHeld("holder")
+	stepRuns(t, holder)
+	queued, queuedFlag := runHeld("queued")
+	queuedBehind(t, queued, holder)
+
+	waitFor(t, "list to show the run queued", func() bool {
+		all := listedStatuses(t, "list-queued", "")
+		return all[queued] == contract.RunQueued && all[holder] == contract.RunRunning
+	})
+	require.Equal(t, map[string]string{queued: contract.RunQueued}, listedStatuses(t, "list-queued", "queued"))
+	require.Equal(t, map[string]string{holder: contract.RunRunning}, listedStatuses(t, "list-queued", "running"), "a queued run is not listed as running")
+	code, out, errOut := cli(t, "status", "--address", server.Address, queued)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, fmt.Sprintf("Run %s (playbook list-queued): queued,", queued))
+
+	require.NoError(t, os.WriteFile(holderFlag, nil, 0o644))
+	stepRuns(t, queued)
+	waitFor(t, "list to show the run running once it has its slot", func() bool {
+		return listedStatuses(t, "list-queued", "running")[queued] == contract.RunRunning
+	})
+	require.Empty(t, listedStatuses(t, "list-queued", "queued"))
+
+	require.NoError(t, os.WriteFile(queuedFlag, nil, 0o644))
+	agg := finishID(t, queued)
+	require.Equal(t, contract.RunCompleted, agg.Status)
+	require.True(t, hasMarker(t, queued, "queued-status"), "the run took the new side of queued-status")
+	replay(t, "change_queued_status", queued, agg.RunID)
+	waitFor(t, "list to show the run completed", func() bool {
+		return listedStatuses(t, "list-queued", "completed")[queued] == contract.RunCompleted
+	})
 }

@@ -69,7 +69,7 @@ func TestListRefusesAnUnknownStatus(t *testing.T) {
 	parallel(t)
 	code, _, errOut := cli(t, "list", "--address", server.Address, "--status", "bogus")
 	require.Equal(t, 2, code)
-	require.Equal(t, `list: --status "bogus" is not a run status (running, waiting, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`+"\n", errOut)
+	require.Equal(t, `list: --status "bogus" is not a run status (running, waiting, queued, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)`+"\n", errOut)
 }
 
 // undeclaredReads is a playbook the submission checks reject (it reads an

@@ -372,3 +372,81 @@ workflow:
 	require.Equal(t, "webhook dev-sensor", landed["by"])
 	require.Equal(t, "/drop/a.csv", landed["data"])
 }
+
+// `schedule apply --prune DIR` deletes the trigger registrations it made
+// from files under DIR that are gone or no longer declare them, saying
+// which: their hooks answer 404 and their workflows have ended. Without
+// --prune they stay, and a trigger still declared is never pruned.
+func TestApplyPruneRemovesTriggers(t *testing.T) {
+	parallel(t)
+	dir, secrets := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret), 0o600))
+	queue := fmt.Sprintf("prune-hooks-%d", time.Now().UnixNano())
+	stamp := time.Now().UnixNano()
+	old, renamed, gone := fmt.Sprintf("pruned-%d", stamp), fmt.Sprintf("renamed-%d", stamp), fmt.Sprintf("gone-%d", stamp)
+	hooked := func(name, hook string) string {
+		return fmt.Sprintf(`metadata: {name: %s}
+triggers:
+  - webhook: {name: %s, secret: {secret: hook_key}}
+workflow:
+  - step: show
+    tool: {kind: noop, result: hi}
+`, name, hook)
+	}
+	file := writePlaybook(t, dir, "hooked.yaml", hooked("prune-hooked", old))
+	goneFile := writePlaybook(t, dir, "gone.yaml", hooked("prune-gone", gone))
+	url, _ := observedWorker(t, queue, t.TempDir(), "--secrets-dir", secrets)
+	apply := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := cli(t, append([]string{"schedule", "apply", "--address", server.Address, "--task-queue", queue}, args...)...)
+		require.Equal(t, 0, code, out+errOut)
+		return out
+	}
+	out := apply("--prune", dir)
+	require.Contains(t, out, file+": trigger webhook /hooks/"+old+" created\n")
+	require.Contains(t, out, goneFile+": trigger webhook /hooks/"+gone+" created\n")
+	// An unsigned delivery to a registered hook is refused (401); to no
+	// hook at all, not found (404).
+	answers := func(hook string) int {
+		status, _ := deliver(t, url+"/hooks/"+hook, []byte(`{}`), "none", "")
+		return status
+	}
+	require.Equal(t, http.StatusUnauthorized, answers(old))
+	require.Equal(t, http.StatusUnauthorized, answers(gone))
+
+	// The file renames its hook, and the other file goes: applied without
+	// --prune, both old hooks stay.
+	writePlaybook(t, dir, "hooked.yaml", hooked("prune-hooked", renamed))
+	require.NoError(t, os.Remove(goneFile))
+	require.Equal(t, file+": trigger webhook /hooks/"+renamed+" created\n", apply(file))
+	for _, hook := range []string{old, renamed, gone} {
+		require.Equal(t, http.StatusUnauthorized, answers(hook), hook)
+	}
+	registered := func(hook string) bool {
+		infos, err := runs.Executions(context.Background(), tc, server.Namespace, fmt.Sprintf("WorkflowId = '%s' AND ExecutionStatus = 'Running'", runs.HookID(hook)), -1)
+		require.NoError(t, err)
+		return len(infos) == 1
+	}
+	waitFor(t, "the registrations to be listed", func() bool { return registered(old) && registered(gone) })
+
+	out = apply("--prune", dir)
+	require.Contains(t, out, file+": trigger webhook /hooks/"+renamed+" unchanged\n")
+	require.Contains(t, out, file+": no longer carries it; trigger webhook /hooks/"+old+" deleted\n")
+	require.Contains(t, out, goneFile+": gone; trigger webhook /hooks/"+gone+" deleted\n")
+	for _, hook := range []string{old, gone} {
+		status, answer := deliver(t, url+"/hooks/"+hook, []byte(`{}`), "", "")
+		require.Equal(t, http.StatusNotFound, status, "%s: %v", hook, answer)
+		d, err := tc.DescribeWorkflowExecution(context.Background(), runs.HookID(hook), "")
+		require.NoError(t, err)
+		require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_TERMINATED, d.GetWorkflowExecutionInfo().GetStatus(), hook)
+	}
+	require.Equal(t, http.StatusUnauthorized, answers(renamed), "the hook the file declares stays")
+	waitFor(t, "the pruned registrations to leave the list", func() bool { return !registered(old) && !registered(gone) })
+	out = apply("--prune", dir)
+	require.NotContains(t, out, "deleted", "pruned once")
+
+	// A pruned hook applied again is registered anew.
+	writePlaybook(t, dir, "hooked.yaml", hooked("prune-hooked", old))
+	require.Contains(t, apply(file), file+": trigger webhook /hooks/"+old+" created\n")
+	require.Equal(t, http.StatusUnauthorized, answers(old))
+}

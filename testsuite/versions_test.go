@@ -156,8 +156,9 @@ func wideFanOut(n int) string {
 func TestEveryChangeTakesItsNewSide(t *testing.T) {
 	parallel(t)
 	// reuse-elements needs a retry: TestRetryRunsOnlyTheFailedElements
-	// records it.
-	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true}
+	// records it; queued-status a run queued behind another:
+	// TestConcurrencyListShowsQueuedRuns records it.
+	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true}
 	for _, c := range newSides {
 		covered[c.change] = true
 		t.Run(c.change, func(t *testing.T) {

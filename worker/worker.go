@@ -222,6 +222,6 @@ func RegisterWorkflow(r interface {
 	r.RegisterWorkflowWithOptions(playbookwf.Playbook, workflow.RegisterOptions{Name: contract.WorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoopBatch, workflow.RegisterOptions{Name: contract.LoopBatchWorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookLoop, workflow.RegisterOptions{Name: contract.LoopWorkflowName})
-	r.RegisterWorkflowWithOptions(TriggerWorkflow, workflow.RegisterOptions{Name: contract.TriggerWorkflowName})
+	r.RegisterWorkflowWithOptions(playbookwf.PlaybookTrigger, workflow.RegisterOptions{Name: contract.TriggerWorkflowName})
 	r.RegisterWorkflowWithOptions(playbookwf.PlaybookConcurrency, workflow.RegisterOptions{Name: contract.CoordinatorWorkflowName})
 }

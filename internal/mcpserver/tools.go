@@ -69,7 +69,7 @@ type runArgs struct {
 }
 
 type listRunsArgs struct {
-	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, waiting, completed, completed_with_warnings, failed, cancelled, terminated or timed_out"`
+	Status   string `json:"status,omitempty" jsonschema:"only runs in this status: running, waiting, queued, completed, completed_with_warnings, failed, cancelled, terminated or timed_out"`
 	Playbook string `json:"playbook,omitempty" jsonschema:"only runs of the playbook with this name"`
 	Since    string `json:"since,omitempty" jsonschema:"only runs started since then: an RFC 3339 time or a duration back from now such as 24h"`
 	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many runs (default 20, at most 200)"`

@@ -46,6 +46,9 @@ const (
 	// RunWaiting: a step waits for a person's decision (an approval); the
 	// run is running otherwise.
 	RunWaiting = "waiting"
+	// RunQueued: the run waits for a slot of its concurrency key and has
+	// run no step yet.
+	RunQueued = "queued"
 )
 
 // StepError is the structured error of a failed step.

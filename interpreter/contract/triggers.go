@@ -20,6 +20,11 @@ const (
 	// absolute path, as schedules apply made are marked.
 	MemoTriggerFile = "playbook-apply-file"
 
+	// TriggerWatchSpan is how long one TriggerWatchActivity runs before it
+	// returns its cursor to the trigger's history (a re-apply takes
+	// effect at the next round).
+	TriggerWatchSpan = time.Minute
+
 	// TriggerKindWebhook and TriggerKindAfter are trigger.kind.
 	TriggerKindWebhook = "webhook"
 	TriggerKindAfter   = "after"

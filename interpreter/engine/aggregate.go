@@ -103,18 +103,26 @@ func (r *Run) Finish(endResult any, endErr *contract.StepError, endAttempts int)
 	return r.final
 }
 
-// Snapshot is the run's aggregate so far: status running (waiting while a
-// step waits for a person) until `end` has decided, then the final
-// aggregate.
+// Snapshot is the run's aggregate so far: its OpenStatus until `end` has
+// decided, then the final aggregate.
 func (r *Run) Snapshot() *contract.Aggregate {
 	if r.final != nil {
 		return r.final
 	}
-	status := contract.RunRunning
-	if r.WaitsForPerson() {
-		status = contract.RunWaiting
+	return r.aggregate(r.OpenStatus(), r.failedSteps(), r.warningSteps())
+}
+
+// OpenStatus is the status of the run before `end` decides: queued while
+// it waits for a slot of its concurrency key, waiting while a step waits
+// for a person or an event, running otherwise.
+func (r *Run) OpenStatus() string {
+	switch {
+	case r.queued != nil:
+		return contract.RunQueued
+	case r.WaitsForPerson():
+		return contract.RunWaiting
 	}
-	return r.aggregate(status, r.failedSteps(), r.warningSteps())
+	return contract.RunRunning
 }
 
 // aggregate is the run's aggregate with this status and these failed and

@@ -44,12 +44,15 @@ func TestRefusedRunFailsWithoutAStep(t *testing.T) {
 func TestQueuedRunSaysBehindWhom(t *testing.T) {
 	run := limitedRun(t)
 	q := &contract.QueuedRun{Key: "web", Limit: 1, Holders: []string{"deploy-x1"}, Position: 2}
+	require.Equal(t, contract.RunRunning, run.OpenStatus())
 	run.Queue(q)
 	require.Equal(t, q, run.Snapshot().Queued)
+	require.Equal(t, contract.RunQueued, run.Snapshot().Status)
 	require.Equal(t, `queued behind deploy-x1 (concurrency key "web", limit 1; 2nd in the queue)`, QueuedNote(q))
 	require.Contains(t, run.DetailsMarkdown(), "queued behind deploy-x1")
 	run.Queue(nil)
 	require.Nil(t, run.Snapshot().Queued)
+	require.Equal(t, contract.RunRunning, run.Snapshot().Status, "a run holding its slot runs")
 	require.Equal(t, "concurrency_granted", run.Events()[len(run.Events())-1].Type)
 }
 

@@ -55,6 +55,7 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 		return
 	}
 	x.run.Queue(&contract.QueuedRun{Key: key, Limit: c.Limit, Coordinator: coordinator, Holders: ans.Holders, Position: ans.Position})
+	x.indexStatus()
 	workflow.SetCurrentDetails(ctx, x.run.DetailsMarkdown())
 	// The run waits for its grant, a cancel, its deadline (its timeout
 	// counts the time queued) or a drain; but for the grant each ends the
@@ -95,6 +96,7 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 		return
 	}
 	x.run.Queue(nil)
+	x.indexStatus()
 }
 
 // leaveQueue tells the coordinator that the run, cancelled (or given up

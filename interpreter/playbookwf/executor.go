@@ -67,10 +67,10 @@ type executor struct {
 	// a cancel request does not reach, made when the first one starts.
 	cleanupCtx workflow.Context
 	// approvals holds each approval step waiting (pauses.go);
-	// indexedWaiting is the run's status in its search attribute: waiting
-	// or not.
-	approvals      map[string]pendingApproval
-	indexedWaiting bool
+	// indexedStatus is the run's status in its search attribute while it
+	// is open ("": running, as the run started).
+	approvals     map[string]pendingApproval
+	indexedStatus string
 	// events are the wait_event steps' mailboxes (waitevent.go).
 	events eventBoxes
 	// waitingNotices are the on_waiting webhooks sent, which the run

@@ -15,7 +15,7 @@ import (
 func (x *executor) settle(s *spec.Step, f workflow.Future) {
 	x.run.Settle(s.Name, x.outcome(s, f))
 	if s.Tool.Kind == "approval" || s.Tool.Kind == spec.WaitEventKind {
-		x.indexWaiting()
+		x.indexStatus()
 	}
 }
 

@@ -78,7 +78,7 @@ func cancelledWaiting(when string) contract.Outcome {
 // cancel ends the wait.
 func (x *executor) startApproval(ctx workflow.Context, s *spec.Step, toolSpec map[string]any) workflow.Future {
 	x.run.AwaitApproval(s.Name, expr.Text(toolSpec["message"]))
-	x.indexWaiting()
+	x.indexStatus()
 	x.notifyWaiting(s.Name)
 	decided := workflow.NewBufferedChannel(ctx, 1)
 	x.approvals[s.Name] = pendingApproval{decided: decided, ctx: ctx}
@@ -181,22 +181,32 @@ func registerApproval(ctx workflow.Context, x *executor) error {
 		}})
 }
 
-// indexWaiting keeps the run's PlaybookStatus search attribute at waiting
-// while a step waits for a person, running otherwise; `list --status
-// waiting` reads it.
-func (x *executor) indexWaiting() {
-	waiting := x.run.WaitsForPerson()
-	if !x.in.Index || waiting == x.indexedWaiting {
+// indexStatus keeps the run's PlaybookStatus search attribute at its
+// status so far (engine.Run.OpenStatus): queued while it waits for a slot
+// of its concurrency key, waiting while a step waits for a person or an
+// event, running otherwise; `list --status` reads it. A run records
+// queued only on the new side of queued-status: one queued before the
+// change issued no upsert there, nor when it was granted its slot.
+func (x *executor) indexStatus() {
+	status := x.run.OpenStatus()
+	if !x.in.Index || status == x.indexed() {
 		return
 	}
-	x.indexedWaiting = waiting
-	status := contract.RunRunning
-	if waiting {
-		status = contract.RunWaiting
+	if status == contract.RunQueued && version(x.ctx, changeQueuedStatus) == workflow.DefaultVersion {
+		return
 	}
+	x.indexedStatus = status
 	if err := workflow.UpsertTypedSearchAttributes(x.ctx, attrPlaybookStatus.ValueSet(status)); err != nil {
 		workflow.GetLogger(x.ctx).Warn("search attributes not updated", "error", err)
 	}
+}
+
+// indexed is the status the run's search attribute holds before it ends.
+func (x *executor) indexed() string {
+	if x.indexedStatus == "" {
+		return contract.RunRunning
+	}
+	return x.indexedStatus
 }
 
 // notifyWaiting posts notify.on_waiting's webhook, if the playbook has

@@ -127,6 +127,10 @@ var (
 	changeWaitEventNotice = register(Change{ID: "wait-event-notice", Max: 1,
 		Where: "where a wait_event step starts waiting in a playbook with notify.on_waiting",
 		What:  "the on_waiting webhook is posted for an event wait as for an approval (before: only approvals posted it)"})
+	changeQueuedStatus = register(Change{ID: "queued-status", Max: 1,
+		Where: "where an indexed run (Input.Index) is queued behind its concurrency key's limit",
+		What: "the run's PlaybookStatus search attribute says queued while it waits for its slot, and running again once granted " +
+			"(before: it stayed running, and `list` showed a queued run as running)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

@@ -105,7 +105,7 @@ func (x *executor) startWaitEvent(ctx workflow.Context, s *spec.Step) workflow.F
 	}
 	w := s.Tool.WaitEvent()
 	x.run.AwaitEvent(s.Name)
-	x.indexWaiting()
+	x.indexStatus()
 	x.notifyEventWaiting(s.Name)
 	workflow.Go(ctx, func(gctx workflow.Context) {
 		timerCtx, stopTimer := workflow.WithCancel(gctx)

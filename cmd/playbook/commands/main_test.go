@@ -39,7 +39,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"validate", hello, "--bogus"}, 2, "validate: unknown flag: --bogus (see `playbook validate --help`)\n"},
 		{[]string{"list", "--limit", "x"}, 2, "list: invalid argument \"x\" for \"--limit\" flag: strconv.ParseInt: parsing \"x\": invalid syntax (see `playbook list --help`)\n"},
 		{[]string{"list", "--limit", "-5"}, 2, "list: --limit -5: give a number of runs, 1 or more (0: all of them)\n"},
-		{[]string{"list", "--status", "lost"}, 2, "list: --status \"lost\" is not a run status (running, waiting, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)\n"},
+		{[]string{"list", "--status", "lost"}, 2, "list: --status \"lost\" is not a run status (running, waiting, queued, completed, completed_with_warnings, failed, cancelled, terminated, timed_out)\n"},
 		// Refused before anything is sent: no server is asked (exit 2, not 4).
 		{[]string{"classify", "--address", nowhere, "run-1", "step", "retyr"}, 2, "classify: \"retyr\" is not an action: give retry, fail or skip\n"},
 		{[]string{"schedule", "backfill", "s", "--from", "yesterday", "--to", "2026-01-01T00:00:00Z"}, 2,

@@ -523,11 +523,12 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 		Long: "Each playbook's schedule: key says when it runs; the schedule ID is schedule.id, else\n" +
 			"metadata.name. A schedule that matches its file is left alone; one that differs is updated\n" +
 			"(its paused state kept); a missing one is created and marked (a memo) as made by apply.\n" +
-			"With --prune DIR and no FILE, every playbook under DIR with a schedule: key is applied, and\n" +
-			"the schedules apply made from files under DIR that are gone, or no longer carry that\n" +
-			"schedule, are deleted. Every file is validated first: one bad file (exit 2) changes nothing.\n" +
-			"A playbook's triggers: (webhook, after) are registered too, each as a workflow of its own\n" +
-			"(docs/SCHEDULING.md#triggers); a registered one is updated in place.\n" +
+			"With --prune DIR and no FILE, every playbook under DIR with a schedule: or triggers: key is\n" +
+			"applied, and the schedules and triggers apply made from files under DIR that are gone, or\n" +
+			"no longer carry them, are deleted. Every file is validated first: one bad file (exit 2)\n" +
+			"changes nothing. A playbook's triggers: (webhook, after) are registered too, each as a\n" +
+			"workflow of its own (docs/SCHEDULING.md#triggers); a registered one is updated in place,\n" +
+			"a deleted one's workflow is terminated.\n" +
 			scheduleDefaults,
 		RunE: action(func(c *call) error {
 			files := c.args
@@ -568,14 +569,19 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 					return nil
 				}
 				pruned, err := runs.PruneSchedules(c.ctx, conn.client, prune, a.conn.taskQueue, wanted)
+				if err == nil {
+					var more []runs.Pruned
+					more, err = runs.PruneTriggers(c.ctx, conn.client, conn.namespace, prune, a.conn.taskQueue, triggers)
+					pruned = append(pruned, more...)
+				}
 				for _, p := range pruned {
-					fmt.Fprintf(c.stdout, "%s: %s; schedule %s deleted\n", p.File, p.Why, p.ID)
+					fmt.Fprintf(c.stdout, "%s: %s; %s deleted\n", p.File, p.Why, p.What)
 				}
 				return err
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&prune, "prune", "", "delete the schedules apply made from files under `DIR` that are gone")
+	cmd.Flags().StringVar(&prune, "prune", "", "delete the schedules and triggers apply made from files under `DIR` that are gone or no longer carry them")
 	return cmd
 }
 

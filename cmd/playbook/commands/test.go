@@ -105,7 +105,7 @@ func recordCase(c *call, conn *connection, run, out string) error {
 	if st.Aggregate == nil || st.EndedByTemporal() {
 		return fmt.Errorf("%s has no outcome of its own to record (still running, terminated or timed out by Temporal)", run)
 	}
-	if st.Status == contract.RunRunning || st.Status == "waiting" {
+	if st.Status == contract.RunRunning || st.Status == contract.RunWaiting || st.Status == contract.RunQueued {
 		return invalidf("%s is still running: record it once it has ended", run)
 	}
 	in, err := runs.FrozenInput(c.ctx, conn.client, run)
