@@ -3,6 +3,7 @@ package playbookwf
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -56,7 +57,9 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 		in.Reuse = reuseIn(in.Tally, in.Reuse)
 	}
 	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
-	if next, done := d.run(); !done {
+	next, done := d.run()
+	d.awaitReports()
+	if !done {
 		in.Next, in.Tally = next, d.in.Tally
 		fit(in.Tally, func() any { return in })
 		return nil, workflow.NewContinueAsNewError(ctx, contract.LoopWorkflowName, in)
@@ -76,6 +79,9 @@ type loopDriver struct {
 	items []any
 	// reported is when the driver last reported its progress.
 	reported time.Time
+	// reports are the progress signals sent that the parent may not have
+	// yet (awaitReports).
+	reports []workflow.Future
 }
 
 // run starts elements from in.Next on, keeping max_in_flight running,
@@ -189,7 +195,31 @@ func (d *loopDriver) report(p contract.LoopProgress) {
 		return
 	}
 	d.reported = workflow.Now(d.ctx)
-	workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", contract.SignalLoopProgress, contract.LoopProgressSignal{Step: d.s.Name, Progress: p})
+	d.reports = append(slices.DeleteFunc(d.reports, workflow.Future.IsReady),
+		workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", contract.SignalLoopProgress, contract.LoopProgressSignal{Step: d.s.Name, Progress: p}))
+}
+
+// awaitReports waits, before the driver completes or continues as new,
+// until the server has delivered every progress signal it sent. Each
+// delivery adds an event to the driver's history, and the server refuses
+// a workflow task that would close the driver when an event arrived while
+// it ran (UnhandledCommand): every local activity that task ran is lost,
+// and runs again. A task of local elements stays open until its heartbeat
+// (8 s) and a report goes every progressEvery, so the report sent with the
+// last heartbeat arrived during the closing task nearly every time (a loop
+// of 600 local elements ran 152 of them twice). Waiting ends the task of
+// the last elements without closing the driver, and closes it in the task
+// the last delivery brings.
+func (d *loopDriver) awaitReports() {
+	d.reports = slices.DeleteFunc(d.reports, workflow.Future.IsReady)
+	if len(d.reports) == 0 || version(d.ctx, changeReportsDelivered) == workflow.DefaultVersion {
+		return
+	}
+	// A cancelled driver waits too: its parent waits for it (WaitForCancellation).
+	ctx, _ := workflow.NewDisconnectedContext(d.ctx)
+	_ = workflow.Await(ctx, func() bool {
+		return !slices.ContainsFunc(d.reports, func(f workflow.Future) bool { return !f.IsReady() })
+	})
 }
 
 // element is element i's activity input: the shared one with its name and
