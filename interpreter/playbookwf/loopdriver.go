@@ -77,10 +77,12 @@ type loopDriver struct {
 	in    contract.LoopInput
 	scope map[string]any
 	items []any
-	// reported is when the driver last reported its progress.
-	reported time.Time
-	// reports are the progress signals sent that the parent may not have
-	// yet (awaitReports).
+	// reported is when the driver last reported its progress, and
+	// reportedIn the history's length in the task that did.
+	reported   time.Time
+	reportedIn int
+	// reports are the progress signals sent that may not be delivered yet
+	// (awaitReports).
 	reports []workflow.Future
 }
 
@@ -188,15 +190,24 @@ const progressEvery = 2 * time.Second
 
 // report signals the loop's progress to the run that started the driver,
 // at most every progressEvery: `status`, `run` and the run's Web UI
-// details show it. The signal is not waited for.
+// details show it. The signal is not waited for. On the new side of
+// loop-reports-delivered a workflow task sends one at most while the one
+// before is not delivered: a task of local elements runs for seconds and
+// sends its signals as it ends, the last of which says it all, and each
+// delivery is one more task of the driver's, which its last awaits
+// (awaitReports).
 func (d *loopDriver) report(p contract.LoopProgress) {
-	parent := workflow.GetInfo(d.ctx).ParentWorkflowExecution
-	if parent == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {
+	info := workflow.GetInfo(d.ctx)
+	if info.ParentWorkflowExecution == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {
 		return
 	}
-	d.reported = workflow.Now(d.ctx)
-	d.reports = append(slices.DeleteFunc(d.reports, workflow.Future.IsReady),
-		workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", contract.SignalLoopProgress, contract.LoopProgressSignal{Step: d.s.Name, Progress: p}))
+	d.reports = slices.DeleteFunc(d.reports, workflow.Future.IsReady)
+	if len(d.reports) > 0 && info.GetCurrentHistoryLength() == d.reportedIn && version(d.ctx, changeReportsDelivered) >= 1 {
+		return
+	}
+	d.reported, d.reportedIn = workflow.Now(d.ctx), info.GetCurrentHistoryLength()
+	d.reports = append(d.reports, workflow.SignalExternalWorkflow(d.ctx, info.ParentWorkflowExecution.ID, "", contract.SignalLoopProgress,
+		contract.LoopProgressSignal{Step: d.s.Name, Progress: p}))
 }
 
 // awaitReports waits, before the driver completes or continues as new,

@@ -128,8 +128,8 @@ var (
 		Where: "where a wait_event step starts waiting in a playbook with notify.on_waiting",
 		What:  "the on_waiting webhook is posted for an event wait as for an approval (before: only approvals posted it)"})
 	changeReportsDelivered = register(Change{ID: "loop-reports-delivered", Max: 1,
-		Where: "where a loop's driver (PlaybookLoop) has run its elements and a progress signal it sent is not yet delivered",
-		What: "the driver waits for the deliveries before it completes or continues as new, so that none arrives while the task closing it runs " +
+		Where: "where a loop's driver (PlaybookLoop) is to report its progress, or has run its elements, while a progress signal it sent is not yet delivered",
+		What: "a workflow task of the driver's sends no other, and the driver waits for the deliveries before it completes or continues as new, so that none arrives while the task closing it runs " +
 			"(before: it closed at once, and the server refused that task when one arrived: the local elements the task had run ran again)"})
 )
 
