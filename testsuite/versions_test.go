@@ -157,8 +157,10 @@ func TestEveryChangeTakesItsNewSide(t *testing.T) {
 	parallel(t)
 	// reuse-elements needs a retry: TestRetryRunsOnlyTheFailedElements
 	// records it; queued-status a run queued behind another:
-	// TestConcurrencyListShowsQueuedRuns records it.
-	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true}
+	// TestConcurrencyListShowsQueuedRuns records it. loop-reports-delivered
+	// is in a loop driver's history, not the run's:
+	// TestLocalLoopDriverClosesCleanly records it.
+	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true, "loop-reports-delivered": true}
 	for _, c := range newSides {
 		covered[c.change] = true
 		t.Run(c.change, func(t *testing.T) {

@@ -3,6 +3,7 @@ package playbookwf
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -56,7 +57,9 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 		in.Reuse = reuseIn(in.Tally, in.Reuse)
 	}
 	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
-	if next, done := d.run(); !done {
+	next, done := d.run()
+	d.awaitReports()
+	if !done {
 		in.Next, in.Tally = next, d.in.Tally
 		fit(in.Tally, func() any { return in })
 		return nil, workflow.NewContinueAsNewError(ctx, contract.LoopWorkflowName, in)
@@ -74,8 +77,13 @@ type loopDriver struct {
 	in    contract.LoopInput
 	scope map[string]any
 	items []any
-	// reported is when the driver last reported its progress.
-	reported time.Time
+	// reported is when the driver last reported its progress, and
+	// reportedIn the history's length in the task that did.
+	reported   time.Time
+	reportedIn int
+	// reports are the progress signals sent that may not be delivered yet
+	// (awaitReports).
+	reports []workflow.Future
 }
 
 // run starts elements from in.Next on, keeping max_in_flight running,
@@ -182,14 +190,47 @@ const progressEvery = 2 * time.Second
 
 // report signals the loop's progress to the run that started the driver,
 // at most every progressEvery: `status`, `run` and the run's Web UI
-// details show it. The signal is not waited for.
+// details show it. The signal is not waited for. On the new side of
+// loop-reports-delivered a workflow task sends one at most while the one
+// before is not delivered: a task of local elements runs for seconds and
+// sends its signals as it ends, the last of which says it all, and each
+// delivery is one more task of the driver's, which its last awaits
+// (awaitReports).
 func (d *loopDriver) report(p contract.LoopProgress) {
-	parent := workflow.GetInfo(d.ctx).ParentWorkflowExecution
-	if parent == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {
+	info := workflow.GetInfo(d.ctx)
+	if info.ParentWorkflowExecution == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {
 		return
 	}
-	d.reported = workflow.Now(d.ctx)
-	workflow.SignalExternalWorkflow(d.ctx, parent.ID, "", contract.SignalLoopProgress, contract.LoopProgressSignal{Step: d.s.Name, Progress: p})
+	d.reports = slices.DeleteFunc(d.reports, workflow.Future.IsReady)
+	if len(d.reports) > 0 && info.GetCurrentHistoryLength() == d.reportedIn && version(d.ctx, changeReportsDelivered) >= 1 {
+		return
+	}
+	d.reported, d.reportedIn = workflow.Now(d.ctx), info.GetCurrentHistoryLength()
+	d.reports = append(d.reports, workflow.SignalExternalWorkflow(d.ctx, info.ParentWorkflowExecution.ID, "", contract.SignalLoopProgress,
+		contract.LoopProgressSignal{Step: d.s.Name, Progress: p}))
+}
+
+// awaitReports waits, before the driver completes or continues as new,
+// until the server has delivered every progress signal it sent. Each
+// delivery adds an event to the driver's history, and the server refuses
+// a workflow task that would close the driver when an event arrived while
+// it ran (UnhandledCommand): every local activity that task ran is lost,
+// and runs again. A task of local elements stays open until its heartbeat
+// (8 s) and a report goes every progressEvery, so the report sent with the
+// last heartbeat arrived during the closing task nearly every time (a loop
+// of 600 local elements ran 152 of them twice). Waiting ends the task of
+// the last elements without closing the driver, and closes it in the task
+// the last delivery brings.
+func (d *loopDriver) awaitReports() {
+	d.reports = slices.DeleteFunc(d.reports, workflow.Future.IsReady)
+	if len(d.reports) == 0 || version(d.ctx, changeReportsDelivered) == workflow.DefaultVersion {
+		return
+	}
+	// A cancelled driver waits too: its parent waits for it (WaitForCancellation).
+	ctx, _ := workflow.NewDisconnectedContext(d.ctx)
+	_ = workflow.Await(ctx, func() bool {
+		return !slices.ContainsFunc(d.reports, func(f workflow.Future) bool { return !f.IsReady() })
+	})
 }
 
 // element is element i's activity input: the shared one with its name and

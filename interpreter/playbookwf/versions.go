@@ -131,6 +131,10 @@ var (
 		Where: "where an indexed run (Input.Index) is queued behind its concurrency key's limit",
 		What: "the run's PlaybookStatus search attribute says queued while it waits for its slot, and running again once granted " +
 			"(before: it stayed running, and `list` showed a queued run as running)"})
+	changeReportsDelivered = register(Change{ID: "loop-reports-delivered", Max: 1,
+		Where: "where a loop's driver (PlaybookLoop) is to report its progress, or has run its elements, while a progress signal it sent is not yet delivered",
+		What: "a workflow task of the driver's sends no other, and the driver waits for the deliveries before it completes or continues as new, so that none arrives while the task closing it runs " +
+			"(before: it closed at once, and the server refused that task when one arrived: the local elements the task had run ran again)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
