@@ -242,10 +242,7 @@ func (p *progress) retries(parent context.Context, c client.Client, wr client.Wo
 		if code, ok := recoveryExit(pa.GetHeartbeatDetails(), int(attempt-1)); ok {
 			line += fmt.Sprintf("; its recovery script exited %d", code)
 		}
-		line += fmt.Sprintf("; attempt %d", attempt)
-		if m := p.maxAttempts[strings.SplitN(step, "[", 2)[0]]; m > 0 {
-			line += fmt.Sprintf(" of %d", m)
-		}
+		line += "; " + attemptOf(attempt, p.maxAttempts[strings.SplitN(step, "[", 2)[0]])
 		// The delay the retry policy chose: from the failed attempt's end
 		// to the next one's start, whenever this poll saw it.
 		if next, last := pa.GetNextAttemptScheduleTime(), pa.GetLastAttemptCompleteTime(); next != nil && last != nil {
@@ -254,6 +251,21 @@ func (p *progress) retries(parent context.Context, c client.Client, wr client.Wo
 			}
 		}
 		p.line(time.Now(), step, line)
+	}
+}
+
+// attemptOf names a running step's attempt, as the server counts them,
+// beside the attempts its playbook gives it (max; 0: unknown). Attempts
+// lost with their worker are retried beyond those, so the count can pass
+// them: "attempt 2 of 1" would read as a mistake.
+func attemptOf(attempt int32, max int) string {
+	switch {
+	case max <= 0:
+		return fmt.Sprintf("attempt %d", attempt)
+	case int(attempt) <= max:
+		return fmt.Sprintf("attempt %d of %d", attempt, max)
+	default:
+		return fmt.Sprintf("attempt %d (the step has %d; attempts lost with their worker are retried beyond them)", attempt, max)
 	}
 }
 

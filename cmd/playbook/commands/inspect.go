@@ -81,10 +81,7 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 			// The run learns of an attempt when the step settles; the
 			// server's view of the running one counts them all.
 			attempts = max(attempts, int(l.Attempt))
-			note = fmt.Sprintf("retrying: attempt %d", l.Attempt)
-			if l.MaximumAttempts > 0 {
-				note += fmt.Sprintf(" of %d", l.MaximumAttempts)
-			}
+			note = "retrying: " + attemptOf(l.Attempt, int(l.MaximumAttempts))
 			if l.NextAttemptTime != nil {
 				note += fmt.Sprintf(", next attempt at %s", l.NextAttemptTime.Local().Format("15:04:05.0"))
 			} else {

@@ -48,3 +48,21 @@ func TestLogLevelWords(t *testing.T) {
 		require.Equal(t, cmd+": --log-level \"verbose\": give debug, info, warn or error\n", errOut)
 	}
 }
+
+// A retry's attempt is named beside the step's own attempts, and one past
+// them (a lost attempt retried beyond them) says why rather than reading
+// "attempt 2 of 1" (seen when a worker was killed during an upload).
+func TestAttemptOf(t *testing.T) {
+	for _, c := range []struct {
+		attempt int32
+		max     int
+		want    string
+	}{
+		{2, 0, "attempt 2"},
+		{2, 3, "attempt 2 of 3"},
+		{3, 3, "attempt 3 of 3"},
+		{2, 1, "attempt 2 (the step has 1; attempts lost with their worker are retried beyond them)"},
+	} {
+		require.Equal(t, c.want, attemptOf(c.attempt, c.max), "%d of %d", c.attempt, c.max)
+	}
+}
