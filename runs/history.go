@@ -96,7 +96,9 @@ func PlaybookOf(ctx context.Context, c Client, run string) (name, runID string, 
 	}
 	pb, err := spec.Parse(in.File, []byte(in.Source))
 	if err != nil {
-		return "", "", fmt.Errorf("%s: its frozen playbook does not parse: %w", run, err)
+		// Not told as such to a caller that may not see it (a hook asking
+		// about a run of another playbook): a run of no playbook it knows.
+		return "", "", &NotFoundError{Run: run, Err: fmt.Errorf("%s: its frozen playbook does not parse: %w", run, err)}
 	}
 	return pb.Name, runID, nil
 }

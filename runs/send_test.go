@@ -45,7 +45,7 @@ func TestSendFromHookReachesItsPlaybookOnly(t *testing.T) {
 	require.Len(t, f.updated, 3)
 	for _, o := range f.updated {
 		require.Equal(t, o.WorkflowID+"-run", o.RunID, "the run checked takes it")
-		require.Equal(t, "webhook-"+IDDigest("sensor\x00d-1"), o.UpdateID)
+		require.Equal(t, "webhook-"+IDDigest("sensor\x00d-1\x00"+o.WorkflowID+"\x00landed"), o.UpdateID, "one delivery ID, each run and event its own Update")
 		require.Equal(t, []any{"landed", map[string]any{"path": "/x"}, "webhook sensor"}, o.Args)
 	}
 	_, err := SendFromHook(ctx, f, reg, Delivery{Hook: "sensor"}, "plain", "landed", nil)

@@ -195,7 +195,9 @@ func SendFromHook(ctx context.Context, c Client, r contract.TriggerRegistration,
 	}
 	e := eventSend{Run: run, RunID: runID, Event: event, Data: data, By: "webhook " + d.Hook}
 	if d.ID != "" {
-		e.UpdateID = "webhook-" + IDDigest(d.Hook+"\x00"+d.ID)
+		// The event and run are in the ID: a sender that gives one delivery
+		// ID to two events (started, finished) has each delivered.
+		e.UpdateID = "webhook-" + IDDigest(d.Hook+"\x00"+d.ID+"\x00"+run+"\x00"+event)
 	}
 	return sendEvent(ctx, c, e)
 }
@@ -358,7 +360,13 @@ func PruneTriggers(ctx context.Context, c Client, namespace, dir, taskQueue stri
 		if still {
 			continue
 		}
-		if err := c.TerminateWorkflow(ctx, id, "", "pruned by schedule apply: "+file+" "+why); err != nil {
+		err = c.TerminateWorkflow(ctx, id, "", "pruned by schedule apply: "+file+" "+why)
+		var gone *serviceerror.NotFound
+		switch {
+		case errors.As(err, &gone):
+			// Ended since visibility listed it (an apply a moment ago).
+			continue
+		case err != nil:
 			return pruned, err
 		}
 		pruned = append(pruned, Pruned{ID: id, What: "trigger " + triggerWhatOfID(id), File: file, Why: why})
@@ -366,16 +374,17 @@ func PruneTriggers(ctx context.Context, c Client, namespace, dir, taskQueue stri
 	return pruned, nil
 }
 
-// triggerFile is the playbook file a registration was applied from: its
-// memo, else (a memo the client's codec encrypted) the registration's own
-// word; "" when neither says.
+// triggerFile is the playbook file a registration was last applied from:
+// the registration's own word (a re-apply from another file changes it,
+// not the memo, which the start wrote), else its memo; "" when neither
+// says.
 func triggerFile(ctx context.Context, c Client, e *workflowpb.WorkflowExecutionInfo) string {
-	var file string
-	if p := e.GetMemo().GetFields()[contract.MemoTriggerFile]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &file) == nil {
-		return file
-	}
 	r, err := registered(ctx, c, e.GetExecution().GetWorkflowId())
 	if err != nil {
+		var file string
+		if p := e.GetMemo().GetFields()[contract.MemoTriggerFile]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &file) == nil {
+			return file
+		}
 		return ""
 	}
 	return r.File

@@ -219,6 +219,9 @@ func (s *stand) childWorkflow(ctx workflow.Context, in contract.Input) (any, err
 	// workflow starts on a goroutine of its own in the test environment,
 	// and one mocked whole, ending in its first task, could otherwise end
 	// before or after a sibling's activity as the goroutines happen to run.
+	// It gives its outcome even when the parent cancels it, as it did when
+	// it ended in its first task: a disconnected context.
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{ActivityID: mockedOutcomeID, StartToCloseTimeout: time.Hour,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
 	var o mockedOutcome

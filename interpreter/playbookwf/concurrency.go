@@ -112,6 +112,9 @@ func (x *executor) leaveQueue(ctx workflow.Context, coordinator string, req cont
 	// if any, says nothing to act on.
 	_ = workflow.SignalExternalWorkflow(dctx, coordinator, "", contract.SignalSlotLeave, req).Get(dctx, nil)
 	x.run.LeaveQueue()
+	// Its search attribute said queued (the new side of queued-status): it
+	// says running now, for what the run does before it ends (its end).
+	x.indexStatus()
 }
 
 // coordinatorHistoryBound is the history length past which a coordinator

@@ -193,9 +193,10 @@ const progressEvery = 2 * time.Second
 // details show it. The signal is not waited for. On the new side of
 // loop-reports-delivered a workflow task sends one at most while the one
 // before is not delivered: a task of local elements runs for seconds and
-// sends its signals as it ends, the last of which says it all, and each
-// delivery is one more task of the driver's, which its last awaits
-// (awaitReports).
+// sends its signals as it ends, each delivery is one more task of the
+// driver's, which its last awaits (awaitReports). The one a task sends is
+// the progress when it first reported, so what the run shows may be a
+// task behind (seconds); the loop's end tells the rest.
 func (d *loopDriver) report(p contract.LoopProgress) {
 	info := workflow.GetInfo(d.ctx)
 	if info.ParentWorkflowExecution == nil || workflow.Now(d.ctx).Sub(d.reported) < progressEvery {

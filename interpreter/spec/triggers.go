@@ -19,6 +19,11 @@ type Trigger struct {
 	After *AfterTrigger
 }
 
+// MaxHookName bounds a webhook's name: it is in its registration's
+// workflow ID and, as "webhook NAME", in who sent an event (at most
+// contract.MaxNameBytes).
+const MaxHookName = 100
+
 // WebhookTrigger is `webhook: {name, secret: {secret: NAME}}`.
 type WebhookTrigger struct {
 	// Name is the hook's name, the last part of its path /hooks/NAME.
@@ -57,6 +62,9 @@ func (d *decoder) triggers(n *yaml.Node) ([]Trigger, error) {
 		case t.Webhook != nil:
 			if t.Webhook.Name == "" || !namePattern.MatchString(t.Webhook.Name) {
 				return nil, d.errf(tn, "triggers: webhook.name %q must match [a-z0-9][a-z0-9_-]*", t.Webhook.Name)
+			}
+			if len(t.Webhook.Name) > MaxHookName {
+				return nil, d.errf(tn, "triggers: webhook.name is %d bytes, over the limit of %d", len(t.Webhook.Name), MaxHookName)
 			}
 			if t.Webhook.Secret == "" {
 				return nil, d.errf(tn, "triggers: webhook %q needs secret: {secret: NAME}, the worker's secret its deliveries are signed with", t.Webhook.Name)

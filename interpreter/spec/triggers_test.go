@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,7 @@ workflow:
 		"no secret":    {`[{webhook: {name: a}}]`, `flows/x.yaml:2: triggers: webhook "a" needs secret: {secret: NAME}, the worker's secret its deliveries are signed with`},
 		"plain secret": {`[{webhook: {name: a, secret: hunter2}}]`, `flows/x.yaml:2: webhook.secret must be {secret: NAME}, the name of a file in the worker's secrets directory`},
 		"bad name":     {`[{webhook: {name: A/b, secret: {secret: k}}}]`, `flows/x.yaml:2: triggers: webhook.name "A/b" must match [a-z0-9][a-z0-9_-]*`},
+		"long name":    {`[{webhook: {name: ` + strings.Repeat("h", 101) + `, secret: {secret: k}}}]`, `flows/x.yaml:2: triggers: webhook.name is 101 bytes, over the limit of 100`},
 		"twice":        {"\n  - webhook: {name: a, secret: {secret: k}}\n  - webhook: {name: a, secret: {secret: k}}", `flows/x.yaml:4: triggers: webhook "a" given twice (first at line 3)`},
 		"bad status":   {`[{after: {playbook: b, status: [done]}}]`, `flows/x.yaml:2: after.status "done" is not how a run ends ([completed completed_with_warnings failed cancelled terminated timed_out])`},
 		"unknown key":  {`[{after: {playbook: b, when: x}}]`, `flows/x.yaml:2: unknown key "when" in triggers: after (known: playbook, status)`},
