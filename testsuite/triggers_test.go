@@ -449,4 +449,16 @@ workflow:
 	writePlaybook(t, dir, "hooked.yaml", hooked("prune-hooked", old))
 	require.Contains(t, apply(file), file+": trigger webhook /hooks/"+old+" created\n")
 	require.Equal(t, http.StatusUnauthorized, answers(old))
+
+	// The playbook moves to another directory and is applied from there:
+	// pruning the first directory leaves its hook alone, which the file it
+	// was last applied from declares (the registration's memo still names
+	// the first file).
+	moved := writePlaybook(t, t.TempDir(), "moved.yaml", hooked("prune-hooked", old))
+	apply(moved)
+	require.NoError(t, os.Remove(file))
+	waitFor(t, "the registration to be listed", func() bool { return registered(old) })
+	out = apply("--prune", dir)
+	require.NotContains(t, out, "/hooks/"+old+" deleted", "a hook applied from elsewhere since is not this directory's")
+	require.Equal(t, http.StatusUnauthorized, answers(old))
 }
