@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -242,15 +240,7 @@ func TestConcurrencyHolderEndedAnyWayReleasesTheNext(t *testing.T) {
 	})
 	t.Run("worker-killed", func(t *testing.T) {
 		queue := fmt.Sprintf("concurrency-kill-%d", time.Now().UnixNano())
-		bin := playbookBinary(t)
-		logs := t.TempDir()
-		startWorker := func() *exec.Cmd {
-			cmd := exec.Command(bin, "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", logs)
-			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-			require.NoError(t, cmd.Start())
-			return cmd
-		}
-		first := startWorker()
+		first, _ := workerProcess(t, queue)
 		file := limited(t, "release-killed", `{key: "{{ workload.service }}", limit: 1}`)
 		holder, flag := holdOn(t, file, queue, "killed")
 		stepRuns(t, holder.GetID())
@@ -259,8 +249,7 @@ func TestConcurrencyHolderEndedAnyWayReleasesTheNext(t *testing.T) {
 		require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 		_ = first.Wait()
 		require.NoError(t, os.WriteFile(flag, nil, 0o644))
-		second := startWorker()
-		defer func() { _ = second.Process.Kill(); _ = second.Wait() }()
+		workerProcess(t, queue)
 		a, b := intervalOf(t, finish(t, holder)), intervalOf(t, finish(t, next))
 		require.Less(t, a.end, b.start, "the next run's step started after the holder, back on a worker, ended")
 	})

@@ -27,6 +27,15 @@ import (
 // hookSecret is the key the webhook tests sign their deliveries with.
 const hookSecret = "the hook's shared secret"
 
+// hookSecrets is a worker's secrets directory holding hook_key, the
+// hooks' secret, as a file ending in a newline, as people write one.
+func hookSecrets(t *testing.T) string {
+	t.Helper()
+	secrets := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	return secrets
+}
+
 // deliver POSTs body to a hook as a sender signs it (signature "": as
 // written, unsigned when empty too), with a delivery ID if given; it
 // returns the status and the decoded answer.
@@ -79,9 +88,7 @@ func runsOf(t *testing.T, playbook string) []runs.Run {
 func TestWebhookTriggerStartsARun(t *testing.T) {
 	parallel(t)
 	dir := t.TempDir()
-	secrets := filepath.Join(dir, "secrets")
-	require.NoError(t, os.MkdirAll(secrets, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	secrets := hookSecrets(t)
 	queue := fmt.Sprintf("hooks-%d", time.Now().UnixNano())
 	file := writePlaybook(t, dir, "deploy.yaml", `
 metadata: {name: hook-deploy}
@@ -251,9 +258,7 @@ func updatesOf(t *testing.T, id string) int {
 func TestWebhookSendsAnEventToARun(t *testing.T) {
 	parallel(t)
 	dir := t.TempDir()
-	secrets := filepath.Join(dir, "secrets")
-	require.NoError(t, os.MkdirAll(secrets, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	secrets := hookSecrets(t)
 	queue := fmt.Sprintf("hook-events-%d", time.Now().UnixNano())
 	file := writePlaybook(t, dir, "sensor.yaml", `
 metadata: {name: hook-sensor}
@@ -341,9 +346,7 @@ func TestDevServesWebhooksAndTheirEvents(t *testing.T) {
 	parallel(t)
 	bin := playbookBinary(t)
 	dir := t.TempDir()
-	secrets := filepath.Join(dir, "secrets")
-	require.NoError(t, os.MkdirAll(secrets, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(secrets, "hook_key"), []byte(hookSecret+"\n"), 0o600))
+	secrets := hookSecrets(t)
 	port, uiPort, endpoint := freePort(t), freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), port, uiPort, nil, "--secrets-dir", secrets, "--metrics-address", endpoint)
 	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
