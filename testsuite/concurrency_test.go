@@ -229,8 +229,11 @@ func TestConcurrencyHolderEndedAnyWayReleasesTheNext(t *testing.T) {
 		require.NoError(t, err)
 		in := contract.Input{File: file, BaseDir: filepath.Dir(b.RootPath), Source: b.Files[b.RootPath], Files: b.Files,
 			Workload: map[string]any{"service": "timed-out", "hold": filepath.Join(t.TempDir(), "never")}}
-		holder, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: contract.TaskQueue, WorkflowExecutionTimeout: 5 * time.Second}, contract.WorkflowName, in)
+		// The holder's timeout must leave the next run time to queue
+		// behind it: 5 s did not in CI, and the next run found the slot free.
+		holder, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: contract.TaskQueue, WorkflowExecutionTimeout: 20 * time.Second}, contract.WorkflowName, in)
 		require.NoError(t, err)
+		stepRuns(t, holder.GetID())
 		next := start(t, file, contract.TaskQueue, map[string]any{"service": "timed-out"})
 		queuedBehind(t, next.GetID(), holder.GetID())
 		require.Equal(t, "completed", finish(t, next).Status)
