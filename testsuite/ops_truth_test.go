@@ -309,10 +309,12 @@ func embeddedRun(t *testing.T, file string) (cmd *exec.Cmd, await func(re string
 	return cmd, func(re string, within time.Duration) string {
 		t.Helper()
 		deadline := time.After(within)
+		var seen []string
 		for {
 			select {
 			case l, ok := <-lines:
-				require.True(t, ok, "output ended before %q", re)
+				require.True(t, ok, "output ended before %q; it printed:\n%s", re, strings.Join(seen, "\n"))
+				seen = append(seen, l)
 				if regexp.MustCompile(re).MatchString(l) {
 					return l
 				}
