@@ -217,6 +217,9 @@ func TestConcurrencyHolderEndedAnyWayReleasesTheNext(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			file := limited(t, "release-"+name, `{key: "{{ workload.service }}", limit: 1}`)
 			holder, _ := holdOn(t, file, contract.TaskQueue, name)
+			// The holder holds the slot before the next run asks: started
+			// together, either may get it first.
+			stepRuns(t, holder.GetID())
 			next := start(t, file, contract.TaskQueue, map[string]any{"service": name})
 			queuedBehind(t, next.GetID(), holder.GetID())
 			end(t, holder)
