@@ -58,7 +58,7 @@ func workerUser(t *testing.T) (uid, gid uint32, home string) {
 // its descriptor 0: nothing of the key is readable, and the run, encrypted
 // with that key, completes.
 func TestStepsCannotReadTheCodecKey(t *testing.T) {
-	// Serial: t.Setenv (the codec key) (see parallel).
+	parallel(t)
 	uid, gid, home := workerUser(t)
 	bin := playbookBinary(t)
 	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755), "the worker's user runs the binary")
@@ -116,12 +116,12 @@ workflow:
         true
       env: {KEY_FILE: "{{ workload.key_file }}", WORKER: "{{ workload.worker }}"}
 `)
-	t.Setenv("PLAYBOOK_CODEC_KEY", key) // the CLI's own copy
 	waitFor(t, "the worker to poll with a key", func() bool {
 		resp, err := tc.DescribeTaskQueue(context.Background(), queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 		return err == nil && len(resp.GetPollers()) > 0 && strings.Contains(resp.GetPollers()[0].GetIdentity(), " codec:")
 	})
-	_, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--json",
+	// The CLI has its own copy of the key.
+	_, out, errOut := cliEnv(t, []string{"PLAYBOOK_CODEC_KEY=" + key}, "run", "--address", server.Address, "--task-queue", queue, "--json",
 		"--set", "key_file="+keyFile, "--set", fmt.Sprintf("worker=%d", cmd.Process.Pid), file)
 	var agg contract.Aggregate
 	require.NoError(t, json.Unmarshal([]byte(out), &agg), "%s\nworker: %s", errOut, stderr.String())

@@ -39,7 +39,7 @@ func TestLoopElementFailureCancelsTheOthers(t *testing.T) {
 	each := r.agg.Steps["each"]
 	require.Equal(t, contract.StatusFailed, each.Status)
 	require.Equal(t, "element 2 of 4 (index 1) failed: exited with code 1: element 2 is corrupt", each.Error.Message)
-	require.Equal(t, 1.0, each.Error.Details.(map[string]any)["failed_elements"], "the cancelled elements are not failures")
+	require.Equal(t, 1.0, each.Error.Details.(map[string]any)["failed_elements"], "the cancelled elements are not failures: %v; results %v", each.Error.Details, each.Result)
 	require.Empty(t, processesMatching("playbook-loop-cancel"), "no sleep is left")
 }
 

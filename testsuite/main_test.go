@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,13 @@ func TestMain(m *testing.M) {
 	// it until one of the slots is free, once its shares are its own.
 	_ = flag.Set("test.parallel", strconv.Itoa(maxParallelTests))
 	running = make(chan struct{}, max(slots, 1))
+	if os.Getenv("GOGC") == "" {
+		// The server, the shared worker and the CLI run in this process: at
+		// twice the heap between collections, collecting took half the CPU
+		// it took at the default (11% of the process's), for a peak of
+		// about 4 GiB rather than 3.
+		debug.SetGCPercent(200)
+	}
 	os.Exit(runMain(m))
 }
 
@@ -291,6 +299,7 @@ var processesMatching = proctest.Matching
 func parallel(t *testing.T, shares ...share) {
 	t.Helper()
 	t.Parallel()
+	asked := time.Now()
 	slices.SortFunc(shares, func(a, b share) int { return strings.Compare(a.name, b.name) })
 	for _, s := range shares {
 		l := shared(s.name)
@@ -309,7 +318,29 @@ func parallel(t *testing.T, shares ...share) {
 	}
 	running <- struct{}{}
 	t.Cleanup(func() { <-running }) // before the shares: cleanups run last first
+	ran := time.Now()
+	t.Cleanup(func() { timed(t.Name(), ran.Sub(asked), time.Since(ran)) })
 }
+
+// timed appends a parallel test's wait for its shares and slot and its
+// own run to the file $PLAYBOOK_TEST_TIMES names, when it names one: what
+// the suite's wall time is made of (docs/INTERNALS.md, the suite's speed).
+func timed(test string, waited, ran time.Duration) {
+	file := os.Getenv("PLAYBOOK_TEST_TIMES")
+	if file == "" {
+		return
+	}
+	timesMu.Lock()
+	defer timesMu.Unlock()
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s\t%.1f\t%.1f\n", test, waited.Seconds(), ran.Seconds())
+}
+
+var timesMu sync.Mutex
 
 // running holds a token for each parallel test running (TestMain makes
 // it, with a slot for each test that may run at once).

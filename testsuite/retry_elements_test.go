@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,10 +125,13 @@ func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 // retry's history is a few KiB (BenchmarkHugeLoopsRetry). The result is
 // whole, in order, reused and new alike.
 func TestRetryCarriesReusedResultsOnce(t *testing.T) {
+	// Its 20,000 steps keep a core busy, on a worker of its own.
+	parallel(t, alone("cpu"))
+	queue := ownQueueWorker(t, "retry-carries-once")
 	const n = 10_000
 	dir := t.TempDir()
 	file := writePlaybook(t, dir, "p.yaml", sevenFails("small-results", "each", n, 200, `[ $I != 7 ] || { [ -e "$D/fixed" ] || exit 3; echo new >&2; }`))
-	_, agg, errOut := failThenRetry(t, file, dir)
+	_, agg, errOut := failThenRetry(t, file, dir, "--task-queue", queue)
 	require.Contains(t, errOut, "  each  1 of 10,000 elements run (failed before), 9,999 reused\n")
 	results, ok := agg.Steps["each"].Result.([]any)
 	require.True(t, ok, "the loop's result is whole: %v", agg.Steps["each"].Result)
@@ -156,13 +160,14 @@ func TestRetryCarriesReusedResultsOnce(t *testing.T) {
 
 // failThenRetry runs a playbook whose workload's dir is dir, which fails
 // until dir/fixed exists; then makes it, retries the run and gives both
-// runs' aggregates and what the retry printed on stderr.
-func failThenRetry(t *testing.T, file, dir string) (first, again *contract.Aggregate, errOut string) {
+// runs' aggregates and what the retry printed on stderr. args go to both
+// run and retry.
+func failThenRetry(t *testing.T, file, dir string, args ...string) (first, again *contract.Aggregate, errOut string) {
 	t.Helper()
-	first = runPlaybookFile(t, file, "--set", "dir="+dir)
+	first = runPlaybookFile(t, file, slices.Concat(args, []string{"--set", "dir=" + dir})...)
 	require.Equal(t, "failed", first.Status)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
-	code, again, errOut := retryJSON(t, first.WorkflowID)
+	code, again, errOut := retryJSON(t, slices.Concat(args, []string{first.WorkflowID})...)
 	require.Equal(t, 0, code, errOut)
 	return first, again, errOut
 }

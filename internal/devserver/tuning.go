@@ -31,6 +31,13 @@ func tunedSettings(onePartition bool) map[dynamicconfig.Key]any {
 		// needs no forwarding between partitions to match a task with a poller.
 		// Risk: none; more partitions only spread load over matching hosts.
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		// The history events a shard keeps in memory, by size (stock 512 KiB,
+		// sized for clusters of hundreds of shards). An activity's start
+		// reads its scheduled event, with the step's input; past 512 KiB of
+		// such events (a few hundred steps running at once, across runs),
+		// every start read it back from the database: 8% of the server's CPU
+		// in the test suite. Risk: up to this much more memory.
+		dynamicconfig.EventsCacheMaxSizeBytes.Key(): 32 << 20,
 	}
 	if onePartition {
 		// Partitions pollers read from (stock 4). Risk: lowering it strands the
