@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,6 +55,23 @@ func sendEvent(t *testing.T, id string, args ...any) (string, error) {
 	var answer string
 	err = h.Get(ctx, &answer)
 	return answer, err
+}
+
+// floodEvent sends event file_landed to run id as Update flood-N, again
+// while the client's wait for it times out (a loaded machine): the same
+// Update ID gets the outcome the first send came to.
+func floodEvent(id string, n int) error {
+	for {
+		h, err := tc.UpdateWorkflow(context.Background(), client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: fmt.Sprintf("flood-%d", n),
+			UpdateName: contract.UpdateEvent, Args: []any{"file_landed", map[string]any{"n": n}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(context.Background(), nil)
+		}
+		var timedOut *client.WorkflowUpdateServiceTimeoutOrCanceledError
+		if !errors.As(err, &timedOut) {
+			return err
+		}
+	}
 }
 
 // The example waits for its event, shows `waiting` and for what, and
@@ -193,7 +211,7 @@ workflow:
 	for range 20 {
 		wg.Go(func() {
 			for i := range next {
-				_, err := sendEvent(t, id, "file_landed", map[string]any{"n": i})
+				err := floodEvent(id, i)
 				mu.Lock()
 				if err == nil {
 					accepted++
