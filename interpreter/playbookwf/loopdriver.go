@@ -181,8 +181,8 @@ func (d *loopDriver) run() (next int, done bool) {
 // renewed it, 80% of its timeout later; on a starved worker its end and
 // its retries' replays overran the timeout, and the next retry came
 // later each time, and a task of large results was over the 4 MiB a
-// request to the server may hold. A share ends a task in about a second
-// on an idle machine, with about 250 KiB of markers.
+// request to the server may hold. A share of `true` elements is about
+// 350 KiB of markers, and a few seconds' work.
 const (
 	LocalTaskElements = 1000
 	LocalTaskBytes    = 1 << 20
