@@ -106,10 +106,21 @@ func (d *loopDriver) run() (next int, done bool) {
 	first := next
 	spans := newElementSpans(ctx)
 	defer spans.flush(ctx)
+	share := &taskShare{local: d.s.Local}
+	var nextTask workflow.Future // the timer that brings the next task, while it runs
 	for {
 		// Each run starts at least one element, so that a run continued as
 		// new always gets further than the one before.
 		for inFlight < window && next < len(d.items) && !stopped && ctx.Err() == nil && (next == first || !full()) {
+			if share.spent(ctx, inFlight) {
+				// The task ends once the running elements have; a timer
+				// brings the next, which starts more.
+				if nextTask == nil {
+					nextTask = workflow.NewTimerWithOptions(ctx, time.Millisecond, workflow.TimerOptions{Summary: "next task of step " + d.s.Name})
+					sel.AddFuture(nextTask, func(workflow.Future) { nextTask = nil; share.renew() })
+				}
+				break
+			}
 			i := next
 			next++
 			if d.in.Reuse.Has(i) {
@@ -133,6 +144,7 @@ func (d *loopDriver) run() (next int, done bool) {
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
 				o := attemptsOutcome(ctx, f, d.s, elem)
+				share.ended(ctx, o)
 				spans.ended(ctx, elem, i, o)
 				tally.Add(i, o)
 				if d.in.CancelOnFailure && o.Err != nil && o.Err.Type != contract.ErrCancelled {
@@ -141,7 +153,7 @@ func (d *loopDriver) run() (next int, done bool) {
 				}
 			})
 		}
-		if inFlight == 0 {
+		if inFlight == 0 && nextTask == nil {
 			break
 		}
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("step %s: %s", d.s.Name, tally.Progress(inFlight)))
@@ -159,6 +171,81 @@ func (d *loopDriver) run() (next int, done bool) {
 	}
 	return len(d.items), true
 }
+
+// LocalTaskElements and LocalTaskBytes are a workflow task's share of a
+// driver's local elements: it starts none while the elements that ended
+// in the task and those running add up to LocalTaskElements, or once the
+// outcomes of those that ended reach LocalTaskBytes. The SDK keeps a task
+// open while a local activity runs, and its completion carries a marker
+// with each one's outcome: uncapped, a task ran elements until the SDK
+// renewed it, 80% of its timeout later; on a starved worker its end and
+// its retries' replays overran the timeout, and the next retry came
+// later each time, and a task of large results was over the 4 MiB a
+// request to the server may hold. A share of `true` elements is about
+// 350 KiB of markers, and a few seconds' work.
+const (
+	LocalTaskElements = 1000
+	LocalTaskBytes    = 1 << 20
+)
+
+// localLoopTaskTimeout is the workflow task timeout of a driver of local
+// elements (10s by default): a task that runs its share, or replays the
+// driver's history after a retry, on a starved worker fits in it. The SDK
+// renews a task at 80% of it, and a task lost with its worker is retried
+// that much later.
+const localLoopTaskTimeout = time.Minute
+
+// taskShare counts what a driver's current workflow task has taken of
+// its share of local elements (LocalTaskElements, LocalTaskBytes).
+type taskShare struct {
+	local bool
+	// capped is nil until the version is asked, where the share first
+	// runs out.
+	capped *bool
+	// task is the history's length in the task counted: another length,
+	// another task (the SDK renewed one, or a timer brought it).
+	task       int
+	done, size int
+}
+
+// spent tells whether the current task has taken its share, inFlight
+// running (each to end in it, or in a renewal of it).
+func (s *taskShare) spent(ctx workflow.Context, inFlight int) bool {
+	if !s.local {
+		return false
+	}
+	s.turn(ctx)
+	if s.done+inFlight < LocalTaskElements && s.size < LocalTaskBytes {
+		return false
+	}
+	if s.capped == nil {
+		v := version(ctx, changeLocalTaskCap) >= 1
+		s.capped = &v
+	}
+	return *s.capped
+}
+
+// ended counts an element's outcome against the current task's share:
+// its marker goes with the task's completion.
+func (s *taskShare) ended(ctx workflow.Context, o contract.Outcome) {
+	if !s.local || (s.capped != nil && !*s.capped) {
+		return
+	}
+	s.turn(ctx)
+	n, _ := contract.EncodedSize(o)
+	s.done, s.size = s.done+1, s.size+n
+}
+
+// turn starts a new count when the task is another.
+func (s *taskShare) turn(ctx workflow.Context) {
+	if n := workflow.GetInfo(ctx).GetCurrentHistoryLength(); n != s.task {
+		s.task, s.done, s.size = n, 0, 0
+	}
+}
+
+// renew starts a new count: the timer that brings a new task fired (the
+// SDK's test environment keeps one history length throughout).
+func (s *taskShare) renew() { s.done, s.size = 0, 0 }
 
 // reuseIn counts the elements a retry reuses in a driver's first tally,
 // and returns what its later runs carry of them: their spans. Reuse
@@ -283,6 +370,9 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		TaskQueue:           x.info.TaskQueueName,
 		StaticSummary:       fmt.Sprintf("step %s: a loop of %d elements", s.Name, n),
 		WaitForCancellation: true,
+	}
+	if s.Local {
+		opts.WorkflowTaskTimeout = localLoopTaskTimeout
 	}
 	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), contract.LoopWorkflowName, in)
 	f, settle := workflow.NewFuture(ctx)

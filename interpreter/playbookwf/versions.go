@@ -135,6 +135,11 @@ var (
 		Where: "where a loop's driver (PlaybookLoop) is to report its progress, or has run its elements, while a progress signal it sent is not yet delivered",
 		What: "a workflow task of the driver's sends no other, and the driver waits for the deliveries before it completes or continues as new, so that none arrives while the task closing it runs " +
 			"(before: it closed at once, and the server refused that task when one arrived: the local elements the task had run ran again)"})
+	changeLocalTaskCap = register(Change{ID: "local-task-cap", Max: 1,
+		Where: "where a loop's driver (PlaybookLoop) of local elements would start one past its workflow task's share (LocalTaskElements, LocalTaskBytes)",
+		What: "it starts no more in that task, lets the task end with the running ones, and starts the next ones in the task a 1ms timer brings " +
+			"(before: one task ran elements until the SDK renewed it, 8 s later, and its completion carried them all: on a starved worker it timed out, " +
+			"and with large results it was over the 4 MiB a request may hold)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached

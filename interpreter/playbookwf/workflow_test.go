@@ -250,3 +250,32 @@ func TestTimeoutsBecomeStepErrors(t *testing.T) {
 	o = outcomeOf(nil, temporal.NewTimeoutError(0, nil), pb.Step("s"), contract.StepInput{})
 	require.Equal(t, "execution_timeout", o.Err.Type)
 }
+
+// A driver of local elements starts no more in a workflow task once their
+// outcomes reach the task's share (LocalTaskBytes): a 1 ms timer brings
+// the next task, which starts more. 600 elements of 4 KiB results take
+// three shares. Runs from before keep one task throughout.
+func TestLocalLoopDriverTakesItsShareOfATask(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		v      workflow.Version
+		timers int
+	}{{"new", 1, 2}, {"before", workflow.DefaultVersion, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnGetVersion(changeLocalTaskCap.ID, workflow.DefaultVersion, 1).Return(tc.v)
+			var timers []string
+			env.SetOnTimerScheduledListener(func(timerID string, d time.Duration) { timers = append(timers, d.String()) })
+			agg, err := execute(t, env, `metadata: {name: t}
+local: true
+workflow:
+  - step: each
+    loop: {in: "1..600", mode: parallel, max_in_flight: 10}
+    tool: {kind: shell, command: "head -c 4096 /dev/zero | tr '\\0' x"}
+`)
+			require.NoError(t, err)
+			require.Equal(t, contract.StatusCompleted, agg.Steps["each"].Status, "every element ran (its result is a stub: 2.4 MB)")
+			require.Len(t, timers, tc.timers, "%v", timers)
+		})
+	}
+}
