@@ -107,10 +107,16 @@ func streamPipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
+// copyBuffers are the streams' copy buffers, kept from one attempt to the
+// next rather than allocated (and cleared) twice an attempt.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+
 // copyFrom copies r into the log until its end, then closes both.
 func (l *outputLog) copyFrom(r *os.File) {
 	defer close(l.done)
-	buf := make([]byte, copyBufferSize)
+	pooled := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(pooled)
+	buf := *pooled
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
