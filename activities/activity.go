@@ -411,10 +411,11 @@ func lostCause(ctx context.Context) (typ string, lost bool) {
 var errWorkerStopped = errors.New("the worker is stopping")
 
 // drain cancels the tool, with errWorkerStopped, once the worker (whose
-// stop channel is stop) has been asked to stop and the drain timeout has passed; done ends the watch, and
-// once it has returned the tool is not cancelled by it. An attempt starts
-// no goroutine of its own for it: it registers on its worker's stopping
-// (workerStopping), and only a worker that stops starts its timer.
+// stop channel is stop) has been asked to stop and the drain timeout has
+// passed; done ends the watch, and once it has returned the tool is not
+// cancelled by it. An attempt starts no goroutine of its own for it: it
+// registers on its worker's stopping (workerStopping), and only a worker
+// that stops starts its timer.
 func (a *Activities) drain(stop <-chan struct{}, stopTool context.CancelCauseFunc) (done func()) {
 	var mu sync.Mutex
 	ended := false
@@ -445,8 +446,8 @@ func (a *Activities) drain(stop <-chan struct{}, stopTool context.CancelCauseFun
 }
 
 // stopWatches holds, by a worker's stop channel, a context that ends when
-// the channel closes: one goroutine a worker watches it for all the
-// worker's attempts (drain).
+// the channel closes: one goroutine for each worker watches the channel
+// for all of the worker's attempts (drain).
 var stopWatches sync.Map
 
 // workerStopping is the context that ends when the worker whose stop
