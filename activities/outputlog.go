@@ -27,8 +27,9 @@ const minLogBytes = 1 << 10
 // into the log file, and the step does not wait for it.
 const outputGrace = time.Second
 
-// copyBufferSize is the buffer each stream is copied through: two per
-// running step.
+// copyBufferSize is the buffer the streams are copied through (copyBuffers):
+// one per running step, which copies both, and one per stream a goroutine
+// follows.
 const copyBufferSize = 16 << 10
 
 // outputLog is the log file of one output stream of an attempt. The process
