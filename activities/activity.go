@@ -194,7 +194,7 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 	}
 	endDrain := func() {}
 	if in.Lost != nil {
-		endDrain = a.drain(ctx, stopTool)
+		endDrain = a.drain(activity.GetWorkerStopChannel(ctx), stopTool)
 	}
 	// Secrets are read as the attempt starts; only their names are in the
 	// step's input, and their texts are hidden in all it writes.
@@ -410,26 +410,65 @@ func lostCause(ctx context.Context) (typ string, lost bool) {
 // has been stopping for longer than the drain timeout.
 var errWorkerStopped = errors.New("the worker is stopping")
 
-// drain cancels the tool, with errWorkerStopped, once the worker has been
-// asked to stop and the drain timeout has passed; done ends the watch.
-func (a *Activities) drain(ctx context.Context, stopTool context.CancelCauseFunc) (done func()) {
-	quit, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case <-activity.GetWorkerStopChannel(ctx):
-		case <-quit:
+// drain cancels the tool, with errWorkerStopped, once the worker (whose
+// stop channel is stop) has been asked to stop and the drain timeout has
+// passed; done ends the watch, and once it has returned the tool is not
+// cancelled by it. An attempt starts no goroutine of its own for it: it
+// registers on its worker's stopping (workerStopping), and only a worker
+// that stops starts its timer.
+func (a *Activities) drain(stop <-chan struct{}, stopTool context.CancelCauseFunc) (done func()) {
+	var mu sync.Mutex
+	ended := false
+	var cutOff *time.Timer
+	unwatch := context.AfterFunc(workerStopping(stop), func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
 			return
 		}
-		t := time.NewTimer(a.DrainTimeout)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			stopTool(errWorkerStopped)
-		case <-quit:
+		cutOff = time.AfterFunc(a.DrainTimeout, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !ended {
+				stopTool(errWorkerStopped)
+			}
+		})
+	})
+	return func() {
+		unwatch()
+		mu.Lock()
+		defer mu.Unlock()
+		ended = true
+		if cutOff != nil {
+			cutOff.Stop()
 		}
+	}
+}
+
+// stopWatches holds, by a worker's stop channel, a context that ends when
+// the channel closes: one goroutine for each worker watches the channel
+// for all of the worker's attempts (drain).
+var stopWatches sync.Map
+
+// workerStopping is the context that ends when the worker whose stop
+// channel is stop is asked to stop.
+func workerStopping(stop <-chan struct{}) context.Context {
+	if v, ok := stopWatches.Load(stop); ok {
+		return v.(context.Context)
+	}
+	stopping, stopped := context.WithCancel(context.Background())
+	if v, loaded := stopWatches.LoadOrStore(stop, stopping); loaded {
+		stopped()
+		return v.(context.Context)
+	}
+	go func() {
+		<-stop
+		stopped()
+		// An attempt that asks after this watches the closed channel
+		// again, which ends its context at once.
+		stopWatches.Delete(stop)
 	}()
-	return func() { close(quit); <-exited }
+	return stopping
 }
 
 // lostWithWorker reports an attempt its worker gave up (stopped past the
@@ -576,11 +615,13 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log con
 		defer cancel()
 		return c.RecordActivityHeartbeat(rctx, info.TaskToken, log)
 	}
+	// The first heartbeat is a timer, not a goroutine: an attempt that
+	// ends before it (most do) starts none. When it fires, its goroutine
+	// sends it and the ones after until stopped.
 	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
+	beat := func() {
 		defer close(exited)
-		next := time.NewTimer(schedule.next())
-		defer next.Stop()
+		var next *time.Timer
 		warned := false
 		for {
 			select {
@@ -588,7 +629,7 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log con
 				return
 			case <-ctx.Done():
 				return
-			case <-next.C:
+			default:
 			}
 			err := send()
 			switch {
@@ -606,10 +647,29 @@ func heartbeat(ctx context.Context, c client.Client, info activity.Info, log con
 				warned = true
 				activity.GetLogger(ctx).Warn("heartbeat failed; the step goes on and heartbeats again", "error", err)
 			}
-			next.Reset(schedule.next())
+			if next == nil {
+				next = time.NewTimer(schedule.next())
+				defer next.Stop()
+			} else {
+				next.Reset(schedule.next())
+			}
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-next.C:
+			}
 		}
-	}()
-	return func() { close(done); <-exited }
+	}
+	first := time.AfterFunc(schedule.next(), beat)
+	return func() {
+		if first.Stop() {
+			return // it never fired: no goroutine to wait for
+		}
+		close(done)
+		<-exited
+	}
 }
 
 // errCutOff is why a tool is stopped when no heartbeat has reached the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -22,8 +23,9 @@ import (
 // beside a bare activity running the same command (the hand-written
 // twin's), one at a time. Besides the wall time it reports the worker's
 // own CPU per attempt (cpu-us/op, the process's user and system time
-// without its children's), which a loaded machine changes far less than
-// the wall time: the difference between the two is what the step's
+// without its children's) and the goroutines it starts (goroutines/op),
+// which a loaded machine changes far less than the wall time (the second
+// not at all): the difference between the two is what the step's
 // machinery costs. Profile with -cpuprofile and -memprofile.
 func BenchmarkAttempt(b *testing.B) {
 	b.Run("step", func(b *testing.B) {
@@ -66,7 +68,7 @@ func bareTrue(ctx context.Context) (map[string]any, error) {
 // CPU per attempt.
 func attempts(b *testing.B, attempt func(i int) error) {
 	b.ReportAllocs()
-	before := selfCPU()
+	before, goBefore := selfCPU(), goroutinesCreated()
 	b.ResetTimer()
 	for i := range b.N {
 		if err := attempt(i); err != nil {
@@ -75,6 +77,14 @@ func attempts(b *testing.B, attempt func(i int) error) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((selfCPU()-before).Microseconds())/float64(b.N), "cpu-us/op")
+	b.ReportMetric(float64(goroutinesCreated()-goBefore)/float64(b.N), "goroutines/op")
+}
+
+// goroutinesCreated counts the goroutines this process has started.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // selfCPU is this process's user and system time, its children's left out.

@@ -112,3 +112,45 @@ func TestHeartbeatEveryThirdOfItsTimeout(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(fast.gaps()), 5)
 }
+
+// An attempt that ends before its first heartbeat sends none and leaves
+// nothing running: stop returns at once, and no heartbeat follows it.
+func TestAShortAttemptSendsNoHeartbeat(t *testing.T) {
+	c := &beatCounter{}
+	stop := heartbeat(context.Background(), c, activity.Info{HeartbeatTimeout: 30 * time.Second}, contract.AttemptLog{}, func(error) {})
+	stop()
+	time.Sleep(2 * firstBeat)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Empty(t, c.beats, "an attempt stopped before its first heartbeat sent one")
+}
+
+// A worker asked to stop cuts its running attempts' tools off once the
+// drain timeout has passed, not before, with errWorkerStopped: attempts
+// that started before the stop and after it alike (all attempts of a
+// worker watch one stop channel). An attempt that ended before is never
+// cut off, nor one that ends within the timeout.
+func TestDrainCutsRunningAttemptsOffAfterItsTimeout(t *testing.T) {
+	a := &Activities{DrainTimeout: 300 * time.Millisecond}
+	stop := make(chan struct{})
+	never := func(error) { t.Error("an attempt that had ended was cut off") }
+	a.drain(stop, never)()
+	cut := make(chan error, 2)
+	endBefore := a.drain(stop, func(err error) { cut <- err })
+	quick := (&Activities{DrainTimeout: time.Hour}).drain(stop, never)
+	stopped := time.Now()
+	close(stop)
+	endAfter := a.drain(stop, func(err error) { cut <- err })
+	for range 2 {
+		select {
+		case err := <-cut:
+			require.ErrorIs(t, err, errWorkerStopped)
+			require.GreaterOrEqual(t, time.Since(stopped), a.DrainTimeout, "cut off before the drain timeout")
+		case <-time.After(time.Minute):
+			t.Fatal("a running attempt was not cut off a minute after its worker was asked to stop")
+		}
+	}
+	endBefore()
+	endAfter()
+	quick()
+}

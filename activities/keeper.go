@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -30,10 +29,15 @@ import (
 // step's end. For that instant before, the leader has a parent-death
 // signal: it is killed if the worker dies then, though a child it forked
 // in the same instant would not be. Linux sends that signal when the thread
-// that forked the process exits, so every step process is forked by one
-// goroutine locked to a thread of its own that never exits (starts). A
-// keeper that dies, or stops reading for keeperWriteLimit, is replaced at
-// once and told the whole list again.
+// that forked the process exits, and Go ends a thread only when a goroutine
+// locked to it ends without unlocking it: so the attempt that starts a
+// step process holds its goroutine locked to its thread from before the
+// fork until the leader is reaped (startInGroup's caller), and that thread
+// neither runs anything else nor ends meanwhile. (A dedicated goroutine
+// locked to a thread of its own forked every step process until #46: the
+// two hand-offs between threads cost about a dozen futex calls an attempt.)
+// A keeper that dies, or stops reading for keeperWriteLimit, is replaced
+// at once and told the whole list again.
 //
 // One keeper for all steps, not a watcher process per step: starting a
 // second process for every step cost about 3 ms of every step's wall time.
@@ -260,23 +264,13 @@ func (k *keeper) replaceWhenGone(cmd *exec.Cmd) {
 	}
 }
 
-// starts runs every cmd.Start of a step process on one locked thread; see
-// the top of this file.
-var starts = make(chan func())
-
-func init() {
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread lives as long as the worker
-		for start := range starts {
-			start()
-		}
-	}()
-}
-
 // startInGroup starts cmd as the leader of a new process group, killed if
-// the worker dies, and puts the group on the keeper's list. Once cmd has
-// exited (waitExited), the caller kills the group, takes it off the list
-// (groupKeeper.remove) and only then reaps cmd.
+// the worker dies, and puts the group on the keeper's list. The caller's
+// goroutine is locked to its thread (runtime.LockOSThread) from before
+// this call until cmd is reaped: the leader's parent-death signal follows
+// that thread (see the top of this file). Once cmd has exited
+// (waitExited, or its pidfd), the caller kills the group, takes it off the
+// list (groupKeeper.remove) and only then reaps cmd.
 func startInGroup(cmd *exec.Cmd) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -286,23 +280,13 @@ func startInGroup(cmd *exec.Cmd) error {
 	if err := groupKeeper.ensure(); err != nil {
 		return fmt.Errorf("no keeper for the step's processes: %w", err)
 	}
-	// The group joins the keeper's list on the thread that forked it, at
-	// once: until then only the leader's parent-death signal covers the
-	// step, and what the leader forks meanwhile would outlive a worker
-	// that died in that instant.
-	var startErr, addErr error
-	done := make(chan struct{})
-	starts <- func() {
-		if startErr = cmd.Start(); startErr == nil {
-			addErr = groupKeeper.add(cmd.Process.Pid)
-		}
-		close(done)
+	if err := cmd.Start(); err != nil {
+		return err
 	}
-	<-done
-	if startErr != nil {
-		return startErr
-	}
-	if err := addErr; err != nil {
+	// The group joins the keeper's list at once: until then only the
+	// leader's parent-death signal covers the step, and what the leader
+	// forks meanwhile would outlive a worker that died in that instant.
+	if err := groupKeeper.add(cmd.Process.Pid); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		groupKeeper.remove(cmd.Process.Pid)
 		_ = cmd.Wait()

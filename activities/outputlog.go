@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultMaxLogBytes is how much of each output stream (stdout, stderr) an
@@ -25,8 +27,9 @@ const minLogBytes = 1 << 10
 // into the log file, and the step does not wait for it.
 const outputGrace = time.Second
 
-// copyBufferSize is the buffer each stream is copied through: two per
-// running step.
+// copyBufferSize is the buffer the streams are copied through (copyBuffers):
+// one per running step, which copies both, and one per stream a goroutine
+// follows.
 const copyBufferSize = 16 << 10
 
 // outputLog is the log file of one output stream of an attempt. The process
@@ -51,13 +54,28 @@ type outputLog struct {
 	err error
 	// redact hides the attempt's secrets in the stream (nil: it has none).
 	redact *stream
+	// fd is the pipe's read end while the attempt reads it itself (pump,
+	// settle); -1 once a goroutine copies it (follow) or it has ended.
+	fd int
 }
 
 // newOutputLog creates the log file at path (readable by the worker's user
-// only) and starts copying a pipe into it. The process's stream is the
-// pipe's write end, which the caller closes once the process has started,
-// or failed to: the copy ends when no process holds it any more.
+// only) and starts copying a pipe into it on a goroutine of its own. The
+// process's stream is the pipe's write end, which the caller closes once
+// the process has started, or failed to: the copy ends when no process
+// holds it any more.
 func newOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
+	l, w, err := openOutputLog(path, limit, secrets)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.follow()
+	return l, w, nil
+}
+
+// openOutputLog is newOutputLog without the goroutine: the caller reads the
+// pipe itself (pump, settle), or hands it to one (follow).
+func openOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
 	f, err := openLogFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -67,11 +85,10 @@ func newOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.
 		_ = f.Close()
 		return nil, nil, err
 	}
-	l := &outputLog{path: path, limit: max(limit, minLogBytes), f: f, done: make(chan struct{})}
+	l := &outputLog{path: path, limit: max(limit, minLogBytes), f: f, done: make(chan struct{}), fd: r}
 	if secrets != nil {
 		l.redact = &stream{r: secrets}
 	}
-	go l.copyFrom(r)
 	return l, w, nil
 }
 
@@ -87,54 +104,168 @@ func openLogFile(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// streamPipe is a pipe for one output stream: the read end, which the
-// worker copies from, in the runtime's poller; the write end, which only
-// the process uses, blocking and not in the poller. os.Pipe puts both ends
-// in the poller, and handing its write end to a process takes it out
-// again: four system calls per stream that this saves.
-func streamPipe() (r, w *os.File, err error) {
+// streamPipe is a pipe for one output stream: the read end, non-blocking,
+// a bare descriptor that the attempt polls itself (pump) and that the
+// runtime's poller gets only if a goroutine takes the stream on (follow);
+// the write end, which only the process uses, blocking and not in the
+// poller. os.Pipe puts both ends in the poller, and handing its write end
+// to a process takes it out again.
+func streamPipe() (r int, w *os.File, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-		return nil, nil, os.NewSyscallError("pipe2", err)
+		return -1, nil, os.NewSyscallError("pipe2", err)
 	}
 	if err := syscall.SetNonblock(p[0], true); err != nil {
 		_ = syscall.Close(p[0])
 		_ = syscall.Close(p[1])
-		return nil, nil, os.NewSyscallError("fcntl", err)
+		return -1, nil, os.NewSyscallError("fcntl", err)
 	}
-	// os.NewFile puts a non-blocking descriptor in the poller, and leaves
-	// a blocking one out.
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+	// os.NewFile leaves a blocking descriptor out of the poller.
+	return p[0], os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
+// copyBuffers are the streams' copy buffers, kept from one attempt to the
+// next rather than allocated (and cleared) for every stream.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
+
+// follow copies the rest of the stream on a goroutine of its own.
+func (l *outputLog) follow() {
+	// os.NewFile puts a non-blocking descriptor in the runtime's poller.
+	r := os.NewFile(uintptr(l.fd), "|0")
+	l.fd = -1
+	go l.copyFrom(r)
 }
 
 // copyFrom copies r into the log until its end, then closes both.
 func (l *outputLog) copyFrom(r *os.File) {
 	defer close(l.done)
-	buf := make([]byte, copyBufferSize)
+	pooled := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(pooled)
+	buf := *pooled
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			data := buf[:n]
-			if l.redact != nil {
-				data = l.redact.feed(data)
-			}
-			l.mu.Lock()
-			l.write(data)
-			l.mu.Unlock()
+			l.take(buf[:n])
 		}
 		if err != nil {
 			break
 		}
 	}
-	if l.redact != nil {
-		l.mu.Lock()
-		l.write(l.redact.end())
-		l.mu.Unlock()
-	}
 	_ = r.Close()
+	l.end()
+}
+
+// take writes what the stream gave, its secrets hidden.
+func (l *outputLog) take(data []byte) {
+	if l.redact != nil {
+		data = l.redact.feed(data)
+	}
 	l.mu.Lock()
-	_ = l.f.Close()
+	l.write(data)
 	l.mu.Unlock()
+}
+
+// end writes what the redactor held back and closes the file.
+func (l *outputLog) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.redact != nil {
+		l.write(l.redact.end())
+	}
+	_ = l.f.Close()
+}
+
+// readNow reads what the pipe holds now into the log, on the calling
+// goroutine; at the stream's end (or a read that fails) it closes the
+// pipe and the log, and says so.
+func (l *outputLog) readNow(buf []byte) (ended bool) {
+	for {
+		n, err := syscall.Read(l.fd, buf)
+		switch {
+		case n > 0:
+			l.take(buf[:n])
+			continue
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return false
+		}
+		_ = syscall.Close(l.fd)
+		l.fd = -1
+		l.end()
+		close(l.done)
+		return true
+	}
+}
+
+// pump copies the logs' pipes into their files on the calling goroutine
+// until the process pidfd refers to has exited (it is not reaped): an
+// attempt waits for its process and copies its output in one poll(2)
+// loop, starting no goroutine. An error is poll's.
+func pump(pidfd int, logs ...*outputLog) error {
+	pooled := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(pooled)
+	var fds [3]unix.PollFd
+	for {
+		polled := append(fds[:0], unix.PollFd{Fd: int32(pidfd), Events: unix.POLLIN})
+		var open []*outputLog
+		for _, l := range logs {
+			if l.fd >= 0 {
+				polled = append(polled, unix.PollFd{Fd: int32(l.fd), Events: unix.POLLIN})
+				open = append(open, l)
+			}
+		}
+		if _, err := unix.Poll(polled, -1); err == syscall.EINTR {
+			continue
+		} else if err != nil {
+			return err
+		}
+		for i, l := range open {
+			if polled[i+1].Revents != 0 {
+				l.readNow(*pooled)
+			}
+		}
+		if polled[0].Revents != 0 {
+			return nil
+		}
+	}
+}
+
+// settle reads what is left of the logs' streams once their process group
+// is gone, for outputGrace at most: a stream still held open then (by a
+// process that left the group: setsid, a daemon) goes on into its log on a
+// goroutine of its own (follow), and the step does not wait for it.
+func settle(logs ...*outputLog) {
+	pooled := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(pooled)
+	deadline := time.Now().Add(outputGrace)
+	var fds [2]unix.PollFd
+	for {
+		polled := fds[:0]
+		var open []*outputLog
+		for _, l := range logs {
+			if l.fd >= 0 && !l.readNow(*pooled) {
+				polled = append(polled, unix.PollFd{Fd: int32(l.fd), Events: unix.POLLIN})
+				open = append(open, l)
+			}
+		}
+		wait := time.Until(deadline)
+		if len(open) == 0 {
+			return
+		}
+		if wait <= 0 {
+			for _, l := range open {
+				l.follow()
+			}
+			return
+		}
+		if _, err := unix.Poll(polled, int(wait.Milliseconds())+1); err != nil && err != syscall.EINTR {
+			for _, l := range open {
+				l.follow()
+			}
+			return
+		}
+	}
 }
 
 // write appends p, dropping the head of the stream whenever the file holds

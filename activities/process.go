@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -181,13 +182,14 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	if !created {
 		_ = os.Remove(run.errorFile)
 	}
-	stdout, outEnd, err := newOutputLog(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
+	stdout, outEnd, err := openOutputLog(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		return run, logFileFailure(a.LogDir, err)
 	}
-	stderr, errEnd, err := newOutputLog(run.stderrPath, a.maxLogBytes(), redactorOf(ctx))
+	stderr, errEnd, err := openOutputLog(run.stderrPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		_ = outEnd.Close()
+		settle(stdout)
 		return run, logFileFailure(a.LogDir, err)
 	}
 
@@ -202,16 +204,29 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
 		"PLAYBOOK_LOGICAL_TIME=" + in.LogicalTime,
 	}, append(traceEnv(ctx), extraEnv...)...))
+	// The attempt waits for its process through a pidfd, which it polls
+	// with the streams' pipes (pump).
+	pidfd := -1
+	cmd.SysProcAttr = &syscall.SysProcAttr{PidFD: &pidfd}
+	// The thread that forks the leader stays this goroutine's until the
+	// leader is reaped: its parent-death signal follows that thread
+	// (startInGroup).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	err = startInGroup(cmd)
 	// The process holds the streams' write ends now: the copies end with it.
 	_ = outEnd.Close()
 	_ = errEnd.Close()
 	if err != nil {
+		settle(stdout, stderr)
 		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
+	if pidfd >= 0 {
+		defer syscall.Close(pidfd)
+	}
 	pgid := cmd.Process.Pid
-	// The attempt waits for its process here; only a cancel starts a
-	// goroutine, which signals the group (SIGTERM, then SIGKILL after
+	// The attempt waits for its process here (pump); only a cancel starts
+	// a goroutine, which signals the group (SIGTERM, then SIGKILL after
 	// killGrace) while the wait goes on.
 	exited, killed := make(chan struct{}), make(chan struct{})
 	stopKill := context.AfterFunc(ctx, func() {
@@ -223,7 +238,18 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	})
-	_ = waitExited(pgid)
+	// Without a pidfd (a kernel before 5.3), or should poll fail, the
+	// streams are copied on goroutines of their own while the attempt
+	// waits for its process.
+	followed := pidfd < 0 || pump(pidfd, stdout, stderr) != nil
+	if followed {
+		for _, l := range []*outputLog{stdout, stderr} {
+			if l.fd >= 0 {
+				l.follow()
+			}
+		}
+		_ = waitExited(pgid)
+	}
 	close(exited)
 	if !stopKill() {
 		// The cancel's goroutine signals the group: it ends before the
@@ -238,7 +264,10 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	groupKeeper.remove(pgid)
 	waitErr := cmd.Wait()
 	groupGone(pgid)
-	waitOutput(stdout, stderr)
+	settle(stdout, stderr)
+	if followed {
+		waitOutput(stdout, stderr)
+	}
 
 	var exitErr *exec.ExitError
 	switch {

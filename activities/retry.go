@@ -85,10 +85,15 @@ func DecideRetry(block spec.Retry, handler *spec.FailureHandler, attempt int, o 
 }
 
 func decideByRetryBlock(block spec.Retry, attempt int, o ToolResult, scope map[string]any, random func() float64) (Decision, error) {
-	env := retryEnv(scope, attempt, o)
+	// The expressions' scope is built only for a block that has one: most
+	// attempts are of steps without retry_when or stop_when.
+	var env map[string]any
 	eval := func(e *expr.Expr) (bool, error) {
 		if e == nil {
 			return false, nil
+		}
+		if env == nil {
+			env = retryEnv(scope, attempt, o)
 		}
 		return e.EvalBoolNullSafe(env)
 	}

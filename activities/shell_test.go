@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 
 	"playbook/internal/proctest"
 	"playbook/interpreter/contract"
@@ -118,4 +119,38 @@ func TestShellSeesOnlyItsEnvironment(t *testing.T) {
 			require.True(t, strings.HasPrefix(k, "PLAYBOOK_"), "the step sees %s", k)
 		}
 	}
+}
+
+// A step's attempt waits for its process, copies its output, and watches
+// for heartbeats and its worker's stop, without a goroutine of its own
+// (#46: it had two for the output, one each for the heartbeats and the
+// drain), and still keeps what the process wrote: twenty attempts through
+// the SDK's activity environment, printing to both streams, start fewer
+// goroutines than twenty (the test's process may start a few of its own
+// meanwhile).
+func TestAttemptsStartNoGoroutine(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a.RunStep, activity.RegisterOptions{Name: "RunStep"})
+	base := t.TempDir()
+	attempt := func(i int) {
+		in := contract.StepInput{WorkflowID: "wf", RunID: "run", Step: fmt.Sprintf("s%d", i), Kind: "shell",
+			Spec: map[string]any{"command": "echo out; echo err >&2"}, BaseDir: base, Timeout: time.Minute, Lost: &contract.LostSpec{Attempts: 3}}
+		v, err := env.ExecuteActivity("RunStep", in)
+		require.NoError(t, err)
+		var out contract.StepOutput
+		require.NoError(t, v.Get(&out))
+		result := out.Result.(map[string]any)
+		require.Equal(t, "out\n", result["stdout"])
+		require.Equal(t, "err\n", result["stderr"])
+		b, err := os.ReadFile(filepath.Join(a.LogDir, "wf", "run", in.Step, "attempt-1.stdout"))
+		require.NoError(t, err)
+		require.Equal(t, "out\n", string(b))
+	}
+	attempt(0) // the keeper starts
+	before := goroutinesCreated()
+	for i := 1; i <= 20; i++ {
+		attempt(i)
+	}
+	require.Less(t, goroutinesCreated()-before, uint64(20), "goroutines started by 20 attempts")
 }
