@@ -25,6 +25,7 @@ func TestErrorFileIsBounded(t *testing.T) {
 }
 
 func TestPythonFilesAreBounded(t *testing.T) {
+	t.Parallel() // a Python process can take seconds to start on a loaded machine
 	a := &Activities{LogDir: t.TempDir()}
 	o := a.runTool(context.Background(), pythonInput(t, "def main():\n    return 'x' * (2 << 20)\n", nil), 1)
 	require.NotNil(t, o.Err)
@@ -62,6 +63,7 @@ func TestResultOverThePayloadLimitFails(t *testing.T) {
 // With large values kept in the run's store, a result is bounded by
 // LargeValueBudget, not by Temporal's payload limit.
 func TestALargeValuesResultIsBoundedByItsBudget(t *testing.T) {
+	t.Parallel()
 	big := ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}}
 	require.Equal(t, big, boundResult(big, true))
 	o := boundResult(ToolResult{Result: strings.Repeat("x", contract.LargeValueBudget+128<<10)}, true)

@@ -19,6 +19,7 @@ func pythonInput(t *testing.T, code string, args map[string]any) contract.StepIn
 }
 
 func TestPythonReturnsMain(t *testing.T) {
+	t.Parallel() // a Python process can take seconds to start on a loaded machine
 	a := &Activities{LogDir: t.TempDir()}
 	o := a.runTool(context.Background(), pythonInput(t, "def main(values, name):\n    print('hi')\n    return {'n': len(values), 'name': name}\n",
 		map[string]any{"values": []any{1, 2, 3}, "name": "x"}), 1)
@@ -27,6 +28,7 @@ func TestPythonReturnsMain(t *testing.T) {
 }
 
 func TestPythonException(t *testing.T) {
+	t.Parallel() // a Python process can take seconds to start on a loaded machine
 	a := &Activities{LogDir: t.TempDir()}
 	o := a.runTool(context.Background(), pythonInput(t, "def main():\n    raise ValueError('bad input')\n", nil), 1)
 	require.NotNil(t, o.Err)
@@ -40,6 +42,7 @@ func TestPythonException(t *testing.T) {
 }
 
 func TestPythonExitCodeAndMissingMain(t *testing.T) {
+	t.Parallel() // a Python process can take seconds to start on a loaded machine
 	a := &Activities{LogDir: t.TempDir()}
 	o := a.runTool(context.Background(), pythonInput(t, "import sys\ndef main():\n    sys.exit(3)\n", nil), 1)
 	require.Equal(t, "exit_code", o.Err.Type)

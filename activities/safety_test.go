@@ -36,6 +36,7 @@ func TestLogPathsStayInTheLogDirectory(t *testing.T) {
 
 // Logs and the python argument file are the worker user's alone.
 func TestLogFilesArePrivate(t *testing.T) {
+	t.Parallel()
 	a := &Activities{LogDir: filepath.Join(t.TempDir(), "logs")}
 	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "echo hi"}), 1)
 	require.Nil(t, o.Err)
