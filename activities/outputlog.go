@@ -175,15 +175,22 @@ func (l *outputLog) end() {
 	_ = l.f.Close()
 }
 
-// readNow reads what the pipe holds now into the log, on the calling
-// goroutine; at the stream's end (or a read that fails) it closes the
-// pipe and the log, and says so.
+// readsAtOnce bounds the buffers readNow reads in one call: a process that
+// writes faster than its log is written (redacted, or cut to its limit)
+// would otherwise keep the pipe from ever being empty, and the caller from
+// seeing its process exit (pump) or its grace end (settle).
+const readsAtOnce = 4
+
+// readNow reads what the pipe holds now into the log, readsAtOnce buffers
+// at most, on the calling goroutine; at the stream's end (or a read that
+// fails) it closes the pipe and the log, and says so.
 func (l *outputLog) readNow(buf []byte) (ended bool) {
-	for {
+	for reads := 0; reads < readsAtOnce; {
 		n, err := syscall.Read(l.fd, buf)
 		switch {
 		case n > 0:
 			l.take(buf[:n])
+			reads++
 			continue
 		case err == syscall.EINTR:
 			continue
@@ -196,6 +203,7 @@ func (l *outputLog) readNow(buf []byte) (ended bool) {
 		close(l.done)
 		return true
 	}
+	return false
 }
 
 // pump copies the logs' pipes into their files on the calling goroutine

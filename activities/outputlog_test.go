@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -106,6 +107,40 @@ func TestOutputHeldOutsideTheGroupDoesNotHoldTheStep(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		return strings.HasSuffix(string(b), "started\nlate\n")
 	}, 10*time.Second, 50*time.Millisecond, "what it writes later still goes to the log")
+}
+
+// A process that writes without end does not hold its step: not a member
+// of the step's group while its leader exits (the group goes with the
+// leader, who exited 3), nor a process that left the group (its output
+// goes on into the log on a goroutine once the grace has passed).
+func TestFloodingOutputDoesNotHoldTheStep(t *testing.T) {
+	flood := fmt.Sprintf("playbook-flood-%d", time.Now().UnixNano())
+	t.Cleanup(func() { _ = exec.Command("pkill", "-f", flood).Run() })
+	for i, c := range []struct {
+		command string
+		exit    int
+	}{
+		{`for i in 1 2 3 4; do yes ` + flood + ` & done; sleep 0.3; exit 3`, 3},
+		{`for i in 1 2 3 4; do setsid yes ` + flood + ` & done; sleep 0.3; echo started`, 0},
+	} {
+		a := &Activities{LogDir: t.TempDir(), MaxLogBytes: 64 << 10}
+		// Secrets that most of the flood's bytes begin: its log is written
+		// slower than it comes.
+		var secrets []string
+		for j := range flood {
+			secrets = append(secrets, flood[j:]+"!")
+		}
+		ctx := withRedactor(context.Background(), newRedactor(secrets))
+		ended := make(chan ToolResult, 1)
+		go func() { ended <- a.runTool(ctx, shellInput(t, map[string]any{"command": c.command}), i+1) }()
+		select {
+		case o := <-ended:
+			require.NotNil(t, o.ExitCode, "%s: %+v", c.command, o)
+			require.Equal(t, c.exit, *o.ExitCode, c.command)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the attempt did not end", c.command)
+		}
+	}
 }
 
 // lines is what `seq 1 n` prints.

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
@@ -204,15 +206,16 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		"PLAYBOOK_ERROR_FILE=" + run.errorFile,
 		"PLAYBOOK_LOGICAL_TIME=" + in.LogicalTime,
 	}, append(traceEnv(ctx), extraEnv...)...))
-	// The attempt waits for its process through a pidfd, which it polls
-	// with the streams' pipes (pump).
-	pidfd := -1
-	cmd.SysProcAttr = &syscall.SysProcAttr{PidFD: &pidfd}
 	// The thread that forks the leader stays this goroutine's until the
 	// leader is reaped: its parent-death signal follows that thread
 	// (startInGroup).
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	locked := true
+	defer func() {
+		if locked {
+			runtime.UnlockOSThread()
+		}
+	}()
 	err = startInGroup(cmd)
 	// The process holds the streams' write ends now: the copies end with it.
 	_ = outEnd.Close()
@@ -221,10 +224,17 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 		settle(stdout, stderr)
 		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
-	if pidfd >= 0 {
+	pgid := cmd.Process.Pid
+	// The attempt waits for its process through a pidfd, which it polls
+	// with the streams' pipes (pump). It is opened once the leader runs
+	// (which no one but this attempt reaps): where pidfds do not work (a
+	// kernel before 5.3, some sandboxes), the attempt waits as before.
+	pidfd, err := unix.PidfdOpen(pgid, 0)
+	if err != nil {
+		pidfd = -1
+	} else {
 		defer syscall.Close(pidfd)
 	}
-	pgid := cmd.Process.Pid
 	// The attempt waits for its process here (pump); only a cancel starts
 	// a goroutine, which signals the group (SIGTERM, then SIGKILL after
 	// killGrace) while the wait goes on.
@@ -263,6 +273,8 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	groupKeeper.remove(pgid)
 	waitErr := cmd.Wait()
+	runtime.UnlockOSThread() // reaped: the thread is no longer the leader's parent
+	locked = false
 	groupGone(pgid)
 	settle(stdout, stderr)
 	if followed {
