@@ -2,7 +2,10 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"go.temporal.io/api/serviceerror"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
@@ -11,7 +14,9 @@ import (
 // Events asks a run for its events after seq, page by page. A bound
 // (while following a live run) limits the whole question: a slow answer
 // yields the events so far and no error, to be asked again on the next
-// tick; 0 waits as long as ctx does.
+// tick; 0 waits as long as ctx does, and asks again (slowAsks times in
+// all) a question the server gave up on: a query waits for a worker to
+// answer it, which a busy one may not do in the server's time.
 func Events(ctx context.Context, c Client, workflowID, runID string, seq int, bound time.Duration) ([]engine.Event, error) {
 	bounded := bound > 0
 	if bounded {
@@ -20,14 +25,20 @@ func Events(ctx context.Context, c Client, workflowID, runID string, seq int, bo
 		defer cancel()
 	}
 	var evs []engine.Event
-	for {
+	for asked := 1; ; asked++ {
 		v, err := c.QueryWorkflow(ctx, workflowID, runID, contract.QueryEvents, seq, contract.EventsPage, contract.EventsPageBytes)
 		var page []engine.Event
 		if err == nil {
 			err = v.Get(&page)
 		}
-		if bounded && ctx.Err() != nil {
+		// The server's answer that the time ran out may come before this
+		// side's own deadline does.
+		slow := ctx.Err() != nil || timedOut(err)
+		if bounded && slow {
 			return evs, nil
+		}
+		if slow && ctx.Err() == nil && asked < slowAsks {
+			continue
 		}
 		if err != nil {
 			return evs, notFound(workflowID, err)
@@ -40,5 +51,15 @@ func Events(ctx context.Context, c Client, workflowID, runID string, seq int, bo
 			return evs, nil
 		}
 		seq = page[len(page)-1].Seq
+		asked = 0
 	}
+}
+
+// slowAsks is how many times Events asks for a page the server gave up on.
+const slowAsks = 3
+
+// timedOut tells whether err is the server's, or the client's, deadline.
+func timedOut(err error) bool {
+	var deadline *serviceerror.DeadlineExceeded
+	return errors.As(err, &deadline) || errors.Is(err, context.DeadlineExceeded)
 }

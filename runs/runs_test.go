@@ -9,6 +9,7 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -249,6 +250,41 @@ func TestEventsAskPageAfterPage(t *testing.T) {
 	_, err = Events(context.Background(), f, "gone", "", 0, 0)
 	var nf *NotFoundError
 	require.ErrorAs(t, err, &nf)
+}
+
+// A page the server gave up on (its deadline, which may come before the
+// client's) is asked again when nothing bounds the question, up to
+// slowAsks times; while following, it is the events so far and no error.
+func TestEventsAskAgainWhatTheServerGaveUpOn(t *testing.T) {
+	fails := 0 // the asks of each page that time out first
+	asks := 0
+	events := func(args ...any) (any, error) {
+		asks++
+		if asks <= fails {
+			return nil, serviceerror.NewDeadlineExceeded("context deadline exceeded")
+		}
+		asks = 0
+		after := args[0].(int)
+		if after >= 3 {
+			return []engine.Event{}, nil
+		}
+		return []engine.Event{{Seq: after + 1, Type: "step_started"}}, nil
+	}
+	f := &fakeClient{runs: map[string]*fakeRun{"r1": {queries: map[string]func(...any) (any, error){contract.QueryEvents: events}}}}
+	fails = slowAsks - 1
+	evs, err := Events(context.Background(), f, "r1", "", 0, 0)
+	require.NoError(t, err)
+	require.Len(t, evs, 3, "every page, each asked again")
+
+	fails = slowAsks
+	_, err = Events(context.Background(), f, "r1", "", 0, 0)
+	var deadline *serviceerror.DeadlineExceeded
+	require.ErrorAs(t, err, &deadline, "asked slowAsks times, the server's answer stands")
+
+	asks, fails = 0, 1
+	evs, err = Events(context.Background(), f, "r1", "", 0, time.Minute)
+	require.NoError(t, err, "following, a page the server gave up on is asked on the next tick")
+	require.Empty(t, evs)
 }
 
 // Cancelling a run that has ended is refused, saying how it ended: the
