@@ -97,6 +97,14 @@ func (d *deliveries) hold(ctx context.Context) {
 		key := id + "#" + strconv.Itoa(d.count[id])
 		at := d.env.Now().Sub(d.start)
 		turn := slices.IndexFunc(d.follow, func(e delivery) bool { return e.key == key })
+		// The results before its own in the first run, delivered by then
+		// on the run's clock, or by the time its own was: a result
+		// delivered after a retry's delay came before one whose attempt
+		// started earlier but took longer (on a loaded machine, its
+		// goroutine), and the clock gets there again.
+		if turn >= 0 {
+			at = max(at, d.follow[turn].at)
+		}
 		waiting := slices.ContainsFunc(d.follow[:max(turn, 0)], func(e delivery) bool { return e.at <= at && !d.done[e.key] })
 		changed, working := d.changed, d.working > 0
 		d.mu.Unlock()
