@@ -84,6 +84,14 @@ func runMain(m *testing.M) int {
 		// Many tests run the binary: build it while the server starts.
 		go buildOnce.Do(buildBinary)
 	}
+	// The binary (over 200 MB) goes with the suite: left behind, every run
+	// filled the disk a little more.
+	defer func() {
+		buildOnce.Do(func() {}) // a build under way ends first
+		if binary != "" {
+			_ = os.RemoveAll(filepath.Dir(binary))
+		}
+	}()
 	var err error
 	server, err = devserver.Start(devserver.Options{IP: "127.0.0.1", SearchAttributes: runs.SearchAttributes()})
 	if err != nil {
