@@ -92,21 +92,20 @@ func TestDevServerKeepsRunsAcrossRestart(t *testing.T) {
 	parallel(t)
 	bin := playbookBinary(t)
 	db := filepath.Join(t.TempDir(), "dev.db")
-	port, uiPort := freePort(t), freePort(t)
+	port, uiPort := devPorts(t)
+	stop := startDev(t, bin, db, &port, &uiPort)
 	address := fmt.Sprintf("127.0.0.1:%d", port)
-
-	stop := startDev(t, bin, db, port, uiPort)
 	code, _, errOut := cli(t, "run", "--address", address, "--id", "dev-persist-1", "../playbooks/hello.yaml")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, uiWorkflowIDs(t, uiPort), "dev-persist-1")
 	stop()
 
-	stop = startDev(t, bin, db, port, uiPort)
+	stop = startDev(t, bin, db, &port, &uiPort)
 	defer stop()
 	require.Contains(t, uiWorkflowIDs(t, uiPort), "dev-persist-1", "the run survived the restart")
 }
 
-func startDev(t *testing.T, bin, db string, port, uiPort int) (stop func()) {
+func startDev(t *testing.T, bin, db string, port, uiPort *int) (stop func()) {
 	t.Helper()
 	cmd := launchDev(t, bin, db, port, uiPort)
 	return func() {
@@ -124,22 +123,48 @@ func startDev(t *testing.T, bin, db string, port, uiPort int) (stop func()) {
 }
 
 // launchDev starts `playbook dev` and returns once its worker is up.
-func launchDev(t *testing.T, bin, db string, port, uiPort int) *exec.Cmd {
+func launchDev(t *testing.T, bin, db string, port, uiPort *int) *exec.Cmd {
 	t.Helper()
 	cmd, _ := launchDevWith(t, bin, db, port, uiPort, nil)
 	return cmd
 }
 
+// devPorts are two loopback ports free when asked, for `playbook dev`'s
+// server and Web UI.
+func devPorts(t *testing.T) (port, uiPort int) { return freePort(t), freePort(t) }
+
 // launchDevWith starts `playbook dev` with more flags and environment, and
-// returns once its worker is up, with what it printed until then.
-func launchDevWith(t *testing.T, bin, db string, port, uiPort int, env []string, extra ...string) (*exec.Cmd, string) {
+// returns once its worker is up, with what it printed until then. A port
+// found free when the test chose it may be taken by the time dev binds
+// it (tests run side by side): dev then says it is in use, and is started
+// again, up to three times in all, on two new ports written to port and
+// uiPort. Read them after this returns.
+func launchDevWith(t *testing.T, bin, db string, port, uiPort *int, env []string, extra ...string) (*exec.Cmd, string) {
+	t.Helper()
+	for try := 1; ; try++ {
+		cmd, banner, inUse := tryDev(t, bin, db, *port, *uiPort, env, extra...)
+		if cmd != nil {
+			return cmd, banner
+		}
+		if !inUse || try == 3 {
+			t.Fatalf("playbook dev did not start: %s", banner)
+		}
+		t.Logf("playbook dev on ports %d and %d: a port was in use: trying two others", *port, *uiPort)
+		*port, *uiPort = devPorts(t)
+	}
+}
+
+// tryDev starts `playbook dev` once. It returns the running process and
+// its banner, or nil, what it printed, and whether it ended on a port in use.
+func tryDev(t *testing.T, bin, db string, port, uiPort int, env []string, extra ...string) (*exec.Cmd, string, bool) {
 	t.Helper()
 	args := append([]string{"dev", "--db", db, "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort)}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append(os.Environ(), "PLAYBOOK_LOG_DIR="+t.TempDir()), env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
+	var errOut strings.Builder // read only once the process has ended
+	cmd.Stderr = io.MultiWriter(os.Stderr, &errOut)
 	require.NoError(t, cmd.Start())
 	ready := make(chan string, 1)
 	go func() {
@@ -153,18 +178,22 @@ func launchDevWith(t *testing.T, bin, db string, port, uiPort int, env []string,
 				return
 			}
 		}
-		ready <- seen.String()
+		ready <- ""
 	}()
 	select {
 	case banner := <-ready:
+		if banner == "" {
+			_ = cmd.Wait()
+			return nil, errOut.String(), strings.Contains(errOut.String(), "in use")
+		}
 		require.Contains(t, banner, fmt.Sprintf("Temporal gRPC on 127.0.0.1:%d", port))
 		require.Contains(t, banner, fmt.Sprintf("Web UI on http://127.0.0.1:%d", uiPort))
-		return cmd, banner
+		return cmd, banner, false
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatal("playbook dev did not start within 60s")
 	}
-	return cmd, ""
+	return nil, "", false
 }
 
 // uiWorkflowIDs lists the workflow IDs the Web UI's HTTP API returns.

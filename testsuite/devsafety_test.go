@@ -35,11 +35,11 @@ func TestDevWiresCodecAndStepEnv(t *testing.T) {
 	_, _ = rand.Read(key)
 	keyFile := filepath.Join(dir, "codec.key")
 	require.NoError(t, os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)), 0o600))
-	port, uiPort := freePort(t), freePort(t)
-	address := fmt.Sprintf("127.0.0.1:%d", port)
-	dev, banner := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), port, uiPort,
+	port, uiPort := devPorts(t)
+	dev, banner := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), &port, &uiPort,
 		[]string{"PASSED_ON=visible-4410", "WORKER_SECRET=hidden-5521", "TEMPORAL_API_KEY=hidden-6632"},
 		"--codec-key-file", keyFile, "--step-env", "PASSED_ON")
+	address := fmt.Sprintf("127.0.0.1:%d", port)
 	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
 	endpoint := regexp.MustCompile(`codec server for the Web UI on (\S+)`).FindStringSubmatch(banner)
 	require.NotNil(t, endpoint, "dev names its codec server:\n%s", banner)

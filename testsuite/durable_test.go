@@ -104,8 +104,7 @@ func TestDevKilledMidStepRunsComplete(t *testing.T) {
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	db, marks, gate := filepath.Join(dir, "dev.db"), filepath.Join(dir, "marks"), filepath.Join(dir, "gate")
-	port, uiPort := freePort(t), freePort(t)
-	address := fmt.Sprintf("127.0.0.1:%d", port)
+	port, uiPort := devPorts(t)
 	// b waits for the gate, so every run is in the middle of b when the
 	// server dies, and the retried b finishes once the test opens the gate.
 	// Its heartbeat timeout is short, so that its lost attempts are given
@@ -126,7 +125,8 @@ workflow:
   - step: c
     tool: {kind: shell, command: 'echo "$PLAYBOOK_RUN_ID c $PLAYBOOK_ATTEMPT" >> "$MARKS"', env: {MARKS: "{{ workload.marks }}"}}
 `)
-	dev := launchDev(t, bin, db, port, uiPort)
+	dev := launchDev(t, bin, db, &port, &uiPort)
+	address := fmt.Sprintf("127.0.0.1:%d", port)
 	t.Cleanup(func() {
 		if dev.ProcessState == nil {
 			_ = dev.Process.Kill()
@@ -157,7 +157,8 @@ workflow:
 	_ = dev.Wait()
 
 	restarting := time.Now()
-	dev = launchDev(t, bin, db, port, uiPort)
+	dev = launchDev(t, bin, db, &port, &uiPort)
+	address = fmt.Sprintf("127.0.0.1:%d", port) // the same, unless it was taken meanwhile
 	t.Logf("dev was back in %s", time.Since(restarting).Round(100*time.Millisecond))
 	back := time.Now()
 	defer func() {

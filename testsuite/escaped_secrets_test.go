@@ -34,8 +34,8 @@ func TestEscapedSecretsAreRedacted(t *testing.T) {
 	secret := fmt.Sprintf("p\"w\\é\tx-%d", time.Now().UnixNano())
 	require.NoError(t, os.WriteFile(filepath.Join(secrets, "api_token"), []byte(secret+"\n"), 0o600))
 
-	port, uiPort := freePort(t), freePort(t)
-	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), port, uiPort, []string{"PLAYBOOK_LOG_DIR=" + logs}, "--secrets-dir", secrets)
+	port, uiPort := devPorts(t)
+	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), &port, &uiPort, []string{"PLAYBOOK_LOG_DIR=" + logs}, "--secrets-dir", secrets)
 	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 

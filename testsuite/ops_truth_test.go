@@ -274,8 +274,8 @@ func TestDevBusyPortAndReadyWorker(t *testing.T) {
 	require.Equal(t, 2, err.(*exec.ExitError).ExitCode(), string(out))
 	require.Equal(t, fmt.Sprintf("dev: --port: 127.0.0.1:%d is in use (another playbook dev or Temporal server?): stop it, or give another --port\n", port), string(out))
 
-	devPort, uiPort := freePort(t), freePort(t)
-	stop := startDev(t, bin, filepath.Join(t.TempDir(), "dev.db"), devPort, uiPort)
+	devPort, uiPort := devPorts(t)
+	stop := startDev(t, bin, filepath.Join(t.TempDir(), "dev.db"), &devPort, &uiPort)
 	defer stop()
 	code, out2, errOut := cli(t, "run", "--address", fmt.Sprintf("127.0.0.1:%d", devPort), "--id", "ops28-dev-1", "../playbooks/hello.yaml")
 	require.Equal(t, 0, code, out2+errOut)

@@ -347,8 +347,9 @@ func TestDevServesWebhooksAndTheirEvents(t *testing.T) {
 	bin := playbookBinary(t)
 	dir := t.TempDir()
 	secrets := hookSecrets(t)
-	port, uiPort, endpoint := freePort(t), freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), port, uiPort, nil, "--secrets-dir", secrets, "--metrics-address", endpoint)
+	port, uiPort := devPorts(t)
+	endpoint := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dev, _ := launchDevWith(t, bin, filepath.Join(dir, "dev.db"), &port, &uiPort, nil, "--secrets-dir", secrets, "--metrics-address", endpoint)
 	t.Cleanup(func() { _ = dev.Process.Kill(); _ = dev.Wait() })
 	file := writePlaybook(t, dir, "sensor.yaml", `
 metadata: {name: dev-sensor}

@@ -58,7 +58,7 @@ func devWithBrowser(t *testing.T) (browser, address string, uiPort int) {
 	browser, err := exec.LookPath("chromium")
 	require.NoError(t, err, "no chromium on PATH: `make test` installs it (apt-get install chromium)")
 	bin := playbookBinary(t)
-	port, uiPort := freePort(t), freePort(t)
-	t.Cleanup(startDev(t, bin, ":memory:", port, uiPort))
+	port, uiPort := devPorts(t)
+	t.Cleanup(startDev(t, bin, ":memory:", &port, &uiPort))
 	return browser, fmt.Sprintf("127.0.0.1:%d", port), uiPort
 }

@@ -84,20 +84,23 @@ func Start(o Options) (*Server, error) {
 	if o.LogLevel == "" {
 		o.LogLevel = "fatal"
 	}
+	// Every port is held (listened on) from the moment it is chosen or
+	// checked until just before its service binds it: a port picked free
+	// and let go at once could be handed to the next pick, this server's
+	// own or another process's, in the seconds the server takes to start.
+	var serverPorts, uiPorts heldPorts
+	defer serverPorts.release()
+	defer uiPorts.release()
 	var err error
-	if o.Port == 0 {
-		if o.Port, err = freePort(o.IP); err != nil {
-			return nil, err
-		}
-	} else if err := checkFree(o.IP, o.Port, "port"); err != nil {
+	if o.Port, err = serverPorts.hold(o.IP, o.Port, "port"); err != nil {
 		return nil, err
 	}
 	if o.UIPort != 0 {
-		if err := checkFree(o.IP, o.UIPort, "UI port"); err != nil {
+		if _, err := uiPorts.hold(o.IP, o.UIPort, "UI port"); err != nil {
 			return nil, err
 		}
 	}
-	conf, err := o.buildConfig()
+	conf, err := o.buildConfig(&serverPorts)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +108,7 @@ func Start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	serverPorts.release() // the services listen as they are built
 	server, err := temporal.NewServer(o.buildServerOptions(conf, onePartition)...)
 	if err != nil {
 		return nil, fmt.Errorf("dev server: %w", err)
@@ -117,6 +121,7 @@ func Start(o Options) (*Server, error) {
 		d.ui = o.buildUIServer()
 		d.UIAddress = hostPort(o.IP, o.UIPort)
 		uiErr := make(chan error, 1)
+		uiPorts.release()
 		go func() { uiErr <- d.ui.Start() }()
 		if err := waitListening(d.UIAddress, uiErr); err != nil {
 			server.Stop()
@@ -180,7 +185,7 @@ func (o Options) buildServerOptions(conf *config.Config, onePartition bool) []te
 	}
 }
 
-func (o Options) buildConfig() (*config.Config, error) {
+func (o Options) buildConfig(ports *heldPorts) (*config.Config, error) {
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = o.IP
@@ -192,7 +197,7 @@ func (o Options) buildConfig() (*config.Config, error) {
 	conf.Persistence.VisibilityStore = "sqlite"
 	conf.Persistence.NumHistoryShards = 1
 	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
-	httpPort, err := freePort(o.IP)
+	httpPort, err := ports.hold(o.IP, 0, "HTTP port")
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +221,7 @@ func (o Options) buildConfig() (*config.Config, error) {
 		svc.RPC.BindOnIP = o.IP
 		if name == "frontend" {
 			svc.RPC.GRPCPort, svc.RPC.HTTPPort = o.Port, httpPort
-		} else if svc.RPC.GRPCPort, err = freePort(o.IP); err != nil {
+		} else if svc.RPC.GRPCPort, err = ports.hold(o.IP, 0, name+" port"); err != nil {
 			return nil, err
 		}
 		conf.Services[name] = svc
@@ -266,7 +271,6 @@ func (o Options) buildSQLConfig() (*config.SQL, error) {
 
 func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
 
-// freePort asks the kernel for a port that is free now.
 // PortInUseError is a port another process listens on, found before the
 // server would fail to bind it (its logger ends the process then): Which
 // is "port" (the frontend's) or "UI port".
@@ -279,22 +283,30 @@ func (e *PortInUseError) Error() string {
 	return fmt.Sprintf("dev server: %s %s is in use (another playbook dev or Temporal server?)", e.Which, e.Address)
 }
 
-// checkFree checks that nothing listens on ip:port.
-func checkFree(ip string, port int, which string) error {
-	l, err := net.Listen("tcp", hostPort(ip, port))
-	if err != nil {
-		return &PortInUseError{Which: which, Address: hostPort(ip, port)}
-	}
-	return l.Close()
-}
+// heldPorts are ports listened on, so that nobody else is given them,
+// until release lets them go for the services that bind them.
+type heldPorts []net.Listener
 
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", hostPort(ip, 0))
-	if err != nil {
+// hold listens on ip:port, or on a port the kernel chooses when port is
+// 0, and returns the port held.
+func (h *heldPorts) hold(ip string, port int, which string) (int, error) {
+	l, err := net.Listen("tcp", hostPort(ip, port))
+	switch {
+	case err != nil && port != 0:
+		return 0, &PortInUseError{Which: which, Address: hostPort(ip, port)}
+	case err != nil:
 		return 0, fmt.Errorf("dev server: no free port on %s: %w", ip, err)
 	}
-	defer l.Close()
+	*h = append(*h, l)
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// release lets every held port go; a second call does nothing.
+func (h *heldPorts) release() {
+	for _, l := range *h {
+		_ = l.Close()
+	}
+	*h = nil
 }
 
 // waitListening returns once addr accepts connections, or the server failed.
