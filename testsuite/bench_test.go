@@ -25,8 +25,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/claims"
 	"playbook/internal/devserver"
 	"playbook/internal/quietlog"
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
 	"playbook/interpreter/spec"
@@ -309,18 +311,28 @@ func concurrentRuns(b *testing.B, c client.Client, n int, wf any, args ...any) f
 }
 
 // loopOnOwnWorker runs a playbook loop on a `playbook worker` process of
-// its own, and returns the run and that worker's peak RSS in MiB.
+// its own, and returns the run and that worker's peak RSS in MiB. The
+// worker keeps large values in a store of the benchmark's own, from which
+// the run's result is read (a loop of 100,000 results is a claim).
 func loopOnOwnWorker(b *testing.B, source string) (benchRun, float64) {
 	queue := fmt.Sprintf("bench-loop-%d", time.Now().UnixNano())
-	cmd := exec.Command(playbookBinary(b), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", b.TempDir())
+	storeURL := "file://" + b.TempDir()
+	cmd := exec.Command(playbookBinary(b), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", b.TempDir(), "--store", storeURL)
 	cmd.Env = append(os.Environ(), "TEMPORAL_CONFIG_FILE="+filepath.Join(b.TempDir(), "none.toml"))
 	require.NoError(b, cmd.Start())
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	}()
+	st, err := store.Open(context.Background(), storeURL)
+	require.NoError(b, err)
+	opts := client.Options{HostPort: server.Address, Logger: quietlog.New()}
+	claims.Use(&opts, claims.Open(st), false)
+	c, err := client.Dial(opts)
+	require.NoError(b, err)
+	defer c.Close()
 	awaitPoller(b, queue)
-	r := measure(b, tc, queue, contract.WorkflowName, pb(source))
+	r := measure(b, c, queue, contract.WorkflowName, pb(source))
 	lastWorkerCPU = processCPU(b, cmd.Process.Pid)
 	return r, peakRSS(b, cmd.Process.Pid)
 }

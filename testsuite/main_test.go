@@ -287,10 +287,10 @@ var processesMatching = proctest.Matching
 // with alone(name): the default port 127.0.0.1:7233 an embedded server
 // takes; "cpu" for a test that keeps a core busy for a while (pages of
 // large events, runs of thousands of steps, results of megabytes), so
-// that such tests run one after another, beside the tests that wait: a
-// starved workflow task trips the SDK's deadlock detector, and a starved
-// step misses its heartbeat; and "browser" for a headless Chromium on a
-// `playbook dev` of its own, the other core's. A run of thousands of
+// that such tests run one after another, in a slot of their own, beside
+// the tests that wait: a starved workflow task trips the SDK's deadlock
+// detector, and a starved step misses its heartbeat; and "browser" for a
+// headless Chromium on a `playbook dev` of its own, the other core's. A run of thousands of
 // steps goes to a worker of the test's own (ownQueueWorker): on the
 // shared one, its activities would fill the slots every other test's
 // steps need. A test that gives its CLI an environment variable runs the
@@ -324,8 +324,14 @@ func parallel(t *testing.T, shares ...share) {
 			t.Cleanup(l.RUnlock)
 		}
 	}
-	running <- struct{}{}
-	t.Cleanup(func() { <-running }) // before the shares: cleanups run last first
+	// The test that holds "cpu" takes no slot: the tests that keep a core
+	// busy run one after another, and their sum is the suite's floor; in
+	// the queue for a slot, behind every test that waits for one, each
+	// held the others back for minutes.
+	if !slices.Contains(shares, alone("cpu")) {
+		running <- struct{}{}
+		t.Cleanup(func() { <-running }) // before the shares: cleanups run last first
+	}
 	ran := time.Now()
 	t.Cleanup(func() { timed(t.Name(), ran.Sub(asked), time.Since(ran)) })
 }
