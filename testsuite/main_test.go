@@ -290,10 +290,10 @@ var processesMatching = proctest.Matching
 // that such tests run one after another, in a slot of their own, beside
 // the tests that wait: a starved workflow task trips the SDK's deadlock
 // detector, and a starved step misses its heartbeat; and "browser" for a
-// headless Chromium on a `playbook dev` of its own, the other core's. A run of thousands of
-// steps goes to a worker of the test's own (ownQueueWorker): on the
-// shared one, its activities would fill the slots every other test's
-// steps need. A test that gives its CLI an environment variable runs the
+// headless Chromium on a `playbook dev` of its own, the other core's. A
+// run of thousands of steps goes to a worker of the test's own
+// (ownQueueWorker): on the shared one, its activities would fill the
+// slots every other test's steps need. A test that gives its CLI an environment variable runs the
 // CLI as a process of its own (cliEnv) rather than set it with t.Setenv.
 //
 // Tests that stay serial, and why, say so beside their first line:
