@@ -188,6 +188,46 @@ workflow:
 	require.Equal(t, 501, c.markers, "the long loop's elements ran in its driver")
 }
 
+// A local loop element whose retry delay is too long to wait in the worker
+// waits it on a timer, in the run or in the loop's driver, and runs again
+// while the other elements go on; the loops take the new side of
+// local-elements-direct: their elements' first local activities are
+// scheduled by the loop itself.
+func TestLocalLoopElementRetriesOnATimer(t *testing.T) {
+	parallel(t)
+	const retry = `retry: { max_attempts: 2, initial_delay: 2500ms, jitter: false }`
+	agg := runFile(t, `metadata: {name: local-loop-retry}
+local: true
+workflow:
+  - step: short
+    loop: { in: "1..4", mode: parallel, max_in_flight: 2 }
+    `+retry+`
+    tool: { kind: shell, command: '[ "$I" != 2 ] || [ "$PLAYBOOK_ATTEMPT" -ge 2 ] || exit 7; echo "$I $PLAYBOOK_ATTEMPT"', env: { I: "{{ item }}" } }
+  - step: long
+    loop: { in: "1..501", mode: parallel, max_in_flight: 20 }
+    `+retry+`
+    tool: { kind: shell, command: '[ "$I" != 300 ] || [ "$PLAYBOOK_ATTEMPT" -ge 2 ] || exit 7; echo "$I $PLAYBOOK_ATTEMPT"', env: { I: "{{ item }}" } }
+`)
+	require.Equal(t, "completed", agg.Status)
+	var short []any
+	for _, r := range agg.Steps["short"].Result.([]any) {
+		short = append(short, r.(map[string]any)["stdout"])
+	}
+	require.Equal(t, []any{"1 1\n", "2 2\n", "3 1\n", "4 1\n"}, short, "element 2 ran again after its timer")
+	long := agg.Steps["long"].Result.([]any)
+	require.Len(t, long, 501)
+	require.Equal(t, "300 2\n", long[299].(map[string]any)["stdout"])
+	require.Equal(t, "301 1\n", long[300].(map[string]any)["stdout"])
+
+	h := history(t, agg.WorkflowID, agg.RunID)
+	require.Equal(t, eventCounts{markers: 5, timers: 1}, localEvents(h), "the short loop: a marker for each local activity, and the timer between element 2's")
+	require.True(t, markerIn(h, "local-elements-direct"))
+	driver := history(t, agg.WorkflowID+".long.loop", "")
+	require.Equal(t, eventCounts{markers: 502, timers: 1}, localEvents(driver), "the long loop, in its driver")
+	require.True(t, markerIn(driver, "local-elements-direct"))
+	replay(t, "change_local_elements_direct_driver", agg.WorkflowID+".long.loop", "")
+}
+
 // A worker killed while a local step runs loses the attempt with the
 // workflow task that ran it: the task times out, another worker replays
 // the run, finds no marker, and runs the step again; the run completes.

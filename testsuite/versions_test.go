@@ -133,6 +133,14 @@ workflow:
   - step: a
     tool: {kind: noop, result: 1}
 `},
+	{change: "local-elements-direct", source: `metadata: {name: local-elements}
+local: true
+workflow:
+  - step: each
+    loop: { in: "1..4", mode: parallel, max_in_flight: 2 }
+    retry: { max_attempts: 2, initial_delay: 2500ms, jitter: false }
+    tool: { kind: shell, command: '[ "$I" != 2 ] || [ "$PLAYBOOK_ATTEMPT" -ge 2 ] || exit 7', env: { I: "{{ item }}" } }
+`},
 	{change: "wait-event-notice", source: `metadata: {name: event-notice}
 notify: {on_waiting: {webhook: "http://127.0.0.1:9/waiting"}}
 workflow:

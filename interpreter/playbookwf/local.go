@@ -54,30 +54,45 @@ func localActivityOptions(s *spec.Step, in contract.StepInput) workflow.LocalAct
 // starts the next local activity with the attempts so far.
 func startLocal(ctx workflow.Context, s *spec.Step, in contract.StepInput, id string) workflow.Future {
 	in.Local = &contract.LocalAttempts{Since: workflow.Now(ctx)}
+	return localAttempts(ctx, s, in, id, nil)
+}
+
+// localAttempts runs startLocal's attempts in a coroutine of their own,
+// first waiting the delay an attempt before them asked for (wait), when
+// there is one.
+func localAttempts(ctx workflow.Context, s *spec.Step, in contract.StepInput, id string, wait *contract.FailureDetails) workflow.Future {
 	f, settle := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
-			opts := localActivityOptions(s, in)
-			if id != "" {
-				opts.Summary = id
+			if d := wait; d != nil {
+				timer := workflow.NewTimerWithOptions(ctx, d.RetryAfter, workflow.TimerOptions{Summary: fmt.Sprintf("%s of %s in %s", LocalRetryTimer, in.Step, d.RetryAfter)})
+				if timer.Get(ctx, nil) != nil {
+					settle.Set(contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "the step was cancelled while it waited to retry"},
+						Attempts: d.Attempts, AttemptErrors: d.AttemptErrors}, nil)
+					return
+				}
+				in.Local = &contract.LocalAttempts{Before: d.Attempts, Failed: d.AttemptErrors, Since: in.Local.Since}
 			}
 			var out contract.StepOutput
-			err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, opts), contract.RunStepName, in).Get(ctx, &out)
+			err := executeLocal(ctx, s, in, id).Get(ctx, &out)
 			d, later := retryLater(err)
 			if !later {
 				settle.Set(resultOutcome(ctx, out, err, s, in), nil)
 				return
 			}
-			timer := workflow.NewTimerWithOptions(ctx, d.RetryAfter, workflow.TimerOptions{Summary: fmt.Sprintf("%s of %s in %s", LocalRetryTimer, in.Step, d.RetryAfter)})
-			if timer.Get(ctx, nil) != nil {
-				settle.Set(contract.Outcome{Err: &contract.StepError{Type: contract.ErrCancelled, Message: "the step was cancelled while it waited to retry"},
-					Attempts: d.Attempts, AttemptErrors: d.AttemptErrors}, nil)
-				return
-			}
-			in.Local = &contract.LocalAttempts{Before: d.Attempts, Failed: d.AttemptErrors, Since: in.Local.Since}
+			wait = &d
 		}
 	})
 	return f
+}
+
+// executeLocal schedules one local activity of a local step's attempts.
+func executeLocal(ctx workflow.Context, s *spec.Step, in contract.StepInput, id string) workflow.Future {
+	opts := localActivityOptions(s, in)
+	if id != "" {
+		opts.Summary = id
+	}
+	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, opts), contract.RunStepName, in)
 }
 
 // retryLater reads a local activity's failure that leaves its retry to
@@ -113,4 +128,82 @@ func attemptsOutcome(ctx workflow.Context, f workflow.Future, s *spec.Step, in c
 		return o
 	}
 	return activityOutcome(ctx, f, s, in)
+}
+
+// element is a loop element's attempts in flight: what startElement
+// started, read by outcome once f is ready.
+type element struct {
+	// ctx is the context the element started in, which the loop cancels.
+	ctx workflow.Context
+	f   workflow.Future
+	s   *spec.Step
+	in  contract.StepInput
+	id  string
+	// direct: f is the element's first local activity, scheduled from the
+	// loop's own coroutine (changeLocalElements).
+	direct bool
+}
+
+// startElement starts a loop element's attempts (id: its activity ID) as
+// the step says. With direct, a local element's first local activity is
+// scheduled without a coroutine of its own: the SDK's dispatcher wakes
+// every coroutine of the workflow each time a local activity ends, so a
+// coroutine for each of hundreds of elements in flight was half the
+// workflow's work. One is started only when an attempt leaves its retry
+// to the run (outcome).
+func startElement(ctx workflow.Context, s *spec.Step, in contract.StepInput, id string, direct bool) *element {
+	e := &element{ctx: ctx, s: s, in: in, id: id}
+	if !s.Local || !direct {
+		e.f = startAttempts(ctx, s, in, id)
+		return e
+	}
+	e.in.Local = &contract.LocalAttempts{Since: workflow.Now(ctx)}
+	e.f, e.direct = executeLocal(ctx, s, e.in, id), true
+	return e
+}
+
+// outcome reads the element's ready future. When its first local activity
+// ended with a retry delay too long to wait in the worker, the element has
+// not ended (done is false): its next attempts run as startLocal's do, in
+// a coroutine that waits the delay first, and f is now their future.
+func (e *element) outcome(ctx workflow.Context) (o contract.Outcome, done bool) {
+	if !e.direct {
+		return attemptsOutcome(ctx, e.f, e.s, e.in), true
+	}
+	var out contract.StepOutput
+	err := e.f.Get(ctx, &out)
+	d, later := retryLater(err)
+	if !later {
+		return resultOutcome(ctx, out, err, e.s, e.in), true
+	}
+	e.f, e.direct = localAttempts(e.ctx, e.s, e.in, e.id, &d), false
+	return contract.Outcome{}, false
+}
+
+// awaitOn adds the element to a loop's wait (add), where fn gets its
+// outcome once it has ended: an element whose attempt left its retry to a
+// timer is added again, with its next attempts' future.
+func (e *element) awaitOn(ctx workflow.Context, add func(workflow.Future, func(workflow.Future)), fn func(contract.Outcome)) {
+	var ended func(workflow.Future)
+	ended = func(workflow.Future) {
+		o, done := e.outcome(ctx)
+		if !done {
+			add(e.f, ended)
+			return
+		}
+		fn(o)
+	}
+	add(e.f, ended)
+}
+
+// directElements asks, once a loop starts its first local element, whether
+// its elements' local activities are scheduled directly
+// (changeLocalElements): a loop of activities records no marker.
+type directElements struct{ asked, direct bool }
+
+func (d *directElements) of(ctx workflow.Context, s *spec.Step) bool {
+	if s.Local && !d.asked {
+		d.asked, d.direct = true, version(ctx, changeLocalElements) >= 1
+	}
+	return d.direct
 }

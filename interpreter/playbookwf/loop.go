@@ -165,10 +165,12 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 	defer cancelAll()
 	out := make([]contract.Outcome, len(elems))
 	sel := workflow.NewSelector(ctx)
+	add := func(f workflow.Future, fn func(workflow.Future)) { sel.AddFuture(f, fn) }
 	next, inFlight, stopped := 0, 0, false
 	counts := contract.LoopProgress{Total: len(elems)}
 	spans := newElementSpans(ctx)
 	defer spans.flush(ctx)
+	var direct directElements
 	for i := range elems {
 		if reused.Has(i) {
 			out[i] = contract.Outcome{Result: reused.Results[i], Files: reused.Files[i]}
@@ -182,12 +184,12 @@ func runElements(ctx workflow.Context, s *spec.Step, elems []contract.StepInput,
 			if reused.Has(i) {
 				continue
 			}
-			f := startAttempts(inner, s, elems[i], elementName(s, first+i))
+			e := startElement(inner, s, elems[i], elementName(s, first+i), direct.of(ctx, s))
 			spans.started(ctx, first+i)
 			inFlight++
-			sel.AddFuture(f, func(f workflow.Future) {
+			e.awaitOn(ctx, add, func(o contract.Outcome) {
 				inFlight--
-				out[i] = attemptsOutcome(ctx, f, s, elems[i])
+				out[i] = o
 				spans.ended(ctx, elems[i], first+i, out[i])
 				counts.Add(out[i])
 				if cancelOnFailure && out[i].Err != nil && out[i].Err.Type != contract.ErrCancelled {

@@ -107,6 +107,7 @@ func (d *loopDriver) run() (next int, done bool) {
 	spans := newElementSpans(ctx)
 	defer spans.flush(ctx)
 	share := &taskShare{local: d.s.Local}
+	var direct directElements
 	var nextTask workflow.Future // the timer that brings the next task, while it runs
 	for {
 		// Each run starts at least one element, so that a run continued as
@@ -138,12 +139,11 @@ func (d *loopDriver) run() (next int, done bool) {
 				}
 				continue
 			}
-			f := startAttempts(inner, d.s, elem, elementName(d.s, i))
+			e := startElement(inner, d.s, elem, elementName(d.s, i), direct.of(ctx, d.s))
 			spans.started(ctx, i)
 			inFlight++
-			sel.AddFuture(f, func(f workflow.Future) {
+			e.awaitOn(ctx, sel.AddFuture, func(o contract.Outcome) {
 				inFlight--
-				o := attemptsOutcome(ctx, f, d.s, elem)
 				share.ended(ctx, o)
 				spans.ended(ctx, elem, i, o)
 				tally.Add(i, o)

@@ -140,6 +140,11 @@ var (
 		What: "it starts no more in that task, lets the task end with the running ones, and starts the next ones in the task a 1ms timer brings " +
 			"(before: one task ran elements until the SDK renewed it, 8 s later, and its completion carried them all: on a starved worker it timed out, " +
 			"and with large results it was over the 4 MiB a request may hold)"})
+	changeLocalElements = register(Change{ID: "local-elements-direct", Max: 1,
+		Where: "where a loop (in the run, or its driver) starts its first local element",
+		What: "each local element's first local activity is scheduled from the loop's coroutine, and a coroutine of its own starts only when an attempt leaves its retry to a timer " +
+			"(before: every local element ran in a coroutine of its own, which the SDK's dispatcher woke each time a local activity ended, " +
+			"and the elements' local activities were numbered in the order those coroutines ran)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
