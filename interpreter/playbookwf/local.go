@@ -147,10 +147,11 @@ type element struct {
 // startElement starts a loop element's attempts (id: its activity ID) as
 // the step says. With direct, a local element's first local activity is
 // scheduled without a coroutine of its own: the SDK's dispatcher wakes
-// every coroutine of the workflow each time a local activity ends, so a
-// coroutine for each of hundreds of elements in flight was half the
-// workflow's work. One is started only when an attempt leaves its retry
-// to the run (outcome).
+// every coroutine of the workflow each time a local activity ends, and a
+// coroutine for each of 200 elements in flight (besides the SDK's own)
+// made that a third of the CPU of a process running the server and the
+// worker (docs/INTERNALS.md, Local steps). One is started only when an
+// attempt leaves its retry to the run (outcome).
 func startElement(ctx workflow.Context, s *spec.Step, in contract.StepInput, id string, direct bool) *element {
 	e := &element{ctx: ctx, s: s, in: in, id: id}
 	if !s.Local || !direct {
