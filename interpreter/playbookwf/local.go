@@ -73,14 +73,12 @@ func localAttempts(ctx workflow.Context, s *spec.Step, in contract.StepInput, id
 				}
 				in.Local = &contract.LocalAttempts{Before: d.Attempts, Failed: d.AttemptErrors, Since: in.Local.Since}
 			}
-			var out contract.StepOutput
-			err := executeLocal(ctx, s, in, id).Get(ctx, &out)
-			d, later := retryLater(err)
-			if !later {
-				settle.Set(resultOutcome(ctx, out, err, s, in), nil)
+			o, later := localResult(ctx, executeLocal(ctx, s, in, id), s, in)
+			if later == nil {
+				settle.Set(o, nil)
 				return
 			}
-			wait = &d
+			wait = later
 		}
 	})
 	return f
@@ -93,6 +91,17 @@ func executeLocal(ctx workflow.Context, s *spec.Step, in contract.StepInput, id 
 		opts.Summary = id
 	}
 	return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, opts), contract.RunStepName, in)
+}
+
+// localResult reads a finished local activity of a step's attempts: their
+// outcome, or the retry delay it left to the run (later, nil when none).
+func localResult(ctx workflow.Context, f workflow.Future, s *spec.Step, in contract.StepInput) (o contract.Outcome, later *contract.FailureDetails) {
+	var out contract.StepOutput
+	err := f.Get(ctx, &out)
+	if d, ok := retryLater(err); ok {
+		return contract.Outcome{}, &d
+	}
+	return resultOutcome(ctx, out, err, s, in), nil
 }
 
 // retryLater reads a local activity's failure that leaves its retry to
@@ -171,13 +180,11 @@ func (e *element) outcome(ctx workflow.Context) (o contract.Outcome, done bool) 
 	if !e.direct {
 		return attemptsOutcome(ctx, e.f, e.s, e.in), true
 	}
-	var out contract.StepOutput
-	err := e.f.Get(ctx, &out)
-	d, later := retryLater(err)
-	if !later {
-		return resultOutcome(ctx, out, err, e.s, e.in), true
+	o, later := localResult(ctx, e.f, e.s, e.in)
+	if later == nil {
+		return o, true
 	}
-	e.f, e.direct = localAttempts(e.ctx, e.s, e.in, e.id, &d), false
+	e.f, e.direct = localAttempts(e.ctx, e.s, e.in, e.id, later), false
 	return contract.Outcome{}, false
 }
 
