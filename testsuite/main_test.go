@@ -293,7 +293,8 @@ var processesMatching = proctest.Matching
 // headless Chromium on a `playbook dev` of its own, the other core's. A
 // run of thousands of steps goes to a worker of the test's own
 // (ownQueueWorker): on the shared one, its activities would fill the
-// slots every other test's steps need. A test that gives its CLI an environment variable runs the
+// slots every other test's steps need. A test that gives its CLI an
+// environment variable runs the
 // CLI as a process of its own (cliEnv) rather than set it with t.Setenv.
 //
 // Tests that stay serial, and why, say so beside their first line:
