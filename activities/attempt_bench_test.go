@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
+	"playbook/internal/proctest"
 	"playbook/interpreter/contract"
 )
 
@@ -28,6 +29,7 @@ import (
 // not at all): the difference between the two is what the step's
 // machinery costs. Profile with -cpuprofile and -memprofile.
 func BenchmarkAttempt(b *testing.B) {
+	fmt.Println("disk:", proctest.SettleDisk(b))
 	b.Run("step", func(b *testing.B) {
 		a := &Activities{LogDir: b.TempDir()}
 		env := quietSuite().NewTestActivityEnvironment()

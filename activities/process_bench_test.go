@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"playbook/internal/proctest"
 	"playbook/interpreter/contract"
 )
 
@@ -14,10 +15,12 @@ import (
 // log files, its process group, the keeper) and bare, ten at a time as the
 // bench's loop does: the difference is what the step's machinery costs.
 func BenchmarkShellTrue(b *testing.B) {
+	fmt.Println("disk:", proctest.SettleDisk(b))
 	b.Run("step", func(b *testing.B) {
 		a := &Activities{LogDir: b.TempDir()}
 		base := b.TempDir()
 		var n atomic.Int64
+		b.ResetTimer()
 		b.SetParallelism(5)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

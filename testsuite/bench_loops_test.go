@@ -16,6 +16,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
+
+	"playbook/internal/proctest"
 )
 
 // hugeLoopElements is the length of BenchmarkHugeLoops' loops; a shorter
@@ -35,6 +37,8 @@ var hugeLoopsLocal = flag.Bool("huge-loops-local", false, "BenchmarkHugeLoops ru
 // processes. Minutes on two cores.
 func BenchmarkHugeLoops(b *testing.B) {
 	n, inFlight := *hugeLoopElements, 200
+	fmt.Printf("%-26s %v\n", "disk, before:", proctest.SettleDisk(b))
+	b.ResetTimer()
 	for range b.N {
 		walls := map[string]time.Duration{}
 		loops := []struct{ name, source string }{

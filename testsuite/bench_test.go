@@ -27,6 +27,7 @@ import (
 	"playbook/activities"
 	"playbook/internal/claims"
 	"playbook/internal/devserver"
+	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
@@ -446,6 +447,8 @@ func BenchmarkSpeed(b *testing.B) {
 	require.NoError(b, sw.Start())
 	defer sw.Stop()
 
+	disk := proctest.SettleDisk(b)
+	b.ResetTimer()
 	f := figures{}
 	for range b.N {
 		for round := 0; round < benchRounds; round++ {
@@ -453,6 +456,7 @@ func BenchmarkSpeed(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	fmt.Printf("%-26s %v\n", "disk, before:", disk)
 	printFigures(f, tmpfs != "")
 }
 
@@ -544,7 +548,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	emptyTuned := measure(b, tc, benchQueue, BenchNativeEmptyChain, 50)
 	f.add("stock empty chain 50 ms/step", ms(emptyStock.wall)/50)
 	f.add("tuned empty chain 50 ms/step", ms(emptyTuned.wall)/50)
-	f.add("log files ms", logFilesCost(b))
+	f.add("log files ms", proctest.LogFilesCost(b, 100))
 
 	noop := measure(b, tc, benchQueue, contract.WorkflowName, pb(chainSource(50, noopStep)))
 	f.add("noop chain 50 ms/step", ms(noop.wall)/50)
@@ -618,11 +622,14 @@ func BenchmarkLocalChain(b *testing.B) {
 	registerNative(w)
 	require.NoError(b, w.Start())
 	defer w.Stop()
+	disk := proctest.SettleDisk(b)
+	b.ResetTimer()
 	f := figures{}
 	for range b.N {
 		localChain(b, f, 0, *localChainSteps)
 	}
 	b.StopTimer()
+	fmt.Printf("%-26s %v\n", "disk, before:", disk)
 	printLocalChain(f, *localChainSteps)
 }
 
@@ -634,25 +641,6 @@ func inTurn(round int, runs ...func()) {
 	for i := range runs {
 		runs[(round+i)%len(runs)]()
 	}
-}
-
-// logFilesCost is what a step's log files cost on the disk the bench keeps
-// them on, in ms per attempt: the step's directory and its two files, as
-// every attempt of a process step creates them.
-func logFilesCost(b *testing.B) float64 {
-	dir := b.TempDir()
-	const n = 100
-	start := time.Now()
-	for i := range n {
-		step := filepath.Join(dir, "run", fmt.Sprintf("s%d", i))
-		require.NoError(b, os.MkdirAll(step, 0o700))
-		for _, name := range []string{"attempt-1.stdout", "attempt-1.stderr"} {
-			f, err := os.OpenFile(filepath.Join(step, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-			require.NoError(b, err)
-			require.NoError(b, f.Close())
-		}
-	}
-	return ms(time.Since(start)) / n
 }
 
 // printFigures prints one line per figure: the playbook's and the
