@@ -1,11 +1,15 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,10 +71,14 @@ func bareTrue(ctx context.Context) (map[string]any, error) {
 }
 
 // attempts runs b.N attempts one after another and reports the worker's
-// CPU per attempt.
+// CPU per attempt, its keeper's (keeper-cpu-us/op: the keeper wakes for
+// each line the attempts write to it, a cost cpu-us/op leaves out) and
+// their processes' (children-cpu-us/op).
 func attempts(b *testing.B, attempt func(i int) error) {
 	b.ReportAllocs()
 	before, goBefore := selfCPU(), goroutinesCreated()
+	keeperPid, keeperBefore := keeperCPU()
+	childrenBefore := childrenCPU()
 	b.ResetTimer()
 	for i := range b.N {
 		if err := attempt(i); err != nil {
@@ -80,6 +88,13 @@ func attempts(b *testing.B, attempt func(i int) error) {
 	b.StopTimer()
 	b.ReportMetric(float64((selfCPU()-before).Microseconds())/float64(b.N), "cpu-us/op")
 	b.ReportMetric(float64(goroutinesCreated()-goBefore)/float64(b.N), "goroutines/op")
+	b.ReportMetric(float64((childrenCPU()-childrenBefore).Microseconds())/float64(b.N), "children-cpu-us/op")
+	// A keeper started during the run (the first attempt's) counts from
+	// its start, which costs more than the attempts: only the same
+	// keeper's is reported.
+	if pid, after := keeperCPU(); pid == keeperPid && pid != 0 {
+		b.ReportMetric(float64((after-keeperBefore).Microseconds())/float64(b.N), "keeper-cpu-us/op")
+	}
 }
 
 // goroutinesCreated counts the goroutines this process has started.
@@ -94,6 +109,39 @@ func selfCPU() time.Duration {
 	var u syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// childrenCPU is the user and system time of this process's reaped
+// children: the steps' processes, not the keeper, which runs on.
+func childrenCPU() time.Duration {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// keeperCPU is the current keeper's process ID and its user and system
+// time so far (0, 0 when none runs), from /proc/PID/stat in clock ticks
+// of 10 ms: enough over the thousands of attempts a benchmark runs.
+func keeperCPU() (int, time.Duration) {
+	groupKeeper.mu.Lock()
+	cmd := groupKeeper.cmd
+	groupKeeper.mu.Unlock()
+	if cmd == nil {
+		return 0, 0
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	// The fields after the command's name, which is in parentheses:
+	// utime and stime are the 14th and 15th of the line.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 13 {
+		return 0, 0
+	}
+	utime, _ := strconv.Atoi(fields[11])
+	stime, _ := strconv.Atoi(fields[12])
+	return cmd.Process.Pid, time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // quietSuite is the SDK's test suite with its logger discarding: the

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,9 +29,16 @@ const fakeWorkerEnv = "PLAYBOOK_TEST_FAKE_WORKER"
 // before the long one.
 const killKeeperEnv = "PLAYBOOK_TEST_KILL_KEEPER"
 
+// slowKeeperEnv makes the fake worker pause for a while after each keeper
+// it starts (keeperStarted), before it goes on.
+const slowKeeperEnv = "PLAYBOOK_TEST_SLOW_KEEPER"
+
 func TestMain(m *testing.M) {
 	if marker := os.Getenv(fakeWorkerEnv); marker != "" {
 		a := &Activities{LogDir: os.TempDir()}
+		if os.Getenv(slowKeeperEnv) != "" {
+			keeperStarted = func(int) { time.Sleep(3 * time.Second) }
+		}
 		if os.Getenv(killKeeperEnv) != "" {
 			first := contract.StepInput{WorkflowID: "orphan-test", Step: "first", Kind: "shell", Spec: map[string]any{"command": "true"}}
 			if o := a.runTool(context.Background(), first, 1); o.Err != nil {
@@ -67,14 +75,27 @@ func TestStepProcessesDieWithTheirWorkerAfterItsKeeperDied(t *testing.T) {
 // A keeper that dies while a step runs is replaced at once, and the new one
 // knows the running step's group.
 func TestStepProcessesDieWithTheirWorkerWhoseKeeperDiedDuringTheStep(t *testing.T) {
-	stepsDieWithWorker(t, func(worker int) {
+	stepsDieWithWorker(t, replaceKeeper(t))
+}
+
+// A worker that dies the instant after it started a new keeper, before
+// it went on, leaves that keeper the whole list: the list was in its pipe
+// before it started. (Written after, it was lost with the worker, and the
+// step's background process outlived it.)
+func TestStepProcessesDieWithTheirWorkerKilledAsItsNewKeeperStarts(t *testing.T) {
+	stepsDieWithWorker(t, replaceKeeper(t), slowKeeperEnv+"=1")
+}
+
+// replaceKeeper kills the worker's keeper and waits until a new one runs.
+func replaceKeeper(t *testing.T) func(worker int) {
+	return func(worker int) {
 		first := keeperOf(t, worker)
 		require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
 		proctest.WaitFor(t, "a new keeper", 5*time.Second, func() bool {
 			k := keeperOf(t, worker)
 			return k != 0 && k != first
 		})
-	})
+	}
 }
 
 // keeperOf is the keeper child of the worker process, 0 when it has none.
@@ -166,6 +187,46 @@ func TestKeptGroups(t *testing.T) {
 			require.Equal(t, c.want, got)
 		})
 	}
+}
+
+// The keeper's input gathers the lines written during its pause into one
+// read, reads at once after waiting idle, and reads the end of input, with
+// the lines before it, as it does any other.
+func TestKeeperGathersLinesBetweenReads(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	g := &gathering{r: r, pause: 500 * time.Millisecond}
+	buf := make([]byte, 1024)
+
+	// Idle: the read waits for the first line, and returns it at once.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_, _ = w.WriteString("+ 100\n")
+	}()
+	n, err := g.Read(buf)
+	require.NoError(t, err)
+	require.Equal(t, "+ 100\n", string(buf[:n]))
+
+	// Busy: the lines written one by one during the pause, 30 ms apart,
+	// come in one read.
+	go func() {
+		for _, line := range []string{"+ 200\n", "- 100\n", "+ 300\n"} {
+			time.Sleep(30 * time.Millisecond)
+			_, _ = w.WriteString(line)
+		}
+	}()
+	n, err = g.Read(buf)
+	require.NoError(t, err)
+	require.Equal(t, "+ 200\n- 100\n+ 300\n", string(buf[:n]))
+
+	// The worker's end: what it wrote last, then the end of input.
+	_, err = w.WriteString("- 300\n")
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	rest, err := io.ReadAll(g)
+	require.NoError(t, err)
+	require.Equal(t, "- 300\n", string(rest))
 }
 
 // The keeper process kills, at end of input, exactly the groups still on
