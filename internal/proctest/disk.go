@@ -12,10 +12,11 @@ import (
 // the disk has settled. ext4 without a journal (the root file system of
 // the VMs this project is developed and tested on) picks a new file's
 // inode by skipping every free inode of its group that was deleted in
-// about the last minute, one buffer look-up each: after a cleanup has
-// deleted a few thousand files near the log directory, every new file or
-// directory there costs ten to twenty times what it does on a quiet disk,
-// for a minute or two (0.7 ms a file against 0.04, measured on
+// the last minute (the last six while its inode table block is not yet
+// written back), one buffer look-up each: after a cleanup has deleted a
+// few thousand files near the log directory, every new file or directory
+// there costs ten to twenty times what it does on a quiet disk, for one
+// to six minutes (0.7 ms a file against 0.04, measured on
 // 2026-11-28; `perf` puts the time in the kernel's recently_deleted).
 // Each attempt of a playbook step creates a directory and two files and
 // the hand-written twin none, so a benchmark that starts right after a
