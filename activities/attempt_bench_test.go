@@ -1,15 +1,12 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -105,17 +102,15 @@ func goroutinesCreated() uint64 {
 }
 
 // selfCPU is this process's user and system time, its children's left out.
-func selfCPU() time.Duration {
-	var u syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
+func selfCPU() time.Duration { return rusageCPU(syscall.RUSAGE_SELF) }
 
 // childrenCPU is the user and system time of this process's reaped
 // children: the steps' processes, not the keeper, which runs on.
-func childrenCPU() time.Duration {
+func childrenCPU() time.Duration { return rusageCPU(syscall.RUSAGE_CHILDREN) }
+
+func rusageCPU(who int) time.Duration {
 	var u syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &u)
+	_ = syscall.Getrusage(who, &u)
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
@@ -129,13 +124,8 @@ func keeperCPU() (int, time.Duration) {
 	if cmd == nil {
 		return 0, 0
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
-	if err != nil {
-		return 0, 0
-	}
-	// The fields after the command's name, which is in parentheses:
-	// utime and stime are the 14th and 15th of the line.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	// utime and stime, the 14th and 15th fields of the line.
+	fields := procStat(strconv.Itoa(cmd.Process.Pid))
 	if len(fields) < 13 {
 		return 0, 0
 	}
