@@ -54,7 +54,12 @@ func TestMain(m *testing.M) {
 		}
 		in := contract.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
 			// A child in the background and a grandchild: the whole group goes.
-			"command": "sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker}}
+			// The child starts half a second after the step, once the group
+			// is on the keeper's list: the test kills the worker when it sees
+			// the child, and a child forked in the instant before (only the
+			// leader's parent-death signal covers it, keeper.go) would outlive
+			// a worker killed then, as a loaded machine showed.
+			"command": "sleep 0.5; sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker}}
 		a.runTool(context.Background(), in, 1)
 		os.Exit(0)
 	}
