@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"playbook/worker"
@@ -34,7 +35,13 @@ func makeCurrent(t *testing.T, name, build string) {
 		code, out, errOut = cli(t, "deployment", "set-current", "--address", server.Address, "--deployment-name", name, "--build-id", build)
 		return code == 0
 	})
-	require.Contains(t, out, "Deployment "+name+": current version "+build, errOut)
+	require.Contains(t, out, "Deployment "+name+": current version "+build+" (was ", errOut)
+	require.NotContains(t, out, "not yet known", errOut)
+	// set-current returned once every task queue knew: a workflow task
+	// dispatched from now on goes to build.
+	resp, err := tc.WorkflowService().DescribeWorkerDeployment(context.Background(), &workflowservice.DescribeWorkerDeploymentRequest{Namespace: "default", DeploymentName: name})
+	require.NoError(t, err)
+	require.Equal(t, enums.ROUTING_CONFIG_UPDATE_STATE_COMPLETED, resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState())
 }
 
 // taskBuilds lists the build ID of every workflow task a run completed,

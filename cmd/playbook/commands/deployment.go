@@ -1,10 +1,14 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
 
@@ -43,6 +47,10 @@ func (a *app) deploymentSetCurrentCommand() *cobra.Command {
 			if _, err := h.SetCurrentVersion(c.ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID, ConflictToken: desc.ConflictToken}); err != nil {
 				return err
 			}
+			if err := routingReached(c.ctx, conn, name, routingWait); err != nil {
+				fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s), not yet known to every task queue (%v): until it is, workflow tasks may still go to %s. Pinned runs stay on the version that started them.\n", name, buildID, was, err, was)
+				return nil
+			}
 			fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s). New runs start on it; pinned runs stay on the version that started them.\n", name, buildID, was)
 			return nil
 		}),
@@ -51,6 +59,37 @@ func (a *app) deploymentSetCurrentCommand() *cobra.Command {
 	cmd.Flags().StringVar(&buildID, "build-id", "", "the version's `ID` (`playbook worker --build-id`)")
 	_ = cmd.MarkFlagRequired("build-id")
 	return cmd
+}
+
+// routingWait bounds how long set-current waits for the new current
+// version to reach the deployment's task queues.
+const routingWait = time.Minute
+
+// routingReached waits, up to within, for the deployment's routing change
+// to have reached every task queue partition of its versions. The server
+// makes a version current at once and tells the task queues after
+// (asynchronously since Temporal 1.28): until they know, a workflow task,
+// an auto-upgrade run's next one included, still goes to the version
+// before. A server that does not say (before 1.28) has told them already.
+func routingReached(ctx context.Context, conn *connection, name string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		resp, err := conn.client.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{Namespace: conn.namespace, DeploymentName: name})
+		if ctx.Err() != nil {
+			return fmt.Errorf("still propagating after %s", within)
+		}
+		if err != nil {
+			return err
+		}
+		if resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (a *app) deploymentDescribeCommand() *cobra.Command {
