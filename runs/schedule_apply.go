@@ -68,7 +68,12 @@ func ListSchedules(ctx context.Context, c Client) ([]ScheduleEntry, error) {
 		return nil, err
 	}
 	entries := []ScheduleEntry{}
+	// Search attributes are never encrypted; the memo is, under a codec key.
 	dc := converter.GetDefaultDataConverter()
+	memo, err := PayloadConverter()
+	if err != nil {
+		return nil, err
+	}
 	for it.HasNext() {
 		s, err := it.Next()
 		if err != nil {
@@ -82,7 +87,7 @@ func ListSchedules(ctx context.Context, c Client) ([]ScheduleEntry, error) {
 			_ = dc.FromPayload(p, &e.Playbook)
 		}
 		if p := s.Memo.GetFields()[MemoApplied]; p != nil {
-			_ = dc.FromPayload(p, &e.AppliedFrom)
+			_ = memo.FromPayload(p, &e.AppliedFrom)
 		}
 		entries = append(entries, e)
 	}

@@ -10,7 +10,6 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/interpreter/contract"
@@ -90,7 +89,16 @@ func ScheduleFromDescription(id string, d *client.ScheduleDescription) (*Schedul
 	}
 	w := &Schedule{ID: id, TaskQueue: a.TaskQueue, ActionID: a.ID}
 	p, ok := a.Args[0].(*commonpb.Payload)
-	if !ok || converter.GetDefaultDataConverter().FromPayload(p, &w.Input) != nil {
+	if !ok {
+		return nil, ErrNotOurs
+	}
+	// The action's input was encoded by the client that made the schedule:
+	// with the codec key, when one is set.
+	dc, err := PayloadConverter()
+	if err != nil {
+		return nil, err
+	}
+	if dc.FromPayload(p, &w.Input) != nil {
 		return nil, ErrNotOurs
 	}
 	w.Playbook, _ = spec.Parse(w.Input.File, []byte(w.Input.Source))

@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
@@ -382,7 +381,9 @@ func triggerFile(ctx context.Context, c Client, e *workflowpb.WorkflowExecutionI
 	r, err := registered(ctx, c, e.GetExecution().GetWorkflowId())
 	if err != nil {
 		var file string
-		if p := e.GetMemo().GetFields()[contract.MemoTriggerFile]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &file) == nil {
+		// The memo is encrypted under a codec key.
+		dc, err := PayloadConverter()
+		if p := e.GetMemo().GetFields()[contract.MemoTriggerFile]; p != nil && err == nil && dc.FromPayload(p, &file) == nil {
 			return file
 		}
 		return ""

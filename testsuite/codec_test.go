@@ -16,12 +16,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"playbook/cmd/playbook/commands"
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/runs"
 	"playbook/worker"
 )
 
@@ -116,4 +118,48 @@ func TestCodecKeepsPayloadsEncrypted(t *testing.T) {
 // commandsMain runs a long-running CLI command in-process until ctx ends.
 func commandsMain(ctx context.Context, args ...string) int {
 	return commands.Main(ctx, append([]string{"playbook"}, args...), io.Discard, io.Discard)
+}
+
+// Under a codec key, `schedule apply` keeps what it marks in the
+// schedules it makes encrypted like every other payload, and still reads
+// it back: a second apply changes nothing, describe says which file made
+// the schedule, and --prune deletes the schedule whose file is gone.
+func TestScheduleApplyUnderACodec(t *testing.T) {
+	// Serial: t.Setenv (the codec key) (see parallel).
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	keyFile := filepath.Join(t.TempDir(), "codec.key")
+	require.NoError(t, os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600))
+	t.Setenv(codec.KeyFileEnv, keyFile)
+	dir := t.TempDir()
+	a := writePlaybook(t, dir, "a.yaml", "metadata: {name: codec-apply-a}\nschedule: {every: 1h}\nworkflow:\n  - step: x\n")
+	b := writePlaybook(t, dir, "b.yaml", "metadata: {name: codec-apply-b}\nschedule: {every: 2h}\nworkflow:\n  - step: x\n")
+	defer scheduleCLI(t, "delete", "codec-apply-a")
+	defer scheduleCLI(t, "delete", "codec-apply-b")
+
+	code, out, errOut := scheduleCLI(t, "apply", "--prune", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, a+": schedule codec-apply-a created (every 1h0m0s)\n"+b+": schedule codec-apply-b created (every 2h0m0s)\n", out)
+	d, err := tc.WorkflowService().DescribeSchedule(context.Background(), &workflowservice.DescribeScheduleRequest{Namespace: "default", ScheduleId: "codec-apply-a"})
+	require.NoError(t, err)
+	mark := d.GetMemo().GetFields()[runs.MemoApplied]
+	require.Equal(t, "binary/encrypted", string(mark.GetMetadata()["encoding"]))
+	require.NotContains(t, string(mark.GetData()), a, "the mark is encrypted")
+	v := describeSchedule(t, "codec-apply-a")
+	require.Equal(t, a, v.AppliedFrom)
+	require.Equal(t, "codec-apply-a", v.Playbook)
+
+	code, out, errOut = scheduleCLI(t, "apply", a, b)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, a+": schedule codec-apply-a unchanged\n"+b+": schedule codec-apply-b unchanged\n", out)
+
+	require.NoError(t, os.Remove(b))
+	waitFor(t, "visibility to list codec-apply-b", func() bool {
+		_, out, _ := scheduleCLI(t, "list")
+		return strings.Contains(out, "codec-apply-b")
+	})
+	code, out, errOut = scheduleCLI(t, "apply", "--prune", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, a+": schedule codec-apply-a unchanged\n"+b+": gone; schedule codec-apply-b deleted\n", out)
+	requireNoSchedule(t, "codec-apply-b")
 }

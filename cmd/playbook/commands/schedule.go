@@ -20,7 +20,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"playbook/internal/playtest"
@@ -208,7 +207,10 @@ func describeSchedule(ctx context.Context, conn *connection, id string) (*Schedu
 		v.Paused, v.Note = s.Paused, s.Note
 	}
 	if p := d.Memo.GetFields()[runs.MemoApplied]; p != nil {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.AppliedFrom)
+		// Encrypted under a codec key, as the client that made it wrote it.
+		if dc, err := runs.PayloadConverter(); err == nil {
+			_ = dc.FromPayload(p, &v.AppliedFrom)
+		}
 	}
 	for _, r := range d.Info.RunningWorkflows {
 		v.Running = append(v.Running, r.WorkflowID)
