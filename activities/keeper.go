@@ -2,12 +2,16 @@ package activities
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -28,17 +32,25 @@ import (
 // A group is on the list from just after its leader started (one pipe
 // write: the keeper is started before the step) until it was killed at the
 // step's end. For that instant before, the leader has a parent-death
-// signal: it is killed if the worker dies then, though a child it forked
-// in the same instant would not be. Linux sends that signal when the thread
-// that forked the process exits, and Go ends a thread only when a goroutine
-// locked to it ends without unlocking it: so the attempt that starts a
-// step process holds its goroutine locked to its thread from before the
-// fork until the leader is reaped (startInGroup's caller), and that thread
-// neither runs anything else nor ends meanwhile. (A dedicated goroutine
-// locked to a thread of its own forked every step process until #46: the
-// two hand-offs between threads cost about a dozen futex calls an attempt.)
-// A keeper that dies, or stops reading for keeperWriteLimit, is replaced
-// at once and told the whole list again.
+// signal: it is killed if the worker dies then. Linux sends that signal
+// when the thread that forked the process exits, and Go ends a thread only
+// when a goroutine locked to it ends without unlocking it: so the attempt
+// that starts a step process holds its goroutine locked to its thread from
+// before the fork until the leader is reaped (startInGroup's caller), and
+// that thread neither runs anything else nor ends meanwhile. (A dedicated
+// goroutine locked to a thread of its own forked every step process until
+// #46: the two hand-offs between threads cost about a dozen futex calls an
+// attempt.) A keeper that dies, or stops reading for keeperWriteLimit, is
+// replaced at once and told the whole list again.
+//
+// A child the leader forked in that instant is in a group the keeper does
+// not know; the worker's mark finds it. Every step process starts with
+// PLAYBOOK_WORKER_MARK in its environment, one value per worker process,
+// and what it starts inherits it. Once it has killed its list, the keeper
+// kills every process of the worker's session whose environment holds the
+// mark (sweepMarked). One that started a session of its own (setsid, a
+// daemon) is spared: it left its step on purpose, and outlives it as it
+// always did.
 //
 // One keeper for all steps, not a watcher process per step: starting a
 // second process for every step cost about 3 ms of every step's wall time.
@@ -51,6 +63,21 @@ import (
 // inherit it: the worker never has it (it would be a keeper), and a step's
 // environment holds no PLAYBOOK_* variable but the engine's own.
 const keeperEnv = "PLAYBOOK_KEEPER"
+
+// workerMarkEnv holds the worker's mark in each step process's environment
+// and in its keeper's; a step cannot set it (every PLAYBOOK_* name is the
+// engine's).
+const workerMarkEnv = "PLAYBOOK_WORKER_MARK"
+
+// workerMark is this worker process's mark: its process ID and a random
+// part, so that no other worker's, before or since, is the same.
+var workerMark = newWorkerMark()
+
+func newWorkerMark() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d.%x", os.Getpid(), b)
+}
 
 // keeperName is the keeper's argv[0], what ps shows for it.
 const keeperName = "playbook-keeper"
@@ -83,11 +110,62 @@ func init() {
 // that such a signal reaches before keep dies, and is replaced.)
 func keep() {
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// The worker's group, read while the worker lives: the sweep spares it
+	// (a pipeline the worker was started in, `playbook worker | tee`).
+	workerGroup, _ := syscall.Getpgid(os.Getppid())
 	for pgid := range keptGroups(&gathering{r: os.Stdin, pause: keeperPause}) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+	sweepMarked(os.Getenv(workerMarkEnv), workerGroup)
 	os.Exit(0)
 }
+
+// sweepMarked kills what the list could not name: every process of the
+// keeper's session (the worker's) whose environment holds the worker's
+// mark, with the rest of its group (not the worker's own group), in
+// passes until one finds none (at most sweepPasses: a process forking
+// meanwhile is in its parent's group, or found by the next pass). It runs
+// once, when the worker has gone, and reads the environment of the
+// session's processes only.
+func sweepMarked(mark string, workerGroup int) {
+	if mark == "" {
+		return
+	}
+	want := []byte(workerMarkEnv + "=" + mark)
+	self, own := os.Getpid(), syscall.Getpgrp()
+	session, err := unix.Getsid(0)
+	if err != nil {
+		return
+	}
+	for range sweepPasses {
+		found := false
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil || pid == self {
+				continue
+			}
+			if sid, err := unix.Getsid(pid); err != nil || sid != session {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+			if err != nil || !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(v []byte) bool { return bytes.Equal(v, want) }) {
+				continue
+			}
+			if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own && pgid != workerGroup {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			found = true
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// sweepPasses bounds sweepMarked's passes over /proc.
+const sweepPasses = 5
 
 // keeperPause is how long the keeper lets lines gather in its pipe after
 // a read that brought some, before it reads again. Each wake-up of the
@@ -177,6 +255,10 @@ var keeperWriteLimit = 2 * time.Second
 // keeperStarted, when set (by a test), is called with each keeper started,
 // before it is told what of the live groups its pipe could not hold.
 var keeperStarted func(pid int)
+
+// startedUnlisted, when set (by a test), is called as each step process
+// has started, before its group joins the keeper's list.
+var startedUnlisted func()
 
 // groupKeeper is the worker process's keeper.
 var groupKeeper = newKeeper()
@@ -298,7 +380,7 @@ func (k *keeper) start() error {
 func keeperCommand() *exec.Cmd {
 	cmd := exec.Command(keeperPath)
 	cmd.Args = []string{keeperName}
-	cmd.Dir, cmd.Env = "/", []string{keeperEnv + "=1"}
+	cmd.Dir, cmd.Env = "/", []string{keeperEnv + "=1", workerMarkEnv + "=" + workerMark}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
@@ -333,11 +415,18 @@ func startInGroup(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, workerMarkEnv+"="+workerMark)
 	if err := groupKeeper.ensure(); err != nil {
 		return fmt.Errorf("no keeper for the step's processes: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
 		return err
+	}
+	if startedUnlisted != nil {
+		startedUnlisted()
 	}
 	// The group joins the keeper's list at once: until then only the
 	// leader's parent-death signal covers the step, and what the leader

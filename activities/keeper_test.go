@@ -33,6 +33,15 @@ const killKeeperEnv = "PLAYBOOK_TEST_KILL_KEEPER"
 // it starts (keeperStarted), before it goes on.
 const slowKeeperEnv = "PLAYBOOK_TEST_SLOW_KEEPER"
 
+// unlistedEnv makes the fake worker stop for good between its step's start
+// and the step's group joining the keeper's list (startedUnlisted), and
+// its step fork a child at once.
+const unlistedEnv = "PLAYBOOK_TEST_UNLISTED"
+
+// daemonEnv makes the fake worker's step start a daemon: a process in a
+// session of its own.
+const daemonEnv = "PLAYBOOK_TEST_DAEMON"
+
 func TestMain(m *testing.M) {
 	if marker := os.Getenv(fakeWorkerEnv); marker != "" {
 		a := &Activities{LogDir: os.TempDir()}
@@ -52,14 +61,20 @@ func TestMain(m *testing.M) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
-		in := contract.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{
-			// A child in the background and a grandchild: the whole group goes.
-			// The child starts half a second after the step, once the group
-			// is on the keeper's list: the test kills the worker when it sees
-			// the child, and a child forked in the instant before (only the
-			// leader's parent-death signal covers it, keeper.go) would outlive
-			// a worker killed then, as a loaded machine showed.
-			"command": "sleep 0.5; sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker}}
+		// A child in the background and a grandchild: the whole group goes.
+		// The child starts half a second after the step, once the group is
+		// on the keeper's list: the test kills the worker when it sees the
+		// child. (A child forked in the instant before is the unlisted
+		// case's.)
+		command := "sleep 0.5; sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker
+		if os.Getenv(daemonEnv) != "" {
+			command = "setsid sh -c \"sleep 60\" " + marker + "-daemon & sleep 60 # " + marker
+		}
+		if os.Getenv(unlistedEnv) != "" {
+			startedUnlisted = func() { time.Sleep(time.Hour) }
+			command = "sh -c \"sleep 60\" " + marker + " & sleep 60 # " + marker
+		}
+		in := contract.StepInput{WorkflowID: "orphan-test", Step: "s", Kind: "shell", Spec: map[string]any{"command": command}}
 		a.runTool(context.Background(), in, 1)
 		os.Exit(0)
 	}
@@ -89,6 +104,40 @@ func TestStepProcessesDieWithTheirWorkerWhoseKeeperDiedDuringTheStep(t *testing.
 // step's background process outlived it.)
 func TestStepProcessesDieWithTheirWorkerKilledAsItsNewKeeperStarts(t *testing.T) {
 	stepsDieWithWorker(t, replaceKeeper(t), slowKeeperEnv+"=1")
+}
+
+// A worker killed in the instant after its step's process started, before
+// the step's group joined the keeper's list, takes what that process
+// forked meanwhile with it: the keeper finds it by the worker's mark in
+// its environment. (Only the leader's parent-death signal covered that
+// instant before, and the child outlived the worker.)
+func TestStepProcessesDieWithTheirWorkerKilledBeforeTheirGroupIsListed(t *testing.T) {
+	stepsDieWithWorker(t, nil, unlistedEnv+"=1")
+}
+
+// A process a step started in a session of its own (setsid: a daemon)
+// left the step on purpose: it outlives its worker, as it outlives its
+// step. The keeper's sweep kills only the processes of the worker's
+// session.
+func TestADaemonAStepStartedOutlivesItsWorker(t *testing.T) {
+	marker := fmt.Sprintf("playbook-daemon-test-%d", time.Now().UnixNano())
+	w := exec.Command(os.Args[0], "-test.run=^$")
+	w.Env = append(os.Environ(), fakeWorkerEnv+"="+marker, daemonEnv+"=1")
+	require.NoError(t, w.Start())
+	proctest.WaitFor(t, "the daemon and the step", 20*time.Second, func() bool { return len(proctest.Matching(marker)) >= 2 })
+	keeper := keeperOf(t, w.Process.Pid)
+	require.NotZero(t, keeper, "the worker has a keeper")
+	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
+	_ = w.Wait()
+	proctest.WaitFor(t, "the keeper to end", time.Minute, func() bool {
+		_, ok := running(keeper)
+		return !ok
+	})
+	proctest.WaitFor(t, "the step's own process to go", 5*time.Second, func() bool { return len(proctest.Matching(marker)) == 1 })
+	left := proctest.Matching(marker)
+	require.Len(t, left, 1, "the daemon is left")
+	daemon, _ := strconv.Atoi(left[0])
+	_ = syscall.Kill(daemon, syscall.SIGKILL)
 }
 
 // replaceKeeper kills the worker's keeper and waits until a new one runs.
