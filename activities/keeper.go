@@ -64,15 +64,18 @@ import (
 // environment holds no PLAYBOOK_* variable but the engine's own.
 const keeperEnv = "PLAYBOOK_KEEPER"
 
-// workerMarkEnv holds the worker's mark in each step process's environment
-// and in its keeper's; a step cannot set it (every PLAYBOOK_* name is the
+// workerMarkEnv holds the worker's mark in each step process's
+// environment; a step cannot set it (every PLAYBOOK_* name is the
 // engine's).
 const workerMarkEnv = "PLAYBOOK_WORKER_MARK"
 
-// workerMark is this worker process's mark: its process ID and a random
-// part, so that no other worker's, before or since, is the same.
-var workerMark = newWorkerMark()
+// keeperSweepEnv gives the keeper the mark it sweeps for and the worker's
+// process group, as "MARK GROUP"; under another name than the steps' own,
+// so that no keeper's sweep finds another keeper.
+const keeperSweepEnv = "PLAYBOOK_KEEPER_SWEEP"
 
+// newWorkerMark is a keeper's mark: this process's ID and a random part,
+// so that no other keeper's, before or since, is the same.
 func newWorkerMark() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -110,53 +113,61 @@ func init() {
 // that such a signal reaches before keep dies, and is replaced.)
 func keep() {
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	// The worker's group, read while the worker lives: the sweep spares it
-	// (a pipeline the worker was started in, `playbook worker | tee`).
-	workerGroup, _ := syscall.Getpgid(os.Getppid())
 	for pgid := range keptGroups(&gathering{r: os.Stdin, pause: keeperPause}) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	sweepMarked(os.Getenv(workerMarkEnv), workerGroup)
+	var mark string
+	var workerGroup int
+	if _, err := fmt.Sscanf(os.Getenv(keeperSweepEnv), "%s %d", &mark, &workerGroup); err == nil {
+		sweepMarked(mark, workerGroup)
+	}
 	os.Exit(0)
 }
 
 // sweepMarked kills what the list could not name: every process of the
 // keeper's session (the worker's) whose environment holds the worker's
-// mark, with the rest of its group (not the worker's own group), in
-// passes until one finds none (at most sweepPasses: a process forking
-// meanwhile is in its parent's group, or found by the next pass). It runs
-// once, when the worker has gone, and reads the environment of the
-// session's processes only.
+// mark, with the rest of its group unless that is the worker's own (a
+// marked process may have joined it), in passes until one finds no process
+// it has not signalled yet (at most sweepPasses, sweepPause apart: what a
+// process forks meanwhile is in its group, or found by the next pass). It
+// runs once, when the worker has gone. Each process is held by a pidfd
+// from before its environment is read to its signal, so that a process
+// that ended meanwhile cannot have passed its ID on to another.
 func sweepMarked(mark string, workerGroup int) {
-	if mark == "" {
-		return
-	}
 	want := []byte(workerMarkEnv + "=" + mark)
 	self, own := os.Getpid(), syscall.Getpgrp()
 	session, err := unix.Getsid(0)
 	if err != nil {
 		return
 	}
-	for range sweepPasses {
+	signalled := map[int]bool{}
+	for pass := range sweepPasses {
+		if pass > 0 {
+			time.Sleep(sweepPause)
+		}
 		found := false
 		dirs, _ := os.ReadDir("/proc")
 		for _, d := range dirs {
 			pid, err := strconv.Atoi(d.Name())
-			if err != nil || pid == self {
+			if err != nil || pid == self || signalled[pid] {
 				continue
 			}
 			if sid, err := unix.Getsid(pid); err != nil || sid != session {
 				continue
 			}
-			env, err := os.ReadFile("/proc/" + d.Name() + "/environ")
-			if err != nil || !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(v []byte) bool { return bytes.Equal(v, want) }) {
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
 				continue
 			}
-			if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own && pgid != workerGroup {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			env, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+			if err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(v []byte) bool { return bytes.Equal(v, want) }) {
+				if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != own && pgid != workerGroup {
+					_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				}
+				_ = unix.PidfdSendSignal(fd, syscall.SIGKILL, nil, 0)
+				signalled[pid], found = true, true
 			}
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			found = true
+			_ = syscall.Close(fd)
 		}
 		if !found {
 			return
@@ -164,8 +175,11 @@ func sweepMarked(mark string, workerGroup int) {
 	}
 }
 
-// sweepPasses bounds sweepMarked's passes over /proc.
-const sweepPasses = 5
+// sweepPasses bounds sweepMarked's passes over /proc, sweepPause apart.
+const (
+	sweepPasses = 5
+	sweepPause  = 10 * time.Millisecond
+)
 
 // keeperPause is how long the keeper lets lines gather in its pipe after
 // a read that brought some, before it reads again. Each wake-up of the
@@ -264,7 +278,10 @@ var startedUnlisted func()
 var groupKeeper = newKeeper()
 
 type keeper struct {
-	mu sync.Mutex
+	// mark is in the environment of every process started in a group it
+	// keeps (startInGroup), and its keeper sweeps for it.
+	mark string
+	mu   sync.Mutex
 	// live are the groups on the list; a keeper that died is replaced and
 	// told them all again.
 	live map[int]bool
@@ -272,7 +289,7 @@ type keeper struct {
 	cmd  *exec.Cmd
 }
 
-func newKeeper() *keeper { return &keeper{live: map[int]bool{}} }
+func newKeeper() *keeper { return &keeper{mark: newWorkerMark(), live: map[int]bool{}} }
 
 // ensure starts the keeper if none runs, so that a step's start does not
 // wait for one.
@@ -352,7 +369,7 @@ func (k *keeper) start() error {
 	// No one reads yet: a write that does not fit waits for nothing.
 	_ = w.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
 	told, _ := w.Write(list)
-	cmd := keeperCommand()
+	cmd := keeperCommand(k.mark)
 	cmd.Stdin = r
 	err = cmd.Start()
 	_ = r.Close()
@@ -375,12 +392,14 @@ func (k *keeper) start() error {
 	return nil
 }
 
-// keeperCommand is a keeper, in a process group of its own (a signal to
-// the worker's group is not for it), its input still to be given.
-func keeperCommand() *exec.Cmd {
+// keeperCommand is a keeper sweeping for mark, in a process group of its
+// own (a signal to the worker's group is not for it), its input still to
+// be given.
+func keeperCommand(mark string) *exec.Cmd {
 	cmd := exec.Command(keeperPath)
 	cmd.Args = []string{keeperName}
-	cmd.Dir, cmd.Env = "/", []string{keeperEnv + "=1", workerMarkEnv + "=" + workerMark}
+	cmd.Dir = "/"
+	cmd.Env = []string{keeperEnv + "=1", fmt.Sprintf("%s=%s %d", keeperSweepEnv, mark, syscall.Getpgrp())}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }
@@ -415,10 +434,7 @@ func startInGroup(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env, workerMarkEnv+"="+workerMark)
+	cmd.Env = append(cmd.Environ(), workerMarkEnv+"="+groupKeeper.mark)
 	if err := groupKeeper.ensure(); err != nil {
 		return fmt.Errorf("no keeper for the step's processes: %w", err)
 	}

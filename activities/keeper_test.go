@@ -289,7 +289,7 @@ func TestKeeperKillsTheGroupsOnItsList(t *testing.T) {
 	kept, kept2, removed, never, gone := group(t), group(t), group(t), group(t), group(t)
 	require.NoError(t, syscall.Kill(-gone.Process.Pid, syscall.SIGKILL))
 	_ = gone.Wait()
-	keeper := keeperCommand()
+	keeper := keeperCommand(newWorkerMark())
 	keeper.Stdin = strings.NewReader(fmt.Sprintf("+ %d\n+ %d\n+ %d\n+ %d\n- %d\n- %d\n- %d\n",
 		gone.Process.Pid, removed.Process.Pid, kept.Process.Pid, kept2.Process.Pid, never.Process.Pid, removed.Process.Pid, removed.Process.Pid))
 	require.NoError(t, keeper.Start())

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"playbook/internal/codec"
 	"playbook/interpreter/contract"
 )
 
@@ -123,8 +124,11 @@ func SpecWhen(schedSpec *client.ScheduleSpec) []string {
 // schedule" when the server has none of that ID.
 func ScheduleError(id string, err error) error {
 	var notFound *serviceerror.NotFound
-	if errors.As(err, &notFound) {
+	switch {
+	case errors.As(err, &notFound):
 		return fmt.Errorf("no schedule %q", id)
+	case codec.Unreadable(err):
+		return fmt.Errorf("schedule %s is encrypted, and this client cannot read it (%v): give it the workers' key ($%s or $%s)", id, err, codec.KeyFileEnv, codec.KeyEnv)
 	}
 	return err
 }
@@ -178,10 +182,10 @@ func ApplySchedule(ctx context.Context, c Client, namespace string, w *Schedule,
 		return "created (" + w.When() + ")", nil
 	}
 	if err != nil {
-		return "", err
+		return "", ScheduleError(w.ID, err)
 	}
 	have, err := ScheduleFromDescription(w.ID, d)
-	if errors.Is(err, ErrNotOurs) {
+	if errors.Is(err, ErrNotOurs) || errors.Is(err, ErrEncrypted) {
 		return "", fmt.Errorf("schedule %s exists and %v: left alone", w.ID, err)
 	}
 	if err == nil && len(w.Differences(have, indexed)) == 0 {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"playbook/internal/codec"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 )
@@ -75,6 +76,10 @@ func ScheduleFromFile(path, taskQueue string) (*Schedule, error) {
 // ErrNotOurs is a described schedule playbook cannot read back.
 var ErrNotOurs = errors.New("was not made by playbook (its action does not start a playbook run)")
 
+// ErrEncrypted is a described schedule whose action a codec key encrypted
+// and this client has no key, or another, to read.
+var ErrEncrypted = errors.New("has an encrypted action this client cannot read")
+
 // ErrForeignCalendar is a schedule whose times playbook cannot read back:
 // ScheduleFromDescription's result holds all but them.
 var ErrForeignCalendar = errors.New("has a calendar playbook did not write; give --cron or --every")
@@ -98,7 +103,10 @@ func ScheduleFromDescription(id string, d *client.ScheduleDescription) (*Schedul
 	if err != nil {
 		return nil, err
 	}
-	if dc.FromPayload(p, &w.Input) != nil {
+	if err := dc.FromPayload(p, &w.Input); err != nil {
+		if codec.Encrypted(p) {
+			return nil, fmt.Errorf("%w (%v): give it the workers' key ($%s or $%s)", ErrEncrypted, err, codec.KeyFileEnv, codec.KeyEnv)
+		}
 		return nil, ErrNotOurs
 	}
 	w.Playbook, _ = spec.Parse(w.Input.File, []byte(w.Input.Source))

@@ -162,4 +162,24 @@ func TestScheduleApplyUnderACodec(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, a+": schedule codec-apply-a unchanged\n"+b+": gone; schedule codec-apply-b deleted\n", out)
 	requireNoSchedule(t, "codec-apply-b")
+
+	// Without the key, apply cannot tell what the schedule holds: it
+	// leaves it alone rather than write it over in plain text.
+	t.Setenv(codec.KeyFileEnv, "")
+	code, _, errOut = scheduleCLI(t, "apply", a)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "schedule codec-apply-a is encrypted, and this client cannot read it (")
+	require.Contains(t, errOut, "give it the workers' key ($PLAYBOOK_CODEC_KEY_FILE or $PLAYBOOK_CODEC_KEY)\n")
+	code, _, errOut = scheduleCLI(t, "describe", "codec-apply-a")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "schedule codec-apply-a is encrypted, and this client cannot read it (")
+	require.Equal(t, "binary/encrypted", scheduleActionEncoding(t, "codec-apply-a"), "still encrypted")
+}
+
+// scheduleActionEncoding is the encoding of a schedule's action input, as
+// the server keeps it.
+func scheduleActionEncoding(t *testing.T, id string) string {
+	d, err := tc.WorkflowService().DescribeSchedule(context.Background(), &workflowservice.DescribeScheduleRequest{Namespace: "default", ScheduleId: id})
+	require.NoError(t, err)
+	return string(d.GetSchedule().GetAction().GetStartWorkflow().GetInput().GetPayloads()[0].GetMetadata()["encoding"])
 }

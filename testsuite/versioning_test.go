@@ -43,14 +43,14 @@ func makeCurrent(t *testing.T, name, build string) {
 		require.NoError(t, err)
 		return resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() == enums.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
 	}
-	if !strings.Contains(out, "not yet known to every task queue") {
+	if !strings.Contains(out, "not yet confirmed known to every task queue") {
 		// set-current returned once every task queue knew: a workflow
 		// task dispatched from now on goes to build.
 		require.True(t, propagated(), out)
 		return
 	}
 	// The server took over set-current's minute to tell the task queues
-	// (twice under the whole suite's load in CI): the test waits on.
+	// (once, under the whole suite's load in CI): the test waits on.
 	proctest.WaitFor(t, "version "+build+" to reach the task queues", 4*time.Minute, propagated)
 }
 

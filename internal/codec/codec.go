@@ -46,6 +46,19 @@ const (
 	maxRequestBody = 4 << 20 // a codec request: a few payloads under Temporal's 2 MB limit
 )
 
+// Encrypted says whether a payload is one an AESGCM codec encrypted.
+func Encrypted(p *commonpb.Payload) bool { return string(p.GetMetadata()[metaEncoding]) == encoding }
+
+// Unreadable says whether err is a client's failure to decode an encrypted
+// payload: it has no key (the SDK's converter knows no such encoding), or
+// another (Decode's word).
+func Unreadable(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "encoding "+encoding+":") || strings.Contains(err.Error(), errOtherKey))
+}
+
+// errOtherKey starts Decode's error for a payload another key encrypted.
+const errOtherKey = "payload encrypted with key "
+
 // AESGCM is a converter.PayloadCodec: it encrypts each payload whole
 // (metadata and data) and leaves payloads it did not encrypt as they are,
 // so that runs started before a key was set still read.
@@ -105,7 +118,7 @@ func (c *AESGCM) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, erro
 			continue
 		}
 		if id := string(p.GetMetadata()[metaKeyID]); id != c.keyID {
-			return nil, fmt.Errorf("payload encrypted with key %s, this key is %s", id, c.keyID)
+			return nil, fmt.Errorf(errOtherKey+"%s, this key is %s", id, c.keyID)
 		}
 		n := c.aead.NonceSize()
 		if len(p.GetData()) < n {

@@ -48,7 +48,14 @@ func (a *app) deploymentSetCurrentCommand() *cobra.Command {
 				return err
 			}
 			if err := routingReached(c.ctx, conn, name, routingWait); err != nil {
-				fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s), not yet known to every task queue (%v): until it is, workflow tasks may still go to %s. Pinned runs stay on the version that started them.\n", name, buildID, was, err, was)
+				if c.ctx.Err() != nil {
+					return c.ctx.Err()
+				}
+				before := "version " + was
+				if was == "none" {
+					before = "unversioned workers"
+				}
+				fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s), not yet confirmed known to every task queue (%v): until it is, workflow tasks may still go to %s. Pinned runs stay on the version that started them.\n", name, buildID, was, err, before)
 				return nil
 			}
 			fmt.Fprintf(c.stdout, "Deployment %s: current version %s (was %s). New runs start on it; pinned runs stay on the version that started them.\n", name, buildID, was)
@@ -71,24 +78,27 @@ const routingWait = time.Minute
 // (asynchronously since Temporal 1.28): until they know, a workflow task,
 // an auto-upgrade run's next one included, still goes to the version
 // before. A server that does not say (before 1.28) has told them already.
+// A question the server does not answer is asked again until within has
+// passed; it asks the deployment's own workflow, so less often as the
+// wait goes on.
 func routingReached(ctx context.Context, conn *connection, name string, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
+	pause := 100 * time.Millisecond
 	for {
 		resp, err := conn.client.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{Namespace: conn.namespace, DeploymentName: name})
-		if ctx.Err() != nil {
-			return fmt.Errorf("still propagating after %s", within)
-		}
-		if err != nil {
-			return err
-		}
-		if resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
+		if err == nil && resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
+			if err != nil {
+				return fmt.Errorf("the server did not say within %s: %w", within, err)
+			}
+			return fmt.Errorf("the server was still telling them after %s", within)
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, time.Second)
 	}
 }
 
