@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -29,8 +30,8 @@ func versionedWorker(t *testing.T, queue, name, build string, autoUpgrade bool) 
 }
 
 // makeCurrent makes build the deployment's current version, once its
-// worker's polls have registered it.
-func makeCurrent(t *testing.T, name, build string) {
+// worker's polls have registered it, and returns once queue routes to it.
+func makeCurrent(t *testing.T, name, build, queue string) {
 	var out, errOut string
 	waitFor(t, "version "+build+" to be made current", func() bool {
 		var code int
@@ -38,20 +39,21 @@ func makeCurrent(t *testing.T, name, build string) {
 		return code == 0
 	})
 	require.Contains(t, out, "Deployment "+name+": current version "+build+" (was ", errOut)
-	propagated := func() bool {
-		resp, err := tc.WorkflowService().DescribeWorkerDeployment(context.Background(), &workflowservice.DescribeWorkerDeploymentRequest{Namespace: "default", DeploymentName: name})
+	routes := func() bool {
+		resp, err := tc.WorkflowService().DescribeTaskQueue(context.Background(), &workflowservice.DescribeTaskQueueRequest{
+			Namespace: "default", TaskQueue: &taskqueuepb.TaskQueue{Name: queue}, TaskQueueType: enums.TASK_QUEUE_TYPE_WORKFLOW})
 		require.NoError(t, err)
-		return resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() == enums.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
+		return resp.GetVersioningInfo().GetCurrentDeploymentVersion().GetBuildId() == build
 	}
 	if !strings.Contains(out, "not yet confirmed known to every task queue") {
-		// set-current returned once every task queue knew: a workflow
-		// task dispatched from now on goes to build.
-		require.True(t, propagated(), out)
+		// set-current returned once the queues routed to build: a workflow
+		// task dispatched from now on goes to it.
+		require.True(t, routes(), out)
 		return
 	}
-	// The server took over set-current's minute to tell the task queues
-	// (once, under the whole suite's load in CI): the test waits on.
-	proctest.WaitFor(t, "version "+build+" to reach the task queues", 4*time.Minute, propagated)
+	// The server took over set-current's minute to tell the queues: the
+	// test waits on.
+	proctest.WaitFor(t, "version "+build+" to reach the task queues", 4*time.Minute, routes)
 }
 
 // taskBuilds lists the build ID of every workflow task a run completed,
@@ -82,12 +84,12 @@ workflow:
     tool: {kind: shell, command: "echo $PLAYBOOK_ATTEMPT"}
 `)
 	versionedWorker(t, queue, name, "A", false)
-	makeCurrent(t, name, "A")
+	makeCurrent(t, name, "A", queue)
 	first := startOn(t, tc, file, name+"-first", queue, nil)
 	waitFor(t, "the first run's step to run", func() bool { return startedSteps(tc, first.GetID()) == 1 })
 
 	versionedWorker(t, queue, name, "B", false)
-	makeCurrent(t, name, "B")
+	makeCurrent(t, name, "B", queue)
 	second := startOn(t, tc, file, name+"-second", queue, nil)
 
 	for _, run := range []struct {
@@ -134,11 +136,11 @@ workflow:
     tool: {kind: shell, command: "true"}
 `)
 	versionedWorker(t, queue, name, "A", true)
-	makeCurrent(t, name, "A")
+	makeCurrent(t, name, "A", queue)
 	run := startOn(t, tc, file, name+"-run", queue, nil)
 	waitFor(t, "the run's step to run", func() bool { return startedSteps(tc, run.GetID()) == 1 })
 	versionedWorker(t, queue, name, "B", true)
-	makeCurrent(t, name, "B")
+	makeCurrent(t, name, "B", queue)
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -47,7 +49,7 @@ func (a *app) deploymentSetCurrentCommand() *cobra.Command {
 			if _, err := h.SetCurrentVersion(c.ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID, ConflictToken: desc.ConflictToken}); err != nil {
 				return err
 			}
-			if err := routingReached(c.ctx, conn, name, routingWait); err != nil {
+			if err := routingReached(c.ctx, conn, h, buildID, routingWait); err != nil {
 				if c.ctx.Err() != nil {
 					return c.ctx.Err()
 				}
@@ -72,22 +74,23 @@ func (a *app) deploymentSetCurrentCommand() *cobra.Command {
 // version to reach the deployment's task queues.
 const routingWait = time.Minute
 
-// routingReached waits, up to within, for the deployment's routing change
-// to have reached every task queue partition of its versions. The server
-// makes a version current at once and tells the task queues after
-// (asynchronously since Temporal 1.28): until they know, a workflow task,
-// an auto-upgrade run's next one included, still goes to the version
-// before. A server that does not say (before 1.28) has told them already.
-// A question the server does not answer is asked again until within has
-// passed; it asks the deployment's own workflow, so less often as the
-// wait goes on.
-func routingReached(ctx context.Context, conn *connection, name string, within time.Duration) error {
+// routingReached waits, up to within, until each workflow task queue the
+// version's workers poll routes to it: the server makes a version current
+// at once and tells the task queues after (asynchronously since Temporal
+// 1.28), and until a queue knows, its workflow tasks, an auto-upgrade
+// run's next one included, still go to the version before. A queue's
+// DescribeTaskQueue answers from the partition that holds its routing.
+// (The deployment's routing_config_update_state, which waits for every
+// partition of every queue to confirm, stayed "in progress" for minutes
+// under load while the queues routed to the new version.) A question the
+// server does not answer is asked again, less often as the wait goes on.
+func routingReached(ctx context.Context, conn *connection, h client.WorkerDeploymentHandle, buildID string, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	pause := 100 * time.Millisecond
 	for {
-		resp, err := conn.client.WorkflowService().DescribeWorkerDeployment(ctx, &workflowservice.DescribeWorkerDeploymentRequest{Namespace: conn.namespace, DeploymentName: name})
-		if err == nil && resp.GetWorkerDeploymentInfo().GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS {
+		pending, err := queuesNotRouting(ctx, conn, h, buildID)
+		if err == nil && len(pending) == 0 {
 			return nil
 		}
 		select {
@@ -95,11 +98,35 @@ func routingReached(ctx context.Context, conn *connection, name string, within t
 			if err != nil {
 				return fmt.Errorf("the server did not say within %s: %w", within, err)
 			}
-			return fmt.Errorf("the server was still telling them after %s", within)
+			return fmt.Errorf("task queue %s still routed elsewhere after %s", strings.Join(pending, ", "), within)
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, time.Second)
 	}
+}
+
+// queuesNotRouting lists the workflow task queues of version buildID that
+// do not route new workflow tasks to it yet.
+func queuesNotRouting(ctx context.Context, conn *connection, h client.WorkerDeploymentHandle, buildID string) ([]string, error) {
+	v, err := h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: buildID})
+	if err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, q := range v.Info.TaskQueuesInfos {
+		if q.Type != client.TaskQueueTypeWorkflow {
+			continue
+		}
+		resp, err := conn.client.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+			Namespace: conn.namespace, TaskQueue: &taskqueuepb.TaskQueue{Name: q.Name, Kind: enumspb.TASK_QUEUE_KIND_NORMAL}, TaskQueueType: enumspb.TASK_QUEUE_TYPE_WORKFLOW})
+		if err != nil {
+			return nil, err
+		}
+		if resp.GetVersioningInfo().GetCurrentDeploymentVersion().GetBuildId() != buildID {
+			pending = append(pending, q.Name)
+		}
+	}
+	return pending, nil
 }
 
 func (a *app) deploymentDescribeCommand() *cobra.Command {
