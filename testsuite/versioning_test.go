@@ -33,6 +33,8 @@ func versionedWorker(t *testing.T, queue, name, build string, autoUpgrade bool) 
 // worker's polls have registered it, and returns once queue routes to it.
 func makeCurrent(t *testing.T, name, build, queue string) {
 	var out, errOut string
+	start := time.Now()
+	defer func() { t.Logf("set-current %s: %s after %s", build, strings.TrimSpace(out), time.Since(start)) }()
 	waitFor(t, "version "+build+" to be made current", func() bool {
 		var code int
 		code, out, errOut = cli(t, "deployment", "set-current", "--address", server.Address, "--deployment-name", name, "--build-id", build)
