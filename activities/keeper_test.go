@@ -121,18 +121,7 @@ func TestStepProcessesDieWithTheirWorkerKilledBeforeTheirGroupIsListed(t *testin
 // session.
 func TestADaemonAStepStartedOutlivesItsWorker(t *testing.T) {
 	marker := fmt.Sprintf("playbook-daemon-test-%d", time.Now().UnixNano())
-	w := exec.Command(os.Args[0], "-test.run=^$")
-	w.Env = append(os.Environ(), fakeWorkerEnv+"="+marker, daemonEnv+"=1")
-	require.NoError(t, w.Start())
-	proctest.WaitFor(t, "the daemon and the step", 20*time.Second, func() bool { return len(proctest.Matching(marker)) >= 2 })
-	keeper := keeperOf(t, w.Process.Pid)
-	require.NotZero(t, keeper, "the worker has a keeper")
-	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
-	_ = w.Wait()
-	proctest.WaitFor(t, "the keeper to end", time.Minute, func() bool {
-		_, ok := running(keeper)
-		return !ok
-	})
+	killFakeWorker(t, marker, nil, daemonEnv+"=1")
 	proctest.WaitFor(t, "the step's own process to go", 5*time.Second, func() bool { return len(proctest.Matching(marker)) == 1 })
 	left := proctest.Matching(marker)
 	require.Len(t, left, 1, "the daemon is left")
@@ -181,6 +170,18 @@ func running(pid int) (ppid int, ok bool) {
 
 func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
 	marker := fmt.Sprintf("playbook-orphan-test-%d", time.Now().UnixNano())
+	killFakeWorker(t, marker, during, env...)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(proctest.Matching(marker)) > 0 {
+		require.True(t, time.Now().Before(deadline), "step processes outlived their worker: %v", proctest.Matching(marker))
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killFakeWorker starts the fake worker, whose step's processes carry
+// marker, with env; once two of them run, calls during (if not nil), kills
+// the worker with SIGKILL and waits for its keeper to end.
+func killFakeWorker(t *testing.T, marker string, during func(worker int), env ...string) {
 	w := exec.Command(os.Args[0], "-test.run=^$")
 	w.Env = append(append(os.Environ(), fakeWorkerEnv+"="+marker), env...)
 	require.NoError(t, w.Start())
@@ -198,18 +199,14 @@ func stepsDieWithWorker(t *testing.T, during func(worker int), env ...string) {
 	require.NotZero(t, keeper, "the worker has a keeper")
 	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
 	_ = w.Wait()
-	// The keeper kills the groups on its list and exits once it reads the
-	// end of its input: wait for that, however slow a loaded machine makes
-	// it, and then for the killed processes to go.
+	// The keeper kills the groups on its list (and sweeps for the worker's
+	// mark) and exits once it reads the end of its input: wait for that,
+	// however slow a loaded machine makes it, and then for the killed
+	// processes to go.
 	proctest.WaitFor(t, "the keeper to end", time.Minute, func() bool {
 		_, ok := running(keeper)
 		return !ok
 	})
-	deadline = time.Now().Add(5 * time.Second)
-	for len(proctest.Matching(marker)) > 0 {
-		require.True(t, time.Now().Before(deadline), "step processes outlived their worker: %v", proctest.Matching(marker))
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // The keeper's list: what "+" puts on it and "-" takes off, any other line

@@ -153,15 +153,7 @@ func TestScheduleApplyUnderACodec(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, a+": schedule codec-apply-a unchanged\n"+b+": schedule codec-apply-b unchanged\n", out)
 
-	require.NoError(t, os.Remove(b))
-	waitFor(t, "visibility to list codec-apply-b", func() bool {
-		_, out, _ := scheduleCLI(t, "list")
-		return strings.Contains(out, "codec-apply-b")
-	})
-	code, out, errOut = scheduleCLI(t, "apply", "--prune", dir)
-	require.Equal(t, 0, code, errOut)
-	require.Equal(t, a+": schedule codec-apply-a unchanged\n"+b+": gone; schedule codec-apply-b deleted\n", out)
-	requireNoSchedule(t, "codec-apply-b")
+	pruneGone(t, dir, a, "codec-apply-a", b, "codec-apply-b")
 
 	// Without the key, apply cannot tell what the schedule holds: it
 	// leaves it alone rather than write it over in plain text.

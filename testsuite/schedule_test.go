@@ -279,16 +279,24 @@ workflow:
 	next := describeSchedule(t, "apply-a").NextRuns[0].In(mustLocation(t, "Europe/Berlin"))
 	require.Equal(t, "03:30", next.Format("15:04"))
 
-	require.NoError(t, os.Remove(b))
-	waitFor(t, "visibility to list apply-b-hourly", func() bool {
-		_, out, _ := scheduleCLI(t, "list")
-		return strings.Contains(out, "apply-b-hourly")
-	})
-	code, out, errOut = scheduleCLI(t, "apply", "--prune", dir)
-	require.Equal(t, 0, code, errOut)
-	require.Equal(t, a+": schedule apply-a unchanged\n"+b+": gone; schedule apply-b-hourly deleted\n", out)
-	requireNoSchedule(t, "apply-b-hourly")
+	pruneGone(t, dir, a, "apply-a", b, "apply-b-hourly")
 	describeSchedule(t, "apply-a")
+}
+
+// pruneGone removes gone, the file schedule goneID was applied from, and
+// checks that `apply --prune dir` deletes that schedule and leaves kept's,
+// keptID, unchanged.
+func pruneGone(t *testing.T, dir, kept, keptID, gone, goneID string) {
+	t.Helper()
+	require.NoError(t, os.Remove(gone))
+	waitFor(t, "visibility to list "+goneID, func() bool {
+		_, out, _ := scheduleCLI(t, "list")
+		return strings.Contains(out, goneID)
+	})
+	code, out, errOut := scheduleCLI(t, "apply", "--prune", dir)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, kept+": schedule "+keptID+" unchanged\n"+gone+": gone; schedule "+goneID+" deleted\n", out)
+	requireNoSchedule(t, goneID)
 }
 
 func mustLocation(t *testing.T, name string) *time.Location {
