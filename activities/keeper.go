@@ -444,9 +444,9 @@ func startInGroup(cmd *exec.Cmd) error {
 	if startedUnlisted != nil {
 		startedUnlisted()
 	}
-	// The group joins the keeper's list at once: until then only the
-	// leader's parent-death signal covers the step, and what the leader
-	// forks meanwhile would outlive a worker that died in that instant.
+	// The group joins the keeper's list at once: until then the leader's
+	// parent-death signal covers the step, and the keeper finds what the
+	// leader forks meanwhile only by the worker's mark, after the list.
 	if err := groupKeeper.add(cmd.Process.Pid); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		groupKeeper.remove(cmd.Process.Pid)
