@@ -128,7 +128,7 @@ func ScheduleError(id string, err error) error {
 	case errors.As(err, &notFound):
 		return fmt.Errorf("no schedule %q", id)
 	case codec.Unreadable(err):
-		return fmt.Errorf("schedule %s is encrypted, and this client cannot read it (%v): give it the workers' key ($%s or $%s)", id, err, codec.KeyFileEnv, codec.KeyEnv)
+		return fmt.Errorf("schedule %s is encrypted, and this client cannot read it (%v): %s", id, err, codec.KeyHint)
 	}
 	return err
 }

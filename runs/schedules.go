@@ -105,7 +105,7 @@ func ScheduleFromDescription(id string, d *client.ScheduleDescription) (*Schedul
 	}
 	if err := dc.FromPayload(p, &w.Input); err != nil {
 		if codec.Encrypted(p) {
-			return nil, fmt.Errorf("%w (%v): give it the workers' key ($%s or $%s)", ErrEncrypted, err, codec.KeyFileEnv, codec.KeyEnv)
+			return nil, fmt.Errorf("%w (%v): %s", ErrEncrypted, err, codec.KeyHint)
 		}
 		return nil, ErrNotOurs
 	}

@@ -140,9 +140,7 @@ func TestScheduleApplyUnderACodec(t *testing.T) {
 	code, out, errOut := scheduleCLI(t, "apply", "--prune", dir)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, a+": schedule codec-apply-a created (every 1h0m0s)\n"+b+": schedule codec-apply-b created (every 2h0m0s)\n", out)
-	d, err := tc.WorkflowService().DescribeSchedule(context.Background(), &workflowservice.DescribeScheduleRequest{Namespace: "default", ScheduleId: "codec-apply-a"})
-	require.NoError(t, err)
-	mark := d.GetMemo().GetFields()[runs.MemoApplied]
+	mark := storedSchedule(t, "codec-apply-a").GetMemo().GetFields()[runs.MemoApplied]
 	require.Equal(t, "binary/encrypted", string(mark.GetMetadata()["encoding"]))
 	require.NotContains(t, string(mark.GetData()), a, "the mark is encrypted")
 	v := describeSchedule(t, "codec-apply-a")
@@ -165,13 +163,14 @@ func TestScheduleApplyUnderACodec(t *testing.T) {
 	code, _, errOut = scheduleCLI(t, "describe", "codec-apply-a")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "schedule codec-apply-a is encrypted, and this client cannot read it (")
-	require.Equal(t, "binary/encrypted", scheduleActionEncoding(t, "codec-apply-a"), "still encrypted")
+	input := storedSchedule(t, "codec-apply-a").GetSchedule().GetAction().GetStartWorkflow().GetInput().GetPayloads()[0]
+	require.Equal(t, "binary/encrypted", string(input.GetMetadata()["encoding"]), "still encrypted")
 }
 
-// scheduleActionEncoding is the encoding of a schedule's action input, as
-// the server keeps it.
-func scheduleActionEncoding(t *testing.T, id string) string {
+// storedSchedule is a schedule as the server keeps it, its payloads not
+// decoded.
+func storedSchedule(t *testing.T, id string) *workflowservice.DescribeScheduleResponse {
 	d, err := tc.WorkflowService().DescribeSchedule(context.Background(), &workflowservice.DescribeScheduleRequest{Namespace: "default", ScheduleId: id})
 	require.NoError(t, err)
-	return string(d.GetSchedule().GetAction().GetStartWorkflow().GetInput().GetPayloads()[0].GetMetadata()["encoding"])
+	return d
 }

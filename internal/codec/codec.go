@@ -56,6 +56,10 @@ func Unreadable(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "encoding "+encoding+":") || strings.Contains(err.Error(), errOtherKey))
 }
 
+// KeyHint says how to give a client that could not decrypt a payload the
+// key: the end of its error.
+const KeyHint = "give it the workers' key ($" + KeyFileEnv + " or $" + KeyEnv + ")"
+
 // errOtherKey starts Decode's error for a payload another key encrypted.
 const errOtherKey = "payload encrypted with key "
 
