@@ -127,7 +127,9 @@ func group(cmd *cobra.Command, subcommands ...*cobra.Command) *cobra.Command {
 // persistent flags; the commands marked offline refuse them.
 type connectionFlags struct {
 	address, namespace, profile, taskQueue string
-	set                                    *pflag.FlagSet
+	// compression is --grpc-compression: auto, gzip or none.
+	compression string
+	set         *pflag.FlagSet
 }
 
 func (f *connectionFlags) register(fs *pflag.FlagSet) {
@@ -135,6 +137,7 @@ func (f *connectionFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.namespace, "namespace", "", "Temporal namespace (default: TEMPORAL_NAMESPACE or default)")
 	fs.StringVar(&f.profile, "profile", "", "envconfig profile in the Temporal config file (default: TEMPORAL_PROFILE or default)")
 	fs.StringVar(&f.taskQueue, "task-queue", "playbook", "task queue of playbook workers")
+	fs.StringVar(&f.compression, "grpc-compression", compressionAuto, "gzip or none: the compression of requests to Temporal (default auto: none on loopback, gzip elsewhere)")
 	f.set = fs
 }
 

@@ -95,6 +95,10 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 	if err != nil {
 		return nil, err
 	}
+	compress, err := parseCompression(a.conn.compression)
+	if err != nil {
+		return nil, err
+	}
 	opts := settings.opts
 	if a.conn.given("address") {
 		opts.HostPort = a.conn.address
@@ -149,6 +153,7 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 		conn.namespace = client.DefaultNamespace
 	}
 	worker.RefuseOversizedUpdates(&opts)
+	opts.ConnectionOptions.GrpcCompression = compress.of(opts.HostPort)
 	if conn.client, err = client.Dial(opts); err != nil {
 		conn.abandon()
 		return nil, unreachable(c.ctx, opts.HostPort, err)
@@ -163,6 +168,51 @@ func (a *app) connectWith(c *call, embedOK bool, logLevel slog.Level, tune func(
 		}
 	}
 	return conn, nil
+}
+
+// The values of --grpc-compression.
+const (
+	compressionAuto = "auto"
+	compressionGzip = "gzip"
+	compressionNone = "none"
+)
+
+// compression is how a client compresses its requests to Temporal, as
+// --grpc-compression says (checked by parseCompression).
+type compression string
+
+func parseCompression(flag string) (compression, error) {
+	switch flag {
+	case compressionAuto, compressionGzip, compressionNone:
+		return compression(flag), nil
+	}
+	return "", invalidf("--grpc-compression %q: give auto, gzip or none", flag)
+}
+
+// of is the compression of requests to the server at hostPort. auto
+// compresses nothing on loopback (the embedded server, `playbook dev`, a
+// server on this machine), where compressing and decompressing every
+// request and answer costs both ends CPU and saves nothing, and uses
+// gzip, the SDK's default, elsewhere.
+func (c compression) of(hostPort string) client.GrpcCompression {
+	if c == compressionNone || (c == compressionAuto && onLoopback(hostPort)) {
+		return &client.GrpcCompressionNone{}
+	}
+	return &client.GrpcCompressionGzip{}
+}
+
+// onLoopback says whether hostPort names this machine by a loopback
+// address or as localhost.
+func onLoopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = hostPort
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func listening(addr string) bool {

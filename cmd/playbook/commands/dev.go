@@ -86,6 +86,7 @@ func devCommand() *cobra.Command {
 			if _, err := useCodec(&opts, keyFile); err != nil {
 				return invalid(err)
 			}
+			opts.ConnectionOptions.GrpcCompression = compression(compressionAuto).of(dev.Address)
 			worker.RefuseOversizedUpdates(&opts)
 			claims.Use(&opts, claims.Open(st), true)
 			cl, err := client.Dial(opts)

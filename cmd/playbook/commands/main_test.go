@@ -44,6 +44,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"classify", "--address", nowhere, "run-1", "step", "retyr"}, 2, "classify: \"retyr\" is not an action: give retry, fail or skip\n"},
 		{[]string{"schedule", "backfill", "s", "--from", "yesterday", "--to", "2026-01-01T00:00:00Z"}, 2,
 			"schedule backfill: invalid argument \"yesterday\" for \"--from\" flag: give RFC 3339, e.g. 2026-03-01T00:00:00Z, or a date, 2026-03-01 (midnight UTC) (see `playbook schedule backfill --help`)\n"},
+		{[]string{"list", "--grpc-compression", "brotli"}, 2, "list: --grpc-compression \"brotli\": give auto, gzip or none\n"},
 		// The commands that do not talk to Temporal take no connection flags.
 		{[]string{"validate", "--address", nowhere, hello}, 2, "validate: unknown flag: --address (see `playbook validate --help`)\n"},
 		{[]string{"codec-server", "--profile", "p"}, 2, "codec-server: unknown flag: --profile (see `playbook codec-server --help`)\n"},
