@@ -143,6 +143,42 @@ workflow:
 	require.Less(t, events, 100, "the parent's history holds one child")
 }
 
+// A driver the server tells to continue as new for its event count alone
+// (4 Ki events by default) goes on to its own bound, 10,000 events, below
+// the server's warning: a loop of 1,500 elements, some 6,000 events, runs
+// in one run of its driver, where its run used to end at the suggestion
+// and let the loop's window run dry (version loop-own-count).
+func TestLoopDriverRunsPastTheServersEventCount(t *testing.T) {
+	parallel(t)
+	file := writePlaybook(t, t.TempDir(), "own-count.yaml", `metadata: {name: loop-own-count}
+workflow:
+  - step: each
+    loop: { in: "0..1499", mode: parallel, max_in_flight: 100 }
+    tool: { kind: noop, result: "{{ item }}" }
+    retry: { retry_when: "false" }
+`)
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--json", file)
+	require.Equal(t, 0, code, errOut)
+	var agg contract.Aggregate
+	require.NoError(t, json.Unmarshal([]byte(out), &agg))
+	results := agg.Steps["each"].Result.([]any)
+	require.Len(t, results, 1500)
+	require.Equal(t, 1499.0, results[1499])
+	driver := agg.WorkflowID + ".each.loop"
+	runs := driverRuns(t, driver)
+	require.Len(t, runs, 1, "the driver did not continue as new")
+	suggested := false
+	for _, e := range history(t, driver, runs[0]).GetEvents() {
+		if a := e.GetWorkflowTaskStartedEventAttributes(); a.GetSuggestContinueAsNew() {
+			require.Equal(t, []enums.SuggestContinueAsNewReason{enums.SUGGEST_CONTINUE_AS_NEW_REASON_TOO_MANY_HISTORY_EVENTS}, a.GetSuggestContinueAsNewReasons())
+			suggested = true
+		}
+	}
+	require.True(t, suggested, "the server suggested that the driver continue as new")
+	require.True(t, hasMarker(t, driver, "loop-own-count"))
+	replay(t, "change_loop_own_count_driver", driver, runs[0])
+}
+
 // driverRuns lists the runs of a workflow that continued as new, newest first.
 func driverRuns(t *testing.T, id string) []string {
 	var runs []string

@@ -168,8 +168,9 @@ func TestEveryChangeTakesItsNewSide(t *testing.T) {
 	// TestConcurrencyListShowsQueuedRuns records it. loop-reports-delivered
 	// is in a loop driver's history, not the run's:
 	// TestLocalLoopDriverClosesCleanly records it, and local-task-cap
-	// (a driver's too) TestLocalLoopTaskHoldsItsShare.
-	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true, "loop-reports-delivered": true, "local-task-cap": true}
+	// (a driver's too) TestLocalLoopTaskHoldsItsShare, and loop-own-count
+	// TestLoopDriverRunsPastTheServersEventCount.
+	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true, "loop-reports-delivered": true, "local-task-cap": true, "loop-own-count": true}
 	for _, c := range newSides {
 		covered[c.change] = true
 		t.Run(c.change, func(t *testing.T) {

@@ -15,8 +15,12 @@ import (
 )
 
 // loopHistoryEvents is the history length past which a driver starts no
-// more elements, lets the running ones end, and continues as new; sooner
-// when the server suggests it (Temporal's default: 4 Ki events or 4 MiB).
+// more elements, lets the running ones end, and continues as new: below
+// the 10 Ki events past which the server warns. It does so sooner when the
+// server suggests it for another reason than the count (its size: 4 MiB
+// by default); the server's count (4 Ki events by default) it leaves to
+// this bound, since each run's end lets the loop's window run dry
+// (version loop-own-count).
 const loopHistoryEvents = 10_000
 
 // maxLoopWindow bounds the elements a driver keeps running: Temporal
@@ -84,6 +88,34 @@ type loopDriver struct {
 	// reports are the progress signals sent that may not be delivered yet
 	// (awaitReports).
 	reports []workflow.Future
+	// ownCount is nil until the version of loop-own-count is asked (full).
+	ownCount *bool
+}
+
+// full says whether the driver's history is long enough that this run
+// starts no more elements: loopHistoryEvents, or the server's suggestion
+// for any reason but the event count alone. On the old side of
+// loop-own-count, the server's suggestion for its count too.
+func (d *loopDriver) full() bool {
+	info := workflow.GetInfo(d.ctx)
+	if info.GetCurrentHistoryLength() >= loopHistoryEvents {
+		return true
+	}
+	if !info.GetContinueAsNewSuggested() {
+		return false
+	}
+	reasons := info.GetContinueAsNewSuggestedReasons()
+	countOnly := len(reasons) > 0 && !slices.ContainsFunc(reasons, func(r workflow.ContinueAsNewSuggestedReason) bool {
+		return r != workflow.ContinueAsNewSuggestedReasonTooManyHistoryEvents
+	})
+	if !countOnly {
+		return true
+	}
+	if d.ownCount == nil {
+		v := version(d.ctx, changeLoopOwnCount) >= 1
+		d.ownCount = &v
+	}
+	return !*d.ownCount
 }
 
 // run starts elements from in.Next on, keeping max_in_flight running,
@@ -98,10 +130,6 @@ func (d *loopDriver) run() (next int, done bool) {
 	sel := &waitSet{}
 	inFlight, stopped := 0, false
 	window := min(max(d.s.Loop.MaxInFlight, 1), maxLoopWindow)
-	info := workflow.GetInfo(ctx)
-	full := func() bool {
-		return info.GetCurrentHistoryLength() >= loopHistoryEvents || info.GetContinueAsNewSuggested()
-	}
 	next = d.in.Next
 	first := next
 	spans := newElementSpans(ctx)
@@ -112,7 +140,7 @@ func (d *loopDriver) run() (next int, done bool) {
 	for {
 		// Each run starts at least one element, so that a run continued as
 		// new always gets further than the one before.
-		for inFlight < window && next < len(d.items) && !stopped && ctx.Err() == nil && (next == first || !full()) {
+		for inFlight < window && next < len(d.items) && !stopped && ctx.Err() == nil && (next == first || !d.full()) {
 			if share.spent(ctx, inFlight) {
 				// The task ends once the running elements have; a timer
 				// brings the next, which starts more.

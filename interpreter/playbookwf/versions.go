@@ -145,6 +145,10 @@ var (
 		What: "each local element's first local activity is scheduled from the loop's coroutine, and a coroutine of its own starts only when an attempt leaves its retry to a timer " +
 			"(before: every local element ran in a coroutine of its own, which the SDK's dispatcher woke each time a local activity ended, " +
 			"and the elements' local activities were numbered in the order those coroutines ran)"})
+	changeLoopOwnCount = register(Change{ID: "loop-own-count", Max: 1,
+		Where: "where the server first suggests that a loop's driver (PlaybookLoop) continue as new for its event count alone, before loopHistoryEvents",
+		What: "the driver goes on starting elements until its history holds loopHistoryEvents events, and heeds the suggestion for any other reason (the history's size) " +
+			"(before: it started no more at the server's suggestion, 4 Ki events by default, and each run's end, which lets the loop's window run dry, came twice as often)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
