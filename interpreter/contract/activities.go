@@ -36,10 +36,10 @@ type StepInput struct {
 	Spec       map[string]any `json:"spec"`
 	// BaseDir is the submitted playbook's directory; relative paths resolve
 	// against it where the worker has it, else against the worker's directory.
-	BaseDir string `json:"base_dir"`
+	BaseDir string `json:"base_dir,omitempty"`
 	// Timeout bounds one attempt; the activity enforces it itself so that the
 	// timeout goes through the retry decision like any failure.
-	Timeout time.Duration `json:"timeout"`
+	Timeout time.Duration `json:"timeout,omitempty"`
 	// Retry is the step's retry block; its expressions travel as source and
 	// are compiled again where the attempt runs.
 	Retry   spec.Retry           `json:"retry"`

@@ -14,11 +14,11 @@ import (
 // Retry is a step's retry policy, defaults applied. It travels to the
 // activity as is (StepInput.Retry); its expressions as their source.
 type Retry struct {
-	MaxAttempts  int           `json:"max_attempts"`
-	InitialDelay time.Duration `json:"initial_delay"`
-	Multiplier   float64       `json:"backoff_multiplier"`
-	MaxDelay     time.Duration `json:"max_delay"`
-	Jitter       bool          `json:"jitter"`
+	MaxAttempts  int           `json:"max_attempts,omitempty"`
+	InitialDelay time.Duration `json:"initial_delay,omitempty"`
+	Multiplier   float64       `json:"backoff_multiplier,omitempty"`
+	MaxDelay     time.Duration `json:"max_delay,omitempty"`
+	Jitter       bool          `json:"jitter,omitempty"`
 	RetryWhen    *expr.Expr    `json:"retry_when,omitempty"`
 	StopWhen     *expr.Expr    `json:"stop_when,omitempty"`
 	// MaxDuration, when set, stops retrying once the attempts and the
