@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"playbook/internal/proctest"
+	"playbook/internal/quietlog"
 )
 
 // hugeLoopElements is the length of BenchmarkHugeLoops' loops; a shorter
@@ -29,30 +31,40 @@ var hugeLoopElements = flag.Int("huge-loop", 100_000, "elements of each loop Ben
 var hugeLoopsLocal = flag.Bool("huge-loops-local", false, "BenchmarkHugeLoops runs only the local shell loop and the hand-written loop of local activities")
 
 // BenchmarkHugeLoops runs a loop of 100,000 elements, of noop, of
-// `shell true` and of local `shell true` (`local: true`), 200 in flight,
-// each on a `playbook worker` of its own, and prints the wall time, that
-// worker's peak RSS and the size of the parent run's history (the loop's
-// driver keeps the elements' events in its own); then the same loop
-// hand-written, of activities and of local activities, and the bare
-// processes. Minutes on two cores.
+// `shell true` (its worker's logs on the disk, then on tmpfs) and of local
+// `shell true` (`local: true`), 200 in flight, each on a `playbook worker`
+// of its own, and prints the wall time, that worker's peak RSS and the
+// size of the parent run's history (the loop's driver keeps the elements'
+// events in its own); then the same loop hand-written, of activities (on
+// a client with the SDK's defaults, which gzip every request, then on one
+// that compresses nothing, as playbook's worker does on loopback) and of
+// local activities, and the bare processes. Minutes on two cores.
 func BenchmarkHugeLoops(b *testing.B) {
 	n, inFlight := *hugeLoopElements, 200
 	fmt.Printf("%-26s %v\n", "disk, before:", proctest.SettleDisk(b))
 	b.ResetTimer()
 	for range b.N {
 		walls := map[string]time.Duration{}
-		loops := []struct{ name, source string }{
-			{"noop", loopSource(n, inFlight, `{kind: noop, result: "{{ item }}"}`)},
-			{"shell true", loopSource(n, inFlight, shellTrue)},
-			{"local shell true", localLoopSource(n, inFlight)},
+		loops := []struct {
+			name, source string
+			tmpfs        bool // the worker's logs on tmpfs
+		}{
+			{"noop", loopSource(n, inFlight, `{kind: noop, result: "{{ item }}"}`), false},
+			{"shell true", loopSource(n, inFlight, shellTrue), false},
+			{"shell true, tmpfs logs", loopSource(n, inFlight, shellTrue), true},
+			{"local shell true", localLoopSource(n, inFlight), false},
 		}
 		if *hugeLoopsLocal {
-			loops = loops[2:]
+			loops = loops[3:]
 		}
 		for _, loop := range loops {
 			var server syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &server)
-			r, rss, parent := hugeLoop(b, loop.source)
+			logDir := b.TempDir()
+			if loop.tmpfs {
+				logDir = tmpfsDir(b)
+			}
+			r, rss, parent := hugeLoop(b, loop.source, logDir)
 			var after syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 			cpu := lastWorkerCPU
@@ -62,14 +74,18 @@ func BenchmarkHugeLoops(b *testing.B) {
 				1000*(rusageSeconds(after)-rusageSeconds(server))/float64(n), 1000*cpu.own/float64(n), 1000*cpu.children/float64(n))
 		}
 		if !*hugeLoopsLocal {
-			wall := nativeLongLoop(b, BenchNativeLongLoop, n, inFlight)
+			wall := nativeLongLoop(b, tc, BenchNativeLongLoop, n, inFlight)
 			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, continuing as new every %d elements)\n",
 				fmt.Sprintf("loop %d native:", n), wall.Seconds(), ms(wall)/float64(n), nativeLoopChunk)
 			walls["native"] = wall
+			wall = nativeLongLoop(b, uncompressedClient(b), BenchNativeLongLoop, n, inFlight)
+			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (the same on a client that compresses nothing)\n",
+				fmt.Sprintf("loop %d native, no gzip:", n), wall.Seconds(), ms(wall)/float64(n))
+			walls["native, no gzip"] = wall
 		}
 		// What is left without the server's per-activity work, then
 		// without Temporal at all: the floor one process per element sets.
-		wall := nativeLongLoop(b, BenchNativeLocalLongLoop, n, inFlight)
+		wall := nativeLongLoop(b, tc, BenchNativeLocalLongLoop, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, local activities)\n",
 			fmt.Sprintf("loop %d native local:", n), wall.Seconds(), ms(wall)/float64(n))
 		walls["native local"] = wall
@@ -78,8 +94,11 @@ func BenchmarkHugeLoops(b *testing.B) {
 				fmt.Sprintf("loop %d ratios:", n), walls["local shell true"].Seconds()/walls["native local"].Seconds())
 			continue
 		}
-		fmt.Printf("%-26s shell true %.2fx native, local shell true %.2fx native local (playbook's wall over the hand-written's, this run)\n",
+		fmt.Printf("%-26s shell true %.2fx native (%.2fx with tmpfs logs; %.2fx and %.2fx native without gzip), local shell true %.2fx native local (playbook's wall over the hand-written's, this run)\n",
 			fmt.Sprintf("loop %d ratios:", n), walls["shell true"].Seconds()/walls["native"].Seconds(),
+			walls["shell true, tmpfs logs"].Seconds()/walls["native"].Seconds(),
+			walls["shell true"].Seconds()/walls["native, no gzip"].Seconds(),
+			walls["shell true, tmpfs logs"].Seconds()/walls["native, no gzip"].Seconds(),
 			walls["local shell true"].Seconds()/walls["native local"].Seconds())
 		wall = bareProcesses(b, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (sh -c true from %d goroutines, no Temporal)\n",
@@ -108,27 +127,47 @@ func BenchNativeLongLoop(ctx workflow.Context, n, inFlight int) error {
 }
 
 // nativeLongLoop runs a hand-written long loop (BenchNativeLongLoop, or
-// BenchNativeLocalLongLoop) on a worker of the test's own, and returns its
-// wall time across its runs.
-func nativeLongLoop(b *testing.B, loop func(workflow.Context, int, int) error, n, inFlight int) time.Duration {
+// BenchNativeLocalLongLoop) on a worker of the test's own, through client
+// c, and returns its wall time across its runs.
+func nativeLongLoop(b *testing.B, c client.Client, loop func(workflow.Context, int, int) error, n, inFlight int) time.Duration {
 	const queue = "bench-native-long-loop"
-	w := sdkworker.New(tc, queue, sdkworker.Options{})
+	w := sdkworker.New(c, queue, sdkworker.Options{})
 	w.RegisterWorkflow(loop)
 	w.RegisterActivity(BenchTrue)
 	require.NoError(b, w.Start())
 	defer w.Stop()
 	start := time.Now()
-	run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-long-%d", time.Now().UnixNano()), TaskQueue: queue}, loop, n, inFlight)
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: fmt.Sprintf("bench-long-%d", time.Now().UnixNano()), TaskQueue: queue}, loop, n, inFlight)
 	require.NoError(b, err)
 	require.NoError(b, run.Get(context.Background(), nil))
 	return time.Since(start)
 }
 
-// hugeLoop runs a loop on its own worker and returns the parent run, the
-// worker's peak RSS in MiB and the parent history's size in bytes.
-func hugeLoop(b *testing.B, source string) (benchRun, float64, int) {
+// uncompressedClient is a client of the test's server that compresses
+// nothing, as playbook's worker on loopback does (--grpc-compression).
+func uncompressedClient(b *testing.B) client.Client {
+	c, err := client.Dial(client.Options{HostPort: server.Address, Logger: quietlog.New(),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
+	require.NoError(b, err)
+	b.Cleanup(c.Close)
+	return c
+}
+
+// tmpfsDir is a directory of the benchmark's own on tmpfs (/dev/shm),
+// removed with the benchmark's other files (its cleanup).
+func tmpfsDir(b *testing.B) string {
+	dir, err := os.MkdirTemp("/dev/shm", "playbook-bench-")
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+// hugeLoop runs a loop on its own worker, its logs in logDir, and returns
+// the parent run, the worker's peak RSS in MiB and the parent history's
+// size in bytes.
+func hugeLoop(b *testing.B, source, logDir string) (benchRun, float64, int) {
 	start := time.Now()
-	r, rss := loopOnOwnWorker(b, source)
+	r, rss := loopOnOwnWorker(b, source, logDir)
 	require.Less(b, time.Since(start), 30*time.Minute)
 	return r, rss, historyBytes(b, r.id)
 }

@@ -312,13 +312,14 @@ func concurrentRuns(b *testing.B, c client.Client, n int, wf any, args ...any) f
 }
 
 // loopOnOwnWorker runs a playbook loop on a `playbook worker` process of
-// its own, and returns the run and that worker's peak RSS in MiB. The
+// its own, its logs in logDir, and returns the run and that worker's peak
+// RSS in MiB. The
 // worker keeps large values in a store of the benchmark's own, from which
 // the run's result is read (a loop of 100,000 results is a claim).
-func loopOnOwnWorker(b *testing.B, source string) (benchRun, float64) {
+func loopOnOwnWorker(b *testing.B, source, logDir string) (benchRun, float64) {
 	queue := fmt.Sprintf("bench-loop-%d", time.Now().UnixNano())
 	storeURL := "file://" + b.TempDir()
-	cmd := exec.Command(playbookBinary(b), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", b.TempDir(), "--store", storeURL)
+	cmd := exec.Command(playbookBinary(b), "worker", "--address", server.Address, "--task-queue", queue, "--log-dir", logDir, "--store", storeURL)
 	cmd.Env = append(os.Environ(), "TEMPORAL_CONFIG_FILE="+filepath.Join(b.TempDir(), "none.toml"))
 	require.NoError(b, cmd.Start())
 	defer func() {
@@ -568,7 +569,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 		},
 		func() { nat = measure(b, tc, benchQueue, BenchNativeLoop, loopN, inFlight) },
 		func() { own = measure(b, tc, benchQueue, BenchNativeLoopRunStep, loopN, inFlight) })
-	alone, rss := loopOnOwnWorker(b, loopSource(loopN, inFlight, shellTrue))
+	alone, rss := loopOnOwnWorker(b, loopSource(loopN, inFlight, shellTrue), b.TempDir())
 	f.add("loop 1000 playbook ms/element", ms(p.wall)/loopN)
 	f.add("loop 1000 playbook own worker ms/element", ms(alone.wall)/loopN)
 	f.add("loop 1000 native ms/element", ms(nat.wall)/loopN)
@@ -580,7 +581,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	f.add("concurrent native runs/s", concurrentRuns(b, tc, runs, BenchNativeChain, steps))
 
 	const bigLoop = 10000
-	p, rss = loopOnOwnWorker(b, loopSource(bigLoop, 50, "{kind: noop, result: \"{{ item }}\"}"))
+	p, rss = loopOnOwnWorker(b, loopSource(bigLoop, 50, "{kind: noop, result: \"{{ item }}\"}"), b.TempDir())
 	f.add("noop loop 10000 ms/element", ms(p.wall)/bigLoop)
 	f.add("noop loop 10000 worker MiB", rss)
 }
