@@ -11,8 +11,9 @@ import (
 )
 
 // The contract's JSON is what recorded histories hold: a step's retry
-// block and failure handler travel under the names they always had, and
-// the activity gets the retry expressions compiled again from their source.
+// block and failure handler travel under the names they always had (zero
+// fields left out), and the activity gets the retry expressions compiled
+// again from their source.
 func TestStepInputKeepsItsWireFormat(t *testing.T) {
 	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
 failure_handlers:
@@ -30,7 +31,7 @@ workflow:
 		Retry: s.RetryBlock(), Handler: s.FailureHandler, Lost: &LostSpec{Attempts: 3}}
 	b, err := json.Marshal(in)
 	require.NoError(t, err)
-	require.JSONEq(t, `{"workflow_id":"","run_id":"","step":"s","kind":"shell","spec":{"command":"exit 75"},"base_dir":"","timeout":1000000000,
+	require.JSONEq(t, `{"workflow_id":"","run_id":"","step":"s","kind":"shell","spec":{"command":"exit 75"},"timeout":1000000000,
 		"retry":{"max_attempts":4,"initial_delay":2000000000,"backoff_multiplier":2,"max_delay":60000000000,"jitter":true,"retry_when":"exit_code == 75","stop_when":"attempt > 2"},
 		"handler":{"name":"flaky","rules":[{"exit_codes":[75],"max_retries":2}]},"lost":{"attempts":3}}`, string(b))
 
@@ -44,5 +45,11 @@ workflow:
 
 	none, err := json.Marshal(pb.Step("end").RetryBlock())
 	require.NoError(t, err)
-	require.JSONEq(t, `{"max_attempts":1,"initial_delay":0,"backoff_multiplier":0,"max_delay":0,"jitter":false}`, string(none))
+	require.JSONEq(t, `{"max_attempts":1}`, string(none))
+
+	// An input recorded with its zero fields written out reads the same.
+	var recorded StepInput
+	require.NoError(t, json.Unmarshal([]byte(`{"workflow_id":"w","run_id":"r","step":"s","kind":"shell","spec":{"command":"true"},"base_dir":"","timeout":0,
+		"retry":{"max_attempts":1,"initial_delay":0,"backoff_multiplier":0,"max_delay":0,"jitter":false}}`), &recorded))
+	require.Equal(t, StepInput{WorkflowID: "w", RunID: "r", Step: "s", Kind: "shell", Spec: map[string]any{"command": "true"}, Retry: spec.Retry{MaxAttempts: 1}}, recorded)
 }
