@@ -98,15 +98,15 @@ workflow:
 }
 
 // A loop whose driver's history would pass 10,000 events continues as new,
-// and its results still come back whole and in order: 3,000 elements of a
-// noop polled by retry_when (an activity each).
+// and its results still come back whole and in order: 6,000 elements of a
+// noop polled by retry_when (an activity each, some 3 events).
 func TestLongLoopContinuesAsNew(t *testing.T) {
 	parallel(t)
 	file := filepath.Join(t.TempDir(), "continued.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: loop-continued}
 workflow:
   - step: each
-    loop: { in: "0..2999", mode: parallel, max_in_flight: 100 }
+    loop: { in: "0..5999", mode: parallel, max_in_flight: 100 }
     tool: { kind: noop, result: "{{ item * 2 }}" }
     retry: { retry_when: "false" }
 `), 0o644))
@@ -116,9 +116,9 @@ workflow:
 	require.NoError(t, json.Unmarshal([]byte(out), &agg))
 	replay(t, "", agg.WorkflowID, agg.RunID)
 	// The driver reports its progress to the run, which `run` shows.
-	require.Regexp(t, `each\s+loop: [1-9]\d* of 3000 elements done`, errOut)
+	require.Regexp(t, `each\s+loop: [1-9]\d* of 6000 elements done`, errOut)
 	results := agg.Steps["each"].Result.([]any)
-	require.Len(t, results, 3000)
+	require.Len(t, results, 6000)
 	for i, r := range results {
 		require.Equal(t, float64(2*i), r, "element %d", i)
 	}
