@@ -20,6 +20,7 @@ import (
 
 	"playbook/internal/proctest"
 	"playbook/internal/quietlog"
+	"playbook/worker"
 )
 
 // hugeLoopElements is the length of BenchmarkHugeLoops' loops; a shorter
@@ -36,9 +37,9 @@ var hugeLoopsLocal = flag.Bool("huge-loops-local", false, "BenchmarkHugeLoops ru
 // of its own, and prints the wall time, that worker's peak RSS and the
 // size of the parent run's history (the loop's driver keeps the elements'
 // events in its own); then the same loop hand-written, of activities (on
-// a client with the SDK's defaults, which gzip every request, then on one
-// that compresses nothing, as playbook's worker does on loopback) and of
-// local activities, and the bare processes. Minutes on two cores.
+// a worker with the SDK's defaults, then on one set as playbook's is: no
+// compression on loopback, worker.EagerStepsPerTask) and of local
+// activities, and the bare processes. Minutes on two cores.
 func BenchmarkHugeLoops(b *testing.B) {
 	n, inFlight := *hugeLoopElements, 200
 	fmt.Printf("%-26s %v\n", "disk, before:", proctest.SettleDisk(b))
@@ -74,18 +75,19 @@ func BenchmarkHugeLoops(b *testing.B) {
 				1000*(rusageSeconds(after)-rusageSeconds(server))/float64(n), 1000*cpu.own/float64(n), 1000*cpu.children/float64(n))
 		}
 		if !*hugeLoopsLocal {
-			wall := nativeLongLoop(b, tc, BenchNativeLongLoop, n, inFlight)
+			wall := nativeLongLoop(b, tc, sdkworker.Options{}, BenchNativeLongLoop, n, inFlight)
 			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, continuing as new every %d elements)\n",
 				fmt.Sprintf("loop %d native:", n), wall.Seconds(), ms(wall)/float64(n), nativeLoopChunk)
 			walls["native"] = wall
-			wall = nativeLongLoop(b, uncompressedClient(b), BenchNativeLongLoop, n, inFlight)
-			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (the same on a client that compresses nothing)\n",
-				fmt.Sprintf("loop %d native, no gzip:", n), wall.Seconds(), ms(wall)/float64(n))
-			walls["native, no gzip"] = wall
+			wall = nativeLongLoop(b, uncompressedClient(b), sdkworker.Options{MaxEagerActivityReservationsPerWorkflowTask: new(int(worker.EagerStepsPerTask))},
+				BenchNativeLongLoop, n, inFlight)
+			fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (the same on a worker set as playbook's: no gzip, %d eager activities a task)\n",
+				fmt.Sprintf("loop %d native, tuned:", n), wall.Seconds(), ms(wall)/float64(n), worker.EagerStepsPerTask)
+			walls["native, tuned"] = wall
 		}
 		// What is left without the server's per-activity work, then
 		// without Temporal at all: the floor one process per element sets.
-		wall := nativeLongLoop(b, tc, BenchNativeLocalLongLoop, n, inFlight)
+		wall := nativeLongLoop(b, tc, sdkworker.Options{}, BenchNativeLocalLongLoop, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (hand-written, local activities)\n",
 			fmt.Sprintf("loop %d native local:", n), wall.Seconds(), ms(wall)/float64(n))
 		walls["native local"] = wall
@@ -94,11 +96,11 @@ func BenchmarkHugeLoops(b *testing.B) {
 				fmt.Sprintf("loop %d ratios:", n), walls["local shell true"].Seconds()/walls["native local"].Seconds())
 			continue
 		}
-		fmt.Printf("%-26s shell true %.2fx native (%.2fx with tmpfs logs; %.2fx and %.2fx native without gzip), local shell true %.2fx native local (playbook's wall over the hand-written's, this run)\n",
+		fmt.Printf("%-26s shell true %.2fx native (%.2fx with tmpfs logs; %.2fx and %.2fx native tuned), local shell true %.2fx native local (playbook's wall over the hand-written's, this run)\n",
 			fmt.Sprintf("loop %d ratios:", n), walls["shell true"].Seconds()/walls["native"].Seconds(),
 			walls["shell true, tmpfs logs"].Seconds()/walls["native"].Seconds(),
-			walls["shell true"].Seconds()/walls["native, no gzip"].Seconds(),
-			walls["shell true, tmpfs logs"].Seconds()/walls["native, no gzip"].Seconds(),
+			walls["shell true"].Seconds()/walls["native, tuned"].Seconds(),
+			walls["shell true, tmpfs logs"].Seconds()/walls["native, tuned"].Seconds(),
 			walls["local shell true"].Seconds()/walls["native local"].Seconds())
 		wall = bareProcesses(b, n, inFlight)
 		fmt.Printf("%-26s %7.1f s wall, %.2f ms/element (sh -c true from %d goroutines, no Temporal)\n",
@@ -127,11 +129,11 @@ func BenchNativeLongLoop(ctx workflow.Context, n, inFlight int) error {
 }
 
 // nativeLongLoop runs a hand-written long loop (BenchNativeLongLoop, or
-// BenchNativeLocalLongLoop) on a worker of the test's own, through client
-// c, and returns its wall time across its runs.
-func nativeLongLoop(b *testing.B, c client.Client, loop func(workflow.Context, int, int) error, n, inFlight int) time.Duration {
+// BenchNativeLocalLongLoop) on a worker of the test's own with opts,
+// through client c, and returns its wall time across its runs.
+func nativeLongLoop(b *testing.B, c client.Client, opts sdkworker.Options, loop func(workflow.Context, int, int) error, n, inFlight int) time.Duration {
 	const queue = "bench-native-long-loop"
-	w := sdkworker.New(c, queue, sdkworker.Options{})
+	w := sdkworker.New(c, queue, opts)
 	w.RegisterWorkflow(loop)
 	w.RegisterActivity(BenchTrue)
 	require.NoError(b, w.Start())
@@ -144,7 +146,7 @@ func nativeLongLoop(b *testing.B, c client.Client, loop func(workflow.Context, i
 }
 
 // uncompressedClient is a client of the test's server that compresses
-// nothing, as playbook's worker on loopback does (--grpc-compression).
+// nothing, as playbook's worker does on loopback (--grpc-compression).
 func uncompressedClient(b *testing.B) client.Client {
 	c, err := client.Dial(client.Options{HostPort: server.Address, Logger: quietlog.New(),
 		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})

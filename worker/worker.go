@@ -169,7 +169,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	w := sdkworker.New(c, o.TaskQueue, sdkworker.Options{
 		DeadlockDetectionTimeout:                    workflowTaskTime,
 		MaxConcurrentActivityExecutionSize:          o.MaxConcurrentSteps,
-		MaxEagerActivityReservationsPerWorkflowTask: &eagerStepsPerTask,
+		MaxEagerActivityReservationsPerWorkflowTask: new(int(EagerStepsPerTask)),
 		// A step heartbeats through the client, at most a third of its
 		// heartbeat timeout apart, and passes the server's cancel on to
 		// the SDK (activities.heartbeat); the SDK's own heartbeats (an
@@ -196,7 +196,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 	return w
 }
 
-// eagerStepsPerTask is how many of the steps a workflow task starts this
+// EagerStepsPerTask is how many of the steps a workflow task starts this
 // worker asks to run itself (Temporal's eager activity execution): the
 // server answers the task with them, started, when the worker has free
 // slots, with no task queue, no poll and no separate start in between;
@@ -207,7 +207,7 @@ func New(c client.Client, o Options) sdkworker.Worker {
 // Far more is worse: the 200 elements a driver's run starts with all
 // started and ended together, and the loop went on in lockstep batches
 // (45 s at 50, 40-46 s at 200).
-var eagerStepsPerTask = 20
+const EagerStepsPerTask = 20
 
 // interceptors give the workflows their span sink when tracing is on.
 func (o Options) interceptors() []interceptor.WorkerInterceptor {
