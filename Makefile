@@ -103,12 +103,13 @@ test-docker:
 # playbooks against hand-written workflows doing the same work, on one
 # embedded server (and the hand-written chain on stock settings), one line
 # per figure, medians of five rounds; then loops of 100,000 elements (noop,
-# shell true, local shell true, and the same loop hand-written, of
-# activities and of local activities); and the MB/s of handing a 100 MB
-# file from one step to the next through the local store and, when make
-# test-cluster has built VersityGW (bin/tools/versitygw), through that S3
-# server (else the line says it was skipped). About half an hour on two
-# cores; HUGE_LOOP=10000 shortens the last part.
+# shell true, with its logs on disk and on tmpfs, local shell true, and
+# the same loop hand-written, of activities on the SDK's defaults and on a
+# worker set as playbook's, and of local activities); and the MB/s of
+# handing a 100 MB file from one step to the next through the local store
+# and, when make test-cluster has built VersityGW (bin/tools/versitygw),
+# through that S3 server (else the line says it was skipped). About 40
+# minutes on two cores; HUGE_LOOP=10000 shortens the last part.
 HUGE_LOOP ?= 100000
 bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkTwentyCases$$' -benchtime 3x ./internal/playtest/
