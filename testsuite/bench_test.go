@@ -512,7 +512,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 			}
 		}
 	}
-	localChain(b, f, round, 50)
+	localChain(b, f, round, 50, tmpfs)
 	for _, n := range []int{50, 500} {
 		var p, nat, fast, own benchRun
 		runs := []func(){
@@ -562,14 +562,24 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 	// The ratios compare runs on one worker, the bench's; the worker's
 	// memory is measured on a worker process of its own, running the loop
 	// again.
-	var p, nat, own benchRun
-	inTurn(round,
+	var p, nat, own, fast benchRun
+	loops := []func(){
 		func() {
 			p = measure(b, tc, benchQueue, contract.WorkflowName, pb(loopSource(loopN, inFlight, shellTrue)))
 		},
 		func() { nat = measure(b, tc, benchQueue, BenchNativeLoop, loopN, inFlight) },
-		func() { own = measure(b, tc, benchQueue, BenchNativeLoopRunStep, loopN, inFlight) })
+		func() { own = measure(b, tc, benchQueue, BenchNativeLoopRunStep, loopN, inFlight) },
+	}
+	if tmpfs != "" {
+		loops = append(loops, func() {
+			fast = measure(b, tc, tmpfs, contract.WorkflowName, pb(loopSource(loopN, inFlight, shellTrue)))
+		})
+	}
+	inTurn(round, loops...)
 	alone, rss := loopOnOwnWorker(b, loopSource(loopN, inFlight, shellTrue), b.TempDir())
+	if tmpfs != "" {
+		f.add("loop 1000 playbook tmpfs ms/element", ms(fast.wall)/loopN)
+	}
 	f.add("loop 1000 playbook ms/element", ms(p.wall)/loopN)
 	f.add("loop 1000 playbook own worker ms/element", ms(alone.wall)/loopN)
 	f.add("loop 1000 native ms/element", ms(nat.wall)/loopN)
@@ -587,14 +597,24 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 }
 
 // localChain measures a chain of n local shell steps beside the chain of
-// ordinary steps and the hand-written chain of local activities, in turn.
-func localChain(b *testing.B, f figures, round, n int) {
-	var local, plain, nat benchRun
-	inTurn(round,
+// ordinary steps and the hand-written chain of local activities, in turn,
+// and, when tmpfs names the queue of a worker keeping its logs on tmpfs,
+// the local chain again there.
+func localChain(b *testing.B, f figures, round, n int, tmpfs string) {
+	var local, plain, nat, fast benchRun
+	runs := []func(){
 		func() { local = measure(b, tc, benchQueue, contract.WorkflowName, pb(localChainSource(n))) },
 		func() { plain = measure(b, tc, benchQueue, contract.WorkflowName, pb(chainSource(n, shellStep))) },
-		func() { nat = measure(b, tc, benchQueue, BenchNativeLocalChain, n) })
+		func() { nat = measure(b, tc, benchQueue, BenchNativeLocalChain, n) },
+	}
+	if tmpfs != "" {
+		runs = append(runs, func() { fast = measure(b, tc, tmpfs, contract.WorkflowName, pb(localChainSource(n))) })
+	}
+	inTurn(round, runs...)
 	k := fmt.Sprintf("local chain %d", n)
+	if tmpfs != "" {
+		f.add(k+" playbook tmpfs ms/step", ms(fast.wall)/float64(n))
+	}
 	f.add(k+" playbook ms/step", ms(local.wall)/float64(n))
 	f.add(k+" activities ms/step", ms(plain.wall)/float64(n))
 	f.add(k+" native ms/step", ms(nat.wall)/float64(n))
@@ -611,6 +631,10 @@ func printLocalChain(f figures, n int) {
 	fmt.Printf("%-26s playbook %7.2f ms/step, %.2f markers/step, %.0f activities | activity chain %7.2f ms/step | native local %7.2f ms/step | ratio %.2f to the activity chain, %.2f to native local\n", k+":",
 		m(k+" playbook ms/step"), m(k+" playbook markers/step"), m(k+" playbook activities"), m(k+" activities ms/step"), m(k+" native ms/step"),
 		m(k+" playbook ms/step")/m(k+" activities ms/step"), m(k+" playbook ms/step")/m(k+" native ms/step"))
+	if _, ok := f[k+" playbook tmpfs ms/step"]; ok {
+		fmt.Printf("%-26s playbook %7.2f ms/step | ratio %.2f to native local (logs on tmpfs)\n", k+", tmpfs logs:",
+			m(k+" playbook tmpfs ms/step"), m(k+" playbook tmpfs ms/step")/m(k+" native ms/step"))
+	}
 }
 
 // BenchmarkLocalChain is the local chain of BenchmarkSpeed alone, at
@@ -627,7 +651,7 @@ func BenchmarkLocalChain(b *testing.B) {
 	b.ResetTimer()
 	f := figures{}
 	for range b.N {
-		localChain(b, f, 0, *localChainSteps)
+		localChain(b, f, 0, *localChainSteps, "")
 	}
 	b.StopTimer()
 	fmt.Printf("%-26s %v\n", "disk, before:", disk)
@@ -682,6 +706,10 @@ func printFigures(f figures, tmpfs bool) {
 	}
 	fmt.Printf("%-26s playbook %7.2f ms/element | native %7.2f ms/element | ratio %.2f\n", "loop 1000, 10 in flight:",
 		m("loop 1000 playbook ms/element"), m("loop 1000 native ms/element"), m("loop 1000 playbook ms/element")/m("loop 1000 native ms/element"))
+	if tmpfs {
+		fmt.Printf("%-26s playbook %7.2f ms/element | ratio %.2f to native (logs on tmpfs)\n", "loop 1000, tmpfs logs:",
+			m("loop 1000 playbook tmpfs ms/element"), m("loop 1000 playbook tmpfs ms/element")/m("loop 1000 native ms/element"))
+	}
 	fmt.Printf("%-26s playbook %7.2f ms/element, worker %.0f MiB peak RSS (a worker process of its own, `playbook worker`)\n", "loop 1000, own worker:",
 		m("loop 1000 playbook own worker ms/element"), m("loop 1000 playbook worker MiB"))
 	k = "loop 1000"

@@ -73,6 +73,14 @@ func openBrowserPage(t *testing.T, browser, url string) *browserPage {
 // call sends one command and reads its answer, skipping events.
 func (p *browserPage) call(session, method string, params any, result any) {
 	p.t.Helper()
+	msg := p.try(session, method, params, result)
+	require.Empty(p.t, msg, "%s: %s", method, msg)
+}
+
+// try sends one command and reads its answer, skipping events; it returns
+// the error the browser answered with, or "".
+func (p *browserPage) try(session, method string, params any, result any) string {
+	p.t.Helper()
 	p.next++
 	msg := map[string]any{"id": p.next, "method": method, "params": params}
 	if session != "" {
@@ -96,23 +104,32 @@ func (p *browserPage) call(session, method string, params any, result any) {
 		if answer.ID != p.next {
 			continue
 		}
-		require.Nil(p.t, answer.Error, "%s: %+v", method, answer.Error)
+		if answer.Error != nil {
+			return answer.Error.Message
+		}
 		if result != nil {
 			require.NoError(p.t, json.Unmarshal(answer.Result, result))
 		}
-		return
+		return ""
 	}
 }
 
 // text is the page's rendered text now, with its frames' (the Web UI
-// renders a workflow's Markdown details in a sandboxed frame).
+// renders a workflow's Markdown details in a sandboxed frame). A page
+// between two documents (a reload, a link followed) has no text yet: the
+// browser answers that the target navigated, or that no context is there.
 func (p *browserPage) text() string {
+	p.t.Helper()
 	var r struct {
 		Result struct {
 			Value string `json:"value"`
 		} `json:"result"`
 	}
-	p.call(p.session, "Runtime.evaluate", map[string]any{"expression": pageText, "returnByValue": true}, &r)
+	msg := p.try(p.session, "Runtime.evaluate", map[string]any{"expression": pageText, "returnByValue": true}, &r)
+	if strings.Contains(msg, "navigated") || strings.Contains(msg, "context") {
+		return ""
+	}
+	require.Empty(p.t, msg, "Runtime.evaluate: %s", msg)
 	return r.Result.Value
 }
 

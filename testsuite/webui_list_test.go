@@ -49,8 +49,10 @@ workflow:
 	page := openBrowserPage(t, browser, fmt.Sprintf("http://127.0.0.1:%d/namespaces/default/workflows?query=%s", uiPort, query))
 	page.waitForText(60*time.Second, "ui-list-wait")
 	columns := `[{"label":"Status"},{"label":"Workflow ID"},{"label":"Type"},{"label":"PlaybookStatus"},{"label":"FailedSteps"},{"label":"Start"},{"label":"End"}]`
-	page.call(page.session, "Runtime.evaluate", map[string]any{"expression": fmt.Sprintf(
+	// The reload may leave before its own answer does: "navigated" is its success.
+	msg := page.try(page.session, "Runtime.evaluate", map[string]any{"expression": fmt.Sprintf(
 		`localStorage.setItem("namespace-workflow-table-columns", JSON.stringify({"default": %s})); location.reload(); true`, columns)}, nil)
+	require.True(t, msg == "" || strings.Contains(msg, "navigated"), "setting the columns: %s", msg)
 	text := page.waitForText(60*time.Second, "PlaybookStatus", "waiting", "completed_with_warnings", "enrich (warning)", "ui-list-loop")
 	shot := filepath.Join(dir, "ui-list.png")
 	page.screenshot(shot)
