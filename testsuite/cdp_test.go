@@ -117,7 +117,7 @@ func (p *browserPage) try(session, method string, params any, result any) string
 // text is the page's rendered text now, with its frames' (the Web UI
 // renders a workflow's Markdown details in a sandboxed frame). A page
 // between two documents (a reload, a link followed) has no text yet: the
-// browser answers that the target navigated, or that no context is there.
+// browser answers that the target navigated, or that its context is gone.
 func (p *browserPage) text() string {
 	p.t.Helper()
 	var r struct {
@@ -126,7 +126,7 @@ func (p *browserPage) text() string {
 		} `json:"result"`
 	}
 	msg := p.try(p.session, "Runtime.evaluate", map[string]any{"expression": pageText, "returnByValue": true}, &r)
-	if strings.Contains(msg, "navigated") || strings.Contains(msg, "context") {
+	if strings.Contains(msg, "navigated") || strings.Contains(msg, "context with specified id") || strings.Contains(msg, "context was destroyed") {
 		return ""
 	}
 	require.Empty(p.t, msg, "Runtime.evaluate: %s", msg)

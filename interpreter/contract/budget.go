@@ -66,9 +66,12 @@ func CheckPayload(what string, v any) *StepError {
 	return BudgetsFor(false).Check(what, v)
 }
 
-// Check is CheckPayload within b.Payload.
+// Check is CheckPayload within b.Payload. A step's input counts as it was
+// written before its zero fields were left out (leftOut), so that a run
+// recorded then, whose input was just over the budget, replays as it ran.
 func (b Budgets) Check(what string, v any) *StepError {
 	n, err := EncodedSize(v)
+	n += leftOut(v)
 	switch {
 	case err != nil:
 		return &StepError{Type: ErrTemplate, Message: fmt.Sprintf("%s cannot be encoded as JSON: %v", what, err)}
@@ -280,4 +283,53 @@ func BoundOutcomes(outcomes []Outcome) []Outcome {
 		total -= e.n
 	}
 	return outcomes
+}
+
+// leftOut is how many bytes longer v's JSON was before a step's input left
+// out its zero fields (base_dir, timeout and the retry block's first five),
+// for a StepInput and a LoopInput, which holds one; 0 for any other value.
+func leftOut(v any) int {
+	switch v := v.(type) {
+	case StepInput:
+		return v.leftOut()
+	case *StepInput:
+		return v.leftOut()
+	case LoopInput:
+		return v.Common.leftOut()
+	case *LoopInput:
+		return v.Common.leftOut()
+	}
+	return 0
+}
+
+// leftOut counts each zero field left out: its name, its zero value and
+// a comma.
+func (in *StepInput) leftOut() int {
+	n := 0
+	if in.BaseDir == "" {
+		n += len(`"base_dir":"",`)
+	}
+	if in.Timeout == 0 {
+		n += len(`"timeout":0,`)
+	}
+	r, zeros := in.Retry, 0
+	for _, f := range []struct {
+		zero bool
+		size int
+	}{
+		{r.MaxAttempts == 0, len(`"max_attempts":0,`)},
+		{r.InitialDelay == 0, len(`"initial_delay":0,`)},
+		{r.Multiplier == 0, len(`"backoff_multiplier":0,`)},
+		{r.MaxDelay == 0, len(`"max_delay":0,`)},
+		{!r.Jitter, len(`"jitter":false,`)},
+	} {
+		if f.zero {
+			n += f.size
+			zeros++
+		}
+	}
+	if zeros == 5 && r.RetryWhen == nil && r.StopWhen == nil && r.MaxDuration == 0 {
+		n-- // {} where there were five fields and four commas
+	}
+	return n
 }

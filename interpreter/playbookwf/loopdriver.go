@@ -15,13 +15,20 @@ import (
 )
 
 // loopHistoryEvents is the history length past which a driver starts no
-// more elements, lets the running ones end, and continues as new: below
-// the 10 Ki events past which the server warns. It does so sooner when the
-// server suggests it for another reason than the count (its size: 4 MiB
-// by default); the server's count (4 Ki events by default) it leaves to
-// this bound, since each run's end lets the loop's window run dry
-// (version loop-own-count).
+// more elements, lets the running ones end (each adds two or three
+// events), and continues as new: far below the server's limit of 50 Ki
+// events, and near its warning at 10 Ki (a wide window ends a little past
+// it). It does so sooner when the server suggests it for another reason
+// than the count (its size: 4 MiB by default); the server's count it
+// leaves to this bound, since each run's end lets the loop's window run
+// dry (version loop-own-count), unless the server suggests it below its
+// default count (serverSuggestedCount): an operator lowered the limits.
 const loopHistoryEvents = 10_000
+
+// serverSuggestedCount is the history length at which a Temporal server
+// suggests continuing as new by default (limit.historyCount.
+// suggestContinueAsNew); its suggestion comes at this length or later.
+const serverSuggestedCount = 4 * 1024
 
 // maxLoopWindow bounds the elements a driver keeps running: Temporal
 // fails a workflow task that would leave more than 2,000 activities
@@ -94,8 +101,9 @@ type loopDriver struct {
 
 // full says whether the driver's history is long enough that this run
 // starts no more elements: loopHistoryEvents, or the server's suggestion
-// for any reason but the event count alone. On the old side of
-// loop-own-count, the server's suggestion for its count too.
+// for any reason but the event count alone, or for the count before the
+// server's default count (a server whose limits were lowered). On the old
+// side of loop-own-count, the server's suggestion for its count too.
 func (d *loopDriver) full() bool {
 	info := workflow.GetInfo(d.ctx)
 	if info.GetCurrentHistoryLength() >= loopHistoryEvents {
@@ -108,7 +116,7 @@ func (d *loopDriver) full() bool {
 	countOnly := len(reasons) > 0 && !slices.ContainsFunc(reasons, func(r workflow.ContinueAsNewSuggestedReason) bool {
 		return r != workflow.ContinueAsNewSuggestedReasonTooManyHistoryEvents
 	})
-	if !countOnly {
+	if !countOnly || info.GetCurrentHistoryLength() < serverSuggestedCount {
 		return true
 	}
 	if d.ownCount == nil {

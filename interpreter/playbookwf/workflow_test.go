@@ -279,3 +279,62 @@ workflow:
 		})
 	}
 }
+
+// A loop's driver continues as new at its own bound of events, or sooner
+// at the server's suggestion for any reason but the count alone, or for
+// the count below the server's default (its limits were lowered); runs
+// from before loop-own-count heed the count too. The test environment
+// holds the history's length and the suggestion where they are set, so a
+// driver that stops starts its one element and continues as new.
+func TestLoopDriverHeedsTheServerAsItShould(t *testing.T) {
+	const src = `metadata: {name: t}
+workflow:
+  - step: each
+    loop: {in: "1..3", mode: parallel, max_in_flight: 1}
+    tool: {kind: shell, command: "true"}
+`
+	size := []workflow.ContinueAsNewSuggestedReason{workflow.ContinueAsNewSuggestedReasonHistorySizeTooLarge}
+	count := []workflow.ContinueAsNewSuggestedReason{workflow.ContinueAsNewSuggestedReasonTooManyHistoryEvents}
+	for _, tc := range []struct {
+		name    string
+		length  int
+		reasons []workflow.ContinueAsNewSuggestedReason
+		v       workflow.Version
+		goesOn  bool
+	}{
+		{"no suggestion", 100, nil, 1, true},
+		{"its own bound", loopHistoryEvents, nil, 1, false},
+		{"the history's size", 100, size, 1, false},
+		{"the count at its default", serverSuggestedCount, count, 1, true},
+		{"the count past its default", 6000, count, 1, true},
+		{"the count lowered", 2000, count, 1, false},
+		{"the count, in runs from before", 6000, count, workflow.DefaultVersion, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.OnGetVersion(changeLoopOwnCount.ID, workflow.DefaultVersion, 1).Return(tc.v)
+			env.SetCurrentHistoryLength(tc.length)
+			env.SetContinueAsNewSuggested(tc.reasons != nil)
+			env.SetContinueAsNewSuggestedReasons(tc.reasons)
+			env.ExecuteWorkflow(contract.LoopWorkflowName, contract.LoopInput{
+				File: "t.yaml", Source: src, Step: "each", Scope: map[string]any{},
+				Common: contract.StepInput{WorkflowID: "run", Step: "each", Kind: "shell", BaseDir: t.TempDir()},
+			})
+			require.True(t, env.IsWorkflowCompleted())
+			err := env.GetWorkflowError()
+			if tc.goesOn {
+				require.NoError(t, err)
+				var o contract.Outcome
+				require.NoError(t, env.GetWorkflowResult(&o))
+				require.Nil(t, o.Err)
+				require.Len(t, o.Result, 3)
+				return
+			}
+			var can *workflow.ContinueAsNewError
+			require.ErrorAs(t, err, &can, "the driver continues as new")
+			var next contract.LoopInput
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+			require.Equal(t, 1, next.Next, "after its one element")
+		})
+	}
+}

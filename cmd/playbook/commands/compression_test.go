@@ -28,6 +28,9 @@ func TestGrpcCompressionByAddress(t *testing.T) {
 		{"auto", "[::1]:7233", none},
 		{"auto", "localhost:7233", none},
 		{"auto", "LocalHost:7233", none},
+		{"auto", "localhost.:7233", none},
+		{"auto", "temporal.localhost:7233", none},
+		{"auto", "", none}, // the SDK's default, localhost:7233
 		{"auto", "temporal.example.com:7233", gz},
 		{"auto", "10.0.0.7:7233", gz},
 		{"auto", "my-ns.a1b2c.tmprl.cloud:7233", gz},

@@ -202,13 +202,18 @@ func (c compression) of(hostPort string) client.GrpcCompression {
 }
 
 // onLoopback says whether hostPort names this machine by a loopback
-// address or as localhost.
+// address or as localhost (or a name under it, RFC 6761); "" is the
+// SDK's default, localhost:7233.
 func onLoopback(hostPort string) bool {
+	if hostPort == "" {
+		hostPort = client.DefaultHostPort
+	}
 	host, _, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		host = hostPort
 	}
-	if strings.EqualFold(host, "localhost") {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
