@@ -312,9 +312,9 @@ func concurrentRuns(b *testing.B, c client.Client, n int, wf any, args ...any) f
 
 // loopOnOwnWorker runs a playbook loop on a `playbook worker` process of
 // its own, its logs in logDir, and returns the run and that worker's peak
-// RSS in MiB. The
-// worker keeps large values in a store of the benchmark's own, from which
-// the run's result is read (a loop of 100,000 results is a claim).
+// RSS in MiB. The worker keeps large values in a store of the benchmark's
+// own, from which the run's result is read (a loop of 100,000 results is
+// a claim).
 func loopOnOwnWorker(b *testing.B, source, logDir string) (benchRun, float64) {
 	queue := fmt.Sprintf("bench-loop-%d", time.Now().UnixNano())
 	storeURL := "file://" + b.TempDir()

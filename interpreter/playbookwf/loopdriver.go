@@ -106,7 +106,8 @@ type loopDriver struct {
 // side of loop-own-count, the server's suggestion for its count too.
 func (d *loopDriver) full() bool {
 	info := workflow.GetInfo(d.ctx)
-	if info.GetCurrentHistoryLength() >= loopHistoryEvents {
+	length := info.GetCurrentHistoryLength()
+	if length >= loopHistoryEvents {
 		return true
 	}
 	if !info.GetContinueAsNewSuggested() {
@@ -116,7 +117,7 @@ func (d *loopDriver) full() bool {
 	countOnly := len(reasons) > 0 && !slices.ContainsFunc(reasons, func(r workflow.ContinueAsNewSuggestedReason) bool {
 		return r != workflow.ContinueAsNewSuggestedReasonTooManyHistoryEvents
 	})
-	if !countOnly || info.GetCurrentHistoryLength() < serverSuggestedCount {
+	if !countOnly || length < serverSuggestedCount {
 		return true
 	}
 	if d.ownCount == nil {
