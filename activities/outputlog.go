@@ -65,31 +65,49 @@ type outputLog struct {
 // the process has started, or failed to: the copy ends when no process
 // holds it any more.
 func newOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
-	l, w, err := openOutputLog(path, limit, secrets)
+	l, w, err := newStream(path, limit, secrets)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := l.open(); err != nil {
+		_ = w.Close()
+		_ = syscall.Close(l.fd)
 		return nil, nil, err
 	}
 	l.follow()
 	return l, w, nil
 }
 
-// openOutputLog is newOutputLog without the goroutine: the caller reads the
-// pipe itself (pump, settle), or hands it to one (follow).
-func openOutputLog(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
-	f, err := openLogFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
+// newStream is the log of one output stream before its file exists: the
+// pipe the process writes into, which nothing reads until the file is
+// created (open). An attempt creates its files once its process has
+// started, while the process starts up: on a disk where a new file is
+// slow (The log disk's recent past, in docs/INTERNALS.md), the attempt
+// does not wait for the files before its process runs. What the process
+// writes meanwhile waits in the pipe.
+func newStream(path string, limit int64, secrets *redactor) (*outputLog, *os.File, error) {
 	r, w, err := streamPipe()
 	if err != nil {
-		_ = f.Close()
 		return nil, nil, err
 	}
-	l := &outputLog{path: path, limit: max(limit, minLogBytes), f: f, done: make(chan struct{}), fd: r}
+	l := &outputLog{path: path, limit: max(limit, minLogBytes), done: make(chan struct{}), fd: r}
 	if secrets != nil {
 		l.redact = &stream{r: secrets}
 	}
 	return l, w, nil
+}
+
+// open creates the log's file. Should it fail, the stream is read and
+// dropped, and the failure is the log's as a write the disk refused is
+// (writeErr). Called before anything reads the pipe.
+func (l *outputLog) open() error {
+	f, err := openLogFile(l.path)
+	if err != nil {
+		l.err = err
+		return err
+	}
+	l.f = f
+	return nil
 }
 
 // openLogFile creates (or truncates) a log file for writing and reading
@@ -172,7 +190,9 @@ func (l *outputLog) end() {
 	if l.redact != nil {
 		l.write(l.redact.end())
 	}
-	_ = l.f.Close()
+	if l.f != nil {
+		_ = l.f.Close()
+	}
 }
 
 // readsAtOnce bounds the buffers readNow reads in one call: a process that
@@ -277,8 +297,12 @@ func settle(logs ...*outputLog) {
 }
 
 // write appends p, dropping the head of the stream whenever the file holds
-// limit bytes of it. A write the disk refuses loses that part of the stream.
+// limit bytes of it. A write the disk refuses loses that part of the stream;
+// a log whose file could not be created loses all of it.
 func (l *outputLog) write(p []byte) {
+	if l.f == nil {
+		return
+	}
 	for len(p) > 0 {
 		if l.kept >= l.limit {
 			l.dropHead()

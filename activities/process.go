@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"golang.org/x/sys/unix"
 
 	"playbook/interpreter/contract"
@@ -184,15 +185,15 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	if !created {
 		_ = os.Remove(run.errorFile)
 	}
-	stdout, outEnd, err := openOutputLog(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
+	stdout, outEnd, err := newStream(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
-		return run, logFileFailure(a.LogDir, err)
+		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
 	}
-	stderr, errEnd, err := openOutputLog(run.stderrPath, a.maxLogBytes(), redactorOf(ctx))
+	stderr, errEnd, err := newStream(run.stderrPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		_ = outEnd.Close()
 		settle(stdout)
-		return run, logFileFailure(a.LogDir, err)
+		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
 	}
 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
@@ -220,6 +221,12 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	// The process holds the streams' write ends now: the copies end with it.
 	_ = outEnd.Close()
 	_ = errEnd.Close()
+	// The log files are created while the process starts up (newStream).
+	// The directory holding them exists before the process starts, for the
+	// process may write in it (PLAYBOOK_LOG_DIR, PLAYBOOK_ERROR_FILE), and
+	// a disk without room for it fails the attempt before its process runs.
+	_ = stdout.open()
+	_ = stderr.open()
 	if err != nil {
 		settle(stdout, stderr)
 		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
@@ -296,12 +303,18 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	// failed of the same full disk: the worker's failure, retried as a
 	// lost attempt. One that succeeded did its work: its outcome stands
 	// (run again, a step that is not idempotent would do it twice), with
-	// logs cut short.
-	if run.exitCode != 0 {
-		for _, l := range []*outputLog{stdout, stderr} {
-			if err := l.writeErr(); noSpace(err) {
-				return run, logSpaceFailure(a.LogDir, err)
-			}
+	// logs cut short (or none, when its log file could not be created),
+	// which the worker's log says.
+	for _, l := range []*outputLog{stdout, stderr} {
+		err := l.writeErr()
+		if err == nil {
+			continue
+		}
+		if run.exitCode != 0 && noSpace(err) {
+			return run, logSpaceFailure(a.LogDir, err)
+		}
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("the attempt's output could not all be kept in its log; the attempt's outcome stands", "log", l.path, "error", err)
 		}
 	}
 	return run, nil
