@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/activity"
@@ -13,19 +14,29 @@ import (
 )
 
 // BenchmarkConcurrentRuns is `make bench`'s 200 concurrent 5-step runs
-// alone, playbook then hand-written, each b.N times: the figure to profile
-// (-cpuprofile) for where a run's start and first workflow task go.
+// alone, playbook and hand-written taking turns going first, each b.N
+// times: the figure to profile (-cpuprofile) for where a run's start and
+// first workflow task go. Besides the medians it prints each round's
+// ratio: on two cores they spread widely from round to round.
 func BenchmarkConcurrentRuns(b *testing.B) {
 	defer inProcessBenchWorker(b)()
 	const runs, steps = 200, 5
 	f := figures{}
-	for range b.N {
-		f.add("playbook", concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep))))
-		f.add("native", concurrentRuns(b, tc, runs, BenchNativeChain, steps))
+	for round := range b.N {
+		inTurn(round,
+			func() {
+				f.add("playbook", concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep))))
+			},
+			func() { f.add("native", concurrentRuns(b, tc, runs, BenchNativeChain, steps)) })
 	}
 	b.StopTimer()
 	fmt.Printf("concurrent %d runs of %d steps: playbook %.1f runs/s, native %.1f runs/s (%.2fx)\n", runs, steps,
 		f.median("playbook"), f.median("native"), f.median("playbook")/f.median("native"))
+	rounds := make([]string, b.N)
+	for i := range rounds {
+		rounds[i] = fmt.Sprintf("%.2f", f["playbook"][i]/f["native"][i])
+	}
+	fmt.Printf("each round's ratio: %s\n", strings.Join(rounds, " "))
 }
 
 // BenchmarkLoop is `make bench`'s loop of 1,000 `sh -c true` elements,
