@@ -2,9 +2,7 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,7 +42,7 @@ func TestLogFileWithoutRoomAfterTheStart(t *testing.T) {
 		{"echo out; echo err >&2; touch \"$MARK\"", false},
 		{"echo out; echo err >&2; touch \"$MARK\"; exit 1", true},
 	} {
-		a := &Activities{LogDir: inodesFor(t, 4)} // the root, wf-1, s and one file
+		a := &Activities{LogDir: proctest.Tmpfs(t, "size=1m,nr_inodes=4")} // the root, wf-1, s and one file
 		mark := filepath.Join(t.TempDir(), "ran")
 		o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": tc.command, "env": map[string]any{"MARK": mark}}), 1)
 		require.FileExists(t, mark, "the process ran")
@@ -90,18 +88,4 @@ func TestLogFilesOfAProcessThatCannotStart(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, info.Size())
 	}
-}
-
-// inodesFor is a tmpfs that holds n inodes, its root's included.
-func inodesFor(t *testing.T, n int) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=1m,nr_inodes=%d", n), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
-	return dir
 }

@@ -187,13 +187,13 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	}
 	stdout, outEnd, err := newStream(run.stdoutPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
-		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
+		return run, logFileFailure(a.LogDir, err)
 	}
 	stderr, errEnd, err := newStream(run.stderrPath, a.maxLogBytes(), redactorOf(ctx))
 	if err != nil {
 		_ = outEnd.Close()
 		settle(stdout)
-		return run, &contract.StepError{Type: contract.ErrTool, Message: err.Error()}
+		return run, logFileFailure(a.LogDir, err)
 	}
 
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
@@ -320,8 +320,8 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	return run, nil
 }
 
-// logFileFailure is the failure of an attempt whose log file could not be
-// created.
+// logFileFailure is the failure of an attempt whose log (its file, or the
+// pipe its stream goes through) could not be created.
 func logFileFailure(logDir string, err error) *contract.StepError {
 	if noSpace(err) {
 		return logSpaceFailure(logDir, err)
