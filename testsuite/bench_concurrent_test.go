@@ -16,8 +16,9 @@ import (
 // BenchmarkConcurrentRuns is `make bench`'s 200 concurrent 5-step runs
 // alone, playbook and hand-written taking turns going first, each b.N
 // times: the figure to profile (-cpuprofile) for where a run's start and
-// first workflow task go. Besides the medians it prints each round's
-// ratio: on two cores they spread widely from round to round.
+// first workflow task go. Besides the medians it prints the CPU a run
+// cost each side, and each round's ratio: on two cores they spread widely
+// from round to round.
 func BenchmarkConcurrentRuns(b *testing.B) {
 	defer inProcessBenchWorker(b)()
 	const runs, steps = 200, 5
@@ -25,13 +26,21 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 	for round := range b.N {
 		inTurn(round,
 			func() {
-				f.add("playbook", concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep))))
+				r := concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep)))
+				f.add("playbook", r.perSecond)
+				f.add("playbook cpu", r.cpuMs)
 			},
-			func() { f.add("native", concurrentRuns(b, tc, runs, BenchNativeChain, steps)) })
+			func() {
+				r := concurrentRuns(b, tc, runs, BenchNativeChain, steps)
+				f.add("native", r.perSecond)
+				f.add("native cpu", r.cpuMs)
+			})
 	}
 	b.StopTimer()
 	fmt.Printf("concurrent %d runs of %d steps: playbook %.1f runs/s, native %.1f runs/s (%.2fx)\n", runs, steps,
 		f.median("playbook"), f.median("native"), f.median("playbook")/f.median("native"))
+	fmt.Printf("CPU a run (server, worker, client, steps): playbook %.1f ms, native %.1f ms (%.2fx)\n",
+		f.median("playbook cpu"), f.median("native cpu"), f.median("playbook cpu")/f.median("native cpu"))
 	rounds := make([]string, b.N)
 	for i := range rounds {
 		rounds[i] = fmt.Sprintf("%.2f", f["playbook"][i]/f["native"][i])
