@@ -320,7 +320,7 @@ func embeddedRun(t *testing.T, file string) (cmd *exec.Cmd, await func(re string
 				}
 			case <-deadline:
 				_ = cmd.Process.Kill()
-				t.Fatalf("no line matching %q within %s", re, within)
+				t.Fatalf("no line matching %q within %s; it printed meanwhile:\n%s", re, within, strings.Join(seen, "\n"))
 			}
 		}
 	}
