@@ -21,29 +21,20 @@ import (
 // from round to round.
 func BenchmarkConcurrentRuns(b *testing.B) {
 	defer inProcessBenchWorker(b)()
-	const runs, steps = 200, 5
 	f := figures{}
 	for round := range b.N {
-		inTurn(round,
-			func() {
-				r := concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep)))
-				f.add("playbook", r.perSecond)
-				f.add("playbook cpu", r.cpuMs)
-			},
-			func() {
-				r := concurrentRuns(b, tc, runs, BenchNativeChain, steps)
-				f.add("native", r.perSecond)
-				f.add("native cpu", r.cpuMs)
-			})
+		concurrentRound(b, f, round)
 	}
 	b.StopTimer()
-	fmt.Printf("concurrent %d runs of %d steps: playbook %.1f runs/s, native %.1f runs/s (%.2fx)\n", runs, steps,
-		f.median("playbook"), f.median("native"), f.median("playbook")/f.median("native"))
+	p, n := "concurrent playbook runs/s", "concurrent native runs/s"
+	pc, nc := "concurrent playbook cpu ms/run", "concurrent native cpu ms/run"
+	fmt.Printf("concurrent %d runs of %d steps: playbook %.1f runs/s, native %.1f runs/s (%.2fx)\n", concurrentN, concurrentSteps,
+		f.median(p), f.median(n), f.median(p)/f.median(n))
 	fmt.Printf("CPU a run (server, worker, client, steps): playbook %.1f ms, native %.1f ms (%.2fx)\n",
-		f.median("playbook cpu"), f.median("native cpu"), f.median("playbook cpu")/f.median("native cpu"))
+		f.median(pc), f.median(nc), f.median(pc)/f.median(nc))
 	rounds := make([]string, b.N)
 	for i := range rounds {
-		rounds[i] = fmt.Sprintf("%.2f", f["playbook"][i]/f["native"][i])
+		rounds[i] = fmt.Sprintf("%.2f", f[p][i]/f[n][i])
 	}
 	fmt.Printf("each round's ratio: %s\n", strings.Join(rounds, " "))
 }

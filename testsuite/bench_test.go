@@ -320,6 +320,27 @@ func concurrentRuns(b *testing.B, c client.Client, n int, wf any, args ...any) c
 	return concurrency{perSecond: float64(n) / wall.Seconds(), cpuMs: used * 1000 / float64(n)}
 }
 
+// concurrentN runs of concurrentSteps steps each are what the concurrent
+// figure starts at once.
+const concurrentN, concurrentSteps = 200, 5
+
+// concurrentRound runs the concurrent figure once for the playbook and
+// once for the hand-written chain, in turn, and adds each side's runs/s
+// and CPU a run to f ("concurrent playbook runs/s", "concurrent native
+// cpu ms/run", ...).
+func concurrentRound(b *testing.B, f figures, round int) {
+	side := func(name string, wf any, args ...any) func() {
+		return func() {
+			r := concurrentRuns(b, tc, concurrentN, wf, args...)
+			f.add("concurrent "+name+" runs/s", r.perSecond)
+			f.add("concurrent "+name+" cpu ms/run", r.cpuMs)
+		}
+	}
+	inTurn(round,
+		side("playbook", contract.WorkflowName, pb(chainSource(concurrentSteps, shellStep))),
+		side("native", BenchNativeChain, concurrentSteps))
+}
+
 // loopOnOwnWorker runs a playbook loop on a `playbook worker` process of
 // its own, its logs in logDir, and returns the run and that worker's peak
 // RSS in MiB. The worker keeps large values in a store of the benchmark's
@@ -562,18 +583,7 @@ func benchRound(b *testing.B, f figures, stockClient client.Client, tmpfs string
 
 	// 200 runs at once, in turn (each round starts with the other side),
 	// in every round: a single round's order weighed on its ratio.
-	const runs, steps = 200, 5
-	inTurn(round,
-		func() {
-			r := concurrentRuns(b, tc, runs, contract.WorkflowName, pb(chainSource(steps, shellStep)))
-			f.add("concurrent playbook runs/s", r.perSecond)
-			f.add("concurrent playbook cpu ms/run", r.cpuMs)
-		},
-		func() {
-			r := concurrentRuns(b, tc, runs, BenchNativeChain, steps)
-			f.add("concurrent native runs/s", r.perSecond)
-			f.add("concurrent native cpu ms/run", r.cpuMs)
-		})
+	concurrentRound(b, f, round)
 
 	noop := measure(b, tc, benchQueue, contract.WorkflowName, pb(chainSource(50, noopStep)))
 	f.add("noop chain 50 ms/step", ms(noop.wall)/50)
