@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"playbook/interpreter/spec/expr"
 
@@ -13,6 +14,13 @@ import (
 // exit-code rule's max_retries + 1): far above any real need, far below the
 // int32 Temporal's retry policy counts in.
 const MaxAttempts = 1_000_000
+
+// MinHeartbeatTimeout is the shortest heartbeat_timeout a step may have:
+// an attempt heartbeats 200ms after it starts, then every third of its
+// heartbeat timeout (activities' beatEvery), and a heartbeat has to reach
+// the server and be recorded before the timeout passes. Below a second a
+// loaded worker or server lets attempts that are running be declared lost.
+const MinHeartbeatTimeout = time.Second
 
 // CheckSubmit reports the first problem that makes a parsed playbook unfit
 // to start a run, beyond what Parse rejects. These checks came after runs
@@ -147,7 +155,7 @@ func (d *decoder) refuseIgnored(s *Step, x stepKeysState) {
 			d.refuse(k.node, "%s does not apply to a fail step: it runs on no worker, so no attempt of it can be lost", k.key)
 		}
 	}
-	if x.heartbeatNode != nil && s.HeartbeatTimeout == 0 {
-		d.refuse(x.heartbeatNode, "heartbeat_timeout must be more than 0 (leave it out for the default, 30s)")
+	if x.heartbeatNode != nil && s.HeartbeatTimeout < MinHeartbeatTimeout {
+		d.refuse(x.heartbeatNode, "heartbeat_timeout must be at least %s, not %s: a running attempt first heartbeats after 200ms, and a shorter silence would lose attempts whose worker is alive (leave it out for the default, 30s)", MinHeartbeatTimeout, s.HeartbeatTimeout)
 	}
 }

@@ -56,6 +56,20 @@ workflow:
     loop: {in: [1, 2]}
     tool: {kind: playbook, path: sub.yaml}
 `, `x.yaml:4: step "a": a playbook tool cannot run in a loop: write the loop inside the sub-playbook, or list its runs as steps`},
+		{"heartbeat_timeout below a second", `
+metadata: {name: x}
+workflow:
+  - step: a
+    heartbeat_timeout: 500ms
+    tool: {kind: shell, command: "sleep 3"}
+`, `x.yaml:5: step "a": heartbeat_timeout must be at least 1s, not 500ms: a running attempt first heartbeats after 200ms, and a shorter silence would lose attempts whose worker is alive (leave it out for the default, 30s)`},
+		{"heartbeat_timeout 0", `
+metadata: {name: x}
+workflow:
+  - step: a
+    heartbeat_timeout: 0s
+    tool: {kind: shell, command: "true"}
+`, `x.yaml:5: step "a": heartbeat_timeout must be at least 1s, not 0s: a running attempt first heartbeats after 200ms, and a shorter silence would lose attempts whose worker is alive (leave it out for the default, 30s)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +81,9 @@ workflow:
 	pb, err := Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - {step: a, retry: 1000000, tool: {kind: shell, command: 'true'}}\n"))
 	require.NoError(t, err)
 	require.NoError(t, pb.CheckSubmit(), "the bound itself is allowed")
+	pb, err = Parse("x.yaml", []byte("metadata: {name: x}\nworkflow:\n  - {step: a, heartbeat_timeout: 1s, tool: {kind: shell, command: 'true'}}\n"))
+	require.NoError(t, err)
+	require.NoError(t, pb.CheckSubmit(), "a heartbeat_timeout of the floor itself is allowed")
 }
 
 // Keys written alike (1 and "1") were already refused by the YAML decoder;
