@@ -86,7 +86,8 @@ type ReusePlan struct {
 // routing, the workload values, files and run fields it reads) and no
 // step upstream of it runs. from, when given, runs again with everything
 // downstream of it. A step no branch led to (skipped with no failure
-// behind it) does not make its dependants run. `end` always runs. The
+// behind it) does not make its dependants run, unless a reused step's
+// arcs, evaluated again, lead to it now. `end` always runs. The
 // reused steps' `next` are evaluated again, on their reused results with
 // the new playbook and workload (TakenNext of the states in Reuse); a
 // step the new arcs no longer lead to is not reused.
@@ -97,6 +98,10 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 	}
 	why := map[string]string{}
 	inputs := map[string][]string{}
+	// quiet: the steps skipped before with no failure behind them, which
+	// run without making their dependants run, as long as no branch
+	// leads to them in the new run.
+	quiet := map[string]bool{}
 	// propagates: the steps that run, and so make their dependants run.
 	var propagates []string
 	for _, s := range p.Steps {
@@ -112,38 +117,54 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 		if w != "" && !q {
 			propagates = append(propagates, s.Name)
 		}
+		quiet[s.Name] = w != "" && q
 	}
-	// One walk along the arcs: whatever is downstream of a step that runs
-	// runs too, said of the first such step found.
-	for len(propagates) > 0 {
-		n := propagates[0]
-		propagates = propagates[1:]
-		for _, a := range p.Outgoing(n) {
-			if why[a.To] == "" || why[a.To] == skippedBefore || why[a.To] == pendingBefore {
-				why[a.To] = "upstream " + n + " runs again"
-				propagates = append(propagates, a.To)
+	for {
+		// One walk along the arcs: whatever is downstream of a step that
+		// runs runs too, said of the first such step found.
+		for len(propagates) > 0 {
+			n := propagates[0]
+			propagates = propagates[1:]
+			for _, a := range p.Outgoing(n) {
+				if why[a.To] == "" || why[a.To] == skippedBefore || why[a.To] == pendingBefore {
+					why[a.To] = "upstream " + n + " runs again"
+					quiet[a.To] = false
+					propagates = append(propagates, a.To)
+				}
 			}
 		}
-	}
-	plan := &ReusePlan{Reuse: map[string]*contract.StepState{}, inputs: inputs}
-	for _, s := range p.Steps {
-		d := ReuseDecision{Step: s.Name, Reused: why[s.Name] == "", Why: why[s.Name]}
-		if d.Reused {
-			plan.Reuse[s.Name] = earlier[s.Name]
+		plan := &ReusePlan{Reuse: map[string]*contract.StepState{}, inputs: inputs}
+		for _, s := range p.Steps {
+			d := ReuseDecision{Step: s.Name, Reused: why[s.Name] == "", Why: why[s.Name]}
+			if d.Reused {
+				plan.Reuse[s.Name] = earlier[s.Name]
+			}
+			plan.Decisions = append(plan.Decisions, d)
 		}
-		plan.Decisions = append(plan.Decisions, d)
+		led := reroute(now, plan)
+		// A step skipped before that a reused step's arcs, evaluated
+		// again, now lead to runs: what is downstream of it read it
+		// skipped, and runs again too. Until no such step is left.
+		for _, s := range p.Steps {
+			if quiet[s.Name] && led[s.Name] {
+				quiet[s.Name] = false
+				propagates = append(propagates, s.Name)
+			}
+		}
+		if len(propagates) == 0 {
+			plan.Warnings = cleanupWarnings(p, plan.Reuse, earlier)
+			return plan, nil
+		}
 	}
-	reroute(now, plan)
-	plan.Warnings = cleanupWarnings(p, plan.Reuse, earlier)
-	return plan, nil
 }
 
 // reroute evaluates the `next` of the reused steps again, as the new run
 // will see them (its playbook, workload and logical time, the reused
 // results), into the states plan.Reuse carries; then it drops a reused
 // step no arc leads to any more (NotLedTo). A condition that cannot be
-// evaluated leaves TakenNext nil, and the run evaluates it again.
-func reroute(now RetrySide, plan *ReusePlan) {
+// evaluated leaves TakenNext nil, and the run evaluates it again. It
+// returns the steps an arc may lead to in the new run.
+func reroute(now RetrySide, plan *ReusePlan) (led map[string]bool) {
 	p := now.Playbook
 	var opts []RunOption
 	if t, err := time.Parse(time.RFC3339, now.LogicalTime); err == nil {
@@ -168,7 +189,7 @@ func reroute(now RetrySide, plan *ReusePlan) {
 	// led: the steps an arc may lead to in the new run, from the steps
 	// with no arc into them on: a reused step's taken arcs, and every arc
 	// of a step that runs (which arcs it takes is for the run).
-	led := map[string]bool{}
+	led = map[string]bool{}
 	for changed := true; changed; {
 		changed = false
 		for _, s := range p.Steps {
@@ -194,6 +215,7 @@ func reroute(now RetrySide, plan *ReusePlan) {
 		}
 	}
 	plan.Reuse = states
+	return led
 }
 
 // ReusableSteps is PlanReuse of the same playbook and workload: every

@@ -205,6 +205,72 @@ workflow:
 	require.NotNil(t, plan.Reuse["big"])
 }
 
+// A step no branch led to before, that a reused step's arcs lead to now,
+// runs: the steps downstream of it read it skipped, and run again too
+// (a join reused here kept the result it made without it).
+func TestPlanReuseRunsWhatAStepNowLedToFeeds(t *testing.T) {
+	src := `metadata: {name: t}
+workload: {go_b: false}
+workflow:
+  - step: a
+    tool: {kind: noop, result: 1}
+    next:
+      - when: "workload.go_b"
+        then: [b]
+      - else: [c]
+  - {step: b, tool: {kind: noop, result: "b ran"}, next: d}
+  - {step: c, tool: {kind: noop, result: "c ran"}, next: d}
+  - {step: d, tool: {kind: noop, result: "b {{ steps.b.status }}"}, next: e}
+  - {step: e, tool: {kind: noop}}
+`
+	earlier := map[string]*contract.StepState{
+		"a": {Status: contract.StatusCompleted, Result: 1.0, TakenNext: []string{"c"}},
+		"b": {Status: contract.StatusSkipped},
+		"c": {Status: contract.StatusCompleted, Result: "c ran", TakenNext: []string{"d"}},
+		"d": {Status: contract.StatusCompleted, Result: "b skipped", TakenNext: []string{"e"}},
+		"e": {Status: contract.StatusCompleted, TakenNext: []string{}},
+	}
+	before := side(t, src, nil, "", "")
+	for _, c := range []struct {
+		name string
+		set  map[string]any
+		want []string
+	}{
+		{"routed as before", nil, []string{"a: ", "b: skipped before", "c: ", "d: ", "e: ", "end: the end step always runs"}},
+		{"routed to b now", map[string]any{"go_b": true}, []string{"a: ", "b: skipped before", "c: no branch leads to it now",
+			"d: upstream b runs again", "e: upstream d runs again", "end: the end step always runs"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			now := side(t, src, c.set, "", "")
+			plan, err := PlanReuse(before, now, earlier, "")
+			require.NoError(t, err)
+			var got []string
+			for _, d := range plan.Decisions {
+				got = append(got, d.Step+": "+d.Why)
+				require.Equal(t, d.Why == "", plan.Reuse[d.Step] != nil, d.Step)
+			}
+			require.Equal(t, c.want, got)
+
+			// The new run, as the workflow runs it with this plan.
+			r := NewRun(now.Playbook, now.Workload, "t-2", func() time.Time { return time.Time{} })
+			r.Reuse(plan.Reuse)
+			for ready := r.Ready(); len(ready) > 0; ready = r.Ready() {
+				for _, s := range ready {
+					tool, err := r.RenderTool(s)
+					require.NoError(t, err)
+					r.Complete(s.Name, tool["result"], 1)
+				}
+			}
+			if c.set != nil {
+				require.Equal(t, "b ran", r.State("b").Result)
+				require.Equal(t, "b completed", r.State("d").Result, "d ran after b, not reused from when b was skipped")
+			} else {
+				require.Equal(t, contract.StatusReused, r.State("d").Status)
+			}
+		})
+	}
+}
+
 // A loop whose list alone changed runs for its elements; one whose tool
 // changed runs whole, and says so first.
 func TestPlanReuseJudgesALoopsListApart(t *testing.T) {
