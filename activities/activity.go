@@ -288,11 +288,13 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		}
 	}
 	if o.Err == nil && !d.Retry && d.Why == "" {
+		out := &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt, Files: o.Files}
 		if in.Local != nil {
 			keepLocalAttempts(in, log, false)
+			out.ItemSHA256 = in.ItemSHA256
 		}
 		watch.ended(transitionCompleted, nil)
-		return &contract.StepOutput{Result: o.Result, Attempts: attempt, AttemptErrors: log.Failed, LogsAt: a.LogsAt, Files: o.Files}, nil
+		return out, nil
 	}
 	stepErr := o.Err
 	if stepErr == nil { // a success that retry_when keeps polling

@@ -243,6 +243,24 @@ func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id,
 			if dc.FromPayload(a.GetResult().GetPayloads()[0], &out) == nil {
 				done[key] = append(done[key], doneElement{out.Result, out.Files})
 			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			// A local element's local activity: its marker holds its
+			// result, which gives its item's digest back; its summary is
+			// its name, as an activity's ID is.
+			a := e.GetMarkerRecordedEventAttributes()
+			result := a.GetDetails()[localActivityResult].GetPayloads()
+			if a.GetMarkerName() != localActivityMarker || a.GetFailure() != nil || len(result) != 1 {
+				continue
+			}
+			var summary string
+			if dc.FromPayload(e.GetUserMetadata().GetSummary(), &summary) != nil || !strings.HasPrefix(summary, prefix) {
+				continue
+			}
+			var out contract.StepOutput
+			if dc.FromPayload(result[0], &out) == nil && out.ItemSHA256 != "" {
+				key := "item " + out.ItemSHA256
+				done[key] = append(done[key], doneElement{out.Result, out.Files})
+			}
 		case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
 			a := e.GetChildWorkflowExecutionStartedEventAttributes()
 			if a.GetWorkflowType().GetName() == contract.LoopWorkflowName && isDriverOf(a.GetWorkflowExecution().GetWorkflowId(), id, step) {
@@ -256,6 +274,11 @@ func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id,
 	}
 	return more, nil
 }
+
+// localActivityMarker and localActivityResult are the name of the marker
+// the Temporal SDK records for a local activity that ended, and the key of
+// its details that holds the activity's result.
+const localActivityMarker, localActivityResult = "LocalActivity", "result"
 
 // doneElement is what an element that completed gave: its result and the
 // files it handed on, at the keys of the run it ran in.

@@ -112,6 +112,34 @@ func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 	}
 }
 
+// A retried loop of local elements runs only the element that failed, as
+// one of activities does: a local activity's marker holds no input, and
+// the elements are matched by the item digest their results give back;
+// in the workflow (300 elements) and in the loop's driver (600).
+func TestRetryRunsOnlyTheFailedLocalElements(t *testing.T) {
+	parallel(t)
+	for _, n := range []int{300, 600} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			src := strings.Replace(markedLoop(n), "  - step: checksum\n", "  - step: checksum\n    local: true\n", 1)
+			require.Contains(t, src, "local: true")
+			file := writePlaybook(t, dir, "p.yaml", src)
+			_, agg, errOut := failThenRetry(t, file, dir)
+			require.Contains(t, errOut, fmt.Sprintf("  checksum  1 of %d elements run (failed before), %d reused\n", n, n-1))
+			require.Equal(t, "completed", agg.Status)
+			all, again := countMarks(t, dir, "7")
+			require.Equal(t, n+1, all, "one element ran again")
+			require.Equal(t, 2, again, "the one that failed")
+			results, ok := agg.Steps["checksum"].Result.([]any)
+			require.True(t, ok, "the loop's result is whole: %v", agg.Steps["checksum"].Result)
+			require.Len(t, results, n)
+			for i, r := range results {
+				require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
+			}
+		})
+	}
+}
+
 // A retried loop of 10,000 elements whose results fit the loop's budget
 // (they print nothing, but the one that failed, which says "new" once it
 // ran again): the retry's history carries the reused results once, in its

@@ -187,6 +187,12 @@ type StepOutput struct {
 	AttemptErrors []AttemptRecord `json:"attempt_errors,omitempty"`
 	// Files are the files the attempt uploaded, by their path.
 	Files map[string]FileRef `json:"files,omitempty"`
+	// ItemSHA256 is a local loop element's StepInput.ItemSHA256, given
+	// back: a local activity's marker records its result and not its
+	// input, and a retry matches the elements that completed by it.
+	// Absent for an activity (its scheduled event holds its input) and
+	// in a run from before.
+	ItemSHA256 string `json:"item_sha256,omitempty"`
 }
 
 // FailureDetails ride on a failed attempt's application error.
