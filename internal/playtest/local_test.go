@@ -28,3 +28,35 @@ func TestLocalStepCasesPass(t *testing.T) {
 		require.True(t, r.Passed, "%s: %v\n%s", name, r.Problems, r.Steps)
 	}
 }
+
+// A local step's retry beside an ordinary step: the local attempt's end
+// and the ordinary step's result reached the workflow in either order
+// from one run to the next, and the determinism check, which held only
+// activities' results to the first run's order, failed most runs of the
+// case ("the first run was given activity remote's result, the second
+// issued local retry timer"). Each of ten runs of the case passes.
+func TestLocalRetryBesideAnActivityIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+workflow:
+  - step: flaky
+    local: true
+    tool: {kind: shell, command: "true"}
+    retry: {max_attempts: 3, initial_delay: 100ms}
+  - step: remote
+    tool: {kind: shell, command: "true"}
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.test.yaml"), []byte(`cases:
+  - name: local retry beside a remote step
+    mocks:
+      flaky: {attempts: [{error: {exit_code: 1}}, {result: {stdout: ""}}]}
+      remote: {result: {stdout: ""}}
+    expect:
+      status: completed
+      steps: {flaky: {status: completed, attempts: 2}}
+`), 0o644))
+	for i := range 10 {
+		r := runNamed(t, filepath.Join(dir, "p.test.yaml"), "local retry beside a remote step")
+		require.True(t, r.Passed, "run %d: %v\n%s", i+1, r.Problems, r.Steps)
+	}
+}

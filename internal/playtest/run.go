@@ -470,6 +470,16 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 		tr.note(info.WorkflowExecution.ID, "given activity %s's %s", info.ActivityID, outcome(err))
 		wake()
 	})
+	// A local activity's attempts run on goroutines of their own too, and
+	// a failed one's retry delay is a timer in the test environment
+	// (summarised "Sleep"): its results are held to the first run's order
+	// as an activity's are. (The test environment gives this listener no
+	// error, failed attempts included.)
+	env.SetOnLocalActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) {
+		order.delivered(info.WorkflowExecution.ID, info.ActivityID)
+		tr.note(info.WorkflowExecution.ID, "given local activity %s's end", info.ActivityID)
+		wake()
+	})
 	env.SetOnTimerFiredListener(func(string) { wake() })
 	env.SetOnTimerScheduledListener(func(string, time.Duration) { wake() })
 	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, err error) {
