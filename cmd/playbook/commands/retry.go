@@ -90,14 +90,22 @@ func (a *app) retryCommand() *cobra.Command {
 				}
 				if dryRun {
 					return out.print(w, r.PlanData(req.Run), func(w io.Writer) {
-						fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.Run, countOf(len(r.Reused), "step"))
+						reused := countOf(len(r.Reused), "step")
+						if within := reusedWithin(r.Plan.Decisions); within != "" {
+							reused += ", and " + within + " within the steps that run,"
+						}
+						fmt.Fprintf(w, "Retrying %s would reuse %s and run the rest (dry run: nothing started):\n", req.Run, reused)
 						fmt.Fprintln(w, strings.Join(decisionLines(r.Plan), "\n"))
 					})
 				}
 				conn.warnWithoutWorker(c.ctx, a.conn.taskQueue, r.Playbook, c.stderr)
-				if len(r.Reused) == 0 {
+				within := reusedWithin(r.Plan.Decisions)
+				switch {
+				case len(r.Reused) == 0 && within == "":
 					fmt.Fprintf(w, "Retrying %s as %s; no completed step to reuse: every step runs.\n", req.Run, r.Run.GetID())
-				} else {
+				case len(r.Reused) == 0:
+					fmt.Fprintf(w, "Retrying %s as %s; no step is reused whole, but the steps that run reuse %s that completed:\n", req.Run, r.Run.GetID(), within)
+				default:
 					fmt.Fprintf(w, "Retrying %s as %s, reusing %s: %s\n", req.Run, r.Run.GetID(), countOf(len(r.Reused), "completed step"), strings.Join(r.Reused, ", "))
 				}
 				fmt.Fprintln(w, strings.Join(decisionLines(r.Plan), "\n"))
@@ -121,6 +129,36 @@ func (a *app) retryCommand() *cobra.Command {
 	fs.StringVar(&reason, "reason", "", "why: recorded in the new run's events, status and Web UI details")
 	strictFlag(fs, &strict)
 	return cmd
+}
+
+// reusedWithin says what the steps that run reuse within them: loop
+// elements, and a sub-playbook child's steps, at every level ("4 loop
+// elements and 2 steps of sub-playbooks"); "" when nothing.
+func reusedWithin(decisions []engine.ReuseDecision) string {
+	var elements, steps int
+	var count func([]engine.ReuseDecision, bool)
+	count = func(ds []engine.ReuseDecision, child bool) {
+		for _, d := range ds {
+			if d.Reused && child {
+				steps++
+			}
+			if d.Elements != nil {
+				elements += d.Elements.Reused
+			}
+			count(d.Child, true)
+		}
+	}
+	count(decisions, false)
+	var parts []string
+	if elements == 1 {
+		parts = append(parts, "1 loop element")
+	} else if elements > 1 {
+		parts = append(parts, thousands(elements)+" loop elements")
+	}
+	if steps > 0 {
+		parts = append(parts, countOf(steps, "step")+" of sub-playbooks")
+	}
+	return strings.Join(parts, " and ")
 }
 
 // decisionLines are a retry's decisions, one line per step: "reused", or
