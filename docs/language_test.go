@@ -1,6 +1,7 @@
 // Package docs_test checks that the documentation matches the project:
 // docs/LANGUAGE.md names every key the parser accepts, its whole-playbook
-// examples validate, and no Markdown file links outside the repository.
+// examples validate, GETTING_STARTED's mistakes are told as it shows them,
+// and no Markdown file links outside the repository.
 package docs_test
 
 import (

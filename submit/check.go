@@ -216,6 +216,13 @@ func newExprCheck(pos int, s *spec.Step, line int, what, src string, scope expr.
 	return x
 }
 
+// anyBroken tells whether a step's keys did not all decode
+// (spec.Playbook.Broken): its arcs may be missing, and which step is
+// upstream of which is not known.
+func (c *checker) anyBroken() bool {
+	return slices.ContainsFunc(c.pb.Steps, func(s *spec.Step) bool { return c.pb.Broken(s.Name) })
+}
+
 // expr checks one expression: the steps it reads are upstream, the
 // workload keys it reads are declared, and it type-checks.
 func (c *checker) expr(x *exprCheck) spec.Errors {
@@ -242,6 +249,9 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 		if x.s != nil && name == x.s.Name {
 			errs = append(errs, at("reads steps.%s, the step itself, which has not run yet (its own next, retry_when and stop_when may read it)", name))
 			continue
+		}
+		if c.anyBroken() {
+			continue // a step whose keys did not decode may have lost the arc: its own error says so
 		}
 		reader := "it"
 		if x.s != nil {

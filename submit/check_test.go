@@ -507,3 +507,18 @@ func TestTriggerIsReadOnlyWithTriggers(t *testing.T) {
 	_, err = ParseStrict("x.yaml", []byte(with+fmt.Sprintf(step, "run")), "")
 	require.EqualError(t, err, `x.yaml:5: step "a": tool: "trigger.run": unknown field run (1:9)`)
 }
+
+// A step whose `next` is misspelt has lost its arc: the step after it,
+// reading it, is not told that it is not upstream (the one mistake is told
+// once, as docs/GETTING_STARTED.md shows).
+func TestAMisspeltNextIsToldOnce(t *testing.T) {
+	_, err := ParseStrict("n.yaml", []byte(`metadata: {name: n}
+workflow:
+  - step: greet
+    tool: {kind: noop, result: hi}
+    nxt: shout
+  - step: shout
+    tool: {kind: noop, result: "{{ upper(steps.greet.result) }}"}
+`), "")
+	require.EqualError(t, err, `n.yaml:5: step "greet": unknown key "nxt" in a step (known: allow_failure, always, depends_on, desc, failure_handler, heartbeat_timeout, inputs, local, loop, lost_attempts, next, on_cancel, on_failure, on_lost, outputs, queue, reads, retries, retry, retry_delay, step, success_when, timeout, tool)`)
+}
