@@ -69,6 +69,9 @@ type StepMock struct {
 	Mocks map[string]*StepMock
 	// loop is the mocked step's loop, when When is given (Suite.check).
 	loop *spec.Loop
+	// timeout is the mocked step's timeout (Suite.check), 0 without one:
+	// an attempt that takes longer fails when it passes.
+	timeout time.Duration
 }
 
 // ElementWhen mocks the elements of a loop for which a template over the

@@ -60,3 +60,42 @@ workflow:
 		require.True(t, r.Passed, "run %d: %v\n%s", i+1, r.Problems, r.Steps)
 	}
 }
+
+// A mocked attempt that takes longer than its step's timeout fails with
+// execution_timeout when the timeout passes, as a real one is killed; the
+// retry decision sees it as any failure.
+func TestAMockThatOverrunsItsTimeoutTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	for _, local := range []string{"false", "true"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+local: `+local+`
+workflow:
+  - step: slow
+    timeout: 1s
+    retry: {max_attempts: 2, jitter: false}
+    tool: {kind: shell, command: "sleep 2"}
+`), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "p.test.yaml"), []byte(`cases:
+  - name: the first attempt overruns
+    mocks:
+      slow: {attempts: [{result: {stdout: ""}, takes: 2s}, {result: {stdout: "ok"}, takes: 500ms}]}
+    expect:
+      status: completed
+      steps: {slow: {status: completed, attempts: 2}}
+      assert:
+        - 'steps.slow.attempt_errors[0].error.type == "execution_timeout"'
+        - 'steps.slow.attempt_errors[0].error.message == "attempt 1 ran past its timeout of 1s and was killed"'
+        - 'date(steps.slow.ended_at) - date(steps.slow.started_at) == duration("2.5s")'
+  - name: every attempt overruns
+    mocks:
+      slow: {result: {stdout: ""}, takes: 1m}
+    expect:
+      status: failed
+      steps: {slow: {status: failed, attempts: 2, error_type: execution_timeout}}
+`), 0o644))
+		for _, name := range []string{"the first attempt overruns", "every attempt overruns"} {
+			r := runNamed(t, filepath.Join(dir, "p.test.yaml"), name)
+			require.True(t, r.Passed, "local: %s, %s: %v\n%s", local, name, r.Problems, r.Steps)
+		}
+	}
+}

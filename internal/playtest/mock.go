@@ -118,6 +118,11 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 	case a.Lost:
 		s.log.add("%s attempt %d: lost with its worker (mocked)", prefix, number)
 		return activities.ToolResult{Err: &contract.StepError{Type: contract.ErrHeartbeatTimeout, Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", number)}}, true, true
+	case in.Timeout > 0 && a.Takes > in.Timeout:
+		// As the activity says of an attempt its timeout killed.
+		msg := fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout)
+		s.log.add("%s attempt %d: fails with %s: %s (mocked: it takes %s)", prefix, number, contract.ErrExecutionTimeout, msg, a.Takes)
+		return activities.ToolResult{Err: &contract.StepError{Type: contract.ErrExecutionTimeout, Message: msg}}, false, true
 	case a.Error != nil:
 		o := a.Error.toolResult(in.Kind)
 		s.log.add("%s attempt %d: fails with %s: %s (mocked)", prefix, number, o.Err.Type, o.Err.Message)
@@ -297,14 +302,18 @@ func processResult(kind string, v any) any {
 // calling the real activity (and so the stand) when its time is up.
 func (s *stand) paceAttempts(env *testsuite.TestWorkflowEnvironment, run func(context.Context, contract.StepInput) (*contract.StepOutput, error)) {
 	paced := false
-	step := func(wfID, name string, attempts []*Attempt) {
+	step := func(wfID, name string, attempts []*Attempt, timeout time.Duration) {
 		if !slices.ContainsFunc(attempts, func(a *Attempt) bool { return a.Takes > 0 }) {
 			return
 		}
 		paced = true
 		match := mock.MatchedBy(func(in contract.StepInput) bool { return in.WorkflowID == wfID && in.Step == name })
 		for i, a := range attempts {
-			call := env.OnActivity(contract.RunStepName, mock.Anything, match).After(a.Takes).Return(run)
+			takes := a.Takes
+			if timeout > 0 {
+				takes = min(takes, timeout) // it is killed then (Attempt)
+			}
+			call := env.OnActivity(contract.RunStepName, mock.Anything, match).After(takes).Return(run)
 			if i < len(attempts)-1 {
 				call.Once()
 			}
@@ -314,9 +323,9 @@ func (s *stand) paceAttempts(env *testsuite.TestWorkflowEnvironment, run func(co
 	walk = func(wfID string, mocks map[string]*StepMock) {
 		for _, name := range sortedKeys(mocks) {
 			m := mocks[name]
-			step(wfID, name, m.Attempts)
+			step(wfID, name, m.Attempts, m.timeout)
 			for _, i := range slices.Sorted(maps.Keys(m.Elements)) {
-				step(wfID, fmt.Sprintf("%s[%d]", name, i), m.Elements[i].Attempts)
+				step(wfID, fmt.Sprintf("%s[%d]", name, i), m.Elements[i].Attempts, m.timeout)
 			}
 			if m.Mocks != nil {
 				walk(wfID+"."+name, m.Mocks)

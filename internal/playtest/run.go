@@ -250,6 +250,7 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 				if (m.Child != nil || m.Mocks != nil) && st.Tool.Kind != "playbook" {
 					errs.add(m.Line, c.Name, "mocks: step %q is not a sub-playbook: mock its attempts (result, error, lost, attempts)", prefix+name)
 				}
+				m.timeout = st.Timeout
 				if m.Elements != nil && st.Loop == nil {
 					errs.add(m.Line, c.Name, "mocks: step %q has no loop: elements are a loop's", prefix+name)
 				}
