@@ -111,10 +111,15 @@ func TestCtrlCDetaches(t *testing.T) {
 	for sc.Scan() && !strings.Contains(sc.Text(), "left") {
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	var after []string
 	for sc.Scan() {
+		after = append(after, sc.Text())
 	}
 	err = cmd.Wait()
 	require.Equal(t, 130, cmd.ProcessState.ExitCode(), "%v: %s", err, stderr.String())
+	for _, l := range after {
+		require.NotContains(t, l, "(run)", "the run goes on: nothing is said of its last events")
+	}
 	require.Contains(t, stderr.String(), "Detached from detach-1: the run continues. Follow it with `playbook events detach-1 --follow`, cancel it with `playbook cancel detach-1`.")
 	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, workflowStatus(t, "detach-1"))
 }

@@ -55,17 +55,23 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, p *prog
 	}()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
+	// finish tells the events the run's end left untold, unless following
+	// it was stopped (Ctrl-C): then the run goes on, and its caller says so.
+	finish := func(e ended) (*contract.Aggregate, error) {
+		if ctx.Err() == nil {
+			p.lastEvents(ctx, c, wr)
+		}
+		return e.agg, e.err
+	}
 	for {
 		select {
 		case e := <-done:
-			p.lastEvents(ctx, c, wr)
-			return e.agg, e.err
+			return finish(e)
 		case <-tick.C:
 			p.events(ctx, c, wr)
 			select {
 			case e := <-done:
-				p.lastEvents(ctx, c, wr)
-				return e.agg, e.err
+				return finish(e)
 			default:
 			}
 			p.retries(ctx, c, wr)
