@@ -3,8 +3,11 @@ package playtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +17,8 @@ import (
 
 // Record writes a test file with one case made from a real run: its
 // workload and logical time; its steps' attempts (results, errors, lost
-// attempts, how long they took) as mocks, a sub-playbook mocked whole;
+// attempts, how long they took, the files they handed on) as mocks, a
+// loop's element by element, a sub-playbook mocked whole;
 // the approvals, classifications and cancel it got as events; its
 // outcome as what the case expects. out is where the file goes, which
 // its playbook path is relative to; history, when given, is the run's
@@ -54,7 +58,12 @@ func Record(in contract.Input, agg *contract.Aggregate, name, out, history strin
 			continue
 		}
 		if m := recordMock(s, st); m != "" {
-			mocks = append(mocks, fmt.Sprintf("      %s: %s", s.Name, m))
+			// A loop's mock is a block of lines, the others one line.
+			sep := " "
+			if strings.HasPrefix(m, "\n") {
+				sep = ""
+			}
+			mocks = append(mocks, fmt.Sprintf("      %s:%s%s", s.Name, sep, m))
 		}
 		events = append(events, recordEvents(s, st, start)...)
 	}
@@ -129,46 +138,248 @@ func recordMock(s *spec.Step, st *contract.StepState) string {
 	if _, world := touchesWorld[s.Tool.Kind]; !world {
 		return ""
 	}
-	var attempts []string
+	if s.Loop != nil {
+		return recordLoop(st, s.Timeout)
+	}
+	var attempts []attempt
 	for _, r := range st.AttemptErrors {
-		if r.Lost {
-			attempts = append(attempts, "lost")
-			continue
-		}
-		a := "error: " + recordError(r.Error)
-		if r.RecoveryExitCode != nil {
-			a += fmt.Sprintf(", recovery_exit_code: %d", *r.RecoveryExitCode)
-		}
-		attempts = append(attempts, "{ "+a+" }")
+		attempts = append(attempts, failedAttempt(r))
 	}
 	switch st.Status {
 	case contract.StatusCompleted:
-		attempts = append(attempts, "{ result: "+flow(st.Result)+" }")
+		attempts = append(attempts, succeeded(st.Result, filePaths(st.Files)))
 	case contract.StatusFailed, contract.StatusPendingFailed:
 		if len(st.AttemptErrors) == 0 && st.Error != nil {
-			attempts = append(attempts, "{ error: "+recordError(*st.Error)+" }")
+			attempts = append(attempts, attempt{"error: " + recordError(*st.Error)})
 		}
 	case contract.StatusCancelled:
 		// It ran until it was cancelled, and would have run on.
-		attempts = append(attempts, "{ result: null }")
+		attempts = append(attempts, attempt{"result: null"})
 	}
 	if len(attempts) == 0 {
 		return ""
 	}
-	if st.StartedAt != nil && st.EndedAt != nil {
-		took := st.EndedAt.Sub(*st.StartedAt)
-		if st.Status == contract.StatusCancelled {
-			took += 24 * time.Hour
+	takeTime(attempts, took(st), s.Timeout)
+	texts := make([]string, len(attempts))
+	for i, a := range attempts {
+		texts[i] = a.String()
+	}
+	return "{ attempts: [" + strings.Join(texts, ", ") + "] }"
+}
+
+// attempt is a mocked attempt's fields, "key: value" each.
+type attempt []string
+
+// String writes the attempt as a flow mapping; a lost attempt that takes
+// no time is just "lost".
+func (a attempt) String() string {
+	if len(a) == 1 && a[0] == "lost: true" {
+		return "lost"
+	}
+	return "{ " + strings.Join(a, ", ") + " }"
+}
+
+// failedAttempt is a failed attempt as its mock gives it.
+func failedAttempt(r contract.AttemptRecord) attempt {
+	if r.Lost {
+		return attempt{"lost: true"}
+	}
+	a := attempt{"error: " + recordError(r.Error)}
+	if r.RecoveryExitCode != nil {
+		a = append(a, fmt.Sprintf("recovery_exit_code: %d", *r.RecoveryExitCode))
+	}
+	return a
+}
+
+// succeeded is a successful attempt with its result and the files it
+// handed on. The aggregate holds a file's size and sha256, not its
+// content: it is recorded empty, which is enough for a later step's
+// inputs to find it.
+func succeeded(result any, files []string) attempt {
+	a := attempt{"result: " + flow(result)}
+	if len(files) > 0 {
+		empty := make([]string, len(files))
+		for i, p := range files {
+			empty[i] = flow(p) + `: ""`
 		}
-		if took > 0 {
-			last := attempts[len(attempts)-1]
-			if last == "lost" {
-				last = "{ lost: true }"
-			}
-			attempts[len(attempts)-1] = strings.TrimSuffix(last, " }") + ", takes: " + took.String() + " }"
+		a = append(a, "files: { "+strings.Join(empty, ", ")+" }")
+	}
+	return a
+}
+
+// filePaths are the paths of the files a step handed on, in order.
+func filePaths(files map[string]contract.FileRef) []string {
+	return slices.Sorted(maps.Keys(files))
+}
+
+// took is how long the step ran, 0 when unknown; a cancelled step would
+// have run a day longer.
+func took(st *contract.StepState) time.Duration {
+	if st.StartedAt == nil || st.EndedAt == nil {
+		return 0
+	}
+	d := st.EndedAt.Sub(*st.StartedAt)
+	if st.Status == contract.StatusCancelled {
+		d += 24 * time.Hour
+	}
+	return d
+}
+
+// takeTime makes the last of attempts take d, the step's time, but no
+// longer than the step's timeout (0: none): an attempt is killed then.
+func takeTime(attempts []attempt, d, timeout time.Duration) {
+	if d <= 0 || len(attempts) == 0 {
+		return
+	}
+	if timeout > 0 {
+		d = min(d, timeout)
+	}
+	last := len(attempts) - 1
+	attempts[last] = append(slices.Clone(attempts[last]), "takes: "+d.String())
+}
+
+// maxRecordedElements bounds the elements a loop's recorded mock gives
+// by index for their results alone: a loop of 10,000 elements that each
+// gave another result writes the first 1,000, and the others take the
+// step's own mock. Elements that failed an attempt are always written
+// (the run's aggregate keeps a loop's first 100 failed attempts).
+const maxRecordedElements = 1000
+
+// elementLabel is the label a loop's element puts before its attempts'
+// errors ("element 2 of 3 (index 1): "), and the one a cancelled loop's
+// error ends with.
+var (
+	elementLabel   = regexp.MustCompile(`^element \d+ of \d+ \(index (\d+)\): `)
+	cancelledLabel = regexp.MustCompile(`\(index (\d+)\)$`)
+)
+
+// recordLoop is a loop step's attempts as its elements' mocks, since a
+// loop is mocked element by element. The step's own mock (the result
+// most elements gave, with their files) stands for the elements that
+// ran alike; the others are given by index: an element with failed
+// attempts (then its result), one whose result differs, and the element
+// that takes the step's time: the first for a loop that completed, the
+// first that failed or was cancelled for one that did not. A failed
+// loop's aggregate holds no result, so its elements give null.
+func recordLoop(st *contract.StepState, timeout time.Duration) string {
+	failedAttempts := map[int][]attempt{}
+	// gaveUp are the elements whose last failed attempt was their last:
+	// the retry decision, or the failure handler, gave up after it.
+	gaveUp := map[int]bool{}
+	for _, r := range st.AttemptErrors {
+		m := elementLabel.FindStringSubmatch(r.Error.Message)
+		if m == nil {
+			continue // the count of the failed attempts not kept
+		}
+		i, _ := strconv.Atoi(m[1])
+		r.Error.Message = strings.TrimPrefix(r.Error.Message, m[0])
+		failedAttempts[i] = append(failedAttempts[i], failedAttempt(r))
+		gaveUp[i] = !r.Lost && r.Recovery != "" && r.Recovery != contract.RecoveryRetried
+	}
+	files := map[int][]string{}
+	for _, key := range filePaths(st.Files) {
+		var i int
+		if _, err := fmt.Sscanf(key, "[%d]/", &i); err == nil {
+			files[i] = append(files[i], key[strings.Index(key, "/")+1:])
 		}
 	}
-	return "{ attempts: [" + strings.Join(attempts, ", ") + "] }"
+	results, _ := st.Result.([]any)
+	result := func(i int) attempt {
+		var r any
+		if i >= 0 && i < len(results) {
+			r = results[i]
+		}
+		return succeeded(r, files[i])
+	}
+
+	timed, failed := 0, -1
+	switch st.Status {
+	case contract.StatusFailed, contract.StatusPendingFailed:
+		if st.Error != nil {
+			d, _ := st.Error.Details.(map[string]any)
+			if i := intField(d, "index"); i != nil {
+				timed, failed = *i, *i
+			}
+			if failed >= 0 && len(failedAttempts[failed]) == 0 {
+				// Its failed attempts were past those the aggregate keeps.
+				var e contract.StepError
+				if b, err := json.Marshal(d["error"]); err == nil && json.Unmarshal(b, &e) == nil && e.Type != "" {
+					failedAttempts[failed] = []attempt{{"error: " + recordError(e)}}
+				}
+			}
+		}
+	case contract.StatusCancelled:
+		if st.Error != nil {
+			if m := cancelledLabel.FindStringSubmatch(st.Error.Message); m != nil {
+				timed, _ = strconv.Atoi(m[1])
+			}
+		}
+	}
+
+	// The step's own mock: the result most elements gave, the first of
+	// those given as often.
+	texts := make([]string, len(results))
+	own, most := result(-1), 0
+	count := map[string]int{}
+	for i := range results {
+		texts[i] = result(i).String()
+		if count[texts[i]]++; count[texts[i]] > most {
+			own, most = result(i), count[texts[i]]
+		}
+	}
+
+	// An element's failed attempts, then its result, unless it failed:
+	// the playbook's retry decision, given the same errors, stops where
+	// the run's did.
+	elements := map[int][]attempt{}
+	for i, a := range failedAttempts {
+		if i != failed && (!gaveUp[i] || st.Status == contract.StatusCompleted) {
+			a = append(a, result(i))
+		}
+		elements[i] = a
+	}
+	if d := took(st); d > 0 && (timed < len(results) || results == nil) {
+		if elements[timed] == nil {
+			elements[timed] = []attempt{result(timed)}
+		}
+		takeTime(elements[timed], d, timeout)
+	}
+	written, left := 0, 0
+	for i := range results {
+		if _, ok := elements[i]; ok || texts[i] == own.String() {
+			continue
+		}
+		if written == maxRecordedElements {
+			left++
+			continue
+		}
+		elements[i] = []attempt{result(i)}
+		written++
+	}
+
+	var b strings.Builder
+	for _, f := range own {
+		b.WriteString("\n        " + f)
+	}
+	if len(elements) > 0 {
+		b.WriteString("\n        elements:")
+		if left > 0 {
+			fmt.Fprintf(&b, "\n          # %d more elements gave other results: they are not written, and take the step's own mock", left)
+		}
+		for _, i := range slices.Sorted(maps.Keys(elements)) {
+			a := elements[i]
+			if len(a) == 1 {
+				fmt.Fprintf(&b, "\n          %d: %s", i, a[0])
+				continue
+			}
+			each := make([]string, len(a))
+			for j, x := range a {
+				each[j] = x.String()
+			}
+			fmt.Fprintf(&b, "\n          %d: { attempts: [%s] }", i, strings.Join(each, ", "))
+		}
+	}
+	return b.String()
 }
 
 // recordError is a failed attempt's error as a mock gives it: a process's

@@ -1,0 +1,157 @@
+package playtest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter/contract"
+)
+
+// bigLoop loops over workload.items; report runs when element 2's
+// result says so.
+const bigLoop = `metadata: { name: big-loop }
+workload: { items: [] }
+workflow:
+  - step: each
+    loop: { in: "workload.items", mode: sequential }
+    tool: { kind: shell, command: 'echo "$I"', env: { I: "{{ item }}" } }
+    retry: { max_attempts: 3 }
+    next:
+      - when: "steps.each.result[2].stdout == 'two'"
+        then: report
+  - step: report
+    tool: { kind: noop }
+`
+
+// recordFromCase runs a case of testFile and records the simulated run as
+// a case of out, as --record does a real run's.
+func recordFromCase(t *testing.T, testFile, name, out string) []byte {
+	t.Helper()
+	r := runNamed(t, testFile, name)
+	require.True(t, r.Passed, "%v", r.Problems)
+	s, err := Load(testFile)
+	require.NoError(t, err)
+	var c *Case
+	for _, x := range s.File.Cases {
+		if x.Name == name {
+			c = x
+		}
+	}
+	pb := filepath.Join(filepath.Dir(testFile), "p.yaml")
+	src, err := os.ReadFile(pb)
+	require.NoError(t, err)
+	in := contract.Input{File: pb, BaseDir: filepath.Dir(pb), Source: string(src), Workload: c.Set, LogicalTime: c.LogicalTime}
+	text, err := Record(in, r.Aggregate, "recorded", out, "")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(out, text, 0o644))
+	return text
+}
+
+// A loop of 1,500 elements that each gave another result is recorded
+// with the first 1,000 of them by index, the others taking the step's
+// own mock; an element that failed an attempt is written wherever it is.
+// The recorded case passes.
+func TestRecordBoundsALoopsElements(t *testing.T) {
+	const n = 1500
+	items := make([]string, n)
+	var mocks strings.Builder
+	for i := range n {
+		items[i] = fmt.Sprint(i)
+		switch i {
+		case 2:
+			mocks.WriteString("          2: { result: { stdout: two } }\n")
+		case 1400:
+			mocks.WriteString("          1400: { attempts: [{ error: { exit_code: 1, stderr: late } }, { result: { stdout: \"1400\" } }] }\n")
+		default:
+			fmt.Fprintf(&mocks, "          %d: { result: { stdout: \"%d\" } }\n", i, i)
+		}
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bigLoop), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: ["+strings.Join(items, ", ")+"] }\n"+
+		"    mocks:\n      each:\n        result: { stdout: none }\n        elements:\n"+mocks.String()+
+		"    expect:\n      steps:\n        each: { status: completed, attempts: 2 }\n        report: { status: completed }\n"), 0o644))
+
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	// Element 0 gave the most common result (each gave its own, and it
+	// comes first): it is the step's own, and element 0 is written for the
+	// time the step took.
+	has(t, text, "      each:\n        result: {\"exit_code\":0,\"json\":0,\"stderr\":\"\",\"stdout\":\"0\"}\n        elements:\n")
+	has(t, text, "          # 498 more elements gave other results: they are not written, and take the step's own mock\n")
+	has(t, text, "\n          0: { result: {\"exit_code\":0,\"json\":0,\"stderr\":\"\",\"stdout\":\"0\"}, takes: ")
+	has(t, text, "\n          2: { result: {\"exit_code\":0,\"json\":null,\"stderr\":\"\",\"stdout\":\"two\"} }\n")
+	has(t, text, "\n          1000: { result: ")
+	require.NotContains(t, text, "\n          1001: ", "past the bound")
+	has(t, text, "\n          1400: { attempts: [{ error: { exit_code: 1, stderr: \"late\" } }, { result: {\"exit_code\":0,\"json\":1400,\"stderr\":\"\",\"stdout\":\"1400\"} }] }\n")
+	require.Equal(t, 1+1000+1+1, strings.Count(text, "\n          "), "element 0, 1,000 results, element 1400, and the line that says what is left out")
+
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v", r.Problems)
+}
+
+// has fails the test when text does not hold part, without printing all
+// of a long text.
+func has(t *testing.T, text, part string) {
+	t.Helper()
+	if !strings.Contains(text, part) {
+		t.Fatalf("the recorded case has no %q; it begins:\n%.2000s", part, text)
+	}
+}
+
+// A loop whose elements all gave the same result is one line however
+// long it is.
+func TestRecordALoopOfLikeElements(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bigLoop), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: [a, b, c] }\n"+
+		"    mocks:\n      each: { result: { stdout: same } }\n    expect: { status: completed }\n"), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	require.Contains(t, text, "      each:\n        result: {\"exit_code\":0,\"json\":null,\"stderr\":\"\",\"stdout\":\"same\"}\n    expect:")
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
+}
+
+// A loop cancelled while an element ran is recorded with that element
+// running a day past the cancel, and the recorded case passes.
+func TestRecordACancelledLoop(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bigLoop), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: [a, b, c] }\n"+
+		"    mocks:\n      each:\n        result: { stdout: done }\n        elements:\n          1: { result: { stdout: slow }, takes: 1h }\n"+
+		"    events:\n      - { cancel: \"enough\", after: 10m }\n"+
+		"    expect:\n      status: cancelled\n      steps:\n        each: { status: cancelled }\n"), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	has(t, text, "      each:\n        result: null\n        elements:\n          1: { result: null, takes: 24h10m0s }\n")
+	has(t, text, "      - { cancel: \"enough\", after: 10m0s }\n")
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
+}
+
+// The element that takes a loop's time takes no longer than the step's
+// timeout, which is each element's: three elements of 40 minutes made a
+// loop of two hours, and none was killed at its hour.
+func TestRecordALoopLongerThanItsTimeout(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(strings.Replace(bigLoop, "    retry:", "    timeout: 1h\n    retry:", 1)), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: [a, b, c] }\n"+
+		"    mocks:\n      each:\n        result: { stdout: done }\n        elements:\n"+
+		"          0: { result: { stdout: done }, takes: 40m }\n          1: { result: { stdout: done }, takes: 40m }\n          2: { result: { stdout: done }, takes: 40m }\n"+
+		"    expect: { status: completed }\n"), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	has(t, text, "\n          0: { result: {\"exit_code\":0,\"json\":null,\"stderr\":\"\",\"stdout\":\"done\"}, takes: 1h0m0s }\n")
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
+}
