@@ -265,6 +265,40 @@ workflow:
 	replay(t, "retry_subplaybook_child.yaml", agg.WorkflowID+".sub", "")
 }
 
+// A fix to the failing step of a sub-playbook's file, retried with the
+// parent's file read again (--file), runs the child as a retry of the
+// earlier child: its completed steps are reused, and the fixed step runs.
+func TestRetryWithAFixedSubPlaybookReusesItsCompletedSteps(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	child := `metadata: {name: child}
+workload: {dir: /tmp}
+workflow:
+  - step: one
+    tool: { kind: shell, command: 'echo one >> "$D/marks"', env: { D: "{{ workload.dir }}" } }
+    next: two
+  - step: two
+    tool: { kind: shell, command: 'echo two >> "$D/marks"; exit 3', env: { D: "{{ workload.dir }}" } }
+`
+	writePlaybook(t, dir, "child.yaml", child)
+	file := writePlaybook(t, dir, "parent.yaml", `metadata: {name: parent}
+workload: {dir: /tmp}
+workflow:
+  - step: sub
+    tool: { kind: playbook, path: child.yaml, workload: { dir: "{{ workload.dir }}" } }
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, []string{"sub"}, first.FailedSteps)
+	writePlaybook(t, dir, "child.yaml", strings.Replace(child, "; exit 3", "", 1))
+
+	code, agg, errOut := retryJSON(t, "--file", file, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  sub  runs: failed before; a retry of its sub-playbook:\n"+
+		"      one  reused\n      two  runs: tool.command changed\n      end  runs: the end step always runs\n")
+	require.Equal(t, "completed", agg.Status)
+	require.Equal(t, []string{"one", "two", "two"}, marks(t, dir), "one ran once in all")
+}
+
 // osUser is who the CLI says asks when --by is not given (approve,
 // classify, retry): the OS user.
 func osUser() string {

@@ -74,9 +74,16 @@ type ReusePlan struct {
 	// run, on_cancel: run) that ran in the earlier run: what they left may have been cleaned up.
 	Warnings []string
 	// inputs holds, for each step, what it reads that changed
-	// (inputChanges): whatever its status before, a step whose inputs
-	// changed has nothing within it reused (RunsForItself).
+	// (inputChanges) and that stands against reusing anything within it:
+	// whatever its status before, such a step has nothing within it
+	// reused (RunsForItself). A sub-playbook step's child files are left
+	// out: its child's plan judges each of its steps by them.
 	inputs map[string][]string
+	// childChanged are the sub-playbook steps that completed before and
+	// run only because files of their child's tree changed, with that
+	// change: they run as a retry of their child, as one that failed does
+	// (RunsForItself).
+	childChanged map[string]string
 }
 
 // PlanReuse decides, as a build system decides what to rebuild, which
@@ -98,6 +105,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 	}
 	why := map[string]string{}
 	inputs := map[string][]string{}
+	childChanged := map[string]string{}
 	// quiet: the steps skipped before with no failure behind them, which
 	// run without making their dependants run, as long as no branch
 	// leads to them in the new run.
@@ -109,11 +117,19 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 			why[s.Name] = "the end step always runs"
 			continue
 		}
+		var changes []string
 		if before.Playbook.Step(s.Name) != nil {
-			inputs[s.Name] = inputChanges(before, now, s)
+			changes = inputChanges(before, now, s, FilesRead(s, now.BaseDir, now.Texts))
+			inputs[s.Name] = changes
+			if s.Tool != nil && s.Tool.Kind == "playbook" {
+				inputs[s.Name] = inputChanges(before, now, s, ownFiles(s, now.BaseDir))
+			}
 		}
-		w, q := ownReason(before, now, s, earlier[s.Name], from, inputs[s.Name])
+		w, q := ownReason(before, now, s, earlier[s.Name], from, changes)
 		why[s.Name] = w
+		if len(changes) > 0 && w == changes[0] && len(inputs[s.Name]) == 0 {
+			childChanged[s.Name] = w
+		}
 		if w != "" && !q {
 			propagates = append(propagates, s.Name)
 		}
@@ -133,7 +149,7 @@ func PlanReuse(before, now RetrySide, earlier map[string]*contract.StepState, fr
 				}
 			}
 		}
-		plan := &ReusePlan{Reuse: map[string]*contract.StepState{}, inputs: inputs}
+		plan := &ReusePlan{Reuse: map[string]*contract.StepState{}, inputs: inputs, childChanged: childChanged}
 		for _, s := range p.Steps {
 			d := ReuseDecision{Step: s.Name, Reused: why[s.Name] == "", Why: why[s.Name]}
 			if d.Reused {
@@ -274,8 +290,9 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 // each said as a runs line says it, in the order: workload values, the
 // logical time, the files it runs. A step that did not complete before
 // but whose inputs are all unchanged may have what it completed within
-// it reused (RunsForItself).
-func inputChanges(before, now RetrySide, s *spec.Step) []string {
+// it reused (RunsForItself). files are the files of those it reads to
+// judge (FilesRead, or a sub-playbook step's ownFiles).
+func inputChanges(before, now RetrySide, s *spec.Step, files []string) []string {
 	var out []string
 	reads := StepReads(now.Playbook, s)
 	var exprs []*expr.Expr
@@ -292,7 +309,7 @@ func inputChanges(before, now RetrySide, s *spec.Step) []string {
 			out = append(out, "run.logical_time changed (read by "+by+")")
 		}
 	}
-	for _, f := range FilesRead(s, now.BaseDir, now.Texts) {
+	for _, f := range files {
 		old, known := before.Files[f]
 		if !known {
 			// Not recorded: a run from before runs recorded digests (or
@@ -462,11 +479,18 @@ func FilesRead(s *spec.Step, baseDir string, texts map[string]string) []string {
 	return filesRead(s, baseDir, texts, map[string]bool{})
 }
 
-func filesRead(s *spec.Step, baseDir string, texts map[string]string, seen map[string]bool) []string {
+// ownFiles are the files step s reads itself (its scripts, its reads),
+// those of its sub-playbook's tree left out.
+func ownFiles(s *spec.Step, baseDir string) []string {
 	var out []string
 	for _, w := range append(s.ScriptsNamed(), s.Reads...) {
 		out = append(out, spec.SubPlaybookPath(baseDir, w))
 	}
+	return out
+}
+
+func filesRead(s *spec.Step, baseDir string, texts map[string]string, seen map[string]bool) []string {
+	out := ownFiles(s, baseDir)
 	if s.Tool == nil || s.Tool.Kind != "playbook" {
 		return out
 	}
@@ -556,6 +580,9 @@ func cleanupKey(s *spec.Step) string {
 // upstream of it reused and nothing else it reads changed: what it
 // completed before may be reused within it (a loop's elements, a
 // sub-playbook's steps), as its inputs render in the new run as they did.
+// A sub-playbook step whose child's files changed runs for itself too,
+// whether it completed before or not: its child's plan judges its steps
+// by them.
 func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	s := pb.Step(name)
 	if s == nil || s.Tool == nil || p.Reuse[name] != nil {
@@ -563,7 +590,7 @@ func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	}
 	i := slices.IndexFunc(p.Decisions, func(d ReuseDecision) bool { return d.Step == name })
 	why := p.Decisions[i].Why
-	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) {
+	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) && (why == "" || why != p.childChanged[name]) {
 		return false
 	}
 	// What it reads changed (a value it passes down, a script it runs):

@@ -337,3 +337,61 @@ workflow:
 		})
 	}
 }
+
+// A sub-playbook step whose child's files changed (its playbook, a script
+// a child step runs) runs as a retry of its child, whose plan judges each
+// child step by them: a fix to the child's failing step does not run the
+// child's completed steps again. Not so when a step upstream of it runs,
+// or a value it passes down changed.
+func TestASubPlaybookWhoseChildChangedRunsForItself(t *testing.T) {
+	parent := `metadata: {name: t}
+workload: {region: us}
+workflow:
+  - {step: prep, tool: {kind: shell, command: ./prep.sh}, next: sub}
+  - step: sub
+    tool: {kind: playbook, path: child.yaml, workload: {region: "{{ workload.region }}"}}
+`
+	child := `metadata: {name: c}
+workload: {region: us}
+workflow:
+  - {step: one, tool: {kind: shell, command: ./one.sh}, next: two}
+  - {step: two, tool: {kind: shell, command: ./two.sh}}
+`
+	sideOf := func(set map[string]any, files map[string]string) RetrySide {
+		s := side(t, parent, set, "", "")
+		s.Texts = map[string]string{"/w/child.yaml": child}
+		s.Files = files
+		return s
+	}
+	digests := func(changes ...string) map[string]string {
+		f := map[string]string{"/w/prep.sh": "p", "/w/child.yaml": "c", "/w/one.sh": "1", "/w/two.sh": "2"}
+		for _, c := range changes {
+			f[c] += "'"
+		}
+		return f
+	}
+	failed := map[string]*contract.StepState{"prep": {Status: contract.StatusCompleted}, "sub": {Status: contract.StatusFailed}}
+	completed := map[string]*contract.StepState{"prep": {Status: contract.StatusCompleted}, "sub": {Status: contract.StatusCompleted}}
+	for _, c := range []struct {
+		name    string
+		earlier map[string]*contract.StepState
+		set     map[string]any
+		changed []string
+		why     string
+		want    bool
+	}{
+		{"failed, a child step's script fixed", failed, nil, []string{"/w/two.sh"}, "failed before", true},
+		{"failed, the child's playbook fixed", failed, nil, []string{"/w/child.yaml"}, "failed before", true},
+		{"completed, a child step's script changed", completed, nil, []string{"/w/two.sh"}, "two.sh changed", true},
+		{"failed, a step upstream changed", failed, nil, []string{"/w/prep.sh", "/w/two.sh"}, "failed before", false},
+		{"failed, a value passed down changed", failed, map[string]any{"region": "eu"}, []string{"/w/two.sh"}, "failed before", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan, err := PlanReuse(sideOf(nil, digests()), sideOf(c.set, digests(c.changed...)), c.earlier, "")
+			require.NoError(t, err)
+			require.Equal(t, "sub", plan.Decisions[1].Step)
+			require.Equal(t, c.why, plan.Decisions[1].Why)
+			require.Equal(t, c.want, plan.RunsForItself(sideOf(c.set, nil).Playbook, "sub"))
+		})
+	}
+}
