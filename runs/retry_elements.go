@@ -107,7 +107,8 @@ func earlierChild(ctx context.Context, c Client, parent, step string) (string, c
 // element whose item (as JSON) is that of one that completed in the
 // earlier run (or in the runs that run reused it from) is reused with its
 // result; an element that ran before elements carried their item is
-// matched by its rendered tool. It
+// matched by its rendered tool, as is every element of a loop whose tool
+// reads loop.index or loop.length (engine.ReadsLoopPosition). It
 // fills the plan's element counts and returns what the new run's input
 // carries (Input.ReuseElements), bounded whatever the loop's length.
 func planElements(ctx context.Context, c Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
@@ -122,7 +123,11 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 		if err != nil {
 			continue // the run fails the step as it renders it
 		}
-		done, err := completedElements(ctx, c, earlierID, before, d.Step)
+		// A tool that reads where its element stands (loop.index,
+		// loop.length) renders otherwise for an item that moved: its
+		// elements are matched by the tool they render.
+		placed := engine.ReadsLoopPosition(now.Playbook, s)
+		done, err := completedElements(ctx, c, earlierID, before, d.Step, placed)
 		if err != nil {
 			return nil, err
 		}
@@ -135,6 +140,9 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 			// no item, or the list repeats one) reuses as many as
 			// completed, and the others run.
 			key := itemKey(items[j])
+			if placed {
+				key = placedKey(sp)
+			}
 			if len(done[key]) == 0 {
 				key = toolKey(sp)
 			}
@@ -179,22 +187,23 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 // run id (in its own history, or in its loop driver's runs), by their item
 // or rendered tool (elementKey), with the result of each that completed
 // so; and, when run id itself reused elements of that step, those of the
-// run it retried.
-func completedElements(ctx context.Context, c Client, id string, in contract.Input, step string) (map[string][]doneElement, error) {
+// run it retried. With placed, those that recorded their item are also
+// under the tool they rendered (placedKey).
+func completedElements(ctx context.Context, c Client, id string, in contract.Input, step string, placed bool) (map[string][]doneElement, error) {
 	dc, err := PayloadConverter()
 	if err != nil {
 		return nil, err
 	}
 	done := map[string][]doneElement{}
 	for seen := 0; id != "" && seen < 100; seen++ {
-		drivers, err := scanElements(ctx, c, dc, id, "", step, done)
+		drivers, err := scanElements(ctx, c, dc, id, "", step, placed, done)
 		if err != nil {
 			return nil, err
 		}
 		for len(drivers) > 0 {
 			// A driver's run, then the run it continued as new to.
 			dr := drivers[0]
-			next, err := scanElements(ctx, c, dc, dr.workflowID, dr.runID, step, done)
+			next, err := scanElements(ctx, c, dc, dr.workflowID, dr.runID, step, placed, done)
 			if err != nil {
 				return nil, err
 			}
@@ -214,9 +223,12 @@ func completedElements(ctx context.Context, c Client, id string, in contract.Inp
 // scanElements reads the history of one run, adding to done the loop
 // elements of step that completed there; it returns the loop drivers the
 // run started for the step, and the run it continued as new to.
-func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id, runID, step string, done map[string][]doneElement) (more []workflowExecution, err error) {
+func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id, runID, step string, placed bool, done map[string][]doneElement) (more []workflowExecution, err error) {
 	prefix := step + "["
-	scheduled := map[int64]string{}
+	// keys are what an element scheduled is matched by (elementKey,
+	// placedKey), until it ends.
+	type keys struct{ item, placed string }
+	scheduled := map[int64]keys{}
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
@@ -231,17 +243,26 @@ func scanElements(ctx context.Context, c Client, dc converter.DataConverter, id,
 			}
 			var in contract.StepInput
 			if dc.FromPayload(a.GetInput().GetPayloads()[0], &in) == nil {
-				scheduled[e.GetEventId()] = elementKey(in)
+				k := keys{item: elementKey(in)}
+				if placed && in.ItemSHA256 != "" {
+					k.placed = placedKey(in.Spec)
+				}
+				scheduled[e.GetEventId()] = k
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := e.GetActivityTaskCompletedEventAttributes()
-			key, ok := scheduled[a.GetScheduledEventId()]
+			k, ok := scheduled[a.GetScheduledEventId()]
+			delete(scheduled, a.GetScheduledEventId())
 			if !ok || len(a.GetResult().GetPayloads()) != 1 {
 				continue
 			}
 			var out contract.StepOutput
 			if dc.FromPayload(a.GetResult().GetPayloads()[0], &out) == nil {
-				done[key] = append(done[key], doneElement{out.Result, out.Files})
+				done[k.item] = append(done[k.item], doneElement{out.Result, out.Files})
+				if k.placed != "" {
+					// Apart from its item's key: one element is reused once.
+					done[k.placed] = append(done[k.placed], doneElement{out.Result, out.Files})
+				}
 			}
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
 			// A local element's local activity: its marker holds its
@@ -308,3 +329,10 @@ func elementKey(in contract.StepInput) string {
 
 func itemKey(item any) string            { return "item " + contract.ItemDigest(item) }
 func toolKey(spec map[string]any) string { return "tool " + string(contract.CanonicalJSON(spec)) }
+
+// placedKey is what an element whose tool reads where it stands is
+// matched by: the tool it rendered, among the elements that recorded
+// their item (those from before are under toolKey).
+func placedKey(spec map[string]any) string {
+	return "placed " + string(contract.CanonicalJSON(spec))
+}

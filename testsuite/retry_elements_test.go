@@ -344,6 +344,41 @@ workflow:
 	replay(t, "retry_loop_elements.yaml", agg.WorkflowID, agg.RunID)
 }
 
+// A loop whose tool reads where its element stands (loop.index) reuses an
+// element only where it renders as it did: items that kept their place
+// are reused, one that moved runs again, so that no result says another
+// place than its own.
+func TestRetryOfALoopReadingItsIndexReusesOnlyWhatStayed(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "shards.yaml", `metadata: {name: shards}
+workload: {dir: /tmp, parts: [a, b, c]}
+workflow:
+  - step: shard
+    loop: {in: "workload.parts", mode: parallel}
+    tool: { kind: shell, command: 'echo $P >> "$D/marks"; echo "shard $I: $P"', env: { D: "{{ workload.dir }}", P: "{{ item }}", I: "{{ loop.index }}" } }
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "completed", first.Status)
+	stdouts := func(agg *contract.Aggregate) []any {
+		var out []any
+		for _, r := range agg.Steps["shard"].Result.([]any) {
+			out = append(out, r.(map[string]any)["stdout"])
+		}
+		return out
+	}
+
+	code, agg, errOut := retryJSON(t, "--set", "parts=[a, b, c, d]", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, errOut, "  shard  1 of 4 elements run (workload.parts changed (read by loop.in)), 3 reused\n")
+	require.Equal(t, []any{"shard 0: a\n", "shard 1: b\n", "shard 2: c\n", "shard 3: d\n"}, stdouts(agg))
+
+	code, agg, errOut = retryJSON(t, "--set", "parts=[z, a, b, c]", agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, []any{"shard 0: z\n", "shard 1: a\n", "shard 2: b\n", "shard 3: c\n"}, stdouts(agg), "every item moved: none is reused")
+	require.Equal(t, []string{"a", "a", "b", "b", "c", "c", "d", "z"}, marks(t, dir))
+}
+
 // Elements whose tools render alike (this loop's tool reads no item) are
 // matched one for one: three of four completed, so three are reused and
 // one runs, not four reused on the strength of any one of them.

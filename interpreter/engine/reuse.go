@@ -439,6 +439,18 @@ func StepReads(p *spec.Playbook, s *spec.Step) []Read {
 	return out
 }
 
+// ReadsLoopPosition tells whether a loop step's tool reads where an
+// element stands (loop.index, loop.length): an element that completed is
+// then reused only where its tool renders as it did, not wherever its
+// item went.
+func ReadsLoopPosition(p *spec.Playbook, s *spec.Step) bool {
+	var reads []Read
+	if s.Tool != nil {
+		templateReads(p, s.Tool.Spec, "tool", &reads)
+	}
+	return slices.ContainsFunc(reads, func(r Read) bool { return r.Expr != nil && r.Expr.ReadsLoop })
+}
+
 // templateReads adds the expressions of the templates in v, a part of a
 // tool's fields at path.
 func templateReads(p *spec.Playbook, v any, path string, out *[]Read) {

@@ -83,6 +83,9 @@ type Expr struct {
 	ReadsAll map[string]bool
 	// ReadsRun: it reads `run` (run.logical_time).
 	ReadsRun bool
+	// ReadsLoop: it reads `loop` (a loop element's loop.index and
+	// loop.length), or the whole environment.
+	ReadsLoop bool
 
 	program *vm.Program
 	// broken is why a received expression did not compile (see
@@ -141,7 +144,7 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 	}
 	recompile := func(s Safety) (*vm.Program, error) { return expr.Compile(body, options(s)...) }
 	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), ReadsRun: refs.run || refs.dollarEnv,
-		readsZones: refs.zones, program: program, recompile: recompile, safer: &[everySafety + 1]nullSafe{}}, nil
+		ReadsLoop: refs.loop || refs.dollarEnv, readsZones: refs.zones, program: program, recompile: recompile, safer: &[everySafety + 1]nullSafe{}}, nil
 }
 
 // dashedStep finds steps.NAME where NAME holds a dash, which an
@@ -172,6 +175,7 @@ type readCollector struct {
 	seen      map[string]int
 	dollarEnv bool
 	run       bool
+	loop      bool
 	zones     bool
 }
 
@@ -190,6 +194,8 @@ func (c *readCollector) Visit(node *ast.Node) {
 			c.dollarEnv = true
 		case "run":
 			c.run = true
+		case "loop":
+			c.loop = true
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)
