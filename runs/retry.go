@@ -69,6 +69,28 @@ func (r *Retried) PlanData(earlier string) map[string]any {
 	return map[string]any{"retry_of": earlier, "steps": r.Plan.Decisions, "reused": r.Reused, "warnings": r.Plan.Warnings}
 }
 
+// notRetried refuses id for a retry of run (whose input is in): it names
+// run, or a run run retried, in turn. Those runs' files are stored under
+// their workflow ID, and a run whose elements and steps are reused from
+// them would write its own over them; the runs a retry reads to find what
+// completed are found by their ID, and would lead to the new run itself.
+func notRetried(ctx context.Context, c Client, run string, in contract.Input, id string) error {
+	for hops := 0; hops < 100; hops++ {
+		if run == id {
+			return &InvalidError{Err: fmt.Errorf("--id %s is the ID of a run whose work this retry reuses (the run retried, or one it retried in turn): its files are kept under that ID, and the new run would write its own over them; give the new run another ID", id)}
+		}
+		if in.Origin == nil {
+			return nil
+		}
+		run = in.Origin.RetryOf
+		var err error
+		if in, err = FrozenInput(ctx, c, run); err != nil {
+			return nil // what is left of the chain is gone: nothing of it is reused
+		}
+	}
+	return nil
+}
+
 // Retry starts a new run of an ended run: of its frozen playbook, or
 // of the new one the request carries, with its workload and the request's
 // overrides on top. The steps it reuses are those engine.PlanReuse
@@ -168,6 +190,8 @@ func Retry(ctx context.Context, c Client, namespace string, r RetryRequest) (*Re
 	id := r.ID
 	if id == "" {
 		id = NewRunID(pb.Name)
+	} else if err := notRetried(ctx, c, r.Run, before, id); err != nil {
+		return nil, err
 	}
 	newSide := engine.RetrySide{Playbook: pb, Definitions: spec.StepDefinitions([]byte(in.Source)),
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,

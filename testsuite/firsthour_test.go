@@ -298,6 +298,13 @@ workflow:
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "Retrying one-step-1 as one-step-2; no completed step to reuse: every step runs.\n", errOut)
 	require.NotContains(t, out, "reusing 0")
+	// A retry's ID is not that of a run whose work it reuses: the run
+	// retried, or one that run retried in turn.
+	for _, id := range []string{"one-step-2", "one-step-1"} {
+		code, out, errOut = cli(t, "retry", "--address", server.Address, "one-step-2", "--id", id)
+		require.Equal(t, 2, code, out)
+		require.Equal(t, "retry: --id "+id+" is the ID of a run whose work this retry reuses (the run retried, or one it retried in turn): its files are kept under that ID, and the new run would write its own over them; give the new run another ID\n", errOut)
+	}
 
 	done := make(chan string, 1)
 	go func() {
