@@ -184,6 +184,13 @@ func failedAttempt(r contract.AttemptRecord) attempt {
 	if r.Lost {
 		return attempt{"lost: true"}
 	}
+	// A successful attempt that retry_when polled past: its result, which
+	// the playbook's retry_when decides on again.
+	if d, ok := r.Error.Details.(map[string]any); ok && r.Error.Type == contract.ErrRetryWhen {
+		if result, ok := d["result"]; ok {
+			return attempt{"result: " + flow(result)}
+		}
+	}
 	a := attempt{"error: " + recordError(r.Error)}
 	if r.RecoveryExitCode != nil {
 		a = append(a, fmt.Sprintf("recovery_exit_code: %d", *r.RecoveryExitCode))

@@ -155,3 +155,31 @@ func TestRecordALoopLongerThanItsTimeout(t *testing.T) {
 	r := runNamed(t, out, "recorded")
 	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
+
+// A step polled with retry_when records each attempt it polled past as
+// the result it gave, not as an error of type retry_when: the recorded
+// case polls as the run did, and passes.
+func TestRecordAPolledStep(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: { name: poll }
+workflow:
+  - step: poll
+    tool: { kind: shell, command: 'cat status' }
+    retry: { max_attempts: 5, initial_delay: 1s, retry_when: "result.stdout != 'done'" }
+`), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte(`playbook: p.yaml
+cases:
+  - name: source
+    mocks:
+      poll: { attempts: [{ result: { stdout: waiting } }, { result: { stdout: waiting } }, { result: { stdout: done } }] }
+    expect:
+      steps:
+        poll: { status: completed, attempts: 3 }
+`), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	has(t, text, `poll: { attempts: [{ result: {"exit_code":0,"json":null,"stderr":"","stdout":"waiting"} }, { result: {"exit_code":0,"json":null,"stderr":"","stdout":"waiting"} }, { result: {"exit_code":0,"json":null,"stderr":"","stdout":"done"}, takes: `)
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v", r.Problems)
+}
