@@ -205,6 +205,9 @@ func TestLoopProgressIsShown(t *testing.T) {
 	code, out, errOut := cli(t, "logs", "loop-progress-1", "each[11]")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "12\n")
+	code, _, errOut = cli(t, "logs", "loop-progress-1", "each[12]")
+	require.Equal(t, 1, code)
+	require.Equal(t, "logs: no logs of each[12]: 12 elements of each are logged here, index 0 to 11 (an element run on another worker is logged there; a worker started with --metrics-address serves them)\n", errOut)
 }
 
 // status --json is the aggregate in run --json's shape, live state beside it.

@@ -59,6 +59,11 @@ func (a *app) logsCommand() *cobra.Command {
 					return invalidf("%s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
 						step, run, step, n, n-1)
 				}
+				if name, _, ok := strings.Cut(step, "["); ok {
+					if n := loopElementsLogged(runDir, name); n > 0 {
+						return fmt.Errorf("no logs of %s: %d elements of %s are logged here, index 0 to %d (an element run on another worker is logged there; a worker started with --metrics-address serves them)", step, n, name, n-1)
+					}
+				}
 				return fmt.Errorf("no logs in %s (logs stay on the machine of the worker that ran the step; a worker started with --metrics-address serves them, and the run records where)", dir)
 			}
 			n := attempts[len(attempts)-1]
