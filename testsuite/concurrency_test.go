@@ -327,6 +327,30 @@ func TestConcurrencyQueuedRunKeepsItsTimeoutAndHearsADrain(t *testing.T) {
 	require.Equal(t, "completed", finish(t, holder).Status)
 }
 
+// A run cancelled while queued for its slot leaves the queue cancelled:
+// none of its steps starts (before, its first steps started in the
+// cancelled run), and the holder keeps its slot.
+func TestConcurrencyQueuedRunCancelledStartsNoStep(t *testing.T) {
+	parallel(t)
+	holding := limited(t, "queued-cancelled", `{key: "{{ workload.service }}", limit: 1}`)
+	holder, flag := holdOn(t, holding, contract.TaskQueue, "qc")
+	stepRuns(t, holder.GetID())
+	run := start(t, holding, contract.TaskQueue, map[string]any{"service": "qc"})
+	queuedBehind(t, run.GetID(), holder.GetID())
+	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
+	agg := finish(t, run)
+	require.Equal(t, contract.RunCancelled, agg.Status)
+	require.Equal(t, contract.StatusSkipped, agg.Steps["work"].Status)
+	code, out, errOut := cli(t, "events", "--address", server.Address, run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.NotRegexp(t, `step_started\s+work`, out, "no step but end started")
+	replay(t, "change_queued_cancel", run.GetID(), run.GetRunID())
+
+	require.Equal(t, contract.StatusRunning, mustState(t, holder.GetID()).Steps["work"].Status, "the holder held its slot throughout")
+	require.NoError(t, os.WriteFile(flag, nil, 0o644))
+	require.Equal(t, "completed", finish(t, holder).Status)
+}
+
 // listedStatuses is `list --json` of playbook's runs (with --status
 // status, unless ""), each run's ID to its status.
 func listedStatuses(t *testing.T, playbook, status string) map[string]string {

@@ -114,3 +114,31 @@ func TestCancelReasonIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// A step that fails with no rule to handle it after the run was cancelled
+// (a loop whose element failed before the cancel) fails at once: nobody
+// is to classify it, and the cancelled run would wait. A run from before
+// the change waited (WithCancelledFailsAtOnce false).
+func TestAStepFailingAfterACancelDoesNotWait(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+use_pending_failed: true
+workflow:
+  - {step: a, tool: {kind: noop}}
+`))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		opts []RunOption
+		want contract.Status
+	}{
+		{nil, contract.StatusFailed},
+		{[]RunOption{WithCancelledFailsAtOnce(func() bool { return true })}, contract.StatusFailed},
+		{[]RunOption{WithCancelledFailsAtOnce(func() bool { return false })}, contract.StatusPendingFailed},
+	} {
+		run := NewRun(pb, nil, "t-1", time.Now, c.opts...)
+		require.Equal(t, []string{"a"}, names(run.Ready()))
+		run.CancelRun("cancel requested")
+		require.Equal(t, []string{"a"}, run.ToCancel())
+		run.Settle("a", contract.Outcome{Err: &contract.StepError{Type: "exit_code"}, Attempts: 1, Recovery: contract.RecoveryNoHandler})
+		require.Equal(t, c.want, run.State("a").Status)
+	}
+}

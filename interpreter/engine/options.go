@@ -39,6 +39,16 @@ func WithNullSafeMembers(allowed func() bool) RunOption {
 	return func(r *Run) { r.nullMemberAllowed = allowed }
 }
 
+// WithCancelledFailsAtOnce asks, the first time a step fails with no
+// rule to handle it after the run was cancelled (use_pending_failed),
+// whether it fails at once, as in runs since the change
+// "cancelled-fails-at-once", or waits in pending_failed for a
+// classification, as in runs before it (and the cancelled run waited for
+// a person). Without it (tests, tools) it fails at once.
+func WithCancelledFailsAtOnce(allowed func() bool) RunOption {
+	return func(r *Run) { r.cancelledFailsAllowed = allowed }
+}
+
 // evalBool evaluates a condition; an ordering that meets a null is false
 // and a field of null is null, each when the run allows it
 // (WithNullSafeComparisons, WithNullSafeMembers). Each rule is asked for

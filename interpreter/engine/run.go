@@ -74,6 +74,8 @@ type Run struct {
 	// nullSafeAllowed: see WithNullSafeComparisons; nullMemberAllowed:
 	// see WithNullSafeMembers.
 	nullSafeAllowed, nullMemberAllowed func() bool
+	// cancelledFailsAllowed: see WithCancelledFailsAtOnce.
+	cancelledFailsAllowed func() bool
 	// logicalTime is run.logical_time (WithLogicalTime).
 	logicalTime string
 	// trigger is trigger.* (WithTrigger).

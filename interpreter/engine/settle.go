@@ -54,12 +54,15 @@ func (r *Run) Settle(name string, o contract.Outcome) {
 
 // windsDownWithout tells whether a step that fails now fails at once
 // rather than wait in pending_failed: past the run's deadline (nothing
-// would end the wait but a person, and the deadline bounds the run), and a
+// would end the wait but a person, and the deadline bounds the run), a
 // cleanup step while the run winds down (the cancel or drain that started
-// it has cancelled what waited already). Only playbooks with a deadline or
-// a cleanup step come here.
+// it has cancelled what waited already), and any step once the run was
+// cancelled (its cancel cancelled what waited then; one that fails after,
+// a loop whose element had failed, would keep the cancelled run open
+// until a person came: see WithCancelledFailsAtOnce).
 func (r *Run) windsDownWithout(name string) bool {
-	return r.timedOut || (r.pb.Step(name).OnCancelRun && r.windingDown())
+	return r.timedOut || (r.pb.Step(name).OnCancelRun && r.windingDown()) ||
+		(r.cancelled && (r.cancelledFailsAllowed == nil || r.cancelledFailsAllowed()))
 }
 
 // Complete records a step's result and takes its outgoing arcs: every plain

@@ -93,6 +93,12 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 	}
 	if !granted {
 		x.leaveQueue(ctx, coordinator, req, gaveUp)
+		if ctx.Err() != nil && !gaveUp && version(ctx, changeQueuedCancel) >= 1 {
+			// Cancelled while queued: the run knows before its first
+			// steps are ready, which it would otherwise start.
+			recordCancelReasons(workflow.GetSignalChannel(ctx, contract.SignalCancelReason), x.run)
+			x.run.CancelRun("cancel requested")
+		}
 		return
 	}
 	x.run.Queue(nil)

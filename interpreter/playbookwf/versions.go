@@ -149,6 +149,14 @@ var (
 		Where: "where the server first suggests that a loop's driver (PlaybookLoop) continue as new for its event count alone, before loopHistoryEvents",
 		What: "the driver goes on starting elements until its history holds loopHistoryEvents events, and heeds the suggestion for any other reason (the history's size) " +
 			"(before: it started no more at the server's suggestion, 4 Ki events by default, and each run's end, which lets the loop's window run dry, came twice as often)"})
+	changeCancelledFailsAtOnce = register(Change{ID: "cancelled-fails-at-once", Max: 1,
+		Where: "where a step fails, with no rule to handle it and use_pending_failed, after the run was cancelled",
+		What: "the step fails at once, and the run ends cancelled (before: it waited in pending_failed for a classification, " +
+			"and the cancelled run stayed open until a person classified it or its pending_timeout passed)"})
+	changeQueuedCancel = register(Change{ID: "queued-cancel", Max: 1,
+		Where: "where a run waiting for its concurrency slot is cancelled",
+		What: "the run leaves the queue cancelled: no step starts, its steps are skipped and `end` runs " +
+			"(before: its first steps started in the cancelled run, a noop completed, and an approval posted its on_waiting webhook)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
@@ -201,6 +209,8 @@ func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any
 		return version(ctx, changeNullSafeCompare) != workflow.DefaultVersion
 	}), engine.WithNullSafeMembers(func() bool {
 		return version(ctx, changeNullSafeMember) != workflow.DefaultVersion
+	}), engine.WithCancelledFailsAtOnce(func() bool {
+		return version(ctx, changeCancelledFailsAtOnce) != workflow.DefaultVersion
 	}))
 	return opts
 }
