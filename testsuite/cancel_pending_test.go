@@ -44,5 +44,6 @@ func TestACancelledRunDoesNotWaitForAClassification(t *testing.T) {
 	require.Equal(t, contract.RunCancelled, agg.Status)
 	require.Equal(t, contract.StatusFailed, agg.Steps["each"].Status)
 	require.Equal(t, "exit_code", agg.Steps["each"].Error.Type)
+	require.True(t, hasMarker(t, run.GetID(), "cancelled-fails-at-once"))
 	replay(t, "change_cancelled_fails_at_once", run.GetID(), run.GetRunID())
 }

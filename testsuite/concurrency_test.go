@@ -344,6 +344,7 @@ func TestConcurrencyQueuedRunCancelledStartsNoStep(t *testing.T) {
 	code, out, errOut := cli(t, "events", "--address", server.Address, run.GetID())
 	require.Equal(t, 0, code, errOut)
 	require.NotRegexp(t, `step_started\s+work`, out, "no step but end started")
+	require.True(t, hasMarker(t, run.GetID(), "queued-cancel"))
 	replay(t, "change_queued_cancel", run.GetID(), run.GetRunID())
 
 	require.Equal(t, contract.StatusRunning, mustState(t, holder.GetID()).Steps["work"].Status, "the holder held its slot throughout")

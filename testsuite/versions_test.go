@@ -169,8 +169,12 @@ func TestEveryChangeTakesItsNewSide(t *testing.T) {
 	// is in a loop driver's history, not the run's:
 	// TestLocalLoopDriverClosesCleanly records it, and local-task-cap
 	// (a driver's too) TestLocalLoopTaskHoldsItsShare, and loop-own-count
-	// TestLoopDriverRunsPastTheServersEventCount.
-	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true, "loop-reports-delivered": true, "local-task-cap": true, "loop-own-count": true}
+	// TestLoopDriverRunsPastTheServersEventCount. cancelled-fails-at-once
+	// and queued-cancel need a cancel at a point in the run:
+	// TestACancelledRunDoesNotWaitForAClassification and
+	// TestConcurrencyQueuedRunCancelledStartsNoStep record them.
+	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true, "loop-reports-delivered": true, "local-task-cap": true, "loop-own-count": true,
+		"cancelled-fails-at-once": true, "queued-cancel": true}
 	for _, c := range newSides {
 		covered[c.change] = true
 		t.Run(c.change, func(t *testing.T) {
