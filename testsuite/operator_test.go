@@ -231,9 +231,6 @@ func stepEvents(t *testing.T, log, workflowID, step string) []string {
 	var seen []string
 	sc := bufio.NewScanner(strings.NewReader(log))
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "Stopping: ") {
-			continue // the command's notice on a signal, not a log line
-		}
 		var line map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &line), "every log line is JSON: %s", sc.Text())
 		if ev, _ := line["event"].(string); strings.HasPrefix(ev, "step_") && line["workflow_id"] == workflowID {
@@ -264,4 +261,6 @@ workflow:
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), stderr.String())
 	require.Equal(t, []string{"step_started 1", "step_lost 1"}, stepEvents(t, stderr.String(), "ops-lost-1", "work"))
+	require.Regexp(t, `(?m)^\{.*"msg":"Stopping: no new steps; running steps have [^"]+ to finish \(signal again to stop at once\)\.","event":"worker_stopping"\}$`, stderr.String(),
+		"the worker's word on stopping is a JSON line too")
 }

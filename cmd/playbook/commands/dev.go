@@ -125,7 +125,7 @@ func devCommand() *cobra.Command {
 				fmt.Fprintf(c.stdout, "Metrics, health and logs on %s\n", logsAt)
 			}
 			fmt.Fprintf(c.stdout, "Worker on task queue %s. Stop with Ctrl-C.\n", taskQueue)
-			if stopOnSignal(c, obs.watch(w), flags.drain()) {
+			if stopOnSignal(c, obs.watch(w), flags.drain(), obs.say(c.stderr)) {
 				return errors.New("stopped at once")
 			}
 			return nil

@@ -16,7 +16,8 @@ import (
 // retried elsewhere at once. A second signal returns at once (forced): the
 // steps' processes die with this process, and their attempts are retried
 // once their heartbeats time out.
-func stopOnSignal(c *call, w sdkworker.Worker, drain time.Duration) (forced bool) {
+// It says so on notes (say: as a line of the worker's log format).
+func stopOnSignal(c *call, w sdkworker.Worker, drain time.Duration, say func(msg string)) (forced bool) {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -24,7 +25,7 @@ func stopOnSignal(c *call, w sdkworker.Worker, drain time.Duration) (forced bool
 	case <-sig:
 	case <-c.ctx.Done():
 	}
-	fmt.Fprintf(c.stderr, "Stopping: no new steps; running steps have %s to finish (signal again to stop at once).\n", drain)
+	say(fmt.Sprintf("Stopping: no new steps; running steps have %s to finish (signal again to stop at once).", drain))
 	stopped := make(chan struct{})
 	go func() { w.Stop(); close(stopped) }()
 	select {

@@ -70,6 +70,18 @@ func (o *observer) logger(notes io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(notes, nil))
 }
 
+// say writes a notice of the command's own on notes: a line of text, or a
+// JSON log line (msg, and event worker_stopping) in the JSON format.
+func (o *observer) say(notes io.Writer) func(msg string) {
+	return func(msg string) {
+		if o.json {
+			o.logger(notes).Info(msg, "event", "worker_stopping")
+			return
+		}
+		fmt.Fprintln(notes, msg)
+	}
+}
+
 // tune gives a client the metrics handler and the log format.
 func (o *observer) tune(notes io.Writer, level slog.Level) func(*client.Options) {
 	return func(opts *client.Options) {

@@ -81,7 +81,7 @@ func (a *app) workerCommand() *cobra.Command {
 			if err := w.Start(); err != nil {
 				return err
 			}
-			if stopOnSignal(c, obs.watch(w), flags.drain()) {
+			if stopOnSignal(c, obs.watch(w), flags.drain(), obs.say(c.stderr)) {
 				return errors.New("stopped at once")
 			}
 			return nil
