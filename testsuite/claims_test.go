@@ -122,5 +122,5 @@ func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
 	code, _, errOut = cliEnv(t, env, "status", "--address", server.Address, "--json", whole.WorkflowID)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, "this run keeps a large value in its store, at file://"+other+"/_claims/"+whole.WorkflowID+"/")
-	require.Contains(t, errOut, ": not there; give this command the store the workers keep it in (--store or PLAYBOOK_STORE)")
+	require.Contains(t, errOut, ": not there; give this command the store the workers keep it in: PLAYBOOK_STORE=URL, their --store (replay, files and mcp take --store too)")
 }

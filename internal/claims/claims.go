@@ -200,7 +200,7 @@ func (e *UnreadableError) Error() string {
 	if errors.Is(e.Err, store.ErrNotFound) {
 		why = "not there"
 	}
-	return fmt.Sprintf("this run keeps a large value in its store, at %s: %s; give this command the store the workers keep it in (--store or PLAYBOOK_STORE)", e.URI, why)
+	return fmt.Sprintf("this run keeps a large value in its store, at %s: %s; give this command the store the workers keep it in: PLAYBOOK_STORE=URL, their --store (replay, files and mcp take --store too)", e.URI, why)
 }
 
 func (e *UnreadableError) Unwrap() error { return e.Err }
