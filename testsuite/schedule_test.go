@@ -141,7 +141,7 @@ func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 
 	code, out, errOut = scheduleCLI(t, "trigger", "sched-every")
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, "Triggered schedule sched-every.\n", out)
+	require.Regexp(t, `^Triggered schedule sched-every: started run sched-every-\S+\.\n$`, out)
 	waitFor(t, "the triggered run", func() bool { return describeSchedule(t, "sched-every").Actions == v.Actions+1 })
 
 	code, out, errOut = scheduleCLI(t, "delete", "sched-every")
@@ -188,6 +188,31 @@ workflow:
 	for i := 1; i < len(spans); i++ {
 		require.False(t, spans[i].start.Before(spans[i-1].end), "run %d started at %s, before run %d closed at %s", i, spans[i].start, i-1, spans[i-1].end)
 	}
+}
+
+// trigger says what its trigger did: a run started, or none, under the
+// schedule's overlap policy skip while one is still going.
+func TestScheduleTriggerSaysWhetherARunStarted(t *testing.T) {
+	parallel(t)
+	file := writePlaybook(t, t.TempDir(), "slow.yaml", `metadata: {name: slow-trigger}
+workflow:
+  - step: nap
+    tool: { kind: shell, command: "sleep 30" }
+`)
+	code, _, errOut := scheduleCLI(t, "create", "--id", "sched-trigger", "--every", "1h", "--paused", file)
+	require.Equal(t, 0, code, errOut)
+	defer func() {
+		_, _, _ = scheduleCLI(t, "delete", "sched-trigger")
+		for _, r := range scheduledRuns(t, "sched-trigger") {
+			_ = tc.TerminateWorkflow(context.Background(), r.WorkflowID, r.RunID, "test over")
+		}
+	}()
+	code, out, errOut := scheduleCLI(t, "trigger", "sched-trigger")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `^Triggered schedule sched-trigger: started run sched-trigger-\S+\.\n$`, out)
+	code, out, errOut = scheduleCLI(t, "trigger", "sched-trigger")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "Triggered schedule sched-trigger: no run started: a run of the schedule is still going, and its overlap policy skips one then (--overlap allow-all starts one anyway).\n", out)
 }
 
 // Acceptance 3: a backfill over a past window of three intervals starts

@@ -329,8 +329,18 @@ func (a *app) scheduleTriggerCommand() *cobra.Command {
 					return invalidf("--overlap: %v", err)
 				}
 			}
-			return a.onSchedule(c, "Triggered", func(ctx context.Context, h client.ScheduleHandle) error {
-				return h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: policy})
+			return a.withConnection(c, func(c *call, conn *connection) error {
+				id := c.args[0]
+				h := conn.client.ScheduleClient().GetHandle(c.ctx, id)
+				before, err := h.Describe(c.ctx)
+				if err != nil {
+					return runs.ScheduleError(id, err)
+				}
+				if err := h.Trigger(c.ctx, client.ScheduleTriggerOptions{Overlap: policy}); err != nil {
+					return runs.ScheduleError(id, err)
+				}
+				fmt.Fprintf(c.stdout, "Triggered schedule %s: %s\n", id, triggerOutcome(c.ctx, h, before))
+				return nil
 			})
 		}),
 	}
@@ -360,6 +370,34 @@ func (a *app) onSchedule(c *call, done string, do func(context.Context, client.S
 		fmt.Fprintf(c.stdout, "%s schedule %s.\n", done, id)
 		return nil
 	})
+}
+
+// triggerWait bounds how long `schedule trigger` waits to see what its
+// trigger did: the schedule acts on it after the call returns.
+const triggerWait = 10 * time.Second
+
+// triggerOutcome says what a trigger did, once the schedule shows it: the
+// run it started, or that its overlap policy skipped it; before is the
+// schedule before the trigger.
+func triggerOutcome(ctx context.Context, h client.ScheduleHandle, before *client.ScheduleDescription) string {
+	deadline := time.Now().Add(triggerWait)
+	for {
+		d, err := h.Describe(ctx)
+		switch {
+		case err != nil:
+		case d.Info.NumActions > before.Info.NumActions && len(d.Info.RecentActions) > 0:
+			if r := d.Info.RecentActions[len(d.Info.RecentActions)-1].StartWorkflowResult; r != nil {
+				return "started run " + r.WorkflowID + "."
+			}
+			return "started a run."
+		case d.Info.NumActionsSkippedOverlap > before.Info.NumActionsSkippedOverlap:
+			return "no run started: a run of the schedule is still going, and its overlap policy skips one then (--overlap allow-all starts one anyway)."
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "no run seen yet (`playbook schedule describe " + h.GetID() + "` shows its runs)."
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // maxMatchingTimes is the most times Temporal lists for a schedule in one
