@@ -162,7 +162,7 @@ func New(o Options) *mcp.Server {
 			"list_pending_failed, read step_logs, then classify_step retry, fail or skip with a reason.",
 	})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_runs", Description: "List playbook runs, newest first, with status and failed steps.", Annotations: readOnly}, t.listRuns)
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_runs", Description: "List playbook runs (running ones first, then by when they ended, the latest first), with status and failed steps.", Annotations: readOnly}, t.listRuns)
 	mcp.AddTool(srv, &mcp.Tool{Name: "run_status", Description: "A run's step table: each step's status, attempts, times, error and classification, and the live retry state of running steps.", Annotations: readOnly}, t.runStatus)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_pending_failed", Description: "The run's steps waiting for a person: in pending_failed for a classification, each with its error, exit code, attempts, since when, and the last 50 lines of its stderr and stdout; and approval steps waiting for a decision, with their message, inputs and approvers.", Annotations: readOnly}, t.listPending)
 	mcp.AddTool(srv, &mcp.Tool{Name: "step_logs", Description: "An attempt's stdout or stderr, a bounded chunk from an offset; page with next_offset.", Annotations: readOnly}, t.stepLogs)

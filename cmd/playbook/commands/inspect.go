@@ -245,7 +245,7 @@ func (a *app) listCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "list runs, newest first, through the PlaybookName / PlaybookStatus / FailedSteps search attributes",
+		Short: "list runs (running first, then by when they ended), through the PlaybookName / PlaybookStatus / FailedSteps search attributes",
 		Args:  noArgs,
 		RunE: action(func(c *call) error {
 			filter := runs.Filter{Status: status, Playbook: playbook, Schedule: schedule}
