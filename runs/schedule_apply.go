@@ -84,6 +84,9 @@ func ListSchedules(ctx context.Context, c Client) ([]ScheduleEntry, error) {
 			continue
 		}
 		e := ScheduleEntry{ID: s.ID, Paused: s.Paused, Note: s.Note, NextRuns: s.NextActionTimes, When: SpecWhen(s.Spec)}
+		if s.Paused {
+			e.NextRuns = []time.Time{} // none runs while it is paused
+		}
 		if p := s.SearchAttributes.GetIndexedFields()[contract.AttrPlaybookName]; p != nil {
 			_ = dc.FromPayload(p, &e.Playbook)
 		}

@@ -132,6 +132,10 @@ func TestScheduleEveryPauseTriggerDelete(t *testing.T) {
 	v = describeSchedule(t, "sched-every")
 	require.True(t, v.Paused)
 	require.Equal(t, "maintenance", v.Note)
+	require.Empty(t, v.NextRuns, "none runs while it is paused")
+	code, out, errOut = scheduleCLI(t, "list", "--json")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `"id": "sched-every",[^}]*"paused": true,[^}]*"next_runs": \[\]`, out)
 	_, text, _ := scheduleCLI(t, "describe", "sched-every")
 	require.Contains(t, text, "paused: maintenance")
 	// Two of its times pass while it is paused (a second more for the

@@ -191,6 +191,9 @@ func describeSchedule(ctx context.Context, conn *connection, id string) (*Schedu
 	}
 	v := &ScheduleView{ID: id, When: runs.SpecWhen(d.Schedule.Spec), NextRuns: d.Info.NextActionTimes, Running: []string{}, RecentRuns: []ScheduledRun{},
 		Actions: d.Info.NumActions, SkippedOverlap: d.Info.NumActionsSkippedOverlap, MissedCatchup: d.Info.NumActionsMissedCatchupWindow}
+	if d.Schedule.State != nil && d.Schedule.State.Paused {
+		v.NextRuns = []time.Time{} // none runs while it is paused
+	}
 	if w, err := runs.ScheduleFromDescription(id, d); err == nil {
 		v.File, v.TaskQueue, v.Workload = w.Input.File, w.TaskQueue, w.Input.Workload
 		if w.Playbook != nil {
