@@ -236,8 +236,9 @@ func RunOf(e *workflowpb.WorkflowExecutionInfo) Run {
 }
 
 // WorkflowTypes are the workflow types of playbook's executions: a run, a
-// loop's driver, a batch of loop elements, a concurrency key's coordinator.
-var WorkflowTypes = []string{contract.WorkflowName, contract.LoopWorkflowName, contract.LoopBatchWorkflowName, contract.CoordinatorWorkflowName}
+// loop's driver, a batch of loop elements, a concurrency key's coordinator,
+// a trigger's registration (long-lived, on the workers like the others).
+var WorkflowTypes = []string{contract.WorkflowName, contract.LoopWorkflowName, contract.LoopBatchWorkflowName, contract.CoordinatorWorkflowName, contract.TriggerWorkflowName}
 
 // Replayable lists the namespace's open executions of WorkflowTypes, then
 // the last closed ones (at most closed of them), newest first: what a
