@@ -2,12 +2,14 @@ package runs
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
+	"playbook/internal/codec"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 )
@@ -64,13 +66,13 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 	switch info.GetStatus() {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 		if st.Aggregate, err = QueryState(ctx, c, run); err != nil {
-			return nil, err
+			return nil, encrypted(run, err)
 		}
 		st.WaitsUntil = waitsUntil(ctx, c, run, info.GetExecution().GetRunId(), st.Aggregate, st.playbook)
 		queuedNow(ctx, c, run, st.Aggregate.Queued)
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
 		if st.Aggregate, err = Result(ctx, c.GetWorkflow(ctx, run, info.GetExecution().GetRunId())); err != nil {
-			return nil, err
+			return nil, encrypted(run, err)
 		}
 	default:
 		st.Aggregate, st.byTemporal = EndedByTemporal(ctx, c, run, info, st.playbook), true
@@ -97,6 +99,16 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// encrypted is err, when it is this client's failure to decrypt the run's
+// payloads, as what to do about it (the caller did not give the key: an
+// InvalidError); else err.
+func encrypted(run string, err error) error {
+	if !codec.Unreadable(err) {
+		return err
+	}
+	return &InvalidError{Err: fmt.Errorf("run %s's payloads are encrypted and this client cannot read them (%s): %s", run, codec.Why(err), codec.KeyHint)}
 }
 
 // waitsUntil reads, from the run's events, until when its running wait

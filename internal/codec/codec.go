@@ -6,6 +6,7 @@
 package codec
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -21,9 +22,11 @@ import (
 	"sync"
 
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/proxy"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/proto"
 
 	"playbook/internal/userfile"
 )
@@ -56,9 +59,44 @@ func Unreadable(err error) bool {
 	return err != nil && (strings.Contains(err.Error(), "encoding "+encoding+":") || strings.Contains(err.Error(), errOtherKey))
 }
 
+// Why says, of err that Unreadable, why the client could not decrypt: it
+// has no codec key, or another (Decode's words, which name both keys).
+func Why(err error) string {
+	if _, other, ok := strings.Cut(err.Error(), errOtherKey); ok {
+		other, _, _ = strings.Cut(other, "\n")
+		return errOtherKey + other
+	}
+	return "it has no codec key"
+}
+
 // KeyHint says how to give a client that could not decrypt a payload the
 // key: the end of its error.
 const KeyHint = "give it the workers' key ($" + KeyFileEnv + " or $" + KeyEnv + ")"
+
+// errForeignKey stops the walk of UnreadableKey at the first payload c
+// cannot decrypt.
+var errForeignKey = errors.New("a payload of another key")
+
+// UnreadableKey is the ID of the key that encrypted a payload of m (a
+// history, say) that c cannot decrypt, c nil being no key; "" when c can
+// decrypt them all. A replay fed such payloads fails, and its error would
+// read like a divergence.
+func UnreadableKey(m proto.Message, c *AESGCM) string {
+	var id string
+	_ = proxy.VisitPayloads(context.Background(), m, proxy.VisitPayloadsOptions{
+		Visitor: func(_ *proxy.VisitPayloadsContext, ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
+			for _, p := range ps {
+				if Encrypted(p) && (c == nil || string(p.GetMetadata()[metaKeyID]) != c.keyID) {
+					id = string(p.GetMetadata()[metaKeyID])
+					return ps, errForeignKey
+				}
+			}
+			return ps, nil
+		},
+		SkipSearchAttributes: true,
+	})
+	return id
+}
 
 // errOtherKey starts Decode's error for a payload another key encrypted.
 const errOtherKey = "payload encrypted with key "

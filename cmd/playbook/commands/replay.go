@@ -85,11 +85,16 @@ func replayCommand() *cobra.Command {
 					return err
 				}
 			}
-			bad := 0
+			bad, encrypted := 0, 0
 			for _, file := range c.args {
 				h, err := readHistory(file)
 				if err != nil {
 					return invalid(err)
+				}
+				if why := unreadableHistory(h, keys); why != "" {
+					encrypted++
+					fmt.Fprintf(c.stderr, "%s: %s\n", file, why)
+					continue
 				}
 				if st == nil && claims.HoldsClaims(h) {
 					bad++
@@ -107,8 +112,11 @@ func replayCommand() *cobra.Command {
 				}
 				fmt.Fprintf(c.stdout, "%s: ok (%d events)\n", file, len(h.GetEvents()))
 			}
-			if bad > 0 {
+			switch {
+			case bad > 0:
 				return exitWith(exitFailed)
+			case encrypted > 0:
+				return exitWith(exitInvalid)
 			}
 			return nil
 		}),
@@ -151,6 +159,20 @@ func (a *app) graphCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&run, "run", "", "colour the steps by the status they have in `RUN`")
 	return cmd
+}
+
+// unreadableHistory says why this CLI cannot replay h, whose payloads a
+// codec key encrypted that it does not have; "" when it can. Replayed
+// anyway, such a history fails as if it diverged.
+func unreadableHistory(h *historypb.History, keys *codec.AESGCM) string {
+	id := codec.UnreadableKey(h, keys)
+	switch {
+	case id == "":
+		return ""
+	case keys == nil:
+		return fmt.Sprintf("its payloads are encrypted (codec key %s) and this CLI has no key: %s", id, codec.KeyHint)
+	}
+	return fmt.Sprintf("its payloads are encrypted with codec key %s and this CLI's key is %s: %s", id, keys.KeyID(), codec.KeyHint)
 }
 
 // readHistory reads a history file as `playbook history` writes it: a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -27,8 +28,10 @@ type upgradeRun struct {
 	Status     string `json:"status"`
 	Events     int    `json:"events"`
 	OK         bool   `json:"ok"`
-	// Checked is false when the history could not be fetched.
-	Checked bool `json:"checked"`
+	// Checked is false when the history could not be fetched, or its
+	// payloads are encrypted with a key this CLI does not have (Encrypted).
+	Checked   bool `json:"checked"`
+	Encrypted bool `json:"encrypted,omitempty"`
 	// DivergesAt names the recorded event the replay parted from, when it
 	// can tell ("event 5 ActivityTaskScheduled (greet)").
 	DivergesAt string `json:"diverges_at,omitempty"`
@@ -41,9 +44,12 @@ type upgradeReport struct {
 	Runs      []upgradeRun `json:"runs"`
 	Replayed  int          `json:"replayed"`
 	Diverging int          `json:"diverging"`
-	// Unchecked are the runs whose history could not be fetched: neither
-	// proven to replay nor shown not to.
+	// Unchecked are the runs neither proven to replay nor shown not to:
+	// their history could not be fetched, or (Encrypted, counted in
+	// Unchecked too) its payloads are encrypted with a key this CLI does not
+	// have.
 	Unchecked int `json:"unchecked"`
+	Encrypted int `json:"encrypted"`
 }
 
 func (a *app) upgradeCheckCommand() *cobra.Command {
@@ -73,6 +79,9 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 				report := upgradeReport{Namespace: conn.namespace, Runs: runs}
 				for _, r := range runs {
 					switch {
+					case r.Encrypted:
+						report.Unchecked++
+						report.Encrypted++
 					case !r.Checked:
 						report.Unchecked++
 					case !r.OK:
@@ -85,16 +94,26 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 				if err := out.print(c.stdout, report, func(w io.Writer) { printUpgradeReport(w, report) }); err != nil {
 					return err
 				}
-				if report.Diverging > 0 || report.Unchecked > 0 {
-					return exitWith(exitFailed)
-				}
-				return nil
+				return exitWith(report.exitCode())
 			})
 		}),
 	}
 	cmd.Flags().IntVar(&closed, "closed", 0, "also replay the last `N` closed runs")
 	out.flag(cmd.Flags(), "print the report as JSON")
 	return cmd
+}
+
+// exitCode is 1 when a run diverges or its history could not be fetched;
+// else 2 when a run's payloads are encrypted with a key this CLI does not
+// have (not a divergence: the CLI was not given what it needs); else 0.
+func (r upgradeReport) exitCode() int {
+	switch {
+	case r.Diverging > 0 || r.Unchecked > r.Encrypted:
+		return exitFailed
+	case r.Encrypted > 0:
+		return exitInvalid
+	}
+	return exitOK
 }
 
 // runsToCheck lists the namespace's open runs of this binary's workflow
@@ -138,7 +157,12 @@ func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, r *upgr
 		r.Error = "fetching its history: " + err.Error()
 		return
 	}
-	r.Events, r.Checked = len(h.Events), true
+	r.Events = len(h.Events)
+	if why := unreadableHistory(h, keys); why != "" {
+		r.Encrypted, r.Error = true, why
+		return
+	}
+	r.Checked = true
 	if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
 		r.DivergesAt, r.Error = worker.DivergingEvent(h, err), err.Error()
 		return
@@ -161,18 +185,26 @@ func printUpgradeReport(out io.Writer, report upgradeReport) {
 			fmt.Fprintf(out, "%s: %s\n", name, expr.FirstLine(r.Error))
 		}
 	}
+	var unchecked []string
+	if n := report.Unchecked - report.Encrypted; n > 0 {
+		unchecked = append(unchecked, fmt.Sprintf("%d could not be checked (their histories could not be fetched): check again", n))
+	}
+	if report.Encrypted > 0 {
+		unchecked = append(unchecked, fmt.Sprintf("%d could not be checked (their payloads are encrypted and this CLI cannot read them): %s", report.Encrypted, codec.KeyHint))
+	}
 	switch {
-	case report.Diverging == 0 && report.Unchecked == 0:
-		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; this binary can take them over.\n", report.Replayed, report.Namespace)
-	case report.Diverging == 0:
-		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; %d could not be checked (their histories could not be fetched): check again.\n",
-			report.Replayed, report.Namespace, report.Unchecked)
-	default:
+	case report.Diverging > 0:
 		fmt.Fprintf(out, "%d runs of namespace %s replayed: %d ok, %d do not replay: a worker of this binary would stop them with a nondeterminism error.",
 			report.Replayed, report.Namespace, report.Replayed-report.Diverging, report.Diverging)
-		if report.Unchecked > 0 {
-			fmt.Fprintf(out, " %d could not be checked.", report.Unchecked)
+		for _, u := range unchecked {
+			fmt.Fprintf(out, " %s.", u)
 		}
 		fmt.Fprintln(out)
+	case len(unchecked) == 0:
+		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; this binary can take them over.\n", report.Replayed, report.Namespace)
+	case report.Replayed == 0:
+		fmt.Fprintf(out, "No run of namespace %s replayed: %s.\n", report.Namespace, strings.Join(unchecked, "; "))
+	default:
+		fmt.Fprintf(out, "%d runs of namespace %s replayed: all ok; %s.\n", report.Replayed, report.Namespace, strings.Join(unchecked, "; "))
 	}
 }
