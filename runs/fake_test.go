@@ -37,6 +37,8 @@ type fakeRun struct {
 	events []*historypb.HistoryEvent
 	// indexed is its PlaybookName search attribute ("": none).
 	indexed string
+	// workflowType is its type ("": a playbook run's, Playbook).
+	workflowType string
 }
 
 // fakeClient is a Temporal server as runs/ sees it: runs by ID, a task
@@ -77,8 +79,12 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 	if err != nil {
 		return nil, err
 	}
+	wt := contract.WorkflowName
+	if r.workflowType != "" {
+		wt = r.workflowType
+	}
 	info := &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: id + "-run"}, Status: r.status, TaskQueue: "q",
-		Type: &commonpb.WorkflowType{Name: contract.WorkflowName}}
+		Type: &commonpb.WorkflowType{Name: wt}}
 	if r.indexed != "" {
 		p, err := converter.GetDefaultDataConverter().ToPayload(r.indexed)
 		if err != nil {

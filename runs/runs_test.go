@@ -409,3 +409,15 @@ func TestTemporalStatusIsWrittenAsListTakesIt(t *testing.T) {
 		require.Equal(t, want, TemporalStatus(&workflowpb.WorkflowExecutionInfo{Status: status}))
 	}
 }
+
+// status of an execution that is not a playbook run (a trigger's
+// registration, say) says what it is, rather than the SDK's word on a
+// query it does not know.
+func TestStatusOfAnotherWorkflowSaysWhatItIs(t *testing.T) {
+	f := &fakeClient{runs: map[string]*fakeRun{"playbook-hook-h": {status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, workflowType: contract.TriggerWorkflowName}}}
+	_, err := StatusOf(context.Background(), f, "playbook-hook-h")
+	var invalid *InvalidError
+	require.ErrorAs(t, err, &invalid)
+	require.EqualError(t, err, "playbook-hook-h is not a playbook run: its workflow type is PlaybookTrigger (a trigger's registration, which `playbook schedule apply` keeps: `playbook list` shows the runs it starts)")
+	require.Empty(t, f.queried)
+}

@@ -61,6 +61,9 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 		return nil, notFound(run, err)
 	}
 	info := d.GetWorkflowExecutionInfo()
+	if t := info.GetType().GetName(); t != contract.WorkflowName {
+		return nil, &InvalidError{Err: fmt.Errorf("%s is not a playbook run: its workflow type is %s (%s)", run, t, workflowKind(t))}
+	}
 	st := &Status{Live: map[string]Live{}, playbook: FrozenPlaybook(ctx, c, run)}
 	st.Queues = queuesOf(st.playbook, info.GetTaskQueue())
 	switch info.GetStatus() {
@@ -99,6 +102,21 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// workflowKind says what an execution of workflow type t is.
+func workflowKind(t string) string {
+	switch t {
+	case contract.LoopWorkflowName:
+		return "a loop's driver: `playbook status` of the run that started it shows the loop"
+	case contract.LoopBatchWorkflowName:
+		return "a batch of a loop's elements: `playbook status` of the run that started it shows the loop"
+	case contract.CoordinatorWorkflowName:
+		return "the coordinator of a concurrency key: `playbook status` of a run it holds or queues shows where that run stands"
+	case contract.TriggerWorkflowName:
+		return "a trigger's registration, which `playbook schedule apply` keeps: `playbook list` shows the runs it starts"
+	}
+	return "not a workflow of playbook's"
 }
 
 // encrypted is err, when it is this client's failure to decrypt the run's
