@@ -60,6 +60,27 @@ func TestStatusAndEventsOfAFailedRun(t *testing.T) {
 	require.Equal(t, []int{1, 2}, retries, "each retried attempt is an event")
 }
 
+// A step running its first attempt counts it in ATTEMPTS: 1, not the 0
+// the run knows until the step settles.
+func TestStatusCountsTheRunningAttempt(t *testing.T) {
+	parallel(t)
+	file := filepath.Join(t.TempDir(), "slow.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`metadata: {name: slow-status}
+workflow:
+  - step: slow
+    tool: {kind: shell, command: 'sleep 30'}
+`), 0o644))
+	run := start(t, file, "playbook", nil)
+	defer func() { _ = tc.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") }()
+	waitFor(t, "the first attempt to run", func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), run.GetID(), "")
+		return err == nil && len(d.GetPendingActivities()) == 1 && d.GetPendingActivities()[0].GetState() == enums.PENDING_ACTIVITY_STATE_STARTED
+	})
+	code, out, errOut := cli(t, "status", "--address", server.Address, run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^slow\s+running\s+1\s+\d\d:\d\d:\d\d\s+-\s*$`, out)
+}
+
 // During a step's backoff, status shows it retrying with its attempt number
 // and next attempt time, from the server's pending-activity view.
 func TestStatusDuringBackoff(t *testing.T) {

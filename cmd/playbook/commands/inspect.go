@@ -77,10 +77,14 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 	for _, name := range stepOrder(agg, st.Playbook()) {
 		s := agg.Steps[name]
 		note, attempts := tableNote(s), s.Attempts
-		if l, ok := st.Live[name]; ok && (l.Attempt > 1 || l.LastFailure != "") {
+		l, live := st.Live[name]
+		if live {
 			// The run learns of an attempt when the step settles; the
-			// server's view of the running one counts them all.
+			// server's view of the running one counts them all, the
+			// running one included.
 			attempts = max(attempts, int(l.Attempt))
+		}
+		if live && (l.Attempt > 1 || l.LastFailure != "") {
 			note = "retrying: " + attemptOf(l.Attempt, int(l.MaximumAttempts))
 			if l.NextAttemptTime != nil {
 				note += fmt.Sprintf(", next attempt at %s", l.NextAttemptTime.Local().Format("15:04:05.0"))
