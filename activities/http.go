@@ -110,8 +110,15 @@ func (a *Activities) runHTTP(ctx context.Context, in contract.StepInput, toolSpe
 	code := resp.StatusCode
 	result := map[string]any{"status_code": code, "headers": headers, "body": string(raw), "json": parsed}
 	if !toolSpec.ExpectStatus.Has(code) {
+		// The secrets are hidden before the body is cut: a cut inside
+		// one would leave its start whole, which hiding whole secrets
+		// afterwards (the attempt's redactor) would not find.
+		body := string(raw)
+		if secrets := redactorOf(ctx); secrets != nil {
+			body = secrets.text(body)
+		}
 		o := failure(contract.ErrHTTPStatus, fmt.Sprintf("%s %s answered %d", method, toolSpec.URL, code),
-			map[string]any{"status_code": code, "body": truncate(string(raw), tailBytes)})
+			map[string]any{"status_code": code, "body": truncate(body, tailBytes)})
 		o.StatusCode = &code
 		return o
 	}

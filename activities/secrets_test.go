@@ -1,14 +1,20 @@
 package activities
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"playbook/interpreter/contract"
 )
 
 // A secret is hidden in a stream however the stream is cut into pieces;
@@ -142,4 +148,34 @@ func TestSecretsHiddenInTheirPrintedForms(t *testing.T) {
 		require.Contains(t, string(out), "***", printed)
 		require.Equal(t, string(out), r.text(printed), printed)
 	}
+}
+
+// An http step whose answer has a status it does not expect keeps the
+// start of the body in its failure's details: a secret the server echoes
+// across the cut is hidden whole, not left half in the clear.
+func TestAnEchoedSecretCutInAStatusFailureIsHidden(t *testing.T) {
+	secret := "S3cr3tT0kenValue-abcdefghijklmnop"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		// An error page that echoes the request's header, the cut inside it.
+		_, _ = w.Write([]byte(strings.Repeat("x", tailBytes-20) + "auth=" + r.Header.Get("X-Api-Key") + " end"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tok"), []byte(secret+"\n"), 0o600))
+	a := &Activities{LogDir: t.TempDir(), SecretsDir: dir}
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a.RunStep, activity.RegisterOptions{Name: contract.RunStepName})
+	_, err := env.ExecuteActivity(contract.RunStepName, contract.StepInput{WorkflowID: "wf", RunID: "run", Step: "h", Kind: "http", BaseDir: t.TempDir(), Timeout: time.Minute,
+		Spec:    map[string]any{"url": srv.URL + "/x", "headers": map[string]any{"X-Api-Key": map[string]any{"secret": "tok"}}},
+		Secrets: map[string]string{"headers.X-Api-Key": "tok"}})
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	var fd contract.FailureDetails
+	require.NoError(t, appErr.Details(&fd))
+	b, err := json.Marshal(fd)
+	require.NoError(t, err)
+	require.Equal(t, contract.ErrHTTPStatus, fd.Error.Type)
+	require.Contains(t, string(b), "auth=***")
+	require.NotContains(t, string(b), secret[:8], "no part of the secret is in the failure's details")
 }
