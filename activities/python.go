@@ -17,8 +17,17 @@ var _ = runs((*Activities).runPython)
 // pythonRunner loads the step's code, calls main(**args) and writes what it
 // returns as JSON; an exception is written with its traceback instead. The
 // code is compiled under its file's name so tracebacks quote its lines.
-const pythonRunner = `import json, os, sys, traceback
+const pythonRunner = `import json, math, os, sys, traceback
 env = os.environ
+def plain(v):
+    # NaN and the infinities, which JSON cannot hold, as their str().
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    return v
 try:
     with open(env["PLAYBOOK_PY_ARGS"]) as f:
         args = json.load(f)
@@ -29,7 +38,7 @@ try:
         raise NameError("the step's code defines no main(**args)")
     result = ns["main"](**args)
     with open(env["PLAYBOOK_PY_RESULT"], "w") as f:
-        json.dump(result, f, default=str)
+        json.dump(plain(result), f, default=str, allow_nan=False)
 except SystemExit:
     raise
 except BaseException as e:
@@ -104,9 +113,13 @@ func (a *Activities) runPython(ctx context.Context, in contract.StepInput, toolS
 	if err != nil && !os.IsNotExist(err) {
 		return failure(contract.ErrResultTooLarge, err.Error()+": write large outputs to a file and return its path", nil)
 	}
-	if err == nil {
-		_ = json.Unmarshal(b, &result)
-	}
 	code := run.exitCode
+	if err == nil {
+		if err := json.Unmarshal(b, &result); err != nil {
+			o := failure(contract.ErrTool, "the value main returned could not be read back as JSON: "+err.Error(), nil)
+			o.ExitCode = &code
+			return o
+		}
+	}
 	return ToolResult{Result: result, ExitCode: &code}
 }

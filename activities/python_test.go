@@ -27,6 +27,17 @@ func TestPythonReturnsMain(t *testing.T) {
 	require.Equal(t, map[string]any{"n": 3.0, "name": "x"}, o.Result)
 }
 
+// A value JSON cannot hold is written as its str(): NaN and the
+// infinities too, which Python's json writes as bare words no JSON
+// reader takes (the whole result was read as null, the step completed).
+func TestPythonNonFiniteFloatsAreTheirStr(t *testing.T) {
+	t.Parallel()
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runTool(context.Background(), pythonInput(t, "import datetime\ndef main():\n    return {'rows': 10, 'ratio': float('nan'), 'top': [float('inf'), -float('inf')], 'at': datetime.date(2026, 1, 2)}\n", nil), 1)
+	require.Nil(t, o.Err)
+	require.Equal(t, map[string]any{"rows": 10.0, "ratio": "nan", "top": []any{"inf", "-inf"}, "at": "2026-01-02"}, o.Result)
+}
+
 func TestPythonException(t *testing.T) {
 	t.Parallel() // a Python process can take seconds to start on a loaded machine
 	a := &Activities{LogDir: t.TempDir()}
