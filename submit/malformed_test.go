@@ -64,7 +64,7 @@ var submitOnly = []string{
 	"approval_approvers_empty.yaml", "approval_cleanup.yaml", "approval_input_typo.yaml", "approval_timeout_zero.yaml", "wait_duration_zero.yaml", "bool_quoted.yaml", "bool_yes.yaml", "fail_builtin_type.yaml", "fail_in_loop.yaml", "fail_lost.yaml", "fail_next_when.yaml",
 	"fail_retries.yaml", "fail_retry.yaml", "fail_timeout.yaml", "catchup_zero.yaml", "desc_template.yaml", "env_key_template.yaml",
 	"exit_codes_empty.yaml", "exit_codes_out_of_range.yaml", "heartbeat_on_playbook_step.yaml", "heartbeat_without_tool.yaml",
-	"heartbeat_zero.yaml", "http_method_space.yaml", "loop_in_list_template.yaml", "loop_over_int.yaml",
+	"heartbeat_zero.yaml", "http_method_space.yaml", "http_url_no_scheme.yaml", "http_url_ftp.yaml", "http_header_name.yaml", "loop_in_list_template.yaml", "loop_over_int.yaml",
 	"loop_over_string.yaml", "loop_range_over_limit.yaml", "recovery_script_template.yaml", "retry_when_not_bool.yaml",
 	"retry_without_tool.yaml", "schedule_workload_template.yaml", "timeout_on_noop.yaml", "timeout_without_tool.yaml",
 	"webhook_no_host.yaml", "workload_default_template.yaml", "wait_until_unreachable.yaml", "yaml_tag.yaml",

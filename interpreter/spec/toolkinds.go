@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -98,9 +99,26 @@ func (*HTTPTool) check(fields map[string]any) (string, string) {
 	return "", ""
 }
 
+// strictCheck refuses, at submission only (builds before it accepted
+// them, and failed every attempt), a method that is not one word, a url
+// without a template that is not an absolute http or https URL with a
+// host, and a header name that is not a token.
 func (*HTTPTool) strictCheck(fields map[string]any) (string, string) {
 	if m, _ := fields["method"].(string); m != "" && !expr.IsTemplate(m) && !httpToken.MatchString(m) {
 		return "method", fmt.Sprintf("http tool: method %q is not an HTTP method (one word, such as GET, POST or PUT)", m)
+	}
+	if raw, _ := fields["url"].(string); raw != "" && !expr.IsTemplate(raw) {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "url", fmt.Sprintf("http tool: url %q is not an absolute http or https URL with a host (such as https://api.example.com/orders)", raw)
+		}
+	}
+	if headers, ok := fields["headers"].(map[string]any); ok {
+		for _, name := range slices.Sorted(maps.Keys(headers)) {
+			if !httpToken.MatchString(name) {
+				return "headers", fmt.Sprintf("http tool: header name %q is not a valid one (one word of letters, digits and -, such as X-Api-Key)", name)
+			}
+		}
 	}
 	return "", ""
 }
