@@ -1,6 +1,8 @@
 package playtest
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -99,4 +101,30 @@ func TestDeadlineEventMalformed(t *testing.T) {
 		path + `:7: case "c": deadline: the playbook's own deadline (timeout: 2h0m0s) passes first: after must be earlier`,
 		path + `:9: case "c": deadline needs after: D, when the run's deadline passes from its start (and no on_start)`,
 	}, bad.Lines)
+}
+
+// An approval or an event sent as soon as its step waits reaches a step
+// with no timeout: nothing but the run's waiting status tells the test
+// the step waits (the run ended at its execution timeout, "deadline
+// exceeded", in most runs of such a case). Each case passes every time.
+func TestEventsReachAWaitWithoutATimeout(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	write("ask.yaml", "metadata: {name: ask}\nworkflow:\n  - step: ask\n    tool: {kind: approval}\n")
+	write("land.yaml", "metadata: {name: land}\nworkflow:\n  - step: landed\n    tool: {kind: wait_event, event: file_landed}\n    next: load\n"+
+		"  - step: load\n    tool: {kind: noop, result: \"{{ steps.landed.result.data.path }}\"}\n")
+	cases := map[string]string{
+		write("ask.test.yaml", "cases:\n  - name: approved\n    events: [{approve: ask}]\n    expect: {status: completed}\n"):                                                                           "approved",
+		write("land.test.yaml", "cases:\n  - name: landed\n    events: [{send: file_landed, data: {path: /x}}]\n    expect:\n      status: completed\n      assert: ['steps.load.result == \"/x\"']\n"): "landed",
+	}
+	for file, name := range cases {
+		for i := range 10 {
+			r := runNamed(t, file, name)
+			require.True(t, r.Passed, "%s, run %d: %v", name, i+1, r.Problems)
+		}
+	}
 }

@@ -436,6 +436,9 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 	defer os.RemoveAll(logDir)
 	in := s.Input
 	in.Workload = s.workloads[c]
+	// As `playbook run` starts it: its status is kept in its search
+	// attributes (waiting while a step waits for a person or an event).
+	in.Index = true
 	lt := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if c.LogicalTime != nil {
 		lt = *c.LogicalTime
@@ -466,6 +469,10 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 	ev := &events{env: env, log: log, pending: slices.Clone(c.Events), start: lt, trace: tr}
 	ev.arm()
 	wake := func() { env.RegisterDelayedCallback(ev.check, 0) }
+	// A run that starts waiting for a person or an event updates its
+	// status (waiting): the case's next decision may be due then, when
+	// nothing else wakes the events up (an approval without a timeout).
+	tr.indexed = wake
 	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
 		order.delivered(info.WorkflowExecution.ID, info.ActivityID)
 		tr.note(info.WorkflowExecution.ID, "given activity %s's %s", info.ActivityID, outcome(err))

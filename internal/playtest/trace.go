@@ -28,6 +28,10 @@ type tracer struct {
 	interceptor.WorkerInterceptorBase
 	mu  sync.Mutex
 	got []string
+	// indexed, when set, is told each time a workflow updates its search
+	// attributes: a step started waiting for a person or an event, say,
+	// which nothing else the test environment hears of would show.
+	indexed func()
 }
 
 func (t *tracer) lines() []string {
@@ -112,7 +116,11 @@ func (o *traceOut) GetVersion(ctx workflow.Context, changeID string, minSupporte
 
 func (o *traceOut) UpsertTypedSearchAttributes(ctx workflow.Context, attributes ...temporal.SearchAttributeUpdate) error {
 	o.t.record(ctx, "search attributes %d", len(attributes))
-	return o.Next.UpsertTypedSearchAttributes(ctx, attributes...)
+	err := o.Next.UpsertTypedSearchAttributes(ctx, attributes...)
+	if o.t.indexed != nil {
+		o.t.indexed()
+	}
+	return err
 }
 
 // workerOptions are the test environment's: a loaded machine's first
