@@ -99,3 +99,27 @@ workflow:
 		}
 	}
 }
+
+// A mocked process that overruns its timeout exits 143 as a killed one
+// does, and an exit-code rule for 143 judges it as in a real run.
+func TestAMockKilledAtItsTimeoutExits143(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+failure_handlers: [{name: kill, rules: [{exit_codes: [143], max_retries: 1}]}]
+workflow:
+  - step: s
+    timeout: 1s
+    failure_handler: kill
+    tool: {kind: shell, command: "sleep 5"}
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.test.yaml"), []byte(`cases:
+  - name: killed twice
+    mocks:
+      s: {result: {stdout: ""}, takes: 5s}
+    expect:
+      status: failed
+      steps: {s: {status: failed, attempts: 2, error_type: execution_timeout, recovery: max_retries_exceeded}}
+`), 0o644))
+	r := runNamed(t, filepath.Join(dir, "p.test.yaml"), "killed twice")
+	require.True(t, r.Passed, "%v\n%s", r.Problems, r.Steps)
+}

@@ -87,6 +87,10 @@ func dotted(parents []string, step string) string {
 	return strings.Join(append(append([]string{}, parents...), step), ".")
 }
 
+// killedExitCode is the exit code of a process its timeout killed (128 +
+// SIGTERM).
+const killedExitCode = 143
+
 // Attempt implements activities.Stand.
 func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (activities.ToolResult, bool, bool) {
 	parents, step, element := s.path(in)
@@ -119,10 +123,18 @@ func (s *stand) Attempt(_ context.Context, in contract.StepInput, number int) (a
 		s.log.add("%s attempt %d: lost with its worker (mocked)", prefix, number)
 		return activities.ToolResult{Err: &contract.StepError{Type: contract.ErrHeartbeatTimeout, Message: fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", number)}}, true, true
 	case in.Timeout > 0 && a.Takes > in.Timeout:
-		// As the activity says of an attempt its timeout killed.
+		// As the activity says of an attempt its timeout killed: a
+		// process keeps its exit code, 143 after SIGTERM, which exit-code
+		// rules match.
 		msg := fmt.Sprintf("attempt %d ran past its timeout of %s and was killed", number, in.Timeout)
 		s.log.add("%s attempt %d: fails with %s: %s (mocked: it takes %s)", prefix, number, contract.ErrExecutionTimeout, msg, a.Takes)
-		return activities.ToolResult{Err: &contract.StepError{Type: contract.ErrExecutionTimeout, Message: msg}}, false, true
+		o := activities.ToolResult{Err: &contract.StepError{Type: contract.ErrExecutionTimeout, Message: msg}}
+		if spec.RunsProcess(in.Kind) {
+			code := killedExitCode
+			o.ExitCode = &code
+			o.Err.Details = map[string]any{"exit_code": code}
+		}
+		return o, false, true
 	case a.Error != nil:
 		o := a.Error.toolResult(in.Kind)
 		s.log.add("%s attempt %d: fails with %s: %s (mocked)", prefix, number, o.Err.Type, o.Err.Message)

@@ -405,6 +405,11 @@ func recordError(e contract.StepError) string {
 		f = append(f, fmt.Sprintf("status_code: %d", int(code)))
 	} else {
 		f = append(f, "type: "+flow(e.Type), "message: "+flow(e.Message))
+		// A process its timeout killed keeps its exit code, which
+		// exit-code rules match.
+		if code, ok := d["exit_code"].(float64); ok {
+			f = append(f, fmt.Sprintf("exit_code: %d", int(code)))
+		}
 	}
 	return "{ " + strings.Join(f, ", ") + " }"
 }

@@ -183,3 +183,31 @@ cases:
 	r := runNamed(t, out, "recorded")
 	require.True(t, r.Passed, "%v", r.Problems)
 }
+
+// A step killed at its timeout, judged by an exit-code rule for 143, is
+// recorded with its exit code: the recorded case judges it alike.
+func TestRecordAStepKilledAtItsTimeout(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+failure_handlers: [{name: kill, rules: [{exit_codes: [143], max_retries: 1}]}]
+workflow:
+  - step: s
+    timeout: 1s
+    failure_handler: kill
+    tool: {kind: shell, command: "sleep 5"}
+`), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte(`playbook: p.yaml
+cases:
+  - name: source
+    mocks:
+      s: {result: {stdout: ""}, takes: 5s}
+    expect:
+      steps: {s: {status: failed, attempts: 2, recovery: max_retries_exceeded}}
+`), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	has(t, text, "exit_code: 143")
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
+}
