@@ -424,6 +424,19 @@ func recordEvents(s *spec.Step, st *contract.StepState, start *time.Time) []stri
 		action, _, _ := strings.Cut(st.Classified, " ")
 		return []string{"classify: " + s.Name + ", as: " + action}
 	}
+	if s.Tool.Kind == spec.WaitEventKind {
+		// The event it got, unless its own timeout ended the wait.
+		if r, ok := st.Result.(map[string]any); ok && r["timed_out"] != true {
+			if event, _ := r["event"].(string); event != "" {
+				ev := "send: " + flow(event) + after + ", by: " + flow(r["by"])
+				if r["data"] != nil {
+					ev += ", data: " + flow(r["data"])
+				}
+				return []string{ev}
+			}
+		}
+		return nil
+	}
 	if s.Tool.Kind != "approval" {
 		return nil
 	}
@@ -431,6 +444,9 @@ func recordEvents(s *spec.Step, st *contract.StepState, start *time.Time) []stri
 		ev := "approve: " + s.Name + after + ", by: " + flow(r["by"])
 		if in, ok := r["inputs"].(map[string]any); ok && len(in) > 0 {
 			ev += ", inputs: " + flow(in)
+		}
+		if reason, _ := r["reason"].(string); reason != "" {
+			ev += ", reason: " + flow(reason)
 		}
 		return []string{ev}
 	}

@@ -211,3 +211,37 @@ cases:
 	r := runNamed(t, out, "recorded")
 	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
+
+// The event a wait_event step got is recorded as a send, with its data;
+// an approval's reason goes with it: the recorded case passes.
+func TestRecordTheEventsARunGot(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+workflow:
+  - step: landed
+    tool: {kind: wait_event, event: file_landed, timeout: 1h}
+    next: ask
+  - step: ask
+    tool: {kind: approval}
+    next: load
+  - step: load
+    tool: {kind: noop, result: "{{ steps.landed.result.data.path }}"}
+`), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte(`playbook: p.yaml
+cases:
+  - name: source
+    events:
+      - {send: file_landed, after: 10m, data: {path: /in/x.csv}, by: sensor}
+      - {approve: ask, after: 20m, by: ana, reason: looks right}
+    expect:
+      status: completed
+      assert: ['steps.load.result == "/in/x.csv"']
+`), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
+	has(t, text, `send: "file_landed", after: 10m0s, by: "sensor", data: {"path":"/in/x.csv"}`)
+	has(t, text, `reason: "looks right"`)
+	r := runNamed(t, out, "recorded")
+	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
+}
