@@ -13,7 +13,9 @@ import (
 // names records the workflow types a worker registers.
 type names []string
 
-func (n *names) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) { *n = append(*n, o.Name) }
+func (n *names) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) {
+	*n = append(*n, o.Name)
+}
 
 // Every workflow type a worker runs is one `upgrade-check` replays: a
 // type left out (the triggers' registrations were) is never checked
