@@ -24,7 +24,7 @@ def plain(v):
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
     if isinstance(v, dict):
-        return {k: plain(x) for k, x in v.items()}
+        return {plain(k): plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [plain(x) for x in v]
     return v

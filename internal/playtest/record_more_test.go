@@ -212,7 +212,7 @@ cases:
 	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
 
-// The event a wait_event step got is recorded as a send, with its data;
+// The event wait_event steps got is recorded as one send, with its data;
 // an approval's reason goes with it: the recorded case passes.
 func TestRecordTheEventsARunGot(t *testing.T) {
 	dir := t.TempDir()
@@ -224,6 +224,8 @@ workflow:
   - step: ask
     tool: {kind: approval}
     next: load
+  - step: also
+    tool: {kind: wait_event, event: file_landed, timeout: 1h}
   - step: load
     tool: {kind: noop, result: "{{ steps.landed.result.data.path }}"}
 `), 0o644))
@@ -241,6 +243,7 @@ cases:
 	out := filepath.Join(dir, "p"+Suffix)
 	text := string(recordFromCase(t, source, "source", out))
 	has(t, text, `send: "file_landed", after: 10m0s, by: "sensor", data: {"path":"/in/x.csv"}`)
+	require.Equal(t, 1, strings.Count(text, "send: "), "one send completed both steps that waited for it")
 	has(t, text, `reason: "looks right"`)
 	r := runNamed(t, out, "recorded")
 	require.True(t, r.Passed, "%v\n%s", r.Problems, text)

@@ -383,23 +383,37 @@ const triggerWait = 10 * time.Second
 // run it started, or that its overlap policy skipped it; before is the
 // schedule before the trigger.
 func triggerOutcome(ctx context.Context, h client.ScheduleHandle, before *client.ScheduleDescription) string {
+	known := map[string]bool{}
+	for _, a := range before.Info.RecentActions {
+		if r := a.StartWorkflowResult; r != nil {
+			known[r.WorkflowID] = true
+		}
+	}
 	deadline := time.Now().Add(triggerWait)
 	for {
 		d, err := h.Describe(ctx)
 		switch {
 		case err != nil:
-		case d.Info.NumActions > before.Info.NumActions && len(d.Info.RecentActions) > 0:
-			if r := d.Info.RecentActions[len(d.Info.RecentActions)-1].StartWorkflowResult; r != nil {
-				return "started run " + r.WorkflowID + "."
+		case d.Info.NumActions > before.Info.NumActions:
+			// The newest run it had not started before (a time of the
+			// schedule falling in these seconds would start one too).
+			for i := len(d.Info.RecentActions) - 1; i >= 0; i-- {
+				if r := d.Info.RecentActions[i].StartWorkflowResult; r != nil && !known[r.WorkflowID] {
+					return "started run " + r.WorkflowID + "."
+				}
 			}
 			return "started a run."
 		case d.Info.NumActionsSkippedOverlap > before.Info.NumActionsSkippedOverlap:
 			return "no run started: a run of the schedule is still going, and its overlap policy skips one then (--overlap allow-all starts one anyway)."
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return "no run seen yet (`playbook schedule describe " + h.GetID() + "` shows its runs)."
+		if time.Now().After(deadline) {
+			return "no run started yet: under its overlap policy the schedule may hold it until its running run ends (`playbook schedule describe " + h.GetID() + "` shows its runs)."
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return "no run seen yet (`playbook schedule describe " + h.GetID() + "` shows its runs)."
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
