@@ -45,6 +45,7 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 			x.run.Refuse("asking for a slot: " + err.Error())
 		}
 		x.leaveQueue(ctx, coordinator, req, false)
+		x.cancelledQueued(ctx, false)
 		return
 	}
 	switch {
@@ -93,16 +94,23 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 	}
 	if !granted {
 		x.leaveQueue(ctx, coordinator, req, gaveUp)
-		if ctx.Err() != nil && !gaveUp && version(ctx, changeQueuedCancel) >= 1 {
-			// Cancelled while queued: the run knows before its first
-			// steps are ready, which it would otherwise start.
-			recordCancelReasons(workflow.GetSignalChannel(ctx, contract.SignalCancelReason), x.run)
-			x.run.CancelRun("cancel requested")
-		}
+		x.cancelledQueued(ctx, gaveUp)
 		return
 	}
 	x.run.Queue(nil)
 	x.indexStatus()
+}
+
+// cancelledQueued tells the run, cancelled while it asked for its slot or
+// waited for it (but not given up waiting: its deadline, a drain), that
+// it is cancelled before its first steps are ready, which it would
+// otherwise start. The version is asked only then: a run from before the
+// change took no marker there, and replays as it ran.
+func (x *executor) cancelledQueued(ctx workflow.Context, gaveUp bool) {
+	if ctx.Err() != nil && !gaveUp && version(ctx, changeQueuedCancel) >= 1 {
+		recordCancelReasons(workflow.GetSignalChannel(ctx, contract.SignalCancelReason), x.run)
+		x.run.CancelRun("cancel requested")
+	}
 }
 
 // leaveQueue tells the coordinator that the run, cancelled (or given up

@@ -154,7 +154,7 @@ var (
 		What: "the step fails at once, and the run ends cancelled (before: it waited in pending_failed for a classification, " +
 			"and the cancelled run stayed open until a person classified it or its pending_timeout passed)"})
 	changeQueuedCancel = register(Change{ID: "queued-cancel", Max: 1,
-		Where: "where a run waiting for its concurrency slot is cancelled",
+		Where: "where a run asking for its concurrency slot, or waiting for it, is cancelled",
 		What: "the run leaves the queue cancelled: no step starts, its steps are skipped and `end` runs " +
 			"(before: its first steps started in the cancelled run, a noop completed, and an approval posted its on_waiting webhook)"})
 )
