@@ -74,6 +74,17 @@ func RunningSubPlaybooks(ctx context.Context, c Client, run string) []string {
 // text, with skip) what the step completes with. The run's refusal
 // (unknown step, not pending_failed, bad action) is a RefusedError.
 func Classify(ctx context.Context, c Client, run, step, action, reason, by, result string) (string, error) {
+	// What the run's validator refuses whatever its state is refused
+	// here, before anything is sent (an InvalidError).
+	if err := contract.CheckName("by", by); err != nil {
+		return "", &InvalidError{Err: err}
+	}
+	if err := contract.CheckLine("the reason", reason); err != nil {
+		return "", &InvalidError{Err: err}
+	}
+	if err := contract.CheckSize("the classification", len(step)+len(action)+len(reason)+len(by)+len(result)); err != nil {
+		return "", &InvalidError{Err: err}
+	}
 	args := []any{step, action, reason, by}
 	if result != "" {
 		args = append(args, result)

@@ -80,6 +80,12 @@ func ApplyTrigger(ctx context.Context, c Client, r contract.TriggerRegistration)
 		if r.Hook != "" && have.Playbook != r.Playbook {
 			return "", &InvalidError{Err: fmt.Errorf("webhook %q is playbook %s's (%s): give this one another name", r.Hook, have.Playbook, have.File)}
 		}
+		if r.Hook == "" && (have.Playbook != r.Playbook || have.Upstream != r.Upstream) {
+			// Names with dashes can give two pairs one ID: c after a-b,
+			// b-c after a.
+			return "", &InvalidError{Err: fmt.Errorf("playbook %s's trigger after %s has the registration %s, which playbook %s's trigger after %s (%s) holds: rename one of these playbooks",
+				r.Playbook, r.Upstream, id, have.Playbook, have.Upstream, have.File)}
+		}
 		if reflect.DeepEqual(comparable(have), comparable(r)) {
 			return "unchanged", nil
 		}
@@ -301,6 +307,7 @@ func LoadTriggers(files []string, taskQueue string) ([]contract.TriggerRegistrat
 	var regs []contract.TriggerRegistration
 	var problems []string
 	hooks := map[string]string{}
+	afters := map[string]contract.TriggerRegistration{}
 	for _, f := range files {
 		_, rs, err := TriggersFromFile(f, taskQueue)
 		if err != nil {
@@ -312,7 +319,15 @@ func LoadTriggers(files []string, taskQueue string) ([]contract.TriggerRegistrat
 				problems = append(problems, fmt.Sprintf("%s: webhook %s is also %s's", f, r.Hook, other))
 				continue
 			}
+			if other, ok := afters[TriggerID(r)]; ok && r.Hook == "" && (other.Playbook != r.Playbook || other.Upstream != r.Upstream) {
+				problems = append(problems, fmt.Sprintf("%s: playbook %s's trigger after %s and playbook %s's after %s (%s) would share the registration %s: rename one of these playbooks",
+					f, r.Playbook, r.Upstream, other.Playbook, other.Upstream, other.File, TriggerID(r)))
+				continue
+			}
 			hooks[r.Hook] = f
+			if r.Hook == "" {
+				afters[TriggerID(r)] = r
+			}
 			regs = append(regs, r)
 		}
 	}

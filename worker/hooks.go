@@ -150,7 +150,12 @@ func (h hooks) authenticate(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	secret, err := activities.ReadSecret(h.SecretsDir, reg.Secret)
 	if err != nil {
-		return unsigned(refuse(http.StatusInternalServerError, "webhook %q: %v", name, err))
+		// Said in the worker's log only: the caller is not known yet, and
+		// the secrets directory's place is not theirs to learn.
+		if h.Log != nil {
+			h.Log.Error("webhook secret unreadable", "hook", name, "error", err)
+		}
+		return unsigned(refuse(http.StatusServiceUnavailable, "webhook %q cannot check signatures on this worker (its log says why): %s", name, nothing))
 	}
 	if !signed(body, secret, r.Header.Get(HookSignatureHeader)) {
 		return unsigned(refuse(http.StatusUnauthorized, "webhook %q: %s is missing or is not the body's HMAC-SHA256 with the hook's secret (write sha256=HEX): %s", name, HookSignatureHeader, nothing))
@@ -177,7 +182,7 @@ func (h hooks) deliver(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	var err error
 	var wait time.Duration
 	if text := r.URL.Query().Get("wait"); text != "" {
-		if wait, err = time.ParseDuration(text); err != nil || wait <= 0 || wait > MaxHookWait {
+		if wait, err = time.ParseDuration(text); err != nil || wait < time.Second || wait > MaxHookWait {
 			return refuse(http.StatusBadRequest, "?wait=%s: give a duration from 1s to %s", text, MaxHookWait)
 		}
 	}
