@@ -34,7 +34,7 @@ func query(ctx context.Context, c Client, run, name string, answer any) error {
 	if err == nil {
 		err = v.Get(answer)
 	}
-	return notFound(run, err)
+	return notFound(run, encrypted(run, err))
 }
 
 // WaitingApproval finds the step among the run's approvals waiting for a

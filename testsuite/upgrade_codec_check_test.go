@@ -161,4 +161,10 @@ func TestCommandsWithoutTheCodecKeySayThePayloadsAreEncrypted(t *testing.T) {
 		require.Equal(t, 0, code, out+errOut)
 		require.Contains(t, out, "Run "+run+" (playbook enc-")
 	}
+	// pending asks the running run too.
+	withKey("")
+	code, out, errOut = cli(t, append(append([]string{"pending"}, conn...), "enc-long")...)
+	require.Equal(t, 2, code, out+errOut)
+	require.Equal(t, "pending: run enc-long's payloads are encrypted and this client cannot read them (it has no codec key): "+hint+"\n", errOut)
+	withKey(keyFile)
 }
