@@ -100,18 +100,22 @@ workflow:
 	}
 }
 
-// A mocked process that overruns its timeout exits 143 as a killed one
-// does, and an exit-code rule for 143 judges it as in a real run.
-func TestAMockKilledAtItsTimeoutExits143(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+// killedAtItsTimeout is a step of a 1s timeout whose process runs 5s,
+// with an exit-code rule that retries the 143 of a process killed once.
+const killedAtItsTimeout = `metadata: {name: p}
 failure_handlers: [{name: kill, rules: [{exit_codes: [143], max_retries: 1}]}]
 workflow:
   - step: s
     timeout: 1s
     failure_handler: kill
     tool: {kind: shell, command: "sleep 5"}
-`), 0o644))
+`
+
+// A mocked process that overruns its timeout exits 143 as a killed one
+// does, and an exit-code rule for 143 judges it as in a real run.
+func TestAMockKilledAtItsTimeoutExits143(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(killedAtItsTimeout), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.test.yaml"), []byte(`cases:
   - name: killed twice
     mocks:

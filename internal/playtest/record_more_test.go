@@ -71,15 +71,9 @@ func TestRecordBoundsALoopsElements(t *testing.T) {
 			fmt.Fprintf(&mocks, "          %d: { result: { stdout: \"%d\" } }\n", i, i)
 		}
 	}
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bigLoop), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: ["+strings.Join(items, ", ")+"] }\n"+
+	text := recordedPasses(t, bigLoop, "    set: { items: ["+strings.Join(items, ", ")+"] }\n"+
 		"    mocks:\n      each:\n        result: { stdout: none }\n        elements:\n"+mocks.String()+
-		"    expect:\n      steps:\n        each: { status: completed, attempts: 2 }\n        report: { status: completed }\n"), 0o644))
-
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+		"    expect:\n      steps:\n        each: { status: completed, attempts: 2 }\n        report: { status: completed }\n")
 	// Element 0 gave the most common result (each gave its own, and it
 	// comes first): it is the step's own, and element 0 is written for the
 	// time the step took.
@@ -91,9 +85,23 @@ func TestRecordBoundsALoopsElements(t *testing.T) {
 	require.NotContains(t, text, "\n          1001: ", "past the bound")
 	has(t, text, "\n          1400: { attempts: [{ error: { exit_code: 1, stderr: \"late\" } }, { result: {\"exit_code\":0,\"json\":1400,\"stderr\":\"\",\"stdout\":\"1400\"} }] }\n")
 	require.Equal(t, 1+1000+1+1, strings.Count(text, "\n          "), "element 0, 1,000 results, element 1400, and the line that says what is left out")
+}
 
+// recordedPasses writes playbook as p.yaml and a test file whose one
+// case, source, is sourceCase (its lines after the name), records the
+// simulated run of that case, and runs the recorded case, which passes:
+// the recorded text.
+func recordedPasses(t *testing.T, playbook, sourceCase string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(playbook), 0o644))
+	source := filepath.Join(dir, "source"+Suffix)
+	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n"+sourceCase), 0o644))
+	out := filepath.Join(dir, "p"+Suffix)
+	text := string(recordFromCase(t, source, "source", out))
 	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v", r.Problems)
+	require.True(t, r.Passed, "%v; the recorded case begins:\n%.2000s", r.Problems, text)
+	return text
 }
 
 // has fails the test when text does not hold part, without printing all
@@ -108,115 +116,66 @@ func has(t *testing.T, text, part string) {
 // A loop whose elements all gave the same result is one line however
 // long it is.
 func TestRecordALoopOfLikeElements(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bigLoop), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: [a, b, c] }\n"+
-		"    mocks:\n      each: { result: { stdout: same } }\n    expect: { status: completed }\n"), 0o644))
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+	text := recordedPasses(t, bigLoop, "    set: { items: [a, b, c] }\n"+
+		"    mocks:\n      each: { result: { stdout: same } }\n    expect: { status: completed }\n")
 	require.Contains(t, text, "      each:\n        result: {\"exit_code\":0,\"json\":null,\"stderr\":\"\",\"stdout\":\"same\"}\n    expect:")
-	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
 
 // A loop cancelled while an element ran is recorded with that element
 // running a day past the cancel, and the recorded case passes.
 func TestRecordACancelledLoop(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(bigLoop), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: [a, b, c] }\n"+
+	text := recordedPasses(t, bigLoop, "    set: { items: [a, b, c] }\n"+
 		"    mocks:\n      each:\n        result: { stdout: done }\n        elements:\n          1: { result: { stdout: slow }, takes: 1h }\n"+
 		"    events:\n      - { cancel: \"enough\", after: 10m }\n"+
-		"    expect:\n      status: cancelled\n      steps:\n        each: { status: cancelled }\n"), 0o644))
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+		"    expect:\n      status: cancelled\n      steps:\n        each: { status: cancelled }\n")
 	has(t, text, "      each:\n        result: null\n        elements:\n          1: { result: null, takes: 24h10m0s }\n")
 	has(t, text, "      - { cancel: \"enough\", after: 10m0s }\n")
-	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
 
 // The element that takes a loop's time takes no longer than the step's
 // timeout, which is each element's: three elements of 40 minutes made a
 // loop of two hours, and none was killed at its hour.
 func TestRecordALoopLongerThanItsTimeout(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(strings.Replace(bigLoop, "    retry:", "    timeout: 1h\n    retry:", 1)), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte("playbook: p.yaml\ncases:\n  - name: source\n    set: { items: [a, b, c] }\n"+
+	text := recordedPasses(t, strings.Replace(bigLoop, "    retry:", "    timeout: 1h\n    retry:", 1), "    set: { items: [a, b, c] }\n"+
 		"    mocks:\n      each:\n        result: { stdout: done }\n        elements:\n"+
 		"          0: { result: { stdout: done }, takes: 40m }\n          1: { result: { stdout: done }, takes: 40m }\n          2: { result: { stdout: done }, takes: 40m }\n"+
-		"    expect: { status: completed }\n"), 0o644))
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+		"    expect: { status: completed }\n")
 	has(t, text, "\n          0: { result: {\"exit_code\":0,\"json\":null,\"stderr\":\"\",\"stdout\":\"done\"}, takes: 1h0m0s }\n")
-	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
 
 // A step polled with retry_when records each attempt it polled past as
 // the result it gave, not as an error of type retry_when: the recorded
 // case polls as the run did, and passes.
 func TestRecordAPolledStep(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: { name: poll }
+	text := recordedPasses(t, `metadata: { name: poll }
 workflow:
   - step: poll
     tool: { kind: shell, command: 'cat status' }
     retry: { max_attempts: 5, initial_delay: 1s, retry_when: "result.stdout != 'done'" }
-`), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte(`playbook: p.yaml
-cases:
-  - name: source
-    mocks:
+`, `    mocks:
       poll: { attempts: [{ result: { stdout: waiting } }, { result: { stdout: waiting } }, { result: { stdout: done } }] }
     expect:
       steps:
         poll: { status: completed, attempts: 3 }
-`), 0o644))
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+`)
 	has(t, text, `poll: { attempts: [{ result: {"exit_code":0,"json":null,"stderr":"","stdout":"waiting"} }, { result: {"exit_code":0,"json":null,"stderr":"","stdout":"waiting"} }, { result: {"exit_code":0,"json":null,"stderr":"","stdout":"done"}, takes: `)
-	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v", r.Problems)
 }
 
 // A step killed at its timeout, judged by an exit-code rule for 143, is
 // recorded with its exit code: the recorded case judges it alike.
 func TestRecordAStepKilledAtItsTimeout(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
-failure_handlers: [{name: kill, rules: [{exit_codes: [143], max_retries: 1}]}]
-workflow:
-  - step: s
-    timeout: 1s
-    failure_handler: kill
-    tool: {kind: shell, command: "sleep 5"}
-`), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte(`playbook: p.yaml
-cases:
-  - name: source
-    mocks:
+	text := recordedPasses(t, killedAtItsTimeout, `    mocks:
       s: {result: {stdout: ""}, takes: 5s}
     expect:
       steps: {s: {status: failed, attempts: 2, recovery: max_retries_exceeded}}
-`), 0o644))
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+`)
 	has(t, text, "exit_code: 143")
-	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
 
 // The event wait_event steps got is recorded as one send, with its data;
 // an approval's reason goes with it: the recorded case passes.
 func TestRecordTheEventsARunGot(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yaml"), []byte(`metadata: {name: p}
+	text := recordedPasses(t, `metadata: {name: p}
 workflow:
   - step: landed
     tool: {kind: wait_event, event: file_landed, timeout: 1h}
@@ -228,23 +187,14 @@ workflow:
     tool: {kind: wait_event, event: file_landed, timeout: 1h}
   - step: load
     tool: {kind: noop, result: "{{ steps.landed.result.data.path }}"}
-`), 0o644))
-	source := filepath.Join(dir, "source"+Suffix)
-	require.NoError(t, os.WriteFile(source, []byte(`playbook: p.yaml
-cases:
-  - name: source
-    events:
+`, `    events:
       - {send: file_landed, after: 10m, data: {path: /in/x.csv}, by: sensor}
       - {approve: ask, after: 20m, by: ana, reason: looks right}
     expect:
       status: completed
       assert: ['steps.load.result == "/in/x.csv"']
-`), 0o644))
-	out := filepath.Join(dir, "p"+Suffix)
-	text := string(recordFromCase(t, source, "source", out))
+`)
 	has(t, text, `send: "file_landed", after: 10m0s, by: "sensor", data: {"path":"/in/x.csv"}`)
 	require.Equal(t, 1, strings.Count(text, "send: "), "one send completed both steps that waited for it")
 	has(t, text, `reason: "looks right"`)
-	r := runNamed(t, out, "recorded")
-	require.True(t, r.Passed, "%v\n%s", r.Problems, text)
 }
