@@ -91,16 +91,7 @@ func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 			code, agg, errOut := retryJSON(t, first.WorkflowID)
 			require.Equal(t, 0, code, errOut)
 			require.Contains(t, errOut, fmt.Sprintf("  checksum  1 of %s elements run (failed before), %s reused\n", thousands(n), thousands(n-1)))
-			require.Equal(t, "completed", agg.Status)
-			all, again := countMarks(t, dir, "7")
-			require.Equal(t, n+1, all, "one element ran again")
-			require.Equal(t, 2, again, "the one that failed")
-			results, ok := agg.Steps["checksum"].Result.([]any)
-			require.True(t, ok, "the loop's result is whole: %v", agg.Steps["checksum"].Result)
-			require.Len(t, results, n)
-			for i, r := range results {
-				require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
-			}
+			onlySevenRanAgain(t, agg, dir, n)
 			require.Equal(t, contract.StatusCompleted, agg.Steps["report"].Status)
 			require.True(t, hasMarker(t, agg.WorkflowID, "reuse-elements"), "the retry takes the new side of reuse-elements")
 			name := map[int]string{300: "change_reuse_elements", 600: "change_reuse_elements_driver"}[n]
@@ -109,6 +100,23 @@ func TestRetryRunsOnlyTheFailedElements(t *testing.T) {
 				replay(t, "", agg.WorkflowID+".checksum.loop", "") // the driver, which skipped the reused elements
 			}
 		})
+	}
+}
+
+// onlySevenRanAgain checks a completed retry of markedLoop(n) in dir:
+// element 7, which failed, ran once more and no other did, and the loop's
+// result is whole and in order.
+func onlySevenRanAgain(t *testing.T, agg *contract.Aggregate, dir string, n int) {
+	t.Helper()
+	require.Equal(t, "completed", agg.Status)
+	all, again := countMarks(t, dir, "7")
+	require.Equal(t, n+1, all, "one element ran again")
+	require.Equal(t, 2, again, "the one that failed")
+	results, ok := agg.Steps["checksum"].Result.([]any)
+	require.True(t, ok, "the loop's result is whole: %v", agg.Steps["checksum"].Result)
+	require.Len(t, results, n)
+	for i, r := range results {
+		require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
 	}
 }
 
@@ -130,16 +138,7 @@ func TestRetryRunsOnlyTheFailedLocalElements(t *testing.T) {
 			code, out, _ := cli(t, "retry", "--address", server.Address, "--dry-run", first.WorkflowID)
 			require.Equal(t, 0, code)
 			require.True(t, strings.HasPrefix(out, fmt.Sprintf("Retrying %s would reuse 0 steps, and %d loop elements within the steps that run, and run the rest (dry run: nothing started):\n", first.WorkflowID, n-1)), out)
-			require.Equal(t, "completed", agg.Status)
-			all, again := countMarks(t, dir, "7")
-			require.Equal(t, n+1, all, "one element ran again")
-			require.Equal(t, 2, again, "the one that failed")
-			results, ok := agg.Steps["checksum"].Result.([]any)
-			require.True(t, ok, "the loop's result is whole: %v", agg.Steps["checksum"].Result)
-			require.Len(t, results, n)
-			for i, r := range results {
-				require.Equal(t, fmt.Sprint(i+1)+"\n", r.(map[string]any)["stdout"], "element %d in order", i)
-			}
+			onlySevenRanAgain(t, agg, dir, n)
 		})
 	}
 }
