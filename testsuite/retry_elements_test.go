@@ -335,12 +335,18 @@ workflow:
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "  copy  1 of 3 elements run (workload.parts changed (read by loop.in)), 2 reused\n")
 	require.Equal(t, []string{"a", "b", "c", "d", "e"}, marks(t, dir), "c was reused from the first run, through the second")
+	require.Equal(t, []any{"c\n", "d\n", "e\n"}, loopStdouts(agg, "copy"), "the result is the new list's, in order")
+	replay(t, "retry_loop_elements.yaml", agg.WorkflowID, agg.RunID)
+}
+
+// loopStdouts are the stdout of each element of loop step step's result,
+// in order.
+func loopStdouts(agg *contract.Aggregate, step string) []any {
 	var out []any
-	for _, r := range agg.Steps["copy"].Result.([]any) {
+	for _, r := range agg.Steps[step].Result.([]any) {
 		out = append(out, r.(map[string]any)["stdout"])
 	}
-	require.Equal(t, []any{"c\n", "d\n", "e\n"}, out, "the result is the new list's, in order")
-	replay(t, "retry_loop_elements.yaml", agg.WorkflowID, agg.RunID)
+	return out
 }
 
 // A loop whose tool reads where its element stands (loop.index) reuses an
@@ -359,22 +365,15 @@ workflow:
 `)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
 	require.Equal(t, "completed", first.Status)
-	stdouts := func(agg *contract.Aggregate) []any {
-		var out []any
-		for _, r := range agg.Steps["shard"].Result.([]any) {
-			out = append(out, r.(map[string]any)["stdout"])
-		}
-		return out
-	}
 
 	code, agg, errOut := retryJSON(t, "--set", "parts=[a, b, c, d]", first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "  shard  1 of 4 elements run (workload.parts changed (read by loop.in)), 3 reused\n")
-	require.Equal(t, []any{"shard 0: a\n", "shard 1: b\n", "shard 2: c\n", "shard 3: d\n"}, stdouts(agg))
+	require.Equal(t, []any{"shard 0: a\n", "shard 1: b\n", "shard 2: c\n", "shard 3: d\n"}, loopStdouts(agg, "shard"))
 
 	code, agg, errOut = retryJSON(t, "--set", "parts=[z, a, b, c]", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, []any{"shard 0: z\n", "shard 1: a\n", "shard 2: b\n", "shard 3: c\n"}, stdouts(agg), "every item moved: none is reused")
+	require.Equal(t, []any{"shard 0: z\n", "shard 1: a\n", "shard 2: b\n", "shard 3: c\n"}, loopStdouts(agg, "shard"), "every item moved: none is reused")
 	require.Equal(t, []string{"a", "a", "b", "b", "c", "c", "d", "z"}, marks(t, dir))
 }
 
