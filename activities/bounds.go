@@ -78,10 +78,25 @@ func boundResult(o ToolResult, large bool) ToolResult {
 		return o
 	}
 	if len(b) > resultLimit {
-		return failure(contract.ErrResultTooLarge, fmt.Sprintf("the step's result is %s, over the %s a result may take of Temporal's %s payload limit: write large outputs to a file and return its path",
-			size(int64(len(b))), size(resultLimit), size(PayloadLimit)), map[string]any{"result_bytes": len(b)})
+		what, fix := "", "write large outputs to a file and return its path"
+		if r, ok := o.Result.(map[string]any); ok && httpResult(r) {
+			// An http step writes no file: its JSON body is in the result
+			// twice, as body and as json.
+			what = " (its JSON body of " + size(int64(len(r["body"].(string)))) + " is in it twice, as body and as json)"
+			fix = "give the workers and the CLI a store (PLAYBOOK_STORE), and a result may take " + size(contract.LargeValueBudget)
+		}
+		return failure(contract.ErrResultTooLarge, fmt.Sprintf("the step's result is %s%s, over the %s a result may take of Temporal's %s payload limit: %s",
+			size(int64(len(b))), what, size(resultLimit), size(PayloadLimit), fix), map[string]any{"result_bytes": len(b)})
 	}
 	return o
+}
+
+// httpResult tells whether r is an http step's result whose body was
+// JSON: a body string beside the value it parsed to.
+func httpResult(r map[string]any) bool {
+	_, isBody := r["body"].(string)
+	_, hasStatus := r["status_code"]
+	return isBody && hasStatus && r["json"] != nil
 }
 
 // size is n bytes as messages say it (expr.FormatBytes).

@@ -49,6 +49,25 @@ func TestHTTPBodyIsBounded(t *testing.T) {
 	require.Equal(t, "GET "+srv.URL+": the response body is larger than its limit of 1 MiB (a step's result must fit in Temporal's 2 MiB payload limit)", o.Err.Message)
 }
 
+// An http step's JSON body is in its result twice (body and json): one
+// that fits its 1 MiB limit but not twice in the result fails as
+// result_too_large, saying why and what lets it through (a store), not
+// to write a file, which an http step cannot.
+func TestHTTPJSONBodyHeldTwice(t *testing.T) {
+	body := `{"x":"` + strings.Repeat("a", 1<<20-8) + `"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }))
+	defer srv.Close()
+	a := &Activities{}
+	o := a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}}, 1)
+	require.Nil(t, o.Err, "the body is within its own limit")
+	o = boundResult(o, false)
+	require.NotNil(t, o.Err)
+	require.Equal(t, "result_too_large", o.Err.Type)
+	require.Equal(t, "the step's result is 2 MiB (its JSON body of 1 MiB is in it twice, as body and as json), over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: give the workers and the CLI a store (PLAYBOOK_STORE), and a result may take 64 MiB", o.Err.Message)
+	o = a.runTool(context.Background(), contract.StepInput{Kind: "http", Spec: map[string]any{"url": srv.URL}}, 1)
+	require.Nil(t, boundResult(o, true).Err, "with a store the body is whole twice")
+}
+
 // A result that would not fit in a Temporal payload fails the step with a
 // message that says so, before the server would refuse it.
 func TestResultOverThePayloadLimitFails(t *testing.T) {
