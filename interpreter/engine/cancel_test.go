@@ -91,6 +91,20 @@ workflow:
 	require.Equal(t, "run drained: no new step starts", run.State("b").SkipReason)
 	run.StartEnd()
 	require.Equal(t, contract.RunCancelled, run.Finish(nil, nil, 0).Status)
+
+	// A step waiting for its classification goes on waiting under a
+	// drain; classified retry, it is skipped: a drained run starts no
+	// new attempt.
+	run = NewRun(pb, nil, "t-1", time.Now)
+	run.Ready()
+	run.Settle("c", contract.Outcome{Err: &contract.StepError{Type: "exit_code"}, Attempts: 1, Recovery: contract.RecoveryNoHandler})
+	run.Drain()
+	require.Equal(t, contract.StatusPendingFailed, run.State("c").Status, "a drain leaves the classification to a person")
+	run.Settle("a", contract.Outcome{Result: 1, Attempts: 1})
+	require.NoError(t, run.Classify("c", ClassifyRetry, "ops", ""))
+	require.Empty(t, run.Ready())
+	require.Equal(t, contract.StatusSkipped, run.State("c").Status)
+	require.Equal(t, "run drained: no new step starts", run.State("c").SkipReason)
 }
 
 // A reason any Temporal client signalled is kept whole up to
