@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -34,6 +35,37 @@ func stepDir(in contract.StepInput) string {
 	base := resolveBase(in.BaseDir)
 	workdir, _ := in.Spec["workdir"].(string)
 	return processDir(base, workdir)
+}
+
+// makeWorkdir makes sure dir, a step's working directory, is there: a
+// relative workdir that is not yet is made (with its parents, as a
+// container's working directory is), so that a loop's elements can each
+// have their own (workdir: "parts/{{ item }}"); an absolute one is the
+// worker's, and is not made.
+func makeWorkdir(dir, workdir string) *contract.StepError {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		return &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("workdir %s is not a directory", dir)}
+	case workdir == "" || filepath.IsAbs(workdir):
+		return &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("workdir %s: %v", dir, unwrapPath(err))}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("workdir %s cannot be made: %v", dir, unwrapPath(err))}
+	}
+	return nil
+}
+
+// unwrapPath is a file system error without the path it names, which the
+// message already gives.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // processDir is workdir resolved against base; base when empty.
@@ -90,6 +122,10 @@ func (a *Activities) takeInputs(ctx context.Context, in contract.StepInput) *con
 	}
 	st, stepErr := a.storeFor()
 	if stepErr != nil {
+		return stepErr
+	}
+	workdir, _ := in.Spec["workdir"].(string)
+	if stepErr := makeWorkdir(stepDir(in), workdir); stepErr != nil {
 		return stepErr
 	}
 	dir, err := filepath.EvalSymlinks(stepDir(in))

@@ -43,6 +43,24 @@ func TestDownloadMakesNothingOutsideTheWorkdir(t *testing.T) {
 	require.Equal(t, body, got)
 }
 
+// A step's inputs go to its workdir, made when it is not there yet.
+func TestInputsMakeTheWorkdir(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "file://"+t.TempDir())
+	require.NoError(t, err)
+	body := []byte("data")
+	sum := sha256.Sum256(body)
+	ref := contract.FileRef{URI: st.URI("run/a/x"), Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
+	require.NoError(t, st.Put(ctx, "run/a/x", bytes.NewReader(body), ref.Bytes, ref.SHA256))
+	a := &Activities{Store: st}
+	in := contract.StepInput{Kind: "shell", BaseDir: t.TempDir(), Spec: map[string]any{"workdir": "parts/1"},
+		Files: &contract.StepFiles{Inputs: map[string]contract.FileRef{"in.txt": ref}}}
+	require.Nil(t, a.takeInputs(ctx, in))
+	got, err := os.ReadFile(filepath.Join(in.BaseDir, "parts", "1", "in.txt"))
+	require.NoError(t, err)
+	require.Equal(t, body, got)
+}
+
 // A step hands on at most MaxStepFiles files: past them, nothing.
 func TestFindOutputsBoundsTheFilesCount(t *testing.T) {
 	dir := t.TempDir()

@@ -165,6 +165,9 @@ func (a *Activities) maxLogBytes() int64 {
 // dies first (keeper.go).
 func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, attempt int, p process, extraEnv ...string) (processRun, *contract.StepError) {
 	dir := processDir(resolveBase(in.BaseDir), p.workdir)
+	if stepErr := makeWorkdir(dir, p.workdir); stepErr != nil {
+		return processRun{}, stepErr
+	}
 	logDir, created, dirErr := a.newAttemptLogDir(in)
 	if dirErr != nil {
 		return processRun{}, dirErr

@@ -61,6 +61,28 @@ func TestShellWorkdirRelativeToPlaybook(t *testing.T) {
 	require.Equal(t, filepath.Join(in.BaseDir, "sub")+"\n", o.Result.(map[string]any)["stdout"])
 }
 
+// A relative workdir that is not there is made, with its parents (a
+// loop's elements each in their own, "parts/{{ item }}"); an absolute one
+// is the worker's, and fails the attempt saying which directory is
+// missing, not that /bin/sh is.
+func TestShellWorkdirIsMade(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	in := shellInput(t, map[string]any{"command": "pwd", "workdir": "parts/7"})
+	o := a.runTool(context.Background(), in, 1)
+	require.Nil(t, o.Err)
+	require.Equal(t, filepath.Join(in.BaseDir, "parts", "7")+"\n", o.Result.(map[string]any)["stdout"])
+
+	missing := filepath.Join(t.TempDir(), "nothere")
+	o = a.runTool(context.Background(), shellInput(t, map[string]any{"command": "pwd", "workdir": missing}), 1)
+	require.NotNil(t, o.Err)
+	require.Equal(t, "tool_error: workdir "+missing+": no such file or directory", o.Err.Error())
+
+	file := filepath.Join(in.BaseDir, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	o = a.runTool(context.Background(), shellInput(t, map[string]any{"command": "pwd", "workdir": file}), 1)
+	require.Equal(t, "tool_error: workdir "+file+" is not a directory", o.Err.Error())
+}
+
 // A cancelled or timed-out step kills its whole process group: nothing it
 // started is left running.
 func TestShellKillsProcessGroup(t *testing.T) {
