@@ -80,9 +80,9 @@ func TestLogFileThatCannotBeCreated(t *testing.T) {
 // one that ran and wrote nothing does.
 func TestLogFilesOfAProcessThatCannotStart(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "true", "workdir": "no-such-directory"}), 1)
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "true", "workdir": "/no-such-directory"}), 1)
 	require.NotNil(t, o.Err)
-	require.Contains(t, o.Err.Message, "cannot start")
+	require.Equal(t, "workdir /no-such-directory: no such file or directory", o.Err.Message)
 	for _, f := range []string{"attempt-1.stdout", "attempt-1.stderr"} {
 		info, err := os.Stat(filepath.Join(a.LogDir, "wf-1", "s", f))
 		require.NoError(t, err)

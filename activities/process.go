@@ -165,12 +165,12 @@ func (a *Activities) maxLogBytes() int64 {
 // dies first (keeper.go).
 func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, attempt int, p process, extraEnv ...string) (processRun, *contract.StepError) {
 	dir := processDir(resolveBase(in.BaseDir), p.workdir)
-	if stepErr := makeWorkdir(dir, p.workdir); stepErr != nil {
-		return processRun{}, stepErr
-	}
-	logDir, created, dirErr := a.newAttemptLogDir(in)
-	if dirErr != nil {
-		return processRun{}, dirErr
+	// A working directory that cannot be had fails the attempt as a
+	// process that cannot start does: its log files are there, empty.
+	dirErr := makeWorkdir(dir, p.workdir)
+	logDir, created, logDirErr := a.newAttemptLogDir(in)
+	if logDirErr != nil {
+		return processRun{}, logDirErr
 	}
 	prefix := fmt.Sprintf("attempt-%d", attempt)
 	if p.name != "" {
@@ -220,7 +220,9 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 			runtime.UnlockOSThread()
 		}
 	}()
-	err = startInGroup(cmd)
+	if dirErr == nil {
+		err = startInGroup(cmd)
+	}
 	// The process holds the streams' write ends now: the copies end with it.
 	_ = outEnd.Close()
 	_ = errEnd.Close()
@@ -230,6 +232,10 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	// a disk without room for it fails the attempt before its process runs.
 	_ = stdout.open()
 	_ = stderr.open()
+	if dirErr != nil {
+		settle(stdout, stderr)
+		return run, dirErr
+	}
 	if err != nil {
 		settle(stdout, stderr)
 		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
