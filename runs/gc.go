@@ -2,9 +2,11 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"playbook/internal/claims"
 	"playbook/internal/store"
+	"playbook/interpreter/contract"
 )
 
 // Collected is what `playbook files gc` removes (or, dry, would) of one
@@ -27,27 +30,33 @@ type Collected struct {
 
 // CollectFiles removes from st the files and claims of the runs that
 // ended longer ago than age (by the server's close time) and of the runs
-// the server no longer knows (its retention removed them) whose newest
+// the server no longer knows (its retention removed it) whose newest
 // object is that old too; a run still open, or ended more recently, is
-// kept. With dry, it removes nothing and says what it would. Runs come in
-// the order of their IDs.
-func CollectFiles(ctx context.Context, c Client, st store.Store, age time.Duration, now time.Time, dry bool) ([]Collected, error) {
+// kept. So is a run another run still needs: a sub-playbook's child
+// (RUN.STEP) while a run above it is kept, and a run whose files a kept
+// retry reuses (its input names them). With dry, it removes nothing and
+// says what it would. Runs come in the order of their IDs.
+func CollectFiles(ctx context.Context, c Client, namespace string, st store.Store, age time.Duration, now time.Time, dry bool) ([]Collected, error) {
 	objs, err := st.List(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	type held struct {
-		objects int
-		bytes   int64
-		newest  time.Time
+		objects  int
+		bytes    int64
+		newest   time.Time
+		prefixes []string
 	}
 	byRun := map[string]*held{}
 	for _, o := range objs {
-		run, _, _ := strings.Cut(strings.TrimPrefix(o.Key, claims.Prefix+"/"), "/")
+		run, prefix := ownerOf(o.Key)
 		h := byRun[run]
 		if h == nil {
 			h = &held{}
 			byRun[run] = h
+		}
+		if !slices.Contains(h.prefixes, prefix) {
+			h.prefixes = append(h.prefixes, prefix)
 		}
 		h.objects++
 		h.bytes += o.Bytes
@@ -56,30 +65,34 @@ func CollectFiles(ctx context.Context, c Client, st store.Store, age time.Durati
 		}
 	}
 	cutoff := now.Add(-age)
+	k := keeper{c: c, namespace: namespace, st: st, cutoff: cutoff, ended: map[string]ending{}}
 	var out []Collected
 	for _, run := range slices.Sorted(maps.Keys(byRun)) {
 		h := byRun[run]
+		e, err := k.ending(ctx, run)
+		if err != nil {
+			return out, err
+		}
 		why := ""
-		resp, err := c.DescribeWorkflowExecution(ctx, run, "")
-		var missing *serviceerror.NotFound
 		switch {
-		case errors.As(err, &missing):
+		case e.unknown:
 			if h.newest.Before(cutoff) {
 				why = "the server no longer knows the run"
 			}
-		case err != nil:
-			return out, fmt.Errorf("run %s: %w", run, err)
-		default:
-			closed := resp.GetWorkflowExecutionInfo().GetCloseTime()
-			if closed != nil && closed.AsTime().Before(cutoff) {
-				why = "it ended " + closed.AsTime().UTC().Format(time.RFC3339)
-			}
+		case !e.open && e.closed.Before(cutoff):
+			why = "it ended " + e.closed.UTC().Format(time.RFC3339)
 		}
 		if why == "" {
 			continue
 		}
+		if needed, err := k.needed(ctx, run); err != nil || needed {
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
 		if !dry {
-			for _, prefix := range []string{run, claims.Prefix + "/" + run} {
+			for _, prefix := range h.prefixes {
 				if _, err := st.Delete(ctx, prefix); err != nil {
 					return out, fmt.Errorf("run %s: %w", run, err)
 				}
@@ -90,6 +103,154 @@ func CollectFiles(ctx context.Context, c Client, st store.Store, age time.Durati
 	return out, nil
 }
 
+// ownerOf is the run (its workflow ID) an object's key belongs to, and
+// the prefix under which that run's objects of its kind are kept: a
+// file's RUN/..., a claim's _claims/RUN/..., where RUN is escaped as a
+// path segment (claims.Key).
+func ownerOf(key string) (run, prefix string) {
+	if rest, ok := strings.CutPrefix(key, claims.Prefix+"/"); ok {
+		seg, _, _ := strings.Cut(rest, "/")
+		run, err := url.PathUnescape(seg)
+		if err != nil {
+			run = seg
+		}
+		return run, claims.Prefix + "/" + seg
+	}
+	run, _, _ = strings.Cut(key, "/")
+	return run, run
+}
+
+// ending is what the server says of a run: unknown, open, or closed when.
+type ending struct {
+	unknown, open bool
+	closed        time.Time
+}
+
+// keeper answers, for files gc, whether a run still counts: whether it
+// is open or ended after cutoff, and whether a run that counts needs its
+// objects.
+type keeper struct {
+	c         Client
+	namespace string
+	st        store.Store
+	cutoff    time.Time
+	ended     map[string]ending
+	// reused are the runs whose files the runs that count reuse, each
+	// with the first run found reusing them; read once, when first asked.
+	reused map[string]string
+}
+
+func (k *keeper) ending(ctx context.Context, run string) (ending, error) {
+	if e, ok := k.ended[run]; ok {
+		return e, nil
+	}
+	var e ending
+	resp, err := k.c.DescribeWorkflowExecution(ctx, run, "")
+	var missing *serviceerror.NotFound
+	switch {
+	case errors.As(err, &missing):
+		e.unknown = true
+	case err != nil:
+		return e, fmt.Errorf("run %s: %w", run, err)
+	default:
+		if closed := resp.GetWorkflowExecutionInfo().GetCloseTime(); closed != nil {
+			e.closed = closed.AsTime()
+		} else {
+			e.open = true
+		}
+	}
+	k.ended[run] = e
+	return e, nil
+}
+
+// counts says whether a run is open or ended after the cutoff.
+func (k *keeper) counts(ctx context.Context, run string) (bool, error) {
+	e, err := k.ending(ctx, run)
+	return err == nil && !e.unknown && (e.open || !e.closed.Before(k.cutoff)), err
+}
+
+// needed says whether a run that is old enough to go is still needed: a
+// run above it (a sub-playbook's child is RUN.STEP, its parent's history
+// holds its claims and reads its files) counts, or a run that counts
+// reuses its files (a retry, whose input names them).
+func (k *keeper) needed(ctx context.Context, run string) (bool, error) {
+	for i := strings.LastIndexByte(run, '.'); i > 0; i = strings.LastIndexByte(run[:i], '.') {
+		if counts, err := k.counts(ctx, run[:i]); err != nil || counts {
+			return counts, err
+		}
+	}
+	if k.reused == nil {
+		if err := k.readReuses(ctx); err != nil {
+			return false, err
+		}
+	}
+	_, reused := k.reused[run]
+	return reused, nil
+}
+
+// readReuses finds the runs whose files the playbook runs that count
+// (open, or ended after the cutoff) reuse: those their input's reused
+// steps, elements and children name in the store.
+func (k *keeper) readReuses(ctx context.Context) error {
+	k.reused = map[string]string{}
+	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR CloseTime >= '%s')", contract.WorkflowName, k.cutoff.UTC().Format(time.RFC3339Nano))
+	infos, err := Executions(ctx, k.c, k.namespace, query, -1)
+	if err != nil {
+		return fmt.Errorf("listing the runs that count, to keep the files they reuse: %w", err)
+	}
+	for _, info := range infos {
+		id := info.GetExecution().GetWorkflowId()
+		in, err := frozenInput(ctx, k.c, id, info.GetExecution().GetRunId())
+		if err != nil {
+			return fmt.Errorf("run %s: reading what it reuses: %w", id, encrypted(id, err))
+		}
+		if len(in.Reuse) == 0 && len(in.ReuseElements) == 0 && len(in.ReuseChildren) == 0 {
+			continue
+		}
+		for run := range k.namedIn(in.Reuse, in.ReuseElements, in.ReuseChildren) {
+			if _, ok := k.reused[run]; !ok {
+				k.reused[run] = id
+			}
+		}
+	}
+	return nil
+}
+
+// namedIn lists the runs whose objects in k's store the values name: the
+// first segment of each file's key (a mapping with uri and sha256).
+func (k *keeper) namedIn(values ...any) map[string]bool {
+	runs := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if uri, ok := x["uri"].(string); ok {
+				if key, err := store.KeyOf(k.st, uri); err == nil {
+					run, _ := ownerOf(key)
+					runs[run] = true
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		var plain any
+		if json.Unmarshal(b, &plain) == nil {
+			walk(plain)
+		}
+	}
+	return runs
+}
 // ParseAge reads an age as Go writes a duration (36h, 90m) or in days
 // (30d); it must be more than zero.
 func ParseAge(s string) (time.Duration, error) {

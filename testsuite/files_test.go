@@ -16,6 +16,7 @@ import (
 
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
+	"playbook/runs"
 )
 
 // filesPipeline is acceptance 1 of issue 43: extract writes raw.json (10
@@ -337,4 +338,86 @@ workflow:
 	code, _, errOut = cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "soon")
 	require.Equal(t, 2, code)
 	require.Equal(t, `files gc: --older-than: "soon" is not an age: give a duration more than zero, as 30d, 36h or 90m`+"\n", errOut)
+}
+
+// files gc keeps the files of a run another run still needs, however old:
+// a sub-playbook's child (RUN.STEP) while its parent is open, whose
+// history reads them, and a run whose files an open retry reuses. Once
+// nothing that counts needs them, they go.
+func TestFilesGCKeepsWhatAnOpenRunNeeds(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	url := "file://" + filepath.Join(dir, "store")
+	queue := fmt.Sprintf("files-gc-keep-%d", time.Now().UnixNano())
+	runWorker(t, []string{"--task-queue", queue, "--log-dir", t.TempDir(), "--store", url})
+	writePlaybook(t, dir, "child.yaml", `metadata: {name: child}
+workflow:
+  - step: make
+    tool: {kind: shell, workdir: made, command: "echo made > out.txt"}
+    outputs: {files: [out.txt]}
+`)
+	gate := filepath.Join(dir, "go")
+	file := writePlaybook(t, dir, "parent.yaml", `metadata: {name: parent}
+workload: {ok: false}
+workflow:
+  - {step: sub, tool: {kind: playbook, path: child.yaml}}
+  - step: check
+    depends_on: [sub]
+    tool: {kind: shell, command: 'while [ ! -e "$GATE" ]; do sleep 0.1; done; [ "$OK" = true ]', env: {GATE: "`+gate+`", OK: "{{ workload.ok }}"}}
+  - step: use
+    depends_on: [check]
+    tool: {kind: shell, workdir: used, command: "cat out.txt"}
+    inputs: {files: {out.txt: "{{ steps.sub.result.steps.make.files['out.txt'] }}"}}
+`)
+	first, retried := "gc-keep-"+queue, "gc-keep-retry-"+queue
+	child := first + ".sub"
+	gc := func(why string) string {
+		t.Helper()
+		code, out, errOut := cli(t, "files", "gc", "--address", server.Address, "--store", url, "--older-than", "1ms", "--json")
+		require.Equal(t, 0, code, errOut)
+		var removed []runs.Collected
+		require.NoError(t, json.Unmarshal([]byte(out), &removed), out)
+		var ids []string
+		for _, r := range removed {
+			ids = append(ids, r.Run)
+		}
+		return strings.Join(ids, " ")
+	}
+	ended := func(id string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+			return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+		}, time.Minute, 50*time.Millisecond, "%s never ended", id)
+	}
+
+	code, _, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", first, "--detach", file)
+	require.Equal(t, 0, code, errOut)
+	ended(child)
+	require.Empty(t, gc("the parent is open"), "the child's files go while its parent, which reads them, is open")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	ended(first)
+	require.NoError(t, os.Remove(gate))
+
+	done := make(chan *contract.Aggregate, 1)
+	go func() {
+		code, out, errOut := cli(t, "retry", "--address", server.Address, "--task-queue", queue, "--json", "--id", retried, "--set", "ok=true", first)
+		var agg contract.Aggregate
+		if json.Unmarshal([]byte(out), &agg) != nil {
+			agg.Status = fmt.Sprintf("exit %d: %s%s", code, out, errOut)
+		}
+		done <- &agg
+	}()
+	require.Eventually(t, func() bool {
+		_, err := tc.DescribeWorkflowExecution(context.Background(), retried, "")
+		return err == nil
+	}, time.Minute, 50*time.Millisecond)
+	require.NotContains(t, gc("the retry is open"), child, "the files an open retry reuses go")
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	agg := <-done
+	require.Equal(t, contract.RunCompleted, agg.Status, "the retry read the child's files where the first run left them")
+	require.Equal(t, "made\n", agg.Steps["use"].Result.(map[string]any)["stdout"])
+
+	time.Sleep(5 * time.Millisecond)
+	require.Contains(t, gc("nothing needs them"), child)
 }

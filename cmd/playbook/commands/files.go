@@ -148,7 +148,9 @@ func (a *app) filesGCCommand() *cobra.Command {
 		Long: "Asks the server when each run the store holds ended: a run that ended longer\n" +
 			"ago than AGE (30d, 36h, 90m), or that the server no longer knows (its\n" +
 			"retention removed it) and whose newest file is that old, loses its files and\n" +
-			"claims; a run still open is kept. --dry-run removes nothing and says what it would.",
+			"claims; a run still open is kept, and so is what a kept run needs (a\n" +
+			"sub-playbook child's objects while its parent is kept, the files a kept\n" +
+			"retry reuses). --dry-run removes nothing and says what it would.",
 		Args: exactArgs(0, "no argument (the store is --store)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
 			age, err := runs.ParseAge(olderThan)
@@ -159,7 +161,7 @@ func (a *app) filesGCCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			removed, err := runs.CollectFiles(c.ctx, conn.client, st, age, time.Now(), dry)
+			removed, err := runs.CollectFiles(c.ctx, conn.client, conn.namespace, st, age, time.Now(), dry)
 			if err != nil {
 				return err
 			}
