@@ -251,6 +251,7 @@ func (k *keeper) namedIn(values ...any) map[string]bool {
 	}
 	return runs
 }
+
 // ParseAge reads an age as Go writes a duration (36h, 90m) or in days
 // (30d); it must be more than zero.
 func ParseAge(s string) (time.Duration, error) {
