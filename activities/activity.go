@@ -215,7 +215,7 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		stopTool(nil)
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrHeartbeatTimeout,
-			fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", log.Current))
+			fmt.Sprintf("attempt %d was lost: its worker stopped heartbeating", log.Current), ToolResult{})
 	case stood:
 	case secretErr != nil:
 		o = ToolResult{Err: secretErr}
@@ -236,7 +236,7 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		if typ, lost := lostCause(ctx); lost && in.Lost != nil && !answered {
 			watch.ended(transitionLost, nil)
 			return nil, a.lostWithWorker(ctx, log, in, attempt, typ,
-				fmt.Sprintf("attempt %d was lost: %v", log.Current, context.Cause(ctx)))
+				fmt.Sprintf("attempt %d was lost: %v", log.Current, context.Cause(ctx)), o)
 		}
 		// The attempt itself was cancelled: not ours to decide.
 		watch.ended(transitionCancelled, nil)
@@ -249,12 +249,12 @@ func (a *Activities) runStep(ctx context.Context, in contract.StepInput) (*contr
 		}
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrHeartbeatTimeout,
-			fmt.Sprintf("attempt %d was lost: %v", log.Current, why))
+			fmt.Sprintf("attempt %d was lost: %v", log.Current, why), o)
 	}
 	if o.Err != nil && errors.Is(why, errWorkerStopped) {
 		watch.ended(transitionLost, nil)
 		return nil, a.lostWithWorker(ctx, log, in, attempt, contract.ErrWorkerStopped,
-			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout))
+			fmt.Sprintf("attempt %d was stopped with its worker: still running %s after the worker was asked to stop", log.Current, a.DrainTimeout), o)
 	}
 	if isLogSpaceFailure(o.Err) && in.Lost != nil {
 		// The disk is full, not the step wrong: its exit code, if it ran,
@@ -342,6 +342,13 @@ func previousAttempts(ctx context.Context, prior, number int) contract.AttemptLo
 		_ = activity.GetHeartbeatDetails(ctx, &log)
 	}
 	log.Failed = contract.WithLostAttempts(log.Failed, prior+1, number-1)
+	// The attempt current at the last heartbeat, lost since, was served
+	// where that heartbeat said: its record says so (playbook logs).
+	for i := range log.Failed {
+		if r := &log.Failed[i]; r.Lost && r.Attempt == log.Current && r.LogsAt == "" {
+			r.LogsAt = log.LogsAt
+		}
+	}
 	return log
 }
 
@@ -476,8 +483,32 @@ func workerStopping(stop <-chan struct{}) context.Context {
 // lostWithWorker reports an attempt its worker gave up (stopped past the
 // drain timeout, or cut off from the server): a lost attempt, retried at
 // once on another worker while the step's lost_attempts allows.
-func (a *Activities) lostWithWorker(ctx context.Context, log contract.AttemptLog, in contract.StepInput, attempt int, typ, message string) error {
-	return a.lostAttempt(ctx, log, in, attempt, contract.StepError{Type: typ, Message: message}, time.Millisecond)
+func (a *Activities) lostWithWorker(ctx context.Context, log contract.AttemptLog, in contract.StepInput, attempt int, typ, message string, o ToolResult) error {
+	return a.lostAttempt(ctx, log, in, attempt, contract.StepError{Type: typ, Message: message, Details: outputTails(o)}, time.Millisecond)
+}
+
+// outputTails are the ends of the stdout and stderr of an attempt its
+// worker gave up (its process stopped with it), which its record keeps as
+// a failure's details do: the end of the output survives the worker. nil
+// for a tool without a process, or one that did not run.
+func outputTails(o ToolResult) map[string]any {
+	if o.Err == nil {
+		return nil
+	}
+	d, _ := o.Err.Details.(map[string]any)
+	if d == nil {
+		return nil
+	}
+	tails := map[string]any{}
+	for _, k := range []string{"stdout", "stderr"} {
+		if t, ok := d[k].(string); ok && t != "" {
+			tails[k] = t
+		}
+	}
+	if len(tails) == 0 {
+		return nil
+	}
+	return tails
 }
 
 // logSpaceRetryDelay is how long after an attempt whose logs found the

@@ -41,6 +41,10 @@ func RunLogDir(logDir, workflowID, runID string) string {
 	return filepath.Join(dir, latestName)
 }
 
+// IsRunIDName tells whether a directory under a workflow ID's is a run's
+// (named by its run ID), not a step's of the layout from before.
+func IsRunIDName(name string) bool { return runIDName.MatchString(name) }
+
 // runIDName is the shape of a run ID (a UUID) as a directory name; a step
 // directory of the layout from before is named as its step, which a run
 // ID's shape is not.

@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"playbook/interpreter/contract"
 )
 
 // An attempt whose context the SDK ended is lost only when its worker shut
@@ -45,4 +47,24 @@ func TestLostCause(t *testing.T) {
 		require.Equal(t, c.lost, lost, c.name)
 		require.Equal(t, c.typ, typ, c.name)
 	}
+}
+
+// An attempt lost with its worker has, in the next attempt's record of
+// it, where that worker served its logs, as its last heartbeat said: the
+// record is where `playbook logs` looks.
+func TestALostAttemptKeepsWhereItsLogsAre(t *testing.T) {
+	env := quietSuite().NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context) (contract.AttemptLog, error) {
+		return previousAttempts(ctx, 0, 3), nil
+	}, activity.RegisterOptions{Name: "previous"})
+	env.SetHeartbeatDetails(contract.AttemptLog{Current: 2, LogsAt: "http://w2:9090",
+		Failed: []contract.AttemptRecord{{Attempt: 1, Error: contract.StepError{Type: "exit_code"}, LogsAt: "http://w1:9090"}}})
+	v, err := env.ExecuteActivity("previous")
+	require.NoError(t, err)
+	var log contract.AttemptLog
+	require.NoError(t, v.Get(&log))
+	require.Len(t, log.Failed, 2)
+	require.Equal(t, "http://w1:9090", log.Failed[0].LogsAt)
+	require.True(t, log.Failed[1].Lost)
+	require.Equal(t, "http://w2:9090", log.Failed[1].LogsAt, "the lost attempt's logs are where its worker served them")
 }

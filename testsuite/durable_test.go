@@ -276,7 +276,7 @@ func TestWorkerSIGTERMCancelsAfterTheDrainTimeout(t *testing.T) {
 workflow:
   - step: slow
     heartbeat_timeout: 60s
-    tool: {kind: shell, command: 'if [ "$PLAYBOOK_ATTEMPT" = 1 ]; then sleep 60; fi # `+marker+`'}
+    tool: {kind: shell, command: 'if [ "$PLAYBOOK_ATTEMPT" = 1 ]; then echo halfway; echo slow >&2; sleep 60; fi # `+marker+`'}
 `)
 	first, stderr := workerProcess(t, queue, "--drain-timeout", "1s")
 	run := start(t, file, queue, nil)
@@ -295,6 +295,8 @@ workflow:
 	require.Len(t, slow.AttemptErrors, 1)
 	require.True(t, slow.AttemptErrors[0].Lost, "a stopped worker's attempt is lost, not the step's own failure")
 	require.Equal(t, "worker_stopped", slow.AttemptErrors[0].Error.Type)
+	require.Equal(t, map[string]any{"stdout": "halfway\n", "stderr": "slow\n"}, slow.AttemptErrors[0].Error.Details,
+		"the end of the output survives the worker")
 }
 
 // A worker keeps each attempt's log files to --max-log-size, so that a

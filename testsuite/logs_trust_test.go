@@ -1,6 +1,7 @@
 package testsuite
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -61,6 +62,9 @@ workflow:
 `)
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "logs-trust-1", file)
 	require.Equal(t, 0, code, out+errOut)
+	d, err := tc.DescribeWorkflowExecution(context.Background(), "logs-trust-1", "")
+	require.NoError(t, err)
+	runID := "?run_id=" + d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 
 	t.Setenv("PLAYBOOK_LOGS_TOKEN", "s3cret")
 	t.Setenv("PLAYBOOK_LOGS_HOSTS", "")
@@ -68,7 +72,7 @@ workflow:
 	require.Equal(t, 1, code, out+errOut)
 	require.Empty(t, out)
 	require.Equal(t, "Not sending PLAYBOOK_LOGS_TOKEN to "+url+": that worker is not trusted (trust it with --trust-logs-host "+ip+" or PLAYBOOK_LOGS_HOSTS).\n"+
-		"logs: attempt 1: "+url+"/logs/logs-trust-1/say/1/stdout: 401 Unauthorized: this worker's logs need its token (PLAYBOOK_LOGS_TOKEN)\n", errOut)
+		"logs: attempt 1: "+url+"/logs/logs-trust-1/say/1/stdout"+runID+": 401 Unauthorized: this worker's logs need its token (PLAYBOOK_LOGS_TOKEN)\n", errOut)
 
 	for _, trust := range []struct{ flag, env string }{{ip, ""}, {"", ip + fmt.Sprintf(":%d", port)}, {"", "elsewhere.example, " + ip}} {
 		t.Setenv("PLAYBOOK_LOGS_HOSTS", trust.env)
@@ -79,7 +83,7 @@ workflow:
 		code, out, errOut = cli(t, args...)
 		require.Equal(t, 0, code, errOut)
 		require.Empty(t, errOut)
-		require.Contains(t, out, "== attempt 1 stdout ("+url+"/logs/logs-trust-1/say/1/stdout) ==\nhello\n")
+		require.Contains(t, out, "== attempt 1 stdout ("+url+"/logs/logs-trust-1/say/1/stdout"+runID+") ==\nhello\n")
 	}
 	t.Setenv("PLAYBOOK_LOGS_HOSTS", ip+":1")
 	code, _, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), "logs-trust-1", "say")

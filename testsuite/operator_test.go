@@ -194,8 +194,9 @@ func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
 	for _, dir := range []string{dirs[1-ran], t.TempDir()} {
 		code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", dir, "ops-logs-1", "work")
 		require.Equal(t, 0, code, errOut)
-		require.Contains(t, out, "== attempt 2 stdout ("+urls[ran]+"/logs/ops-logs-1/work/2/stdout) ==\nout-2\n")
-		require.Contains(t, out, "== attempt 2 stderr ("+urls[ran]+"/logs/ops-logs-1/work/2/stderr) ==\nerr-2\n")
+		// The latest run's, by its run ID, as the server knows it.
+		require.Regexp(t, `== attempt 2 stdout \(`+regexp.QuoteMeta(urls[ran]+"/logs/ops-logs-1/work/2/stdout?run_id=")+`[0-9a-f-]{36}\) ==\nout-2\n`, out)
+		require.Regexp(t, `== attempt 2 stderr \(`+regexp.QuoteMeta(urls[ran]+"/logs/ops-logs-1/work/2/stderr?run_id=")+`[0-9a-f-]{36}\) ==\nerr-2\n`, out)
 	}
 	code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), "--attempt", "1", "ops-logs-1", "work")
 	require.Equal(t, 0, code, errOut)
@@ -221,6 +222,32 @@ func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {
 	details := errs[0].Error["details"].(map[string]any)
 	require.Equal(t, "out-1\n", details["stdout"])
 	require.Equal(t, "err-1\n", details["stderr"])
+}
+
+// `playbook logs RUN STEP` reads the latest run with that ID, as the
+// server knows it: when that run ran the step on another worker, its logs
+// come from there, not from an earlier run's that this machine logged.
+func TestLogsReadTheLatestRunOfAnID(t *testing.T) {
+	parallel(t)
+	here, there := t.TempDir(), t.TempDir()
+	queue := fmt.Sprintf("ops-latest-%d", time.Now().UnixNano())
+	runWorker(t, []string{"--task-queue", queue + "-here", "--log-dir", here})
+	observedWorker(t, queue+"-there", there)
+	file := writePlaybook(t, t.TempDir(), "ops.yaml", `metadata: {name: ops}
+workload: {tag: one}
+workflow:
+  - step: s
+    tool: {kind: shell, command: 'echo "tag=$T"', env: {T: "{{ workload.tag }}"}}
+`)
+	id := "ops-latest-" + queue
+	for _, r := range []struct{ queue, tag string }{{queue + "-here", "one"}, {queue + "-there", "two"}} {
+		code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", r.queue, "--id", id, "--set", "tag="+r.tag, file)
+		require.Equal(t, 0, code, out+errOut)
+	}
+	code, out, errOut := cli(t, "logs", "--address", server.Address, "--log-dir", here, id, "s")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "tag=two\n", "the latest run's logs, from the worker that ran it")
+	require.NotContains(t, out, "tag=one")
 }
 
 // stepEvents lists a JSON log's step transitions of one run, as

@@ -41,6 +41,9 @@ func (a *app) logsCommand() *cobra.Command {
 					return invalid(err)
 				}
 			}
+			if runID == "" {
+				runID = a.latestRunLogged(c, logDir, run)
+			}
 			runDir := activities.RunLogDir(logDir, run, runID)
 			dir := filepath.Join(runDir, step)
 			attempts := runs.LoggedAttempts(dir)
@@ -93,6 +96,35 @@ func (a *app) logsCommand() *cobra.Command {
 	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` of an earlier run with this workflow ID (default: the latest run logged)")
 	cmd.Flags().StringSliceVar(&trustHosts, "trust-logs-host", nil, "send $"+logsTokenEnv+" to the worker at `HOST` (or HOST:PORT) when it serves the logs (default: loopback only, and $"+logsHostsEnv+")")
 	return cmd
+}
+
+// latestRunLogged is the run ID of the latest run with workflow ID run,
+// as the server knows it, when this machine keeps logs by run ID: the
+// latest run may have logged on another worker only, and the local
+// latest is then an earlier run's. "" when the server cannot say, or this
+// log directory keeps run's logs in the layout from before run IDs.
+func (a *app) latestRunLogged(c *call, logDir, run string) string {
+	if !a.serverKnown() {
+		return ""
+	}
+	entries, _ := os.ReadDir(filepath.Join(logDir, run))
+	byRunID := false
+	for _, e := range entries {
+		byRunID = byRunID || (e.IsDir() && activities.IsRunIDName(e.Name()))
+	}
+	if len(entries) > 0 && !byRunID {
+		return ""
+	}
+	conn, err := a.connect(c, false, quietLogs)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	d, err := conn.client.DescribeWorkflowExecution(c.ctx, run, "")
+	if err != nil {
+		return ""
+	}
+	return d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 }
 
 // noLogsBecause says why a step has no logs anywhere when the run's
