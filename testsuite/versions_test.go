@@ -173,8 +173,10 @@ func TestEveryChangeTakesItsNewSide(t *testing.T) {
 	// and queued-cancel need a cancel at a point in the run:
 	// TestACancelledRunDoesNotWaitForAClassification and
 	// TestConcurrencyQueuedRunCancelledStartsNoStep record them.
+	// truncated-reads needs a step's output over its budget:
+	// TestATemplateReadingPastAStubFails records it.
 	covered := map[string]bool{"lost-attempts-retried": true, "reuse-elements": true, "queued-status": true, "loop-reports-delivered": true, "local-task-cap": true, "loop-own-count": true,
-		"cancelled-fails-at-once": true, "queued-cancel": true}
+		"cancelled-fails-at-once": true, "queued-cancel": true, "truncated-reads": true}
 	for _, c := range newSides {
 		covered[c.change] = true
 		t.Run(c.change, func(t *testing.T) {

@@ -79,7 +79,7 @@ func (r *Run) RenderTool(s *spec.Step) (map[string]any, error) {
 	} else {
 		env = r.envReading(r.toolReads(s))
 	}
-	out, err := expr.RenderValue(s.Tool.Spec, r.pb.Templates(), env)
+	out, err := r.render(s.Tool.Spec, env)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +103,9 @@ func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
 	}
 	for _, name := range s.Files.From {
 		if st := r.states[name]; st != nil {
+			if err := r.filesKept(name, st); err != nil {
+				return nil, err
+			}
 			//workflowcheck:ignore order-free: fills a map by path
 			for p, f := range st.Files {
 				add(p, f)
@@ -113,7 +116,7 @@ func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
 		return out, nil
 	}
 	env := r.envReading(r.toolReads(s))
-	rendered, err := expr.RenderValue(s.Files.Spec(), r.pb.Templates(), env)
+	rendered, err := r.render(s.Files.Spec(), env)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +129,35 @@ func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
 		add(p, f)
 	}
 	return out, nil
+}
+
+// filesKept is the error of inputs.from naming a step whose files list
+// went with its result, cut to a stub (a loop over its result budget):
+// its files are in the store, but the run no longer lists them, and the
+// step would take none. nil when its files are kept, or when the run
+// reads it as runs from before "truncated-reads" did (no files).
+func (r *Run) filesKept(name string, st *contract.StepState) error {
+	if len(st.Files) > 0 {
+		return nil
+	}
+	n, stub := expr.TruncatedSize(st.Result)
+	if !stub {
+		return nil
+	}
+	budget := ""
+	switch b := st.Result.(map[string]any)["budget"].(type) {
+	case int:
+		budget = " of " + expr.FormatBytes(b)
+	case float64:
+		budget = " of " + expr.FormatBytes(int(b))
+	}
+	err := expr.TruncatedRead(fmt.Sprintf("inputs.from: steps.%s's files were not kept: its result was truncated (%s, over its budget%s), and its files list with it; "+
+		"they are in the store (playbook files RUN %s): keep its results within the budget (smaller results of each element)",
+		name, expr.FormatBytes(n), budget, name))
+	if r.readsStubs(err) {
+		return nil
+	}
+	return err
 }
 
 // ScopeFor is the part of the run's scope that the given expressions read:

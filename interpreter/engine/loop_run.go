@@ -9,7 +9,7 @@ import (
 
 // LoopItems evaluates a loop step's list against the run's current state.
 func (r *Run) LoopItems(s *spec.Step) ([]any, error) {
-	return loopItems(s, r.Env())
+	return loopItems(s, r.Env(), r.readsStubs)
 }
 
 // RenderLoop renders a loop step's tool once per element, with the
@@ -18,7 +18,7 @@ func (r *Run) RenderLoop(s *spec.Step, items []any) ([]map[string]any, error) {
 	base := r.Env()
 	specs := make([]map[string]any, len(items))
 	for i := range items {
-		toolSpec, err := RenderElement(r.pb, s, base, items, i)
+		toolSpec, err := RenderElement(r.pb, s, base, items, i, r.readsStubs)
 		if err != nil {
 			return nil, err
 		}

@@ -50,19 +50,25 @@ func stepsOf(scope map[string]any) map[string]any {
 }
 
 // ElementItems evaluates a loop step's list against a scope (LoopScope),
-// as Run.LoopItems does against the whole run.
-func ElementItems(s *spec.Step, scope map[string]any) ([]any, error) {
-	return loopItems(s, scope)
+// as Run.LoopItems does against the whole run. readsStubs tells, after an
+// error, whether the run reads past a stub as runs from before
+// "truncated-reads" did (Run.readsStubs); nil: it does not.
+func ElementItems(s *spec.Step, scope map[string]any, readsStubs func(error) bool) ([]any, error) {
+	return loopItems(s, scope, readsStubs)
 }
 
 // RenderElement renders a loop step's tool for element i of items against
-// a scope (LoopScope), as Run.RenderLoop does for every element.
-func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items []any, i int) (map[string]any, error) {
+// a scope (LoopScope), as Run.RenderLoop does for every element;
+// readsStubs as ElementItems's.
+func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items []any, i int, readsStubs func(error) bool) (map[string]any, error) {
 	env := make(map[string]any, len(scope)+2)
 	maps.Copy(env, scope)
 	env[s.Loop.Iterator] = items[i]
 	env["loop"] = map[string]any{"index": i, "length": len(items)}
 	out, err := expr.RenderValue(s.Tool.Spec, pb.Templates(), env)
+	if readsStubs != nil && readsStubs(err) {
+		out, err = expr.RenderValueWith(s.Tool.Spec, pb.Templates(), env, expr.Unguarded)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", contract.ElementLabel(i, len(items)), err)
 	}
@@ -70,11 +76,14 @@ func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items 
 }
 
 // loopItems evaluates a loop step's list against env.
-func loopItems(s *spec.Step, env map[string]any) ([]any, error) {
+func loopItems(s *spec.Step, env map[string]any, readsStubs func(error) bool) ([]any, error) {
 	if s.Loop.In == nil {
 		return s.Loop.Items, nil
 	}
 	v, err := s.Loop.In.Eval(env)
+	if readsStubs != nil && readsStubs(err) {
+		v, err = s.Loop.In.EvalWith(env, expr.Unguarded)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loop.in %w", err)
 	}

@@ -49,6 +49,38 @@ func WithCancelledFailsAtOnce(allowed func() bool) RunOption {
 	return func(r *Run) { r.cancelledFailsAllowed = allowed }
 }
 
+// WithTruncatedReads asks, the first time an expression or a template of
+// the run reads past a stub (a value over its budget: a field it has not,
+// an index, its length), or inputs.from names a step whose files were not
+// kept with its truncated result, whether that is an error, as in runs
+// since the change "truncated-reads", or reads the stub, as in runs
+// before it (null for a field, 4 for a length, no files). Without it
+// (tests, tools) it is an error.
+func WithTruncatedReads(allowed func() bool) RunOption {
+	return func(r *Run) { r.truncatedReadsAllowed = allowed }
+}
+
+// readsStubs tells, after err, whether the run reads past a stub as runs
+// from before "truncated-reads" did: the render or evaluation is made
+// again under expr.Unguarded.
+func (r *Run) readsStubs(err error) bool {
+	return expr.IsTruncatedRead(err) && r.truncatedReadsAllowed != nil && !r.truncatedReadsAllowed()
+}
+
+// ReadsStubs is readsStubs, for the loops a workflow renders itself
+// (engine.RenderElement).
+func (r *Run) ReadsStubs(err error) bool { return r.readsStubs(err) }
+
+// render renders a value's templates against env, reading past a stub as
+// the run does (readsStubs).
+func (r *Run) render(v any, env map[string]any) (any, error) {
+	out, err := expr.RenderValue(v, r.pb.Templates(), env)
+	if r.readsStubs(err) {
+		out, err = expr.RenderValueWith(v, r.pb.Templates(), env, expr.Unguarded)
+	}
+	return out, err
+}
+
 // evalBool evaluates a condition; an ordering that meets a null is false
 // and a field of null is null, each when the run allows it
 // (WithNullSafeComparisons, WithNullSafeMembers). Each rule is asked for
@@ -57,6 +89,10 @@ func (r *Run) evalBool(e *expr.Expr, env map[string]any) (bool, error) {
 	var safety expr.Safety
 	for {
 		ok, err := e.EvalBoolWith(env, safety)
+		if safety&expr.Unguarded == 0 && r.readsStubs(err) {
+			safety |= expr.Unguarded
+			continue
+		}
 		need := expr.Needs(err)
 		if need == 0 || safety&need != 0 || (need == expr.NullMembers && e.ReadsTruncated(env)) || !r.allows(need) {
 			return ok, err

@@ -76,6 +76,8 @@ type Run struct {
 	nullSafeAllowed, nullMemberAllowed func() bool
 	// cancelledFailsAllowed: see WithCancelledFailsAtOnce.
 	cancelledFailsAllowed func() bool
+	// truncatedReadsAllowed: see WithTruncatedReads.
+	truncatedReadsAllowed func() bool
 	// logicalTime is run.logical_time (WithLogicalTime).
 	logicalTime string
 	// trigger is trigger.* (WithTrigger).

@@ -59,7 +59,7 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *spec.Step) (workflo
 	outcomes := make([]contract.Outcome, len(items))
 	for i := range items {
 		x.pace()
-		toolSpec, err := engine.RenderElement(x.run.Playbook(), s, scope, items, i)
+		toolSpec, err := engine.RenderElement(x.run.Playbook(), s, scope, items, i, x.run.ReadsStubs)
 		if err != nil {
 			return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 		}

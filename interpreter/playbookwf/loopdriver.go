@@ -46,7 +46,7 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 		return &o, nil
 	}
 	scope := engine.DriverScope(pb, in.Scope, in.Workload)
-	items, err := engine.ElementItems(s, scope)
+	items, err := engine.ElementItems(s, scope, readsStubs(ctx))
 	if err != nil {
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}}
 		return &o, nil
@@ -59,7 +59,7 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 			if i%loopYieldEvery == loopYieldEvery-1 {
 				yield(ctx)
 			}
-			if _, err := engine.RenderElement(pb, s, scope, items, i); err != nil {
+			if _, err := engine.RenderElement(pb, s, scope, items, i, readsStubs(ctx)); err != nil {
 				o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}}
 				return &o, nil
 			}
@@ -361,7 +361,7 @@ func (d *loopDriver) awaitReports() {
 // element is element i's activity input: the shared one with its name and
 // its rendered tool; an error when its input cannot be written.
 func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
-	toolSpec, err := engine.RenderElement(d.pb, d.s, d.scope, d.items, i)
+	toolSpec, err := engine.RenderElement(d.pb, d.s, d.scope, d.items, i, readsStubs(d.ctx))
 	if err != nil {
 		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 	}

@@ -8,6 +8,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // A Change is a behaviour change that alters the commands a run issues
@@ -157,6 +158,10 @@ var (
 		Where: "where a run asking for its concurrency slot, or waiting for it, is cancelled",
 		What: "the run leaves the queue cancelled: no step starts, its steps are skipped and `end` runs " +
 			"(before: its first steps started in the cancelled run, a noop completed, and an approval posted its on_waiting webhook)"})
+	changeTruncatedReads = register(Change{ID: "truncated-reads", Max: 1,
+		Where: "where an expression or a template first reads past a stub (a value over its budget: a field it has not, an index, its length), or inputs.from names a step whose files list went with its truncated result",
+		What: "the read is an error that says the value was cut (template_error, expression_error) " +
+			"(before: a field of the stub was null, its length 4, and inputs.from took no file: the run went on without the value, and nothing said so)"})
 )
 
 // version asks which side of c this run takes: c.Max for a run that reached
@@ -211,8 +216,19 @@ func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any
 		return version(ctx, changeNullSafeMember) != workflow.DefaultVersion
 	}), engine.WithCancelledFailsAtOnce(func() bool {
 		return version(ctx, changeCancelledFailsAtOnce) != workflow.DefaultVersion
+	}), engine.WithTruncatedReads(func() bool {
+		return version(ctx, changeTruncatedReads) != workflow.DefaultVersion
 	}))
 	return opts
+}
+
+// readsStubs is engine.RenderElement's for a loop's driver: whether,
+// after err, the driver reads past a stub as drivers from before
+// "truncated-reads" did.
+func readsStubs(ctx workflow.Context) func(error) bool {
+	return func(err error) bool {
+		return expr.IsTruncatedRead(err) && version(ctx, changeTruncatedReads) == workflow.DefaultVersion
+	}
 }
 
 // childID is the workflow ID of a child the run starts: the run's own ID,

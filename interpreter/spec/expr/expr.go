@@ -319,9 +319,12 @@ func (t *Template) Exprs() []*Expr {
 }
 
 // Render evaluates the template.
-func (t *Template) Render(env map[string]any) (any, error) {
+func (t *Template) Render(env map[string]any) (any, error) { return t.RenderWith(env, 0) }
+
+// RenderWith evaluates the template under the rules s.
+func (t *Template) RenderWith(env map[string]any, s Safety) (any, error) {
 	if t.whole != nil {
-		return t.whole.Eval(env)
+		return t.whole.EvalWith(env, s)
 	}
 	var b strings.Builder
 	for _, p := range t.parts {
@@ -329,7 +332,7 @@ func (t *Template) Render(env map[string]any) (any, error) {
 			b.WriteString(p.text)
 			continue
 		}
-		v, err := p.expr.Eval(env)
+		v, err := p.expr.EvalWith(env, s)
 		if err != nil {
 			return nil, err
 		}
@@ -378,21 +381,26 @@ func TemplatesIn(v any, fn func(s string) error) error {
 	return nil
 }
 
-// renderValue renders every template inside a value, returning a new value.
+// RenderValue renders every template inside a value, returning a new value.
 func RenderValue(v any, templates map[string]*Template, env map[string]any) (any, error) {
+	return RenderValueWith(v, templates, env, 0)
+}
+
+// RenderValueWith is RenderValue under the rules s.
+func RenderValueWith(v any, templates map[string]*Template, env map[string]any, s Safety) (any, error) {
 	switch t := v.(type) {
 	case string:
 		if !IsTemplate(t) {
 			return t, nil
 		}
-		return templates[t].Render(env)
+		return templates[t].RenderWith(env, s)
 	case map[string]any:
 		// Sorted: which of several failing templates is reported must not
 		// depend on map order (the message reaches steps.X.error).
 		out := make(map[string]any, len(t))
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			e := t[k]
-			r, err := RenderValue(e, templates, env)
+			r, err := RenderValueWith(e, templates, env, s)
 			if err != nil {
 				return nil, err
 			}
@@ -402,7 +410,7 @@ func RenderValue(v any, templates map[string]*Template, env map[string]any) (any
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			r, err := RenderValue(e, templates, env)
+			r, err := RenderValueWith(e, templates, env, s)
 			if err != nil {
 				return nil, err
 			}

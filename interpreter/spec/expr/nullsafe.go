@@ -37,8 +37,14 @@ const (
 	// hostZones: date and timezone look zones up on the host, as
 	// expr-lang's own do (zones.go), for runs from before embedded zones.
 	hostZones
+	// Unguarded: a field, an index or the length of a value over its
+	// budget (a stub, Truncated) reads the stub, as in runs from before
+	// the change "truncated-reads" (a field it has not is null, its
+	// length 4); without it, reading past a stub is an error that says
+	// the value was cut (truncated.go).
+	Unguarded
 	allSafeties = NullOrderings | NullMembers
-	everySafety = allSafeties | hostZones
+	everySafety = allSafeties | hostZones | Unguarded
 )
 
 // nilMember is the error expr-lang gives for a field or index of null
@@ -131,31 +137,58 @@ var nullSafeCompare = expr.Function(nullSafeCompareName, func(params ...any) (ou
 }, new(func(any, any, string) bool))
 
 // members turns every field or index access (but a method's, and one
-// already written ?.) into nullSafeFetch(node, property).
-type members struct{}
+// already written ?.) into a call of fetch(node, property): one of the
+// fetches below.
+type members struct{ fetch string }
 
-func (members) Visit(node *ast.Node) {
-	m, ok := (*node).(*ast.MemberNode)
-	if !ok || m.Method || m.Optional {
+func (m members) Visit(node *ast.Node) {
+	n, ok := (*node).(*ast.MemberNode)
+	if !ok || n.Method || n.Optional {
 		return
 	}
-	ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: nullSafeFetchName}, Arguments: []ast.Node{m.Node, m.Property}})
+	ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: m.fetch}, Arguments: []ast.Node{n.Node, n.Property}})
 }
 
-const nullSafeFetchName = "nullSafeFetch"
+const (
+	nullSafeFetchName        = "nullSafeFetch"
+	guardedFetchName         = "guardedFetch"
+	guardedNullSafeFetchName = "guardedNullSafeFetch"
+)
 
-// nullSafeFetch is a field or an index that is null when what it is taken
-// from is null, and otherwise what expr-lang gives.
-var nullSafeFetch = expr.Function(nullSafeFetchName, func(params ...any) (out any, err error) {
-	if params[0] == nil {
+// fetch is a field or an index as expr-lang takes it, its panic an error;
+// nullSafe: of null, null; guarded: past a stub, an error (truncated.go).
+func fetch(from, key any, nullSafe, guarded bool) (out any, err error) {
+	if nullSafe && from == nil {
 		return nil, nil
+	}
+	if guarded {
+		if err := pastStub(from, key); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	return runtime.Fetch(params[0], params[1]), nil
+	return runtime.Fetch(from, key), nil
+}
+
+// nullSafeFetch is a field or an index that is null when what it is taken
+// from is null, and otherwise what expr-lang gives.
+var nullSafeFetch = expr.Function(nullSafeFetchName, func(params ...any) (any, error) {
+	return fetch(params[0], params[1], true, false)
+}, new(func(any, any) any))
+
+// guardedFetch is a field or an index as expr-lang gives it, but one past a
+// stub, which is an error.
+var guardedFetch = expr.Function(guardedFetchName, func(params ...any) (any, error) {
+	return fetch(params[0], params[1], false, true)
+}, new(func(any, any) any))
+
+// guardedNullSafeFetch is both.
+var guardedNullSafeFetch = expr.Function(guardedNullSafeFetchName, func(params ...any) (any, error) {
+	return fetch(params[0], params[1], true, true)
 }, new(func(any, any) any))
 
 // safetyOptions are the compile options that apply s.
@@ -164,8 +197,17 @@ func safetyOptions(s Safety) []expr.Option {
 	if s&NullOrderings != 0 {
 		opts = append(opts, nullSafeCompare, expr.Patch(orderings{}))
 	}
-	if s&NullMembers != 0 {
-		opts = append(opts, nullSafeFetch, expr.Patch(members{}))
+	guarded := s&Unguarded == 0
+	switch {
+	case s&NullMembers != 0 && guarded:
+		opts = append(opts, guardedNullSafeFetch, expr.Patch(members{guardedNullSafeFetchName}))
+	case s&NullMembers != 0:
+		opts = append(opts, nullSafeFetch, expr.Patch(members{nullSafeFetchName}))
+	case guarded:
+		opts = append(opts, guardedFetch, expr.Patch(members{guardedFetchName}))
+	}
+	if guarded {
+		opts = append(opts, guardedLen, expr.Patch(lengths{}))
 	}
 	return opts
 }
@@ -175,7 +217,7 @@ func (e *Expr) EvalWith(env map[string]any, s Safety) (any, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
-	s &= allSafeties
+	s &= allSafeties | Unguarded
 	// Asked only of an expression that reads zones: where the two ways
 	// of looking them up part.
 	if e.readsZones && e.zonesOnHost != nil && e.zonesOnHost() {

@@ -1,10 +1,15 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
 )
 
 // Truncated is the stub that stands for a value over its budget: bytes is
@@ -95,3 +100,66 @@ func FindStub(v any, path string, depth int) (string, map[string]any) {
 	}
 	return "", nil
 }
+
+// stubKeys are the fields a stub has: reading them is reading the stub.
+var stubKeys = map[string]bool{"truncated": true, "bytes": true, "budget": true, "full_in": true}
+
+// truncatedRead is in the error of an expression that reads
+// past a stub: a field it has not, an index, its length. Before the
+// change "truncated-reads" such a read gave null (a field), or read the
+// stub (its length: 4): the value the expression meant was not there,
+// and nothing said so.
+const truncatedRead = "of a value that was cut: only its stub was kept"
+
+// TruncatedRead is an error, saying msg, of a read past a stub other than
+// an expression's (IsTruncatedRead).
+func TruncatedRead(msg string) error { return truncatedReadError(msg) }
+
+type truncatedReadError string
+
+func (e truncatedReadError) Error() string { return string(e) }
+
+// IsTruncatedRead tells whether err is a read past a stub: an
+// expression's (expr-lang keeps only the text of a function's error), or
+// one TruncatedRead made.
+func IsTruncatedRead(err error) bool {
+	var t truncatedReadError
+	return err != nil && (errors.As(err, &t) || strings.Contains(err.Error(), truncatedRead))
+}
+
+// pastStub is the error of reading key of from when from is a stub and
+// key is not one of its own fields; nil otherwise.
+func pastStub(from, key any) error {
+	if _, ok := TruncatedSize(from); !ok {
+		return nil
+	}
+	if k, isName := key.(string); isName && stubKeys[k] {
+		return nil
+	}
+	return fmt.Errorf("reads %v %s", key, truncatedRead)
+}
+
+// lengths turns every len(x) into guardedLen(x).
+type lengths struct{}
+
+func (lengths) Visit(node *ast.Node) {
+	if b, ok := (*node).(*ast.BuiltinNode); ok && b.Name == "len" && len(b.Arguments) == 1 {
+		ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: guardedLenName}, Arguments: b.Arguments})
+	}
+}
+
+const guardedLenName = "guardedLen"
+
+// guardedLen is len, but of a stub, which is an error: a loop's list of
+// results cut to a stub is not a list of 4.
+var guardedLen = expr.Function(guardedLenName, func(params ...any) (out any, err error) {
+	if _, ok := TruncatedSize(params[0]); ok {
+		return nil, errors.New("reads the length " + truncatedRead)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return builtin.Len(params[0]), nil
+}, new(func(any) int))

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"playbook/interpreter/contract"
+	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
+)
+
+// Reading past a stub (a result over its budget, of which only
+// {truncated, bytes, budget, full_in} was kept) is an error that says the
+// value was cut: a field the stub has not, an index, its length, a
+// condition on it, and inputs.from of a loop whose files list went with
+// its result. Runs from before the change "truncated-reads" read the stub
+// (null, 4, no file), and their replays still do; the version is asked
+// only when a read past a stub happens, and the stub's own fields read as
+// ever.
+func TestReadsPastAStub(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workflow:
+  - {step: big, tool: {kind: shell, command: x}, next: [field, length, own, cond, from]}
+  - {step: field, tool: {kind: noop, result: "{{ steps.big.result.json.n }}"}}
+  - {step: length, tool: {kind: noop, result: "{{ len(steps.big.result.json) }}"}}
+  - {step: own, tool: {kind: noop, result: "{{ steps.big.result.json.truncated }}"}}
+  - step: cond
+    tool: {kind: noop}
+    next: [{when: "steps.big.result.json.ok == true", then: field}]
+  - {step: from, tool: {kind: shell, command: x}, inputs: {from: [big]}}
+`))
+	require.NoError(t, err)
+	stub := expr.Truncated(3<<20, 1<<20, "the step's stdout log")
+	runWith := func(old *int) *Run {
+		var opts []RunOption
+		if old != nil {
+			opts = append(opts, WithTruncatedReads(func() bool { *old++; return false }))
+		}
+		run := NewRun(pb, nil, "t-1", time.Now, opts...)
+		run.Ready()
+		run.Settle("big", contract.Outcome{Result: map[string]any{"exit_code": 0, "stdout": "{", "stderr": "", "json": stub}, Attempts: 1})
+		return run
+	}
+
+	run := runWith(nil)
+	_, err = run.RenderTool(pb.Step("field"))
+	require.ErrorContains(t, err, `"steps.big.result.json.n": reads n of a value that was cut: only its stub was kept`)
+	require.ErrorContains(t, err, "(steps.big.result.json was truncated: 3 MiB, over the budget of 1 MiB; see its full_in)")
+	_, err = run.RenderTool(pb.Step("length"))
+	require.ErrorContains(t, err, "reads the length of a value that was cut")
+	out, err := run.RenderTool(pb.Step("own"))
+	require.NoError(t, err)
+	require.Equal(t, true, out["result"], "the stub's own fields read as ever")
+	_, err = run.evalBool(pb.Step("cond").Next[0].When, run.Env())
+	require.ErrorContains(t, err, "reads ok of a value that was cut")
+
+	// A loop over its result budget: its result a stub, its files list gone.
+	run.Settle("big", contract.Outcome{Result: stub, Attempts: 1})
+	_, err = run.RenderFiles(pb.Step("from"))
+	require.EqualError(t, err, "inputs.from: steps.big's files were not kept: its result was truncated (3 MiB, over its budget of 1 MiB), and its files list with it; "+
+		"they are in the store (playbook files RUN big): keep its results within the budget (smaller results of each element)")
+
+	// A run from before the change reads the stub.
+	asked := 0
+	run = runWith(&asked)
+	out, err = run.RenderTool(pb.Step("own"))
+	require.NoError(t, err)
+	require.Equal(t, true, out["result"])
+	require.Zero(t, asked, "the version is asked only when a read goes past a stub")
+	out, err = run.RenderTool(pb.Step("field"))
+	require.NoError(t, err)
+	require.Nil(t, out["result"])
+	out, err = run.RenderTool(pb.Step("length"))
+	require.NoError(t, err)
+	require.Equal(t, 4, out["result"])
+	ok, err := run.evalBool(pb.Step("cond").Next[0].When, run.Env())
+	require.NoError(t, err)
+	require.False(t, ok)
+	run.Settle("big", contract.Outcome{Result: stub, Attempts: 1})
+	files, err := run.RenderFiles(pb.Step("from"))
+	require.NoError(t, err)
+	require.Empty(t, files.Inputs)
+	require.Positive(t, asked)
+}
