@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"playbook/internal/claims"
+	"playbook/internal/codec"
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
 )
@@ -34,12 +34,14 @@ type Collected struct {
 // object is that old too; a run still open, or ended more recently, is
 // kept. So is a run another run still needs: a sub-playbook's child
 // (RUN.STEP) while a run above it is kept, and a run whose files a kept
-// retry reuses (its input names them). With dry, it removes nothing and
-// says what it would. Runs come in the order of their IDs.
-func CollectFiles(ctx context.Context, c Client, namespace string, st store.Store, age time.Duration, now time.Time, dry bool) ([]Collected, error) {
+// retry may reuse (its memo names them) with its children. With dry, it removes nothing and
+// says what it would. Runs come in the order of their IDs. unread are
+// warnings: retries that count whose memo this client cannot read
+// (encrypted with a key it lacks), and so what they reuse.
+func CollectFiles(ctx context.Context, c Client, namespace string, st store.Store, age time.Duration, now time.Time, dry bool) (out []Collected, unread []string, err error) {
 	objs, err := st.List(ctx, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type held struct {
 		objects  int
@@ -65,13 +67,13 @@ func CollectFiles(ctx context.Context, c Client, namespace string, st store.Stor
 		}
 	}
 	cutoff := now.Add(-age)
-	k := keeper{c: c, namespace: namespace, st: st, cutoff: cutoff, ended: map[string]ending{}}
-	var out []Collected
+	k := keeper{c: c, namespace: namespace, cutoff: cutoff, ended: map[string]ending{}}
+	defer func() { unread = k.unread }()
 	for _, run := range slices.Sorted(maps.Keys(byRun)) {
 		h := byRun[run]
 		e, err := k.ending(ctx, run)
 		if err != nil {
-			return out, err
+			return out, nil, err
 		}
 		why := ""
 		switch {
@@ -87,20 +89,20 @@ func CollectFiles(ctx context.Context, c Client, namespace string, st store.Stor
 		}
 		if needed, err := k.needed(ctx, run); err != nil || needed {
 			if err != nil {
-				return out, err
+				return out, nil, err
 			}
 			continue
 		}
 		if !dry {
 			for _, prefix := range h.prefixes {
 				if _, err := st.Delete(ctx, prefix); err != nil {
-					return out, fmt.Errorf("run %s: %w", run, err)
+					return out, nil, fmt.Errorf("run %s: %w", run, err)
 				}
 			}
 		}
 		out = append(out, Collected{Run: run, Why: why, Objects: h.objects, Bytes: h.bytes})
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // ownerOf is the run (its workflow ID) an object's key belongs to, and
@@ -132,12 +134,13 @@ type ending struct {
 type keeper struct {
 	c         Client
 	namespace string
-	st        store.Store
 	cutoff    time.Time
 	ended     map[string]ending
 	// reused are the runs whose files the runs that count reuse, each
 	// with the first run found reusing them; read once, when first asked.
 	reused map[string]string
+	// unread say which runs that count could not be read.
+	unread []string
 }
 
 func (k *keeper) ending(ctx context.Context, run string) (ending, error) {
@@ -172,7 +175,8 @@ func (k *keeper) counts(ctx context.Context, run string) (bool, error) {
 // needed says whether a run that is old enough to go is still needed: a
 // run above it (a sub-playbook's child is RUN.STEP, its parent's history
 // holds its claims and reads its files) counts, or a run that counts
-// reuses its files (a retry, whose input names them).
+// reuses its files, or those of a run above it (a retry, whose memo names
+// the runs it may read from).
 func (k *keeper) needed(ctx context.Context, run string) (bool, error) {
 	for i := strings.LastIndexByte(run, '.'); i > 0; i = strings.LastIndexByte(run[:i], '.') {
 		if counts, err := k.counts(ctx, run[:i]); err != nil || counts {
@@ -184,13 +188,19 @@ func (k *keeper) needed(ctx context.Context, run string) (bool, error) {
 			return false, err
 		}
 	}
-	_, reused := k.reused[run]
-	return reused, nil
+	// The runs a retry reuses, and their sub-playbooks' children.
+	for i := len(run); i > 0; i = strings.LastIndexByte(run[:i], '.') {
+		if _, reused := k.reused[run[:i]]; reused {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // readReuses finds the runs whose files the playbook runs that count
-// (open, or ended after the cutoff) reuse: those their input's reused
-// steps, elements and children name in the store.
+// (open, or ended after the cutoff) may reuse: the retry chain a retry
+// that reuses work keeps in its memo (contract.MemoRetryChain), which the
+// list of runs carries. (A retry started before retries kept it has none.)
 func (k *keeper) readReuses(ctx context.Context) error {
 	k.reused = map[string]string{}
 	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR CloseTime >= '%s')", contract.WorkflowName, k.cutoff.UTC().Format(time.RFC3339Nano))
@@ -198,58 +208,33 @@ func (k *keeper) readReuses(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing the runs that count, to keep the files they reuse: %w", err)
 	}
+	dc, err := PayloadConverter()
+	if err != nil {
+		return err
+	}
 	for _, info := range infos {
-		id := info.GetExecution().GetWorkflowId()
-		in, err := frozenInput(ctx, k.c, id, info.GetExecution().GetRunId())
-		if err != nil {
-			return fmt.Errorf("run %s: reading what it reuses: %w", id, encrypted(id, err))
-		}
-		if len(in.Reuse) == 0 && len(in.ReuseElements) == 0 && len(in.ReuseChildren) == 0 {
+		p := info.GetMemo().GetFields()[contract.MemoRetryChain]
+		if p == nil {
 			continue
 		}
-		for run := range k.namedIn(in.Reuse, in.ReuseElements, in.ReuseChildren) {
+		id := info.GetExecution().GetWorkflowId()
+		var chain []string
+		if err := dc.FromPayload(p, &chain); err != nil {
+			if !codec.Unreadable(err) {
+				return fmt.Errorf("run %s: reading the runs it reuses: %w", id, err)
+			}
+			// A run encrypted with a key this client lacks: what it reuses
+			// is not known here, and so not kept for it.
+			k.unread = append(k.unread, fmt.Sprintf("run %s reuses work of earlier runs, and its memo is encrypted with a key this client lacks (%s): their files were not kept for it; give files gc the workers' key", id, codec.Why(err)))
+			continue
+		}
+		for _, run := range chain {
 			if _, ok := k.reused[run]; !ok {
 				k.reused[run] = id
 			}
 		}
 	}
 	return nil
-}
-
-// namedIn lists the runs whose objects in k's store the values name: the
-// first segment of each file's key (a mapping with uri and sha256).
-func (k *keeper) namedIn(values ...any) map[string]bool {
-	runs := map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if uri, ok := x["uri"].(string); ok {
-				if key, err := store.KeyOf(k.st, uri); err == nil {
-					run, _ := ownerOf(key)
-					runs[run] = true
-				}
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	for _, v := range values {
-		b, err := json.Marshal(v)
-		if err != nil {
-			continue
-		}
-		var plain any
-		if json.Unmarshal(b, &plain) == nil {
-			walk(plain)
-		}
-	}
-	return runs
 }
 
 // ParseAge reads an age as Go writes a duration (36h, 90m) or in days

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -89,6 +90,22 @@ func notRetried(ctx context.Context, c Client, run string, in contract.Input, id
 		}
 	}
 	return nil
+}
+
+// retryChain is run, the run it retried, the run that one retried, and
+// so on, as far as their histories are known (at most 100): the runs whose
+// files a retry of run may read, where their steps put them.
+func retryChain(ctx context.Context, c Client, run string, in contract.Input) []string {
+	chain := []string{run}
+	for len(chain) < 100 && in.Origin != nil && !slices.Contains(chain, in.Origin.RetryOf) {
+		run = in.Origin.RetryOf
+		chain = append(chain, run)
+		var err error
+		if in, err = FrozenInput(ctx, c, run); err != nil {
+			break
+		}
+	}
+	return chain
 }
 
 // Retry starts a new run of an ended run: of its frozen playbook, or
@@ -218,7 +235,11 @@ func Retry(ctx context.Context, c Client, namespace string, r RetryRequest) (*Re
 	if err := runCheck(ctx, r.Check, r.TaskQueue); err != nil {
 		return nil, err
 	}
-	wr, err := StartRun(ctx, c, namespace, Start{Playbook: pb, Input: *in, ID: id, TaskQueue: r.TaskQueue, Details: in.Origin.String(), LargeValues: r.LargeValues})
+	start := Start{Playbook: pb, Input: *in, ID: id, TaskQueue: r.TaskQueue, Details: in.Origin.String(), LargeValues: r.LargeValues}
+	if len(in.Reuse) > 0 || len(in.ReuseElements) > 0 || len(in.ReuseChildren) > 0 {
+		start.Memo = map[string]any{contract.MemoRetryChain: retryChain(ctx, c, r.Run, before)}
+	}
+	wr, err := StartRun(ctx, c, namespace, start)
 	if err != nil {
 		return nil, &NotStartedError{ID: id, Err: err}
 	}

@@ -50,6 +50,8 @@ type Start struct {
 	// LargeValues: the client keeps payloads over 256 KiB in the workers'
 	// store (internal/claims), so the run may too (Input.LargeValues).
 	LargeValues bool
+	// Memo is the run's memo (contract.MemoRetryChain); optional.
+	Memo map[string]any
 }
 
 // StartRun starts a run of a frozen playbook. An ID in use by an open run
@@ -71,7 +73,7 @@ func StartOptions(ctx context.Context, c Client, namespace string, s Start) (cli
 	}
 	in := s.Input
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: s.TaskQueue, StaticSummary: Summary(s.Playbook), StaticDetails: s.Details,
-		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
+		WorkflowExecutionErrorWhenAlreadyStarted: true, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL, Memo: s.Memo}
 	if in.LargeValues = s.LargeValues; in.LargeValues {
 		// Its workflow tasks read and write values of up to 64 MiB.
 		opts.WorkflowTaskTimeout = time.Minute

@@ -161,16 +161,19 @@ workflow:
 	code, out, errOut := cli(t, "run", "--address", server.Address, "--task-queue", queue, "--id", "ops-logs-token-1", file)
 	require.Equal(t, 0, code, out+errOut)
 
+	d, err := tc.DescribeWorkflowExecution(context.Background(), "ops-logs-token-1", "")
+	require.NoError(t, err)
+	runID := "?run_id=" + d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), "ops-logs-token-1", "say")
 	require.Equal(t, 1, code)
 	require.Empty(t, out)
-	require.Equal(t, "logs: attempt 1: "+url+"/logs/ops-logs-token-1/say/1/stdout: 401 Unauthorized: this worker's logs need its token (PLAYBOOK_LOGS_TOKEN)\n", errOut)
+	require.Equal(t, "logs: attempt 1: "+url+"/logs/ops-logs-token-1/say/1/stdout"+runID+": 401 Unauthorized: this worker's logs need its token (PLAYBOOK_LOGS_TOKEN)\n", errOut)
 
 	t.Setenv("PLAYBOOK_LOGS_TOKEN", "s3cret")
 	code, out, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), "ops-logs-token-1", "say")
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, "== attempt 1 stdout ("+url+"/logs/ops-logs-token-1/say/1/stdout) ==\nhello\n"+
-		"== attempt 1 stderr ("+url+"/logs/ops-logs-token-1/say/1/stderr) ==\noops\n", out, "a log that does not end in a newline gets one")
+	require.Equal(t, "== attempt 1 stdout ("+url+"/logs/ops-logs-token-1/say/1/stdout"+runID+") ==\nhello\n"+
+		"== attempt 1 stderr ("+url+"/logs/ops-logs-token-1/say/1/stderr"+runID+") ==\noops\n", out, "a log that does not end in a newline gets one")
 }
 
 func TestLogsFetchedFromTheWorkerThatRanTheAttempt(t *testing.T) {

@@ -16,6 +16,11 @@ const (
 	LoopBatchWorkflowName = "PlaybookLoopBatch"
 	// TaskQueue is the default task queue of workers and runs.
 	TaskQueue = "playbook"
+	// MemoRetryChain is the memo field of a retry that reuses work: the
+	// earlier runs whose files it may read (the run it retried, the run
+	// that one retried, and so on), so that `playbook files gc` keeps
+	// them, and their sub-playbooks' children, while the retry counts.
+	MemoRetryChain = "playbook_retry_chain"
 	// QueryEvents returns the run's events after a sequence number.
 	QueryEvents = "events"
 	// QueryState returns the run's aggregate so far.

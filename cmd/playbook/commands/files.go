@@ -161,9 +161,12 @@ func (a *app) filesGCCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			removed, err := runs.CollectFiles(c.ctx, conn.client, conn.namespace, st, age, time.Now(), dry)
+			removed, unread, err := runs.CollectFiles(c.ctx, conn.client, conn.namespace, st, age, time.Now(), dry)
 			if err != nil {
 				return err
+			}
+			for _, w := range unread {
+				fmt.Fprintf(c.stderr, "Warning: %s.\n", w)
 			}
 			verb := "Removed"
 			if dry {
