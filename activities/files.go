@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.temporal.io/sdk/activity"
+
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
 )
@@ -187,6 +189,10 @@ func download(ctx context.Context, st store.Store, dir, rel string, ref contract
 	if err != nil {
 		return err
 	}
+	if n > ref.Bytes {
+		// Read no further than one byte past what was recorded.
+		return fmt.Errorf("%s holds more than the %d bytes recorded: not used", ref.URI, ref.Bytes)
+	}
 	if sum := hex.EncodeToString(h.Sum(nil)); n != ref.Bytes || sum != ref.SHA256 {
 		return fmt.Errorf("%s holds %d bytes of sha256 %s, not the %d bytes of sha256 %s recorded: not used", ref.URI, n, sum, ref.Bytes, ref.SHA256)
 	}
@@ -239,8 +245,9 @@ func (a *Activities) handOn(ctx context.Context, in contract.StepInput) (map[str
 	}
 	files := map[string]contract.FileRef{}
 	var done []string
+	folder := in.Step + attemptMark(ctx)
 	for _, o := range outs {
-		key := store.Join(in.WorkflowID, in.Step, o.rel)
+		key := store.Join(in.WorkflowID, folder, o.rel)
 		ref, err := upload(ctx, st, key, o)
 		if err != nil {
 			for _, k := range done {
@@ -252,6 +259,24 @@ func (a *Activities) handOn(ctx context.Context, in contract.StepInput) (map[str
 		files[o.rel] = ref
 	}
 	return files, nil
+}
+
+// attemptMark is what sets an attempt's files apart from those of every
+// other attempt of the step, "@" and a token of the activity's run, ID and
+// attempt (none outside an activity): a lost attempt that goes on
+// uploading after another attempt completed the step writes beside the
+// files that attempt recorded, not over them, and its clean-up removes
+// only its own; so does a later run with the same workflow ID (its
+// files under the same RUN/STEP), whose earlier run's files a retry may
+// reuse. The files a step handed on are the ones its result records;
+// `playbook files` lists those. Step names hold no "@".
+func attemptMark(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	info := activity.GetInfo(ctx)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%s/%d", info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID, info.Attempt)))
+	return "@" + hex.EncodeToString(sum[:6])
 }
 
 // findOutputs lists the files the patterns name under dir, each checked.

@@ -5,7 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,21 +32,35 @@ func TestFilesListsARunsFilesByStep(t *testing.T) {
 	put("run-1/fan[1]/out/a.csv", "b")
 	put("run-10/extract/raw.json", "{}")
 
-	all, err := Files(ctx, st, "run-1", "")
+	all, err := Files(ctx, nil, st, "run-1", "")
 	require.NoError(t, err)
 	require.Len(t, all, 3)
-	fan, err := Files(ctx, st, "run-1", "fan")
+	fan, err := Files(ctx, nil, st, "run-1", "fan")
 	require.NoError(t, err)
 	require.Len(t, fan, 2)
 	require.Equal(t, "fan[0]", fan[0].Step)
 	require.Equal(t, "out/a.csv", fan[0].Path)
 	require.EqualValues(t, 1, fan[0].Bytes)
 	require.Equal(t, st.URI("run-1/fan[0]/out/a.csv"), fan[0].URI)
-	none, err := Files(ctx, st, "run-1", "ext")
+	none, err := Files(ctx, nil, st, "run-1", "ext")
 	require.NoError(t, err)
 	require.Empty(t, none, "a step's name is matched whole")
 
-	_, err = Files(ctx, st, "../x", "")
+	// Each attempt's files under a key of their own: of several attempts
+	// that uploaded a path, the store's listing shows the newest.
+	put("run-2/load@0a0a0a0a0a0a/out.txt", "old")
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(strings.TrimPrefix(st.URI(""), "file://"), "run-2", "load@0a0a0a0a0a0a", "out.txt"), old, old))
+	put("run-2/load@0b0b0b0b0b0b/out.txt", "new")
+	put("run-2/each[1]@0c0c0c0c0c0c/part.txt", "p")
+	two, err := Files(ctx, nil, st, "run-2", "")
+	require.NoError(t, err)
+	require.Len(t, two, 2)
+	require.Equal(t, StoredFile{Step: "each[1]", Path: "part.txt", Bytes: 1, SHA256: two[0].SHA256, URI: st.URI("run-2/each[1]@0c0c0c0c0c0c/part.txt")}, two[0])
+	require.Equal(t, "load", two[1].Step)
+	require.Equal(t, st.URI("run-2/load@0b0b0b0b0b0b/out.txt"), two[1].URI)
+
+	_, err = Files(ctx, nil, st, "../x", "")
 	var refused *RefusedError
 	require.ErrorAs(t, err, &refused)
 }

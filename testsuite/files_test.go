@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,8 @@ func TestFilesPassBetweenStepsThroughTheStore(t *testing.T) {
 
 	raw := agg.Steps["extract"].Files["raw.json"]
 	require.EqualValues(t, 10<<20, raw.Bytes)
-	require.Equal(t, storeURL+"/"+agg.WorkflowID+"/extract/raw.json", raw.URI)
+	// Each attempt's files under keys of their own: RUN/STEP@ATTEMPT/PATH.
+	require.Regexp(t, "^"+regexp.QuoteMeta(storeURL+"/"+agg.WorkflowID+"/extract@")+"[0-9a-f]{12}/raw\\.json$", raw.URI)
 	// load printed what transform computed of the file extract wrote.
 	result := agg.Steps["load"].Result.(map[string]any)
 	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
@@ -202,11 +204,31 @@ func TestRetryReadsAReusedStepsFilesFromTheEarlierRun(t *testing.T) {
 	require.NotEqual(t, first.WorkflowID, agg.WorkflowID)
 	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
 	require.Equal(t, raw, agg.Steps["extract"].Files["raw.json"], "the reused step keeps the earlier run's file")
-	require.Contains(t, raw.URI, "/"+first.WorkflowID+"/extract/")
+	require.Contains(t, raw.URI, "/"+first.WorkflowID+"/extract@")
 	require.Equal(t, contract.StatusCompleted, agg.Steps["transform"].Status)
-	require.Contains(t, agg.Steps["transform"].Files["clean.csv"].URI, "/"+agg.WorkflowID+"/transform/")
+	require.Contains(t, agg.Steps["transform"].Files["clean.csv"].URI, "/"+agg.WorkflowID+"/transform@")
 	result := agg.Steps["load"].Result.(map[string]any)
 	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
+
+	// playbook files of the retry lists the file it reused, where the
+	// earlier run keeps it, and fetches it from there.
+	code, out, errOut = cli(t, "files", "--address", server.Address, "--store", storeURL, "--json", agg.WorkflowID, "extract")
+	require.Equal(t, 0, code, errOut)
+	var listed []runs.StoredFile
+	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	require.Equal(t, []runs.StoredFile{{Step: "extract", Path: "raw.json", Bytes: raw.Bytes, SHA256: raw.SHA256, URI: raw.URI}}, listed)
+	code, out, errOut = cli(t, "files", "get", "--address", server.Address, "--store", storeURL, agg.WorkflowID, "extract", "raw.json")
+	require.Equal(t, 0, code, errOut)
+	sum := sha256.Sum256([]byte(out))
+	require.Equal(t, raw.SHA256, hex.EncodeToString(sum[:]))
+
+	// A file changed in the store is not what its step recorded: files get
+	// says so, though the store's own digest is of what it holds now.
+	key := strings.TrimPrefix(agg.Steps["transform"].Files["clean.csv"].URI, storeURL+"/")
+	require.NoError(t, os.WriteFile(filepath.Join(strings.TrimPrefix(storeURL, "file://"), filepath.FromSlash(key)), []byte("tampered\n"), 0o644))
+	code, _, errOut = cli(t, "files", "get", "--address", server.Address, "--store", storeURL, agg.WorkflowID, "transform", "clean.csv")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "not what was recorded (65 bytes, "+agg.Steps["transform"].Files["clean.csv"].SHA256+")")
 }
 
 // A step whose queue no worker polls waits: run says which queue and which

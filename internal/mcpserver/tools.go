@@ -267,7 +267,7 @@ func (t *tools) listFiles(ctx context.Context, _ *mcp.CallToolRequest, a filesAr
 	if err := need("run", a.Run); err != nil {
 		return nil, nil, err
 	}
-	files, err := runs.Files(ctx, t.Store, a.Run, a.Step)
+	files, err := runs.Files(ctx, t.Client, t.Store, a.Run, a.Step)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)
 	}

@@ -88,10 +88,10 @@ func TestFilesCrossWorkersThroughS3(t *testing.T) {
 	require.Equal(t, contract.RunCompleted, agg.Status, "%s", out)
 
 	raw := agg.Steps["extract"].Files["raw.json"]
-	require.True(t, strings.HasPrefix(raw.URI, "s3://playbook/runs/"+agg.WorkflowID+"/extract/"), raw.URI)
+	require.True(t, strings.HasPrefix(raw.URI, "s3://playbook/runs/"+agg.WorkflowID+"/extract@"), raw.URI)
 	require.Equal(t, raw.SHA256, strings.TrimSpace(agg.Steps["load"].Result.(map[string]any)["stdout"].(string)))
 	// The objects are in the bucket's directory, whole.
-	st, err := os.Stat(filepath.Join(bucketDir, "runs", agg.WorkflowID, "extract", "raw.json"))
+	st, err := os.Stat(filepath.Join(bucketDir, filepath.FromSlash(strings.TrimPrefix(raw.URI, "s3://playbook/"))))
 	require.NoError(t, err)
 	require.EqualValues(t, 10<<20, st.Size())
 	// Each step ran on the worker of its queue: its logs are there.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,7 +21,9 @@ import (
 )
 
 // filesCommand lists a run's files in the store; `files get` fetches one.
-// Neither talks to Temporal: the store keeps a run's files by its ID.
+// Both ask the server, when there is one, for the files the run recorded
+// (runs.Files); else they read the store, which keeps a run's files by
+// its ID.
 func (a *app) filesCommand() *cobra.Command {
 	var (
 		storeURL string
@@ -29,8 +32,11 @@ func (a *app) filesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "files RUN [STEP]",
 		Short: "list the files a run's steps handed on (outputs.files), from the run's store",
-		Long: "Lists each file a step of RUN uploaded, with its size and sha256; a loop's\n" +
-			"elements are STEP[INDEX]. With STEP, that step's files only.",
+		Long: "Lists each file a step of RUN handed on, with its size and sha256; a loop's\n" +
+			"elements are STEP[INDEX]. With STEP, that step's files only. With a server\n" +
+			"(--address, TEMPORAL_ADDRESS, a profile, or a playbook dev on this machine)\n" +
+			"they are the files the run recorded, those a retry reused included; without\n" +
+			"one, or for a run it no longer knows, those the store keeps under RUN.",
 		Args: oneOrTwoArgs("the RUN (workflow ID), and a STEP if you like"),
 		RunE: action(func(c *call) error {
 			st, err := openStore(c.ctx, storeURL)
@@ -45,7 +51,7 @@ func (a *app) filesCommand() *cobra.Command {
 			if len(c.args) == 2 {
 				step = c.args[1]
 			}
-			files, err := runs.Files(c.ctx, st, run, step)
+			files, err := a.runFiles(c, st, run, step)
 			if err != nil {
 				return err
 			}
@@ -65,35 +71,64 @@ func (a *app) filesCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&storeURL, "store", worker.DefaultStore(), storeFlagUsage)
 	out.flag(cmd.Flags(), "print the files as JSON: step, path, bytes, sha256, uri")
-	cmd.AddCommand(filesGetCommand(), a.filesGCCommand())
-	return offline(cmd)
+	cmd.AddCommand(a.filesGetCommand(), a.filesGCCommand())
+	return cmd
 }
 
-func filesGetCommand() *cobra.Command {
+// runFiles lists run's files (runs.Files), as the server tells when one is
+// known, else from the store.
+func (a *app) runFiles(c *call, st store.Store, run, step string) ([]runs.StoredFile, error) {
+	var client runs.Client
+	if a.serverKnown() {
+		if conn, err := a.connect(c, false, quietLogs); err == nil {
+			defer conn.Close()
+			client = conn.client
+		}
+	}
+	return runs.Files(c.ctx, client, st, run, step)
+}
+
+func (a *app) filesGetCommand() *cobra.Command {
 	var storeURL, output string
 	cmd := &cobra.Command{
 		Use:   "get RUN STEP PATH",
 		Short: "fetch one of a run's files: to stdout, or to a file with -o",
-		Long: "The file's sha256 is checked as it is fetched: a file that does not match what\n" +
-			"the store recorded is an error, and -o then leaves no file.",
+		Long: "The file's size and sha256 are checked as it is fetched: a file that does not\n" +
+			"match what its step recorded (with a server) or what the store recorded is an\n" +
+			"error, and -o then leaves no file.",
 		Args: exactArgs(3, "the RUN, the STEP (a loop's element: STEP[INDEX]) and the file's PATH"),
 		RunE: action(func(c *call) error {
 			st, err := openStore(c.ctx, storeURL)
 			if err != nil {
 				return err
 			}
-			key := store.Join(c.args...)
-			if err := store.CheckKey(key); err != nil || key != strings.Join(c.args, "/") {
-				return invalidf("%s %s %s is not a stored file's name", c.args[0], c.args[1], c.args[2])
+			run, step, path := c.args[0], c.args[1], c.args[2]
+			if key := store.Join(c.args...); store.CheckKey(key) != nil || key != strings.Join(c.args, "/") {
+				return invalidf("%s %s %s is not a stored file's name", run, step, path)
+			}
+			files, err := a.runFiles(c, st, run, step)
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(files, func(f runs.StoredFile) bool { return f.Step == step && f.Path == path })
+			if i < 0 {
+				return &exitError{code: exitFailed, err: fmt.Errorf("no file %s of step %s in run %s (see `playbook files %s %s`)", path, step, run, run, step), whole: true}
+			}
+			want := files[i]
+			key, err := store.KeyOf(st, want.URI)
+			if err != nil {
+				return &exitError{code: exitFailed, err: fmt.Errorf("file %s of step %s: %v; give the store it is in (--store)", path, step, err), whole: true}
 			}
 			body, obj, err := st.Get(c.ctx, key)
 			if errors.Is(err, store.ErrNotFound) {
-				return &exitError{code: exitFailed, err: fmt.Errorf("no file %s of step %s in run %s (see `playbook files %s`)", c.args[2], c.args[1], c.args[0], c.args[0]), whole: true}
+				return &exitError{code: exitFailed, err: fmt.Errorf("file %s of step %s in run %s is not in the store any more, at %s (files gc, or a lifecycle rule, removed it?)", path, step, run, want.URI), whole: true}
 			}
 			if err != nil {
 				return err
 			}
 			defer body.Close()
+			// What the step recorded, not what the store says of the object now.
+			obj.Bytes, obj.SHA256 = want.Bytes, want.SHA256
 			if output == "" || output == "-" {
 				return copyChecked(c.stdout, body, obj)
 			}
@@ -118,7 +153,7 @@ func filesGetCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&storeURL, "store", worker.DefaultStore(), storeFlagUsage)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the file to `FILE` instead of stdout")
-	return offline(cmd)
+	return cmd
 }
 
 // copyChecked copies a stored object and checks its size and, where the
@@ -131,7 +166,7 @@ func copyChecked(w io.Writer, r io.Reader, obj store.Object) error {
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if n != obj.Bytes || (obj.SHA256 != "" && sum != obj.SHA256) {
-		return &exitError{code: exitFailed, err: fmt.Errorf("%s: %d bytes of sha256 %s arrived, not what the store recorded (%d bytes, %s)", obj.Key, n, sum, obj.Bytes, obj.SHA256), whole: true}
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s: %d bytes of sha256 %s arrived, not what was recorded (%d bytes, %s)", obj.Key, n, sum, obj.Bytes, obj.SHA256), whole: true}
 	}
 	return nil
 }
