@@ -288,9 +288,10 @@ workflow:
 	require.Equal(t, 1, again, "a reused element did not")
 	files := agg.Steps["fan"].Files
 	require.Len(t, files, 3)
-	require.Contains(t, files["[0]/part.txt"].URI, "/"+first.WorkflowID+"/fan[0]/part.txt", "a reused element's file is the earlier run's")
-	require.Contains(t, files["[1]/part.txt"].URI, "/"+agg.WorkflowID+"/fan[1]/part.txt")
-	require.Contains(t, files["[2]/part.txt"].URI, "/"+first.WorkflowID+"/fan[2]/part.txt")
+	// RUN/STEP[INDEX]@ATTEMPT/PATH
+	require.Regexp(t, regexp.QuoteMeta("/"+first.WorkflowID+"/fan[0]@")+`[0-9a-f]{12}/part\.txt$`, files["[0]/part.txt"].URI, "a reused element's file is the earlier run's")
+	require.Regexp(t, regexp.QuoteMeta("/"+agg.WorkflowID+"/fan[1]@")+`[0-9a-f]{12}/part\.txt$`, files["[1]/part.txt"].URI)
+	require.Regexp(t, regexp.QuoteMeta("/"+first.WorkflowID+"/fan[2]@")+`[0-9a-f]{12}/part\.txt$`, files["[2]/part.txt"].URI)
 	require.Equal(t, "part-1\npart-2\npart-3\n", agg.Steps["gather"].Result.(map[string]any)["stdout"])
 
 	code, out, errOut := cli(t, "status", "--address", server.Address, agg.WorkflowID)
