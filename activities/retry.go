@@ -88,14 +88,20 @@ func decideByRetryBlock(block spec.Retry, attempt int, o ToolResult, scope map[s
 	// The expressions' scope is built only for a block that has one: most
 	// attempts are of steps without retry_when or stop_when.
 	var env map[string]any
+	rules := expr.NullOrderings | expr.NullMembers
 	eval := func(e *expr.Expr) (bool, error) {
 		if e == nil {
 			return false, nil
 		}
 		if env == nil {
 			env = retryEnv(scope, attempt, o)
+			// Reading past a value cut to a stub (a stdout's json over
+			// its limit) is an error that says so, not null.
+			if expr.HoldsStub(env, 10) {
+				rules |= expr.Guarded
+			}
 		}
-		return e.EvalBoolNullSafe(env)
+		return e.EvalBoolWith(env, rules)
 	}
 	retryWhen, err := eval(block.RetryWhen)
 	if err != nil {

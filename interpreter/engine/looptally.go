@@ -50,24 +50,23 @@ func stepsOf(scope map[string]any) map[string]any {
 }
 
 // ElementItems evaluates a loop step's list against a scope (LoopScope),
-// as Run.LoopItems does against the whole run. readsStubs tells, after an
-// error, whether the run reads past a stub as runs from before
-// "truncated-reads" did (Run.readsStubs); nil: it does not.
-func ElementItems(s *spec.Step, scope map[string]any, readsStubs func(error) bool) ([]any, error) {
-	return loopItems(s, scope, readsStubs)
+// as Run.LoopItems does against the whole run, reading stubs as stubs
+// says.
+func ElementItems(s *spec.Step, scope map[string]any, stubs Stubs) ([]any, error) {
+	return loopItems(s, scope, stubs)
 }
 
 // RenderElement renders a loop step's tool for element i of items against
-// a scope (LoopScope), as Run.RenderLoop does for every element;
-// readsStubs as ElementItems's.
-func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items []any, i int, readsStubs func(error) bool) (map[string]any, error) {
+// a scope (LoopScope), as Run.RenderLoop does for every element, reading
+// stubs as stubs says.
+func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items []any, i int, stubs Stubs) (map[string]any, error) {
 	env := make(map[string]any, len(scope)+2)
 	maps.Copy(env, scope)
 	env[s.Loop.Iterator] = items[i]
 	env["loop"] = map[string]any{"index": i, "length": len(items)}
-	out, err := expr.RenderValue(s.Tool.Spec, pb.Templates(), env)
-	if readsStubs != nil && readsStubs(err) {
-		out, err = expr.RenderValueWith(s.Tool.Spec, pb.Templates(), env, expr.Unguarded)
+	out, err := expr.RenderValueWith(s.Tool.Spec, pb.Templates(), env, stubs.safety())
+	if stubs.asWritten(err) {
+		out, err = expr.RenderValue(s.Tool.Spec, pb.Templates(), env)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", contract.ElementLabel(i, len(items)), err)
@@ -75,14 +74,21 @@ func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items 
 	return out.(map[string]any), nil
 }
 
+// ScopeStubs is how a loop's driver reads stubs: guarded when its scope
+// holds one; old tells, after a read past one, whether the driver reads
+// it as drivers from before "truncated-reads" did.
+func ScopeStubs(scope map[string]any, old func(error) bool) Stubs {
+	return Stubs{Guard: expr.HoldsStub(scope, stubDepth+2), Old: old}
+}
+
 // loopItems evaluates a loop step's list against env.
-func loopItems(s *spec.Step, env map[string]any, readsStubs func(error) bool) ([]any, error) {
+func loopItems(s *spec.Step, env map[string]any, stubs Stubs) ([]any, error) {
 	if s.Loop.In == nil {
 		return s.Loop.Items, nil
 	}
-	v, err := s.Loop.In.Eval(env)
-	if readsStubs != nil && readsStubs(err) {
-		v, err = s.Loop.In.EvalWith(env, expr.Unguarded)
+	v, err := s.Loop.In.EvalWith(env, stubs.safety())
+	if stubs.asWritten(err) {
+		v, err = s.Loop.In.Eval(env)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loop.in %w", err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
 )
 
@@ -62,21 +63,131 @@ func WithTruncatedReads(allowed func() bool) RunOption {
 
 // readsStubs tells, after err, whether the run reads past a stub as runs
 // from before "truncated-reads" did: the render or evaluation is made
-// again under expr.Unguarded.
+// again as written.
 func (r *Run) readsStubs(err error) bool {
 	return expr.IsTruncatedRead(err) && r.truncatedReadsAllowed != nil && !r.truncatedReadsAllowed()
 }
 
-// ReadsStubs is readsStubs, for the loops a workflow renders itself
-// (engine.RenderElement).
-func (r *Run) ReadsStubs(err error) bool { return r.readsStubs(err) }
+// Stubs is how an evaluation reads stubs (values over their budget):
+// Guard when what it reads holds one, so that reading past one is an
+// error (expr.Guarded); Old tells, after such an error, whether the run
+// reads past a stub as runs from before "truncated-reads" did, and the
+// evaluation is made again as written. The zero Stubs evaluates as
+// written.
+type Stubs struct {
+	Guard bool
+	Old   func(error) bool
+}
 
-// render renders a value's templates against env, reading past a stub as
-// the run does (readsStubs).
-func (r *Run) render(v any, env map[string]any) (any, error) {
-	out, err := expr.RenderValue(v, r.pb.Templates(), env)
-	if r.readsStubs(err) {
-		out, err = expr.RenderValueWith(v, r.pb.Templates(), env, expr.Unguarded)
+// safety is the expr.Safety that applies s.
+func (s Stubs) safety() expr.Safety {
+	if s.Guard {
+		return expr.Guarded
+	}
+	return 0
+}
+
+// asWritten tells, after err of an evaluation under s, whether it is made
+// again as written.
+func (s Stubs) asWritten(err error) bool {
+	return s.Guard && s.Old != nil && s.Old(err)
+}
+
+// stubsFor is how the run evaluates exprs: guarded when one of them
+// reads a step whose result holds a stub, or a workload that does.
+func (r *Run) stubsFor(exprs []*expr.Expr) Stubs {
+	return Stubs{Guard: r.readsAStub(exprs), Old: r.readsStubs}
+}
+
+// LoopStubs is how a loop step's elements, rendered by the workflow,
+// read stubs (RenderElement).
+func (r *Run) LoopStubs(s *spec.Step) Stubs { return r.stubsFor(r.toolReads(s)) }
+
+// readsAStub tells whether one of exprs reads a step whose result holds
+// a stub, or a workload that holds one.
+func (r *Run) readsAStub(exprs []*expr.Expr) bool {
+	for _, e := range exprs {
+		if e == nil {
+			continue
+		}
+		if (len(e.WorkloadRefs) > 0 || e.ReadsAll["workload"]) && r.workloadStub() {
+			return true
+		}
+		if e.ReadsAll["steps"] {
+			//workflowcheck:ignore order-free: whether any step's result holds a stub
+			for name := range r.states {
+				if r.stubbed(name) {
+					return true
+				}
+			}
+			continue
+		}
+		for _, name := range e.StepRefs {
+			if r.stubbed(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stubDepth is how deep in a value a stub is looked for: a sub-playbook's
+// result holds its steps' (result.steps.NAME.result.json).
+const stubDepth = 8
+
+// stubbed tells whether step name's result holds a stub, found once per
+// result (a result is set with a new status).
+func (r *Run) stubbed(name string) bool {
+	st := r.states[name]
+	if st == nil || st.Result == nil {
+		return false
+	}
+	seen := stepSeen{st.Status, st.Attempts, st.Error}
+	if c, ok := r.stubCache[name]; ok && c.seen == seen {
+		return c.stub
+	}
+	if r.stubCache == nil {
+		r.stubCache = map[string]stubSeen{}
+	}
+	stub := expr.HoldsStub(st.Result, stubDepth)
+	r.stubCache[name] = stubSeen{seen, stub}
+	return stub
+}
+
+// stubSeen is whether a step's result, as seen, holds a stub.
+type stubSeen struct {
+	seen stepSeen
+	stub bool
+}
+
+// workloadStub tells whether the run's workload holds a stub (a
+// sub-playbook's, given a parent's value that was cut).
+func (r *Run) workloadStub() bool {
+	if r.workloadHasStub == nil {
+		has := expr.HoldsStub(r.workload, stubDepth)
+		r.workloadHasStub = &has
+	}
+	return *r.workloadHasStub
+}
+
+// ConcurrencyKey renders the run's concurrency key (it reads the
+// workload), reading past a stub as the run does.
+func (r *Run) ConcurrencyKey(c *spec.Concurrency) (string, error) {
+	stubs := Stubs{Guard: r.workloadStub(), Old: r.readsStubs}
+	key, err := c.RenderKeyWith(r.Env(), stubs.safety())
+	if stubs.asWritten(err) {
+		key, err = c.RenderKey(r.Env())
+	}
+	return key, err
+}
+
+// render renders a value's templates, whose expressions are exprs,
+// against env, reading past a stub as the run does.
+func (r *Run) render(v any, env map[string]any, exprs []*expr.Expr) (any, error) {
+	stubs := r.stubsFor(exprs)
+	out, err := expr.RenderValueWith(v, r.pb.Templates(), env, stubs.safety())
+	if stubs.asWritten(err) {
+		out, err = expr.RenderValue(v, r.pb.Templates(), env)
 	}
 	return out, err
 }
@@ -86,11 +197,12 @@ func (r *Run) render(v any, env map[string]any) (any, error) {
 // (WithNullSafeComparisons, WithNullSafeMembers). Each rule is asked for
 // only when the evaluation without it fails for want of it.
 func (r *Run) evalBool(e *expr.Expr, env map[string]any) (bool, error) {
-	var safety expr.Safety
+	stubs := r.stubsFor([]*expr.Expr{e})
+	safety := stubs.safety()
 	for {
 		ok, err := e.EvalBoolWith(env, safety)
-		if safety&expr.Unguarded == 0 && r.readsStubs(err) {
-			safety |= expr.Unguarded
+		if safety&expr.Guarded != 0 && stubs.asWritten(err) {
+			safety &^= expr.Guarded
 			continue
 		}
 		need := expr.Needs(err)

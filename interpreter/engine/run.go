@@ -78,6 +78,10 @@ type Run struct {
 	cancelledFailsAllowed func() bool
 	// truncatedReadsAllowed: see WithTruncatedReads.
 	truncatedReadsAllowed func() bool
+	// stubCache says which steps' results hold a stub (stubbed), and
+	// workloadHasStub whether the workload does, once asked.
+	stubCache       map[string]stubSeen
+	workloadHasStub *bool
 	// logicalTime is run.logical_time (WithLogicalTime).
 	logicalTime string
 	// trigger is trigger.* (WithTrigger).

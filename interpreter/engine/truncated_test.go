@@ -22,7 +22,7 @@ import (
 func TestReadsPastAStub(t *testing.T) {
 	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
 workflow:
-  - {step: big, tool: {kind: shell, command: x}, next: [field, length, own, cond, from]}
+  - {step: big, tool: {kind: shell, command: x}, outputs: {files: [x.txt]}, next: [field, length, own, cond, from, quiet, first]}
   - {step: field, tool: {kind: noop, result: "{{ steps.big.result.json.n }}"}}
   - {step: length, tool: {kind: noop, result: "{{ len(steps.big.result.json) }}"}}
   - {step: own, tool: {kind: noop, result: "{{ steps.big.result.json.truncated }}"}}
@@ -30,6 +30,8 @@ workflow:
     tool: {kind: noop}
     next: [{when: "steps.big.result.json.ok == true", then: field}]
   - {step: from, tool: {kind: shell, command: x}, inputs: {from: [big]}}
+  - {step: quiet, tool: {kind: noop, result: "{{ steps.big.result.json?.n }}"}}
+  - {step: first, tool: {kind: noop, result: "{{ filter(steps.big.result.rows, .x.y == 1)[0].id }}"}}
 `))
 	require.NoError(t, err)
 	stub := expr.Truncated(3<<20, 1<<20, "the step's stdout log")
@@ -55,6 +57,17 @@ workflow:
 	require.Equal(t, true, out["result"], "the stub's own fields read as ever")
 	_, err = run.evalBool(pb.Step("cond").Next[0].When, run.Env())
 	require.ErrorContains(t, err, "reads ok of a value that was cut")
+	_, err = run.RenderTool(pb.Step("quiet"))
+	require.ErrorContains(t, err, "reads n of a value that was cut", "?. of a stub reads past it too")
+
+	// A result that holds a stub elsewhere reads as written otherwise:
+	// filter()[0] stops at the first match, as expr-lang's find does,
+	// where an element after it would fail.
+	run.Settle("big", contract.Outcome{Result: map[string]any{"json": stub, "rows": []any{
+		map[string]any{"id": "first", "x": map[string]any{"y": 1.0}}, map[string]any{"id": "second", "x": nil}}}, Attempts: 1})
+	out, err = run.RenderTool(pb.Step("first"))
+	require.NoError(t, err)
+	require.Equal(t, "first", out["result"])
 
 	// A loop over its result budget: its result a stub, its files list gone.
 	run.Settle("big", contract.Outcome{Result: stub, Attempts: 1})

@@ -26,7 +26,7 @@ import (
 // then Refused), or when the run is cancelled while it waits.
 func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 	c := pb.Concurrency
-	key, err := c.RenderKey(x.run.Env())
+	key, err := x.run.ConcurrencyKey(c)
 	if err != nil {
 		x.run.Refuse(err.Error())
 		return

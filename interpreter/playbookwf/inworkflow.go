@@ -56,10 +56,11 @@ func (x *executor) decideInWorkflow(ctx workflow.Context, s *spec.Step) (workflo
 	// Element by element, pacing: a loop of 100,000 would otherwise render
 	// and decide every element in one go.
 	scope := x.run.LoopScope(s)
+	stubs := x.run.LoopStubs(s)
 	outcomes := make([]contract.Outcome, len(items))
 	for i := range items {
 		x.pace()
-		toolSpec, err := engine.RenderElement(x.run.Playbook(), s, scope, items, i, x.run.ReadsStubs)
+		toolSpec, err := engine.RenderElement(x.run.Playbook(), s, scope, items, i, stubs)
 		if err != nil {
 			return nil, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 		}

@@ -46,7 +46,8 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 		return &o, nil
 	}
 	scope := engine.DriverScope(pb, in.Scope, in.Workload)
-	items, err := engine.ElementItems(s, scope, readsStubs(ctx))
+	stubs := engine.ScopeStubs(scope, readsStubs(ctx))
+	items, err := engine.ElementItems(s, scope, stubs)
 	if err != nil {
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}}
 		return &o, nil
@@ -59,7 +60,7 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 			if i%loopYieldEvery == loopYieldEvery-1 {
 				yield(ctx)
 			}
-			if _, err := engine.RenderElement(pb, s, scope, items, i, readsStubs(ctx)); err != nil {
+			if _, err := engine.RenderElement(pb, s, scope, items, i, stubs); err != nil {
 				o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}}
 				return &o, nil
 			}
@@ -67,7 +68,7 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 		in.Tally = contract.NewLoopTally(len(items))
 		in.Reuse = reuseIn(in.Tally, in.Reuse)
 	}
-	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items}
+	d := &loopDriver{ctx: ctx, pb: pb, s: s, in: in, scope: scope, items: items, stubs: stubs}
 	next, done := d.run()
 	d.awaitReports()
 	if !done {
@@ -88,6 +89,8 @@ type loopDriver struct {
 	in    contract.LoopInput
 	scope map[string]any
 	items []any
+	// stubs is how the elements read stubs (engine.ScopeStubs).
+	stubs engine.Stubs
 	// reported is when the driver last reported its progress, and
 	// reportedIn the history's length in the task that did.
 	reported   time.Time
@@ -361,7 +364,7 @@ func (d *loopDriver) awaitReports() {
 // element is element i's activity input: the shared one with its name and
 // its rendered tool; an error when its input cannot be written.
 func (d *loopDriver) element(i int) (contract.StepInput, *contract.StepError) {
-	toolSpec, err := engine.RenderElement(d.pb, d.s, d.scope, d.items, i, readsStubs(d.ctx))
+	toolSpec, err := engine.RenderElement(d.pb, d.s, d.scope, d.items, i, d.stubs)
 	if err != nil {
 		return contract.StepInput{}, &contract.StepError{Type: contract.ErrTemplate, Message: err.Error()}
 	}

@@ -42,10 +42,15 @@ var OnLimitPolicies = []string{OnLimitQueue, OnLimitFail, OnLimitCancelRunning}
 // RenderKey is the run's key: the key rendered with the run's scope (its
 // workload), or the key as written when it holds no template.
 func (c *Concurrency) RenderKey(env map[string]any) (string, error) {
+	return c.RenderKeyWith(env, 0)
+}
+
+// RenderKeyWith is RenderKey under the rules s (expr.Guarded).
+func (c *Concurrency) RenderKeyWith(env map[string]any, s expr.Safety) (string, error) {
 	if c.key == nil {
 		return c.Key, nil
 	}
-	v, err := c.key.Render(env)
+	v, err := c.key.RenderWith(env, s)
 	if err != nil {
 		return "", fmt.Errorf("concurrency.key: %v", err)
 	}

@@ -37,14 +37,19 @@ const (
 	// hostZones: date and timezone look zones up on the host, as
 	// expr-lang's own do (zones.go), for runs from before embedded zones.
 	hostZones
-	// Unguarded: a field, an index or the length of a value over its
-	// budget (a stub, Truncated) reads the stub, as in runs from before
-	// the change "truncated-reads" (a field it has not is null, its
-	// length 4); without it, reading past a stub is an error that says
-	// the value was cut (truncated.go).
-	Unguarded
+	// Guarded: a field, an index or the length of a value over its
+	// budget (a stub, Truncated), read past the stub's own fields, is an
+	// error that says the value was cut (stub.go); without it, it reads
+	// the stub, as expr-lang does and runs from before the change
+	// "truncated-reads" did (a field it has not is null, its length 4).
+	// The caller asks for it when what the expression reads holds a
+	// stub (HoldsStub): its program calls a function for every field,
+	// index and length, which expr-lang's optimizer does not fold, so an
+	// evaluation that fails under it for any other reason is made again
+	// as written, and gives what it gives as written.
+	Guarded
 	allSafeties = NullOrderings | NullMembers
-	everySafety = allSafeties | hostZones | Unguarded
+	everySafety = allSafeties | hostZones | Guarded
 )
 
 // nilMember is the error expr-lang gives for a field or index of null
@@ -136,17 +141,21 @@ var nullSafeCompare = expr.Function(nullSafeCompareName, func(params ...any) (ou
 	return nil, errors.New("unknown ordering " + op)
 }, new(func(any, any, string) bool))
 
-// members turns every field or index access (but a method's, and one
-// already written ?.) into a call of fetch(node, property): one of the
-// fetches below.
-type members struct{ fetch string }
+// members turns every field or index access (but a method's) into a call
+// of fetch(node, property), one of the fetches below; one written ?. into
+// a call of optional, or is left as it is when optional is "".
+type members struct{ fetch, optional string }
 
 func (m members) Visit(node *ast.Node) {
 	n, ok := (*node).(*ast.MemberNode)
-	if !ok || n.Method || n.Optional {
+	if !ok || n.Method || (n.Optional && m.optional == "") {
 		return
 	}
-	ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: m.fetch}, Arguments: []ast.Node{n.Node, n.Property}})
+	fetch := m.fetch
+	if n.Optional {
+		fetch = m.optional
+	}
+	ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: fetch}, Arguments: []ast.Node{n.Node, n.Property}})
 }
 
 const (
@@ -197,14 +206,15 @@ func safetyOptions(s Safety) []expr.Option {
 	if s&NullOrderings != 0 {
 		opts = append(opts, nullSafeCompare, expr.Patch(orderings{}))
 	}
-	guarded := s&Unguarded == 0
+	guarded := s&Guarded != 0
 	switch {
 	case s&NullMembers != 0 && guarded:
-		opts = append(opts, guardedNullSafeFetch, expr.Patch(members{guardedNullSafeFetchName}))
+		opts = append(opts, guardedNullSafeFetch, expr.Patch(members{guardedNullSafeFetchName, guardedNullSafeFetchName}))
 	case s&NullMembers != 0:
-		opts = append(opts, nullSafeFetch, expr.Patch(members{nullSafeFetchName}))
+		opts = append(opts, nullSafeFetch, expr.Patch(members{nullSafeFetchName, ""}))
 	case guarded:
-		opts = append(opts, guardedFetch, expr.Patch(members{guardedFetchName}))
+		// A ?. of null is null as written; past a stub, an error.
+		opts = append(opts, guardedFetch, guardedNullSafeFetch, expr.Patch(members{guardedFetchName, guardedNullSafeFetchName}))
 	}
 	if guarded {
 		opts = append(opts, guardedLen, expr.Patch(lengths{}))
@@ -217,7 +227,7 @@ func (e *Expr) EvalWith(env map[string]any, s Safety) (any, error) {
 	if e.broken != nil {
 		return nil, e.broken
 	}
-	s &= allSafeties | Unguarded
+	s &= allSafeties | Guarded
 	// Asked only of an expression that reads zones: where the two ways
 	// of looking them up part.
 	if e.readsZones && e.zonesOnHost != nil && e.zonesOnHost() {
@@ -231,7 +241,14 @@ func (e *Expr) EvalWith(env map[string]any, s Safety) (any, error) {
 	if p.err != nil {
 		return nil, fmt.Errorf("%q: %s", e.Source, FirstLine(p.err.Error()))
 	}
-	return e.run(p.program, env)
+	out, err := e.run(p.program, env)
+	if err != nil && s&Guarded != 0 && !IsTruncatedRead(err) {
+		// Not a read past a stub: what the expression gives as written
+		// (Guarded's program does not short-circuit as expr-lang's
+		// optimizer does, find for filter()[0], any for len(filter()) > 0).
+		return e.EvalWith(env, s&^Guarded)
+	}
+	return out, err
 }
 
 // EvalBoolWith is EvalBool under the rules s.

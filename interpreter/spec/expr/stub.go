@@ -26,7 +26,20 @@ func TruncatedSize(v any) (bytes int, ok bool) {
 	if !isMap || m["truncated"] != true || len(m) != 4 {
 		return 0, false
 	}
+	if _, ok := wholeNumber(m["budget"]); !ok {
+		return 0, false
+	}
+	if _, ok := m["full_in"].(string); !ok {
+		return 0, false
+	}
 	return wholeNumber(m["bytes"])
+}
+
+// HoldsStub tells whether v holds a stub, within depth levels of maps and
+// lists (an environment's steps.NAME.result.json is 4 deep from steps).
+func HoldsStub(v any, depth int) bool {
+	_, stub := FindStub(v, "", depth)
+	return stub != nil
 }
 
 // wholeNumber reads a number a stub holds: an int as made, a float64 once
