@@ -78,7 +78,7 @@ func boundResult(o ToolResult, large bool) ToolResult {
 		return o
 	}
 	if len(b) > resultLimit {
-		what, fix := "", "write large outputs to a file and return its path"
+		what, fix := "", "hand large outputs on as files (outputs.files), or give the workers and the CLI a store (PLAYBOOK_STORE), and a result may take "+size(contract.LargeValueBudget)
 		if r, ok := o.Result.(map[string]any); ok && httpResult(r) {
 			// An http step writes no file: its JSON body is in the result
 			// twice, as body and as json.

@@ -30,7 +30,7 @@ func TestPythonFilesAreBounded(t *testing.T) {
 	o := a.runTool(context.Background(), pythonInput(t, "def main():\n    return 'x' * (2 << 20)\n", nil), 1)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "result_too_large", o.Err.Type)
-	require.Equal(t, "the value main returned (as JSON) is larger than its limit of 1 MiB: write large outputs to a file and return its path", o.Err.Message)
+	require.Equal(t, "the value main returned (as JSON) is larger than its limit of 1 MiB: hand large outputs on as files (outputs.files), or give the workers and the CLI a store (PLAYBOOK_STORE), and a value may take 64 MiB", o.Err.Message)
 
 	o = a.runTool(context.Background(), pythonInput(t, "def main():\n    raise ValueError('x' * 300000)\n", nil), 2)
 	require.NotNil(t, o.Err)
@@ -74,7 +74,7 @@ func TestResultOverThePayloadLimitFails(t *testing.T) {
 	o := boundResult(ToolResult{Result: map[string]any{"body": strings.Repeat("x", 2<<20)}}, false)
 	require.NotNil(t, o.Err)
 	require.Equal(t, "result_too_large", o.Err.Type)
-	require.Equal(t, "the step's result is 2 MiB, over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: write large outputs to a file and return its path", o.Err.Message)
+	require.Equal(t, "the step's result is 2 MiB, over the 1.9 MiB a result may take of Temporal's 2 MiB payload limit: hand large outputs on as files (outputs.files), or give the workers and the CLI a store (PLAYBOOK_STORE), and a result may take 64 MiB", o.Err.Message)
 	small := ToolResult{Result: "ok"}
 	require.Equal(t, small, boundResult(small, false))
 }

@@ -111,7 +111,11 @@ func (a *Activities) runPython(ctx context.Context, in contract.StepInput, toolS
 	var result any
 	b, err = readBounded(resultFile, valueLimit(a.largeValues(in)), "the value main returned (as JSON)")
 	if err != nil && !os.IsNotExist(err) {
-		return failure(contract.ErrResultTooLarge, err.Error()+": write large outputs to a file and return its path", nil)
+		fix := ": hand large outputs on as files (outputs.files), or give the workers and the CLI a store (PLAYBOOK_STORE), and a value may take " + size(contract.LargeValueBudget)
+		if a.largeValues(in) {
+			fix = ": hand large outputs on as files (outputs.files)"
+		}
+		return failure(contract.ErrResultTooLarge, err.Error()+fix, nil)
 	}
 	code := run.exitCode
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"playbook/internal/codec"
+	"playbook/internal/claims"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
@@ -33,6 +34,11 @@ func Result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, er
 	var canErr *temporal.CanceledError
 	if errors.As(err, &canErr) && canErr.HasDetails() && canErr.Details(&agg) == nil {
 		return &agg, nil
+	}
+	var unreadable *claims.UnreadableError
+	if errors.As(err, &unreadable) {
+		// The aggregate is there, as a large value the store must give.
+		return nil, fmt.Errorf("%s's result cannot be read: %w", wr.GetID(), unreadable)
 	}
 	return nil, fmt.Errorf("%s ended without an aggregate: %w", wr.GetID(), err)
 }

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -76,6 +78,10 @@ func List(ctx context.Context, c Client, namespace string, f Filter, limit int) 
 	}
 	infos, err := Executions(ctx, c, namespace, query, limit)
 	if err != nil {
+		var noNamespace *serviceerror.NamespaceNotFound
+		if errors.As(err, &noNamespace) {
+			return nil, err // not one to set up: a namespace mistyped
+		}
 		if !Indexed(ctx, c, namespace) {
 			return nil, &NotIndexedError{}
 		}

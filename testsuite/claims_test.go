@@ -121,6 +121,6 @@ func TestALargeResultPassesWholeThroughTheStore(t *testing.T) {
 	env = []string{"PLAYBOOK_STORE=file://" + other}
 	code, _, errOut = cliEnv(t, env, "status", "--address", server.Address, "--json", whole.WorkflowID)
 	require.NotEqual(t, 0, code)
-	require.Contains(t, errOut, "this run keeps a large value in its store, at file://"+other+"/_claims/"+whole.WorkflowID+"/")
+	require.Contains(t, errOut, whole.WorkflowID+"'s result cannot be read: this run keeps a large value in its store, at file://"+other+"/_claims/"+whole.WorkflowID+"/")
 	require.Contains(t, errOut, ": not there; give this command the store the workers keep it in: PLAYBOOK_STORE=URL, their --store (replay, files and mcp take --store too)")
 }

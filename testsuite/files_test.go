@@ -210,6 +210,11 @@ func TestRetryReadsAReusedStepsFilesFromTheEarlierRun(t *testing.T) {
 	result := agg.Steps["load"].Result.(map[string]any)
 	require.Equal(t, raw.SHA256, strings.TrimSpace(result["stdout"].(string)))
 
+	// The reused step did not run in the retry: logs says whose logs are its.
+	code, _, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), agg.WorkflowID, "extract")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "step extract did not run in "+agg.WorkflowID+": the retry reused it from "+first.WorkflowID+", whose logs are its logs: `playbook logs "+first.WorkflowID+" extract`")
+
 	// playbook files of the retry lists the file it reused, where the
 	// earlier run keeps it, and fetches it from there.
 	code, out, errOut = cli(t, "files", "--address", server.Address, "--store", storeURL, "--json", agg.WorkflowID, "extract")

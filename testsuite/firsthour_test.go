@@ -201,13 +201,13 @@ func TestLoopProgressIsShown(t *testing.T) {
 	t.Setenv("PLAYBOOK_LOG_DIR", logDir)
 	code, _, errOut := cli(t, "logs", "loop-progress-1", "each")
 	require.Equal(t, 2, code)
-	require.Equal(t, "logs: each is a loop step: name one element by its index, as in `playbook logs loop-progress-1 'each[0]'` (12 elements logged, index 0 to 11)\n", errOut)
+	require.Equal(t, "logs: each is a loop step: name one element by its index, as in `playbook logs loop-progress-1 'each[0]'` (12 elements logged here, index 0 to 11)\n", errOut)
 	code, out, errOut := cli(t, "logs", "loop-progress-1", "each[11]")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "12\n")
 	code, _, errOut = cli(t, "logs", "loop-progress-1", "each[12]")
 	require.Equal(t, 1, code)
-	require.Equal(t, "logs: no logs of each[12]: 12 elements of each are logged here, index 0 to 11 (an element run on another worker is logged there; a worker started with --metrics-address serves them)\n", errOut)
+	require.Equal(t, "logs: no logs of each[12]: 12 elements of each logged here, index 0 to 11 (an element run on another worker is logged there; a worker started with --metrics-address serves them)\n", errOut)
 }
 
 // status --json is the aggregate in run --json's shape, live state beside it.

@@ -240,6 +240,7 @@ func TestHostileInputs(t *testing.T) {
 		{args: srv("schedule", "create", "--every", "1h", "--jitter", "-1s", "ok.yaml"), names: "--jitter -1s"},
 		{args: srv("schedule", "create", "--every", "1h", "--id", "", "ok.yaml"), names: "--id is empty"},
 		{args: srv("run", "--namespace", "../nowhere", "ok.yaml"), names: "Namespace ../nowhere is not found"},
+		{args: srv("list", "--namespace", "nowhere"), names: "Namespace nowhere is not found"},
 		{args: srv("run", "--profile", "nowhere", "ok.yaml"), names: "unable to find profile nowhere"},
 		{args: srv("classify", "run", "step", "maybe"), names: `"maybe" is not an action`},
 		{args: srv("mcp", "--allow-origin", "not a url"), names: `--allow-origin "not a url"`},

@@ -251,6 +251,10 @@ workflow:
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "tag=two\n", "the latest run's logs, from the worker that ran it")
 	require.NotContains(t, out, "tag=one")
+
+	code, _, errOut = cli(t, "logs", "--address", server.Address, "--log-dir", here, id+"-nosuch", "s")
+	require.Equal(t, 1, code)
+	require.Equal(t, "logs: the server knows no run "+id+"-nosuch (a mistyped ID? its retention may have removed it), and this log directory holds none of its logs\n", errOut)
 }
 
 // stepEvents lists a JSON log's step transitions of one run, as

@@ -71,9 +71,11 @@ func TracingFromEnv(ctx context.Context) (*Tracing, error) {
 	default:
 		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: playbook exports traces over otlp only (or none)", exp)
 	}
-	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	protocolVar := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	protocol := os.Getenv(protocolVar)
 	if protocol == "" {
-		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+		protocolVar = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		protocol = os.Getenv(protocolVar)
 	}
 	var exporter sdktrace.SpanExporter
 	var err error
@@ -83,7 +85,7 @@ func TracingFromEnv(ctx context.Context) (*Tracing, error) {
 	case "", "http/protobuf":
 		exporter, err = otlptracehttp.New(ctx)
 	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: playbook exports traces over grpc or http/protobuf", protocol)
+		return nil, fmt.Errorf("%s=%s: playbook exports traces over grpc or http/protobuf", protocolVar, protocol)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the OTLP trace exporter: %w", err)

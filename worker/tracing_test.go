@@ -30,6 +30,7 @@ func TestTracingIsOffUnlessConfigured(t *testing.T) {
 		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, false, ""},
 		{"another exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, false, "OTEL_TRACES_EXPORTER=zipkin: playbook exports traces over otlp only (or none)"},
 		{"json", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: playbook exports traces over grpc or http/protobuf"},
+		{"traces json", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, false, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json: playbook exports traces over grpc or http/protobuf"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

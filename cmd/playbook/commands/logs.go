@@ -1,14 +1,17 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 
 	"playbook/activities"
 	"playbook/interpreter/spec"
@@ -47,7 +50,7 @@ func (a *app) logsCommand() *cobra.Command {
 			runDir := activities.RunLogDir(logDir, run, runID)
 			dir := filepath.Join(runDir, step)
 			attempts := runs.LoggedAttempts(dir)
-			if len(attempts) == 0 && loopElementsLogged(runDir, step) == 0 {
+			if len(attempts) == 0 && len(loopElementsLogged(runDir, step)) == 0 {
 				if err := a.noLogsBecause(c, run, step); err != nil {
 					return err
 				}
@@ -58,13 +61,13 @@ func (a *app) logsCommand() *cobra.Command {
 				}
 			}
 			if len(attempts) == 0 {
-				if n := loopElementsLogged(runDir, step); n > 0 {
-					return invalidf("%s is a loop step: name one element by its index, as in `playbook logs %s '%s[0]'` (%d elements logged, index 0 to %d)",
-						step, run, step, n, n-1)
+				if logged := loopElementsLogged(runDir, step); len(logged) > 0 {
+					return invalidf("%s is a loop step: name one element by its index, as in `playbook logs %s '%s[%d]'` (%s logged here, %s)",
+						step, run, step, logged[0], countOf(len(logged), "element"), indexList(logged))
 				}
 				if name, _, ok := strings.Cut(step, "["); ok {
-					if n := loopElementsLogged(runDir, name); n > 0 {
-						return fmt.Errorf("no logs of %s: %d elements of %s are logged here, index 0 to %d (an element run on another worker is logged there; a worker started with --metrics-address serves them)", step, n, name, n-1)
+					if logged := loopElementsLogged(runDir, name); len(logged) > 0 {
+						return fmt.Errorf("no logs of %s: %s of %s logged here, %s (an element run on another worker is logged there; a worker started with --metrics-address serves them)", step, countOf(len(logged), "element"), name, indexList(logged))
 					}
 				}
 				return fmt.Errorf("no logs in %s (logs stay on the machine of the worker that ran the step; a worker started with --metrics-address serves them, and the run records where)", dir)
@@ -142,6 +145,10 @@ func (a *app) noLogsBecause(c *call, run, step string) error {
 	defer conn.Close()
 	pb := runs.FrozenPlaybook(c.ctx, conn.client, run)
 	if pb == nil {
+		var missing *serviceerror.NotFound
+		if _, err := conn.client.DescribeWorkflowExecution(c.ctx, run, ""); errors.As(err, &missing) {
+			return &exitError{code: exitFailed, err: fmt.Errorf("the server knows no run %s (a mistyped ID? its retention may have removed it), and this log directory holds none of its logs", run)}
+		}
 		return nil
 	}
 	name, _, _ := strings.Cut(step, "[")
@@ -163,6 +170,12 @@ func (a *app) noLogsBecause(c *call, run, step string) error {
 	case s.Tool.Kind != "shell" && s.Tool.Kind != "python":
 		return fmt.Errorf("step %s (kind %s) runs no process, so it has no logs; its result or error is in `playbook status %s --json`", name, s.Tool.Kind, run)
 	}
+	// A step a retry reused did not run in this run: its logs are the
+	// earlier run's.
+	if in, err := runs.FrozenInput(c.ctx, conn.client, run); err == nil && in.Origin != nil && in.Reuse[name] != nil {
+		return fmt.Errorf("step %s did not run in %s: the retry reused it from %s, whose logs are its logs: `playbook logs %s %s`",
+			name, run, in.Origin.RetryOf, in.Origin.RetryOf, step)
+	}
 	return nil
 }
 
@@ -177,17 +190,40 @@ func childRun(c *call, conn *connection, run, step string) string {
 	return run + "." + step
 }
 
-// loopElementsLogged counts the elements of a loop step that have logs in
-// a run's log directory: each element logs under `step[i]`.
-func loopElementsLogged(runDir, step string) int {
+// loopElementsLogged lists, in order, the indices of the elements of a
+// loop step that have logs in a run's log directory: each element logs
+// under `step[i]`.
+func loopElementsLogged(runDir, step string) []int {
 	entries, _ := os.ReadDir(runDir)
-	n := 0
+	var logged []int
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), step+"[") && strings.HasSuffix(e.Name(), "]") {
-			n++
+		if i, ok := strings.CutPrefix(e.Name(), step+"["); ok {
+			if n, err := strconv.Atoi(strings.TrimSuffix(i, "]")); err == nil && strings.HasSuffix(i, "]") {
+				logged = append(logged, n)
+			}
 		}
 	}
-	return n
+	slices.Sort(logged)
+	return logged
+}
+
+// indexList writes indices as people read them: 0 to 9, or 2, 5, 7, the
+// first ten of a long list and how many more.
+func indexList(indices []int) string {
+	if n := len(indices); indices[n-1]-indices[0] == n-1 {
+		if n == 1 {
+			return "index " + strconv.Itoa(indices[0])
+		}
+		return fmt.Sprintf("index %d to %d", indices[0], indices[n-1])
+	}
+	var b []string
+	for _, i := range indices[:min(len(indices), 10)] {
+		b = append(b, strconv.Itoa(i))
+	}
+	if len(indices) > 10 {
+		b = append(b, fmt.Sprintf("and %d more", len(indices)-10))
+	}
+	return "index " + strings.Join(b, ", ")
 }
 
 // remoteLogs prints an attempt's logs (attempt, else the last) from the

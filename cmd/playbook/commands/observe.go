@@ -107,7 +107,9 @@ func (o *observer) start(cl client.Client, logDir string, hooks worker.HookOptio
 		Metrics: o.metrics, LogDir: logDir, LogsToken: o.flags.logsToken, Client: cl, Hooks: &hooks,
 	})
 	if err != nil {
-		return "", fmt.Errorf("--metrics-address: %w", err)
+		// An address that cannot be had (in use, malformed) is a flag to
+		// change, as a --port in use is: exit 2.
+		return "", invalidf("--metrics-address: %v", err)
 	}
 	if o.endpoint.OpenLogs() {
 		o.logger(notes).Warn(fmt.Sprintf("the attempts' logs are served without a token to anyone who reaches %s (/logs/): set %s to require one, or bind --metrics-address to 127.0.0.1",

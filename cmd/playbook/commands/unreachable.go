@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -29,6 +30,10 @@ func unreachable(ctx context.Context, configured string, err error) error {
 		if _, lerr := net.DefaultResolver.LookupHost(lctx, host); errors.As(lerr, &dnsErr) && dnsErr.IsNotFound {
 			msg = fmt.Sprintf("cannot reach Temporal at %s: host %s does not resolve", addr, host)
 		}
+	}
+	if strings.Contains(err.Error(), "frame too large") || strings.Contains(err.Error(), "malformed HTTP response") {
+		// An HTTP server (the Web UI, a metrics endpoint) answered gRPC.
+		msg = fmt.Sprintf("cannot reach Temporal at %s: an HTTP server answers there, not Temporal's gRPC frontend (the Web UI's port? the frontend's is 7233 by default, the UI's 8233)", addr)
 	}
 	if configured == "" {
 		msg = fmt.Sprintf("cannot reach Temporal at %s: no server listens there and none is configured (--address, TEMPORAL_ADDRESS, a profile).\n"+
