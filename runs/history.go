@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"playbook/internal/codec"
 	"playbook/internal/claims"
+	"playbook/internal/codec"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
