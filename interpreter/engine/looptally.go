@@ -78,7 +78,8 @@ func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items 
 // holds one; old tells, after a read past one, whether the driver reads
 // it as drivers from before "truncated-reads" did.
 func ScopeStubs(scope map[string]any, old func(error) bool) Stubs {
-	return Stubs{Guard: expr.HoldsStub(scope, stubDepth+2), Old: old}
+	// scope.steps.NAME.result: a result is 3 deep in the scope.
+	return Stubs{Guard: expr.HoldsStub(scope, stubDepth+3), Old: old}
 }
 
 // loopItems evaluates a loop step's list against env.

@@ -100,8 +100,11 @@ func (r *Run) stubsFor(exprs []*expr.Expr) Stubs {
 }
 
 // LoopStubs is how a loop step's elements, rendered by the workflow,
-// read stubs (RenderElement).
-func (r *Run) LoopStubs(s *spec.Step) Stubs { return r.stubsFor(r.toolReads(s)) }
+// read stubs (RenderElement): guarded also when its list (loop.in, whose
+// items the iterator holds) reads a stub.
+func (r *Run) LoopStubs(s *spec.Step) Stubs {
+	return r.stubsFor(append(r.toolReads(s), s.Loop.In))
+}
 
 // readsAStub tells whether one of exprs reads a step whose result holds
 // a stub, or a workload that holds one.
@@ -111,6 +114,10 @@ func (r *Run) readsAStub(exprs []*expr.Expr) bool {
 			continue
 		}
 		if (len(e.WorkloadRefs) > 0 || e.ReadsAll["workload"]) && r.workloadStub() {
+			return true
+		}
+		if e.ReadsTrigger && expr.HoldsStub(r.trigger, stubDepth) {
+			// An upstream run's aggregate (trigger.result) is bounded.
 			return true
 		}
 		if e.ReadsAll["steps"] {
@@ -139,7 +146,7 @@ const stubDepth = 8
 // result (a result is set with a new status).
 func (r *Run) stubbed(name string) bool {
 	st := r.states[name]
-	if st == nil || st.Result == nil {
+	if st == nil || (st.Result == nil && st.Error == nil) {
 		return false
 	}
 	seen := stepSeen{st.Status, st.Attempts, st.Error}
@@ -149,7 +156,8 @@ func (r *Run) stubbed(name string) bool {
 	if r.stubCache == nil {
 		r.stubCache = map[string]stubSeen{}
 	}
-	stub := expr.HoldsStub(st.Result, stubDepth)
+	// Its error's details too: a retry_when's last result is there.
+	stub := expr.HoldsStub(st.Result, stubDepth) || (st.Error != nil && expr.HoldsStub(st.Error.Details, stubDepth))
 	r.stubCache[name] = stubSeen{seen, stub}
 	return stub
 }

@@ -83,6 +83,9 @@ type Expr struct {
 	ReadsAll map[string]bool
 	// ReadsRun: it reads `run` (run.logical_time).
 	ReadsRun bool
+	// ReadsTrigger: it reads `trigger` (what started the run), or the
+	// whole environment.
+	ReadsTrigger bool
 	// ReadsLoop: it reads `loop` (a loop element's loop.index and
 	// loop.length), or the whole environment.
 	ReadsLoop bool
@@ -144,7 +147,7 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 	}
 	recompile := func(s Safety) (*vm.Program, error) { return expr.Compile(body, options(s)...) }
 	return &Expr{Source: body, Line: line, Scope: scope, StepRefs: refs.keys["steps"], WorkloadRefs: refs.keys["workload"], ReadsAll: refs.readsAll(), ReadsRun: refs.run || refs.dollarEnv,
-		ReadsLoop: refs.loop || refs.dollarEnv, readsZones: refs.zones, program: program, recompile: recompile, safer: &[everySafety + 1]nullSafe{}}, nil
+		ReadsLoop: refs.loop || refs.dollarEnv, ReadsTrigger: refs.trigger || refs.dollarEnv, readsZones: refs.zones, program: program, recompile: recompile, safer: &[everySafety + 1]nullSafe{}}, nil
 }
 
 // dashedStep finds steps.NAME where NAME holds a dash, which an
@@ -176,6 +179,7 @@ type readCollector struct {
 	dollarEnv bool
 	run       bool
 	loop      bool
+	trigger   bool
 	zones     bool
 }
 
@@ -196,6 +200,8 @@ func (c *readCollector) Visit(node *ast.Node) {
 			c.run = true
 		case "loop":
 			c.loop = true
+		case "trigger":
+			c.trigger = true
 		}
 	case *ast.MemberNode:
 		id, ok := n.Node.(*ast.IdentifierNode)
