@@ -16,24 +16,31 @@ import (
 	"playbook/interpreter/contract"
 )
 
+// storedData is a store holding "data" at run/a/x, and its ref.
+func storedData(t *testing.T) (store.Store, contract.FileRef, []byte) {
+	t.Helper()
+	st, err := store.Open(context.Background(), "file://"+t.TempDir())
+	require.NoError(t, err)
+	body := []byte("data")
+	sum := sha256.Sum256(body)
+	ref := contract.FileRef{URI: st.URI("run/a/x"), Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
+	require.NoError(t, st.Put(context.Background(), "run/a/x", bytes.NewReader(body), ref.Bytes, ref.SHA256))
+	return st, ref, body
+}
+
 // A download's path that runs through a symlink out of the working
 // directory is refused before any directory is made beyond it, and a
 // path with .. is refused outright.
 func TestDownloadMakesNothingOutsideTheWorkdir(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, "file://"+t.TempDir())
-	require.NoError(t, err)
-	body := []byte("data")
-	sum := sha256.Sum256(body)
-	ref := contract.FileRef{URI: st.URI("run/a/x"), Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
-	require.NoError(t, st.Put(ctx, "run/a/x", bytes.NewReader(body), ref.Bytes, ref.SHA256))
+	st, ref, body := storedData(t)
 
 	dir, outside := t.TempDir(), t.TempDir()
 	dir, _ = filepath.EvalSymlinks(dir)
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "link")))
 
 	require.Error(t, download(ctx, st, dir, "link/new/x", ref))
-	_, err = os.Stat(filepath.Join(outside, "new"))
+	_, err := os.Stat(filepath.Join(outside, "new"))
 	require.True(t, os.IsNotExist(err), "a directory was made outside the working directory")
 	require.Error(t, download(ctx, st, dir, "../x", ref))
 
@@ -46,12 +53,7 @@ func TestDownloadMakesNothingOutsideTheWorkdir(t *testing.T) {
 // A step's inputs go to its workdir, made when it is not there yet.
 func TestInputsMakeTheWorkdir(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, "file://"+t.TempDir())
-	require.NoError(t, err)
-	body := []byte("data")
-	sum := sha256.Sum256(body)
-	ref := contract.FileRef{URI: st.URI("run/a/x"), Bytes: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}
-	require.NoError(t, st.Put(ctx, "run/a/x", bytes.NewReader(body), ref.Bytes, ref.SHA256))
+	st, ref, body := storedData(t)
 	a := &Activities{Store: st}
 	in := contract.StepInput{Kind: "shell", BaseDir: t.TempDir(), Spec: map[string]any{"workdir": "parts/1"},
 		Files: &contract.StepFiles{Inputs: map[string]contract.FileRef{"in.txt": ref}}}

@@ -82,17 +82,7 @@ func TestGuardedReadsAsWritten(t *testing.T) {
 			t.Logf("compile %s: %v", src, err)
 			continue
 		}
-		for _, s := range safeties {
-			v0, e0 := e.EvalWith(env, s)
-			vg, eg := e.EvalWith(env, s|Guarded)
-			if eg != nil && IsTruncatedRead(eg) {
-				continue
-			}
-			if fmt.Sprint(e0) != fmt.Sprint(eg) || !reflect.DeepEqual(v0, vg) {
-				bad++
-				t.Errorf("%s (safety %d): as written %#v, %v; guarded %#v, %v", src, s, v0, e0, vg, eg)
-			}
-		}
+		bad += guardedDiffers(t, src, e, env, safeties...)
 	}
 	t.Logf("%d expressions, %d differ", len(exprs), bad)
 }
@@ -121,18 +111,7 @@ func TestGuardedReadsAsWrittenAtTheEnd(t *testing.T) {
 			t.Logf("compile %s: %v", src, err)
 			continue
 		}
-		for _, s := range []Safety{0, NullMembers, NullOrderings | NullMembers} {
-			v0, e0 := e.EvalWith(env, s)
-			vg, eg := e.EvalWith(env, s|Guarded)
-			if eg != nil && IsTruncatedRead(eg) {
-				t.Logf("%s (%d): truncated read; as written %#v, %v", src, s, v0, e0)
-				continue
-			}
-			if fmt.Sprint(e0) != fmt.Sprint(eg) || !reflect.DeepEqual(v0, vg) {
-				bad++
-				t.Errorf("%s (safety %d): as written %#v, %v; guarded %#v, %v", src, s, v0, e0, vg, eg)
-			}
-		}
+		bad += guardedDiffers(t, src, e, env, 0, NullMembers, NullOrderings|NullMembers)
 	}
 	t.Logf("%d differ", bad)
 }
@@ -155,18 +134,28 @@ func TestGuardedReadsAsWrittenTyped(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			for _, s := range []Safety{0, NullMembers, NullOrderings | NullMembers} {
-				v0, e0 := e.EvalWith(env, s)
-				vg, eg := e.EvalWith(env, s|Guarded)
-				if eg != nil && IsTruncatedRead(eg) {
-					continue
-				}
-				if fmt.Sprint(e0) != fmt.Sprint(eg) || !reflect.DeepEqual(v0, vg) {
-					bad++
-					t.Errorf("%s (asBool %v, safety %d): as written %#v, %v; guarded %#v, %v", src, asBool, s, v0, e0, vg, eg)
-				}
-			}
+			bad += guardedDiffers(t, src, e, env, 0, NullMembers, NullOrderings|NullMembers)
 		}
 	}
 	t.Logf("%d differ", bad)
+}
+
+// guardedDiffers compares e evaluated as written and guarded, under each
+// of safeties, against env, and tells how many differ other than by a
+// truncated read.
+func guardedDiffers(t *testing.T, src string, e *Expr, env map[string]any, safeties ...Safety) int {
+	t.Helper()
+	bad := 0
+	for _, s := range safeties {
+		v0, e0 := e.EvalWith(env, s)
+		vg, eg := e.EvalWith(env, s|Guarded)
+		if eg != nil && IsTruncatedRead(eg) {
+			continue
+		}
+		if fmt.Sprint(e0) != fmt.Sprint(eg) || !reflect.DeepEqual(v0, vg) {
+			bad++
+			t.Errorf("%s (safety %d): as written %#v, %v; guarded %#v, %v", src, s, v0, e0, vg, eg)
+		}
+	}
+	return bad
 }
