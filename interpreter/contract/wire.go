@@ -199,6 +199,12 @@ type LoopInput struct {
 	// Reuse are the elements a retry reuses: counted in the first run's
 	// tally, skipped by every run (which carry its spans, not its results).
 	Reuse *ElementReuse `json:"reuse,omitempty"`
+	// StubsAsWritten, when set, is which side of the change
+	// "truncated-reads" the loop takes: true, reading past a stub reads it
+	// as runs before the change did. The run that starts the driver sets
+	// it when the loop's scope holds a stub, and a driver that asked sets
+	// it for the run it continues as new, so that a loop keeps one side.
+	StubsAsWritten *bool `json:"stubs_as_written,omitempty"`
 }
 
 // LoopProgressSignal is a driver's progress, signalled to its run.

@@ -46,7 +46,7 @@ func PlaybookLoop(ctx workflow.Context, in contract.LoopInput) (*contract.Outcom
 		return &o, nil
 	}
 	scope := engine.DriverScope(pb, in.Scope, in.Workload)
-	stubs := engine.ScopeStubs(scope, readsStubs(ctx))
+	stubs := engine.ScopeStubs(scope, readsStubs(ctx, &in))
 	items, err := engine.ElementItems(s, scope, stubs)
 	if err != nil {
 		o := contract.Outcome{Err: &contract.StepError{Type: contract.ErrExpression, Message: err.Error()}}
@@ -386,6 +386,12 @@ func (x *executor) startDriver(ctx workflow.Context, s *spec.Step, n int) (workf
 		Common:          x.stepInput(s, s.Name, nil),
 		CancelOnFailure: cancelsElements(x.run.Playbook(), s),
 		FullIn:          "each element's activity completion in the history of workflow " + id + ", the loop's driver, and of the runs it continued as new",
+	}
+	if x.run.LoopStubs(s).Guard {
+		// Its elements read a stub: the driver takes the run's side of
+		// "truncated-reads", not a side of its own.
+		old := version(ctx, changeTruncatedReads) == workflow.DefaultVersion
+		in.StubsAsWritten = &old
 	}
 	// The run's input holds the reused results: the driver gets only their
 	// spans, and they go into the loop's result here, so that the run's

@@ -159,7 +159,8 @@ var (
 		What: "the run leaves the queue cancelled: no step starts, its steps are skipped and `end` runs " +
 			"(before: its first steps started in the cancelled run, a noop completed, and an approval posted its on_waiting webhook)"})
 	changeTruncatedReads = register(Change{ID: "truncated-reads", Max: 1,
-		Where: "where an expression or a template first reads past a stub (a value over its budget: a field it has not, an index, its length), or inputs.from names a step whose files list went with its truncated result",
+		Where: "where an expression or a template first reads past a stub (a value over its budget: a field it has not, an index, its length), or inputs.from names a step whose files list went with its truncated result, " +
+			"or a loop's driver starts with a stub in what its elements read (the run hands its side to the driver, and a driver to the run it continues as new)",
 		What: "the read is an error that says the value was cut (template_error, expression_error) " +
 			"(before: a field of the stub was null, its length 4, and inputs.from took no file: the run went on without the value, and nothing said so)"})
 )
@@ -224,10 +225,19 @@ func runOptions(ctx workflow.Context, pb *spec.Playbook, workload map[string]any
 
 // readsStubs is engine.RenderElement's for a loop's driver: whether,
 // after err, the driver reads past a stub as drivers from before
-// "truncated-reads" did.
-func readsStubs(ctx workflow.Context) func(error) bool {
+// "truncated-reads" did. The side the run that started it, or the run it
+// continued, took (in.StubsAsWritten) stands; else the driver asks, and
+// keeps the answer in in for the run it continues as new.
+func readsStubs(ctx workflow.Context, in *contract.LoopInput) func(error) bool {
 	return func(err error) bool {
-		return expr.IsTruncatedRead(err) && version(ctx, changeTruncatedReads) == workflow.DefaultVersion
+		if !expr.IsTruncatedRead(err) {
+			return false
+		}
+		if in.StubsAsWritten == nil {
+			old := version(ctx, changeTruncatedReads) == workflow.DefaultVersion
+			in.StubsAsWritten = &old
+		}
+		return *in.StubsAsWritten
 	}
 }
 

@@ -338,3 +338,38 @@ workflow:
 		})
 	}
 }
+
+// A loop's driver keeps the side of "truncated-reads" its run took, or
+// the run it continued (LoopInput.StubsAsWritten): a loop in flight when
+// workers are upgraded does not change how it reads a stub part-way.
+func TestLoopDriverKeepsItsRunsSideOfTruncatedReads(t *testing.T) {
+	src := `metadata: {name: t}
+workflow:
+  - {step: big, tool: {kind: shell, command: x}, next: each}
+  - step: each
+    loop: {in: "[1, 2]"}
+    tool: {kind: shell, command: 'echo "n=$N"', env: {N: "{{ steps.big.result.json.n }}"}}
+`
+	pb, err := spec.Parse("t.yaml", []byte(src))
+	require.NoError(t, err)
+	s := pb.Step("each")
+	scope := map[string]any{"steps": map[string]any{"big": map[string]any{"status": "completed", "attempts": 1, "error": nil,
+		"result": map[string]any{"json": map[string]any{"truncated": true, "bytes": 3145728.0, "budget": 1048576.0, "full_in": "x"}}}}}
+	for _, asWritten := range []bool{true, false} {
+		env := newEnv(t)
+		in := contract.LoopInput{File: "t.yaml", Source: src, Step: "each", Scope: scope, FullIn: "x", StubsAsWritten: &asWritten,
+			Common: contract.StepInput{WorkflowID: "run", RunID: "r", Step: "each", Kind: "shell", BaseDir: t.TempDir(), Retry: s.RetryBlock(), Lost: &contract.LostSpec{}}}
+		env.ExecuteWorkflow(contract.LoopWorkflowName, in)
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		var o contract.Outcome
+		require.NoError(t, env.GetWorkflowResult(&o))
+		if asWritten {
+			require.Nil(t, o.Err, "the run's side: the stub read as written")
+			require.Equal(t, "n=\n", o.Result.([]any)[0].(map[string]any)["stdout"])
+		} else {
+			require.NotNil(t, o.Err)
+			require.Contains(t, o.Err.Message, "reads n of a value that was cut")
+		}
+	}
+}
