@@ -37,11 +37,7 @@ func (r *Run) renderWebhook(url string) (string, error) {
 		}
 	}
 	env := r.EndEnv()
-	stubs := r.stubsFor(t.Exprs())
-	v, err := t.RenderWith(env, stubs.safety())
-	if stubs.asWritten(err) {
-		v, err = t.Render(env)
-	}
+	v, err := read(r.stubsFor(t.Exprs()), func(s expr.Safety) (any, error) { return t.RenderWith(env, s) })
 	return expr.Text(v), err
 }
 

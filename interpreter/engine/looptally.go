@@ -64,10 +64,9 @@ func RenderElement(pb *spec.Playbook, s *spec.Step, scope map[string]any, items 
 	maps.Copy(env, scope)
 	env[s.Loop.Iterator] = items[i]
 	env["loop"] = map[string]any{"index": i, "length": len(items)}
-	out, err := expr.RenderValueWith(s.Tool.Spec, pb.Templates(), env, stubs.safety())
-	if stubs.asWritten(err) {
-		out, err = expr.RenderValue(s.Tool.Spec, pb.Templates(), env)
-	}
+	out, err := read(stubs, func(safety expr.Safety) (any, error) {
+		return expr.RenderValueWith(s.Tool.Spec, pb.Templates(), env, safety)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", contract.ElementLabel(i, len(items)), err)
 	}
@@ -87,10 +86,7 @@ func loopItems(s *spec.Step, env map[string]any, stubs Stubs) ([]any, error) {
 	if s.Loop.In == nil {
 		return s.Loop.Items, nil
 	}
-	v, err := s.Loop.In.EvalWith(env, stubs.safety())
-	if stubs.asWritten(err) {
-		v, err = s.Loop.In.Eval(env)
-	}
+	v, err := read(stubs, func(safety expr.Safety) (any, error) { return s.Loop.In.EvalWith(env, safety) })
 	if err != nil {
 		return nil, fmt.Errorf("loop.in %w", err)
 	}

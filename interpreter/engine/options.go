@@ -93,6 +93,17 @@ func (s Stubs) asWritten(err error) bool {
 	return s.Guard && s.Old != nil && s.Old(err)
 }
 
+// read evaluates (renders) under s: eval under s's rules, then, after a
+// read past a stub that the run reads as runs before "truncated-reads"
+// did, again as written.
+func read[T any](s Stubs, eval func(expr.Safety) (T, error)) (T, error) {
+	v, err := eval(s.safety())
+	if s.asWritten(err) {
+		v, err = eval(0)
+	}
+	return v, err
+}
+
 // stubsFor is how the run evaluates exprs: guarded when one of them
 // reads a step whose result holds a stub, or a workload that does.
 func (r *Run) stubsFor(exprs []*expr.Expr) Stubs {
@@ -181,23 +192,14 @@ func (r *Run) workloadStub() bool {
 // ConcurrencyKey renders the run's concurrency key (it reads the
 // workload), reading past a stub as the run does.
 func (r *Run) ConcurrencyKey(c *spec.Concurrency) (string, error) {
-	stubs := Stubs{Guard: r.workloadStub(), Old: r.readsStubs}
-	key, err := c.RenderKeyWith(r.Env(), stubs.safety())
-	if stubs.asWritten(err) {
-		key, err = c.RenderKey(r.Env())
-	}
-	return key, err
+	env := r.Env()
+	return read(Stubs{Guard: r.workloadStub(), Old: r.readsStubs}, func(s expr.Safety) (string, error) { return c.RenderKeyWith(env, s) })
 }
 
 // render renders a value's templates, whose expressions are exprs,
 // against env, reading past a stub as the run does.
 func (r *Run) render(v any, env map[string]any, exprs []*expr.Expr) (any, error) {
-	stubs := r.stubsFor(exprs)
-	out, err := expr.RenderValueWith(v, r.pb.Templates(), env, stubs.safety())
-	if stubs.asWritten(err) {
-		out, err = expr.RenderValue(v, r.pb.Templates(), env)
-	}
-	return out, err
+	return read(r.stubsFor(exprs), func(s expr.Safety) (any, error) { return expr.RenderValueWith(v, r.pb.Templates(), env, s) })
 }
 
 // evalBool evaluates a condition; an ordering that meets a null is false
