@@ -78,12 +78,11 @@ func (a *app) filesCommand() *cobra.Command {
 // runFiles lists run's files (runs.Files), as the server tells when one is
 // known, else from the store.
 func (a *app) runFiles(c *call, st store.Store, run, step string) ([]runs.StoredFile, error) {
+	server := a.knownServer(c)
+	defer server.close()
 	var client runs.Client
-	if a.serverKnown() {
-		if conn, err := a.connect(c, false, quietLogs); err == nil {
-			defer conn.Close()
-			client = conn.client
-		}
+	if conn := server.get(); conn != nil {
+		client = conn.client
 	}
 	return runs.Files(c.ctx, client, st, run, step)
 }

@@ -44,19 +44,21 @@ func (a *app) logsCommand() *cobra.Command {
 					return invalid(err)
 				}
 			}
+			server := a.knownServer(c)
+			defer server.close()
 			if runID == "" {
-				runID = a.latestRunLogged(c, logDir, run)
+				runID = latestRunLogged(c, server, logDir, run)
 			}
 			runDir := activities.RunLogDir(logDir, run, runID)
 			dir := filepath.Join(runDir, step)
 			attempts := runs.LoggedAttempts(dir)
 			if len(attempts) == 0 && len(loopElementsLogged(runDir, step)) == 0 {
-				if err := a.noLogsBecause(c, run, step); err != nil {
+				if err := noLogsBecause(c, server, run, step); err != nil {
 					return err
 				}
 			}
 			if attempt == 0 || !slices.Contains(attempts, attempt) {
-				if done, err := a.remoteLogs(c, newLogsTrust(trustHosts, c.stderr), run, runID, step, attempt, attempts); done {
+				if done, err := remoteLogs(c, server, newLogsTrust(trustHosts, c.stderr), run, runID, step, attempt, attempts); done {
 					return err
 				}
 			}
@@ -106,10 +108,7 @@ func (a *app) logsCommand() *cobra.Command {
 // latest run may have logged on another worker only, and the local
 // latest is then an earlier run's. "" when the server cannot say, or this
 // log directory keeps run's logs in the layout from before run IDs.
-func (a *app) latestRunLogged(c *call, logDir, run string) string {
-	if !a.serverKnown() {
-		return ""
-	}
+func latestRunLogged(c *call, server *knownServer, logDir, run string) string {
 	entries, _ := os.ReadDir(filepath.Join(logDir, run))
 	byRunID := false
 	for _, e := range entries {
@@ -118,11 +117,10 @@ func (a *app) latestRunLogged(c *call, logDir, run string) string {
 	if len(entries) > 0 && !byRunID {
 		return ""
 	}
-	conn, err := a.connect(c, false, quietLogs)
-	if err != nil {
+	conn := server.get()
+	if conn == nil {
 		return ""
 	}
-	defer conn.Close()
 	d, err := conn.client.DescribeWorkflowExecution(c.ctx, run, "")
 	if err != nil {
 		return ""
@@ -134,15 +132,11 @@ func (a *app) latestRunLogged(c *call, logDir, run string) string {
 // playbook tells: the run has no such step, or the step runs no process of
 // its own (an http or noop step, a sub-playbook, a step without a tool).
 // nil when it may have run a process, or the run cannot be read.
-func (a *app) noLogsBecause(c *call, run, step string) error {
-	if !a.serverKnown() {
+func noLogsBecause(c *call, server *knownServer, run, step string) error {
+	conn := server.get()
+	if conn == nil {
 		return nil
 	}
-	conn, err := a.connect(c, false, quietLogs)
-	if err != nil {
-		return nil
-	}
-	defer conn.Close()
 	pb := runs.FrozenPlaybook(c.ctx, conn.client, run)
 	if pb == nil {
 		var missing *serviceerror.NotFound
@@ -230,15 +224,11 @@ func indexList(indices []int) string {
 // worker that ran it, as the run's history records it, when a server is
 // there to ask; done is false when the attempt is not known to have logged
 // elsewhere, or its last attempt logged here (local).
-func (a *app) remoteLogs(c *call, trust logsTrust, run, runID, step string, attempt int, local []int) (done bool, err error) {
-	if !a.serverKnown() {
+func remoteLogs(c *call, server *knownServer, trust logsTrust, run, runID, step string, attempt int, local []int) (done bool, err error) {
+	conn := server.get()
+	if conn == nil {
 		return false, nil
 	}
-	conn, err := a.connect(c, false, quietLogs)
-	if err != nil {
-		return false, nil
-	}
-	defer conn.Close()
 	where, err := runs.AttemptLocations(c.ctx, conn.client, run, runID, step)
 	if err != nil || len(where) == 0 {
 		return false, nil

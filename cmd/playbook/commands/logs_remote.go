@@ -20,6 +20,39 @@ func (a *app) serverKnown() bool {
 	return a.conn.given("address") || (err == nil && s.opts.HostPort != "") || listening(localDevAddress)
 }
 
+// knownServer is the server a command that works without one (logs,
+// files) asks when one is known (serverKnown): connected at the first ask
+// and kept for the next, so that a command connects once at most.
+type knownServer struct {
+	a     *app
+	c     *call
+	conn  *connection
+	asked bool
+}
+
+// knownServer is the command's knownServer; close it when done.
+func (a *app) knownServer(c *call) *knownServer { return &knownServer{a: a, c: c} }
+
+// get is the connection, nil when no server is known or it cannot be
+// reached.
+func (s *knownServer) get() *connection {
+	if !s.asked {
+		s.asked = true
+		if s.a.serverKnown() {
+			if conn, err := s.a.connect(s.c, false, quietLogs); err == nil {
+				s.conn = conn
+			}
+		}
+	}
+	return s.conn
+}
+
+func (s *knownServer) close() {
+	if s.conn != nil {
+		s.conn.Close()
+	}
+}
+
 // printRemoteLogs prints attempt n's stdout and stderr, fetched from the
 // worker that ran it, as the local logs are printed; the logs token goes
 // only to a worker trust trusts.
