@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
+	"playbook/interpreter/contract"
 	"playbook/runs"
 )
 
@@ -79,6 +80,14 @@ workflow:
 	code, out, errOut := cli(t, "status", "--address", server.Address, run.GetID())
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^slow\s+running\s+1\s+\d\d:\d\d:\d\d\s+-\s*$`, out)
+
+	// The state query, as any Temporal client asks it, names the run as
+	// its result will.
+	agg, err := queryState(run.GetID())
+	require.NoError(t, err)
+	require.Equal(t, contract.RunRunning, agg.Status)
+	require.Equal(t, run.GetID(), agg.WorkflowID)
+	require.Equal(t, run.GetRunID(), agg.RunID)
 }
 
 // During a step's backoff, status shows it retrying with its attempt number

@@ -37,7 +37,21 @@ func registerQueries(ctx workflow.Context, run *engine.Run) error {
 	if err := workflow.SetQueryHandler(ctx, contract.QueryApprovals, func() ([]engine.WaitingApproval, error) { return run.Approvals(), nil }); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, contract.QueryState, func() (*contract.Aggregate, error) { return run.Bounded(run.Snapshot()), nil })
+	return workflow.SetQueryHandler(ctx, contract.QueryState, func() (*contract.Aggregate, error) { return stateOf(ctx, run), nil })
+}
+
+// stateOf is the state query's answer: the run's aggregate so far, within
+// its budget, with the run's workflow and run IDs, as its result has them
+// (`temporal workflow query --type state` reads them).
+func stateOf(ctx workflow.Context, run *engine.Run) *contract.Aggregate {
+	agg := run.Snapshot()
+	if agg.WorkflowID == "" {
+		own := *agg
+		e := workflow.GetInfo(ctx).WorkflowExecution
+		own.WorkflowID, own.RunID = e.ID, e.RunID
+		agg = &own
+	}
+	return run.Bounded(agg)
 }
 
 // eventsWithin is how many of the first events fit in maxBytes as JSON;
