@@ -136,6 +136,9 @@ func (a *Activities) takeInputs(ctx context.Context, in contract.StepInput) *con
 	}
 	for _, p := range slices.Sorted(maps.Keys(in.Files.Inputs)) {
 		if err := download(ctx, st, dir, p, in.Files.Inputs[p]); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return artifactErr("inputs.files %s: %v (`playbook files gc` removes the files of runs that ended long ago; a retry given the workers' store, retry --store URL, runs the step that made it again)", p, err)
+			}
 			return artifactErr("inputs.files %s: %v", p, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/engine"
 	"playbook/interpreter/spec"
@@ -45,6 +46,11 @@ type RetryRequest struct {
 	// LargeValues: the client keeps large values in the workers' store
 	// (Start.LargeValues).
 	LargeValues bool
+	// Store is the workers' store, where the retry looks for the files the
+	// steps it would reuse handed on: a step whose files are gone runs
+	// again. nil: the front end does not know it, and the retry does not
+	// look.
+	Store store.Store
 	// Check, when not nil, is the front end's last word before the new
 	// run starts (the CLI's: that the workers can read what it sends); its
 	// error is an InvalidError, and nothing starts.
@@ -214,7 +220,7 @@ func Retry(ctx context.Context, c Client, namespace string, r RetryRequest) (*Re
 		Workload: spec.MergeWorkload(pb.Workload, in.Workload), BaseDir: in.BaseDir, Texts: in.Files,
 		Files: in.FileDigests, LogicalTime: lt.Format(time.RFC3339), RunID: id}
 	var reuse *contract.ChildReuse
-	if out.Plan, reuse, err = planRetry(ctx, c, r.Run, before, oldSide, newSide, contract.Reusable(earlier), r.From); err != nil {
+	if out.Plan, reuse, err = planRetry(ctx, c, lookIn(r.Store), r.Run, before, oldSide, newSide, contract.Reusable(earlier), r.From); err != nil {
 		return nil, err
 	}
 	for _, dcs := range out.Plan.Decisions {

@@ -18,16 +18,17 @@ import (
 // steps that run for themselves because they did not complete before:
 // the completed elements of a loop, the completed steps of a sub-playbook
 // step's child, recursively (its plan goes under the step's decision).
-func planRetry(ctx context.Context, c Client, earlierID string, before contract.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *contract.ChildReuse, error) {
+func planRetry(ctx context.Context, c Client, stored *filesLeft, earlierID string, before contract.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *contract.ChildReuse, error) {
+	oldSide.FilesGone = stored.goneSteps(ctx, earlier)
 	plan, err := engine.PlanReuse(oldSide, newSide, earlier, from)
 	if err != nil {
 		return nil, nil, &InvalidError{Err: err}
 	}
 	r := &contract.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
-	if r.ReuseElements, err = planElements(ctx, c, earlierID, before, newSide, plan); err != nil {
+	if r.ReuseElements, err = planElements(ctx, c, stored, earlierID, before, newSide, plan); err != nil {
 		return nil, nil, err
 	}
-	if r.ReuseChildren, err = planChildren(ctx, c, earlierID, oldSide, newSide, plan); err != nil {
+	if r.ReuseChildren, err = planChildren(ctx, c, stored, earlierID, oldSide, newSide, plan); err != nil {
 		return nil, nil, err
 	}
 	return plan, r, nil
@@ -38,7 +39,7 @@ func planRetry(ctx context.Context, c Client, earlierID string, before contract.
 // run: the child's playbook now (the new run's frozen sub-playbook), its
 // workload as the earlier child had it (the step's templates and what
 // they read are unchanged), the child's steps reused by the same rules.
-func planChildren(ctx context.Context, c Client, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ChildReuse, error) {
+func planChildren(ctx context.Context, c Client, stored *filesLeft, earlierID string, oldSide, newSide engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ChildReuse, error) {
 	var out map[string]*contract.ChildReuse
 	for i, d := range plan.Decisions {
 		s := newSide.Playbook.Step(d.Step)
@@ -70,7 +71,7 @@ func planChildren(ctx context.Context, c Client, earlierID string, oldSide, newS
 		childNow := engine.RetrySide{Playbook: newPb, Definitions: spec.StepDefinitions([]byte(newSrc)),
 			Workload: spec.MergeWorkload(newPb.Workload, childIn.Workload), BaseDir: filepath.Dir(newPath), Texts: newSide.Texts,
 			Files: newSide.Files, LogicalTime: newSide.LogicalTime, RunID: newSide.RunID + "." + d.Step}
-		cplan, cr, err := planRetry(ctx, c, childID, childIn, childOld, childNow, contract.Reusable(agg), "")
+		cplan, cr, err := planRetry(ctx, c, stored, childID, childIn, childOld, childNow, contract.Reusable(agg), "")
 		if err != nil {
 			var mistake *InvalidError
 			if errors.As(err, &mistake) {
@@ -111,7 +112,7 @@ func earlierChild(ctx context.Context, c Client, parent, step string) (string, c
 // reads loop.index or loop.length (engine.ReadsLoopPosition). It
 // fills the plan's element counts and returns what the new run's input
 // carries (Input.ReuseElements), bounded whatever the loop's length.
-func planElements(ctx context.Context, c Client, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
+func planElements(ctx context.Context, c Client, stored *filesLeft, earlierID string, before contract.Input, now engine.RetrySide, plan *engine.ReusePlan) (map[string]*contract.ElementReuse, error) {
 	out := map[string]*contract.ElementReuse{}
 	for i, d := range plan.Decisions {
 		s := now.Playbook.Step(d.Step)
@@ -131,6 +132,7 @@ func planElements(ctx context.Context, c Client, earlierID string, before contra
 		if err != nil {
 			return nil, err
 		}
+		stored.present(ctx, done)
 		reused := make([]bool, len(specs))
 		r := &contract.ElementReuse{Total: len(specs), Results: map[int]any{}, Earlier: "the histories of " + earlierID + " and its loop driver"}
 		size := 0

@@ -449,3 +449,70 @@ workflow:
 	time.Sleep(5 * time.Millisecond)
 	require.Contains(t, gc("nothing needs them"), child)
 }
+
+// A retry given the workers' store (--store) runs again a step whose
+// handed-on files are gone from it (files gc removed them), and of a
+// loop only the elements whose files are gone; without it, the retry
+// reuses them, and the step that reads them fails saying what removes
+// files and how a retry makes them again.
+func TestRetryRunsAgainWhatFilesGCRemoved(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	for _, d := range []string{"make", "fan1", "fan2", "fan3", "gather"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	file := writePlaybook(t, dir, "gone.yaml", `metadata: {name: files-gone}
+workload: {dir: /tmp}
+workflow:
+  - step: make
+    tool: {kind: shell, workdir: "{{ workload.dir }}/make", env: {D: "{{ workload.dir }}"}, command: 'echo make >> "$D/marks"; echo header > head.txt'}
+    outputs: {files: [head.txt]}
+  - step: fan
+    loop: {in: "1..3", mode: parallel}
+    tool:
+      kind: shell
+      workdir: "{{ workload.dir }}/fan{{ item }}"
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+      command: 'echo $I >> "$D/marks"; echo part-$I > part.txt'
+    outputs: {files: [part.txt]}
+  - step: gather
+    depends_on: [make, fan]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", env: {D: "{{ workload.dir }}"}, command: '[ -e "$D/fixed" ] && cat head.txt */part.txt'}
+    inputs: {from: [make, fan]}
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+
+	// What files gc does to a run that ended long ago, to two of its files.
+	st, err := store.Open(context.Background(), storeURL)
+	require.NoError(t, err)
+	for _, ref := range []contract.FileRef{first.Steps["make"].Files["head.txt"], first.Steps["fan"].Files["[1]/part.txt"]} {
+		key, err := store.KeyOf(st, ref.URI)
+		require.NoError(t, err)
+		n, err := st.Delete(context.Background(), key)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	}
+
+	// Without the store, the plan cannot tell: gather fails, and says why.
+	code, agg, errOut := retryJSON(t, first.WorkflowID)
+	require.Equal(t, 1, code, errOut)
+	require.Equal(t, contract.StatusReused, agg.Steps["make"].Status)
+	require.Contains(t, agg.Steps["gather"].Error.Message, "no such object in the store (`playbook files gc` removes the files of runs that ended long ago; a retry given the workers' store, retry --store URL, runs the step that made it again)")
+
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--store", storeURL, "--dry-run", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^  make +runs: its file head\.txt is gone from the store$`, out)
+	require.Regexp(t, `(?m)^  fan +1 of 3 elements run \(its file \[1\]/part\.txt is gone from the store\), 2 reused$`, out)
+
+	code, agg, errOut = retryJSON(t, "--store", storeURL, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "header\npart-1\npart-2\npart-3\n", agg.Steps["gather"].Result.(map[string]any)["stdout"])
+	all, again := countMarks(t, dir, "2")
+	require.Equal(t, 6, all, "make and one element ran again, nothing else")
+	require.Equal(t, 2, again, "the element whose file was gone ran again")
+	_, made := countMarks(t, dir, "make")
+	require.Equal(t, 2, made)
+	replay(t, "", agg.WorkflowID, agg.RunID)
+}

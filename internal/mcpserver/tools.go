@@ -489,6 +489,11 @@ func (t *tools) retryRun(ctx context.Context, _ *mcp.CallToolRequest, a retryArg
 		return nil, nil, err
 	}
 	req.TaskQueue, req.Check, req.LargeValues = t.TaskQueue, t.Check, t.LargeValues
+	if t.LargeValues {
+		// Store is the workers' (--store given, or $PLAYBOOK_STORE): the
+		// retry looks there for the files of the steps it would reuse.
+		req.Store = t.Store
+	}
 	r, err := runs.Retry(ctx, t.Client, t.Namespace, req)
 	if err != nil {
 		return nil, nil, toolError(a.Run, err)

@@ -37,7 +37,20 @@ type RetrySide struct {
 	LogicalTime string
 	// RunID is the run's workflow ID (run.id), "" when not known yet.
 	RunID string
+	// FilesGone, on the earlier side, are the steps that completed whose
+	// handed-on files the workers' store no longer holds (`files gc`
+	// removed them), each with the first such file's path: they run
+	// again, and a loop's elements whose files are still there are
+	// reused. nil: the store was not looked in.
+	FilesGone map[string]string
 }
+
+// filesGoneReason is why a step whose files are gone runs again.
+const filesGoneReason = " is gone from the store"
+
+// FilesGone is the reason a step runs again whose file path is no longer
+// in the store.
+func FilesGone(path string) string { return "its file " + path + filesGoneReason }
 
 // ReuseDecision says whether a retry reuses a step, and why not.
 type ReuseDecision struct {
@@ -282,6 +295,9 @@ func ownReason(before, now RetrySide, s *spec.Step, prev *contract.StepState, fr
 	}
 	if len(changes) > 0 {
 		return changes[0], false
+	}
+	if path := before.FilesGone[s.Name]; path != "" {
+		return FilesGone(path), false
 	}
 	return "", false
 }
@@ -594,7 +610,8 @@ func cleanupKey(s *spec.Step) string {
 // sub-playbook's steps), as its inputs render in the new run as they did.
 // A sub-playbook step whose child's files changed runs for itself too,
 // whether it completed before or not: its child's plan judges its steps
-// by them.
+// by them; so does a loop some of whose elements' files are gone from
+// the store: its elements whose files are there are reused.
 func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	s := pb.Step(name)
 	if s == nil || s.Tool == nil || p.Reuse[name] != nil {
@@ -602,7 +619,8 @@ func (p *ReusePlan) RunsForItself(pb *spec.Playbook, name string) bool {
 	}
 	i := slices.IndexFunc(p.Decisions, func(d ReuseDecision) bool { return d.Step == name })
 	why := p.Decisions[i].Why
-	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) && (why == "" || why != p.childChanged[name]) {
+	gone := s.Loop != nil && strings.HasSuffix(why, filesGoneReason)
+	if (!strings.HasSuffix(why, " before") || why == skippedBefore) && !(s.Loop != nil && listChanged(why)) && !gone && (why == "" || why != p.childChanged[name]) {
 		return false
 	}
 	// What it reads changed (a value it passes down, a script it runs):

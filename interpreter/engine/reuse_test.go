@@ -50,7 +50,8 @@ func TestPlanReuse(t *testing.T) {
 		from    string
 		script  string // fetch.sh's digest now
 		time    string
-		want    string // fetch/transform/audit/load: why, "" reused
+		gone    map[string]string // the earlier side's FilesGone
+		want    string            // fetch/transform/audit/load: why, "" reused
 	}{
 		{name: "nothing changed", earlier: completed, want: "|||"},
 		{name: "a failed step and its downstream", earlier: failed, want: "|failed before||upstream transform runs again"},
@@ -81,6 +82,10 @@ func TestPlanReuse(t *testing.T) {
 		{name: "routing is not what a step does", earlier: completed, edit: func(s string) string {
 			return strings.Replace(s, "    next: [transform, audit]\n", "    next:\n      - when: \"workload.rate > 0\"\n        then: [transform, audit]\n", 1)
 		}, want: "|||"},
+		{name: "a step whose files are gone", earlier: completed, gone: map[string]string{"transform": "out/a.csv"},
+			want: "|its file out/a.csv is gone from the store||upstream transform runs again"},
+		{name: "files gone of a step that runs anyway", earlier: failed, gone: map[string]string{"transform": "a.csv", "audit": "b.csv"},
+			want: "|failed before|its file b.csv is gone from the store|upstream transform runs again"},
 		{name: "a step not in the earlier run", earlier: map[string]*contract.StepState{"fetch": {Status: contract.StatusCompleted}}, want: "|not in the earlier run|not in the earlier run|not in the earlier run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,6 +94,7 @@ func TestPlanReuse(t *testing.T) {
 				src = c.edit(src)
 			}
 			before := side(t, reuseBase, nil, "old", "2026-01-01T00:00:00Z")
+			before.FilesGone = c.gone
 			script, lt := "old", "2026-01-01T00:00:00Z"
 			if c.script != "" {
 				script = c.script
@@ -334,6 +340,39 @@ workflow:
 			require.NoError(t, err)
 			require.Equal(t, "failed before", plan.Decisions[0].Why)
 			require.Equal(t, c.want, plan.RunsForItself(now.Playbook, c.step))
+		})
+	}
+}
+
+// A completed loop some of whose elements' files are gone runs for
+// itself: its elements whose files are there are reused. Not when what it
+// reads changed too, nor a step that is not a loop.
+func TestALoopWhoseFilesAreGoneRunsForItself(t *testing.T) {
+	src := `metadata: {name: t}
+workflow:
+  - step: each
+    loop: {in: "[1, 2, 3]"}
+    tool: {kind: shell, command: "./fetch.sh $I", env: {I: "{{ item }}"}}
+  - step: one
+    tool: {kind: shell, command: "./fetch.sh"}
+`
+	completed := map[string]*contract.StepState{"each": {Status: contract.StatusCompleted}, "one": {Status: contract.StatusCompleted}}
+	for _, c := range []struct {
+		name, script string
+		want         bool
+	}{{"nothing else changed", "v1", true}, {"its script changed too", "v2", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			before := side(t, src, nil, "v1", "")
+			before.FilesGone = map[string]string{"each": "[1]/part.txt", "one": "out.txt"}
+			now := side(t, src, nil, c.script, "")
+			plan, err := PlanReuse(before, now, completed, "")
+			require.NoError(t, err)
+			if c.want {
+				require.Equal(t, "its file [1]/part.txt is gone from the store", plan.Decisions[0].Why)
+				require.Equal(t, "its file out.txt is gone from the store", plan.Decisions[1].Why)
+			}
+			require.Equal(t, c.want, plan.RunsForItself(now.Playbook, "each"))
+			require.False(t, plan.RunsForItself(now.Playbook, "one"), "a step that is not a loop runs whole")
 		})
 	}
 }

@@ -13,11 +13,13 @@ import (
 	"playbook/interpreter/spec"
 	"playbook/runs"
 	"playbook/submit"
+	"playbook/worker"
 )
 
 func (a *app) retryCommand() *cobra.Command {
 	var (
 		file, from, step, id, reason, input, by string
+		storeURL                                string
 		sets                                    []string
 		dryRun, strict, otherName               bool
 		logicalTime                             rfc3339
@@ -70,6 +72,18 @@ func (a *app) retryCommand() *cobra.Command {
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
 				req.Check, req.LargeValues = conn.checkCodec, conn.largeValues
+				if storeURL == "" && conn.largeValues {
+					// The store the client knows for the workers': $PLAYBOOK_STORE,
+					// or the local `playbook dev`'s.
+					storeURL = worker.DefaultStore()
+				}
+				if storeURL != "" {
+					st, err := openStore(c.ctx, storeURL)
+					if err != nil {
+						return err
+					}
+					req.Store = st
+				}
 				r, err := runs.Retry(c.ctx, conn.client, conn.namespace, req)
 				var notStarted *runs.NotStartedError
 				if errors.As(err, &notStarted) {
@@ -125,6 +139,7 @@ func (a *app) retryCommand() *cobra.Command {
 	fs.BoolVar(&dryRun, "dry-run", false, "print which steps would be reused and which would run, and why; start nothing")
 	fs.Var(&logicalTime, "logical-time", "the new run's logical `TIME` (RFC 3339; default RUN's)")
 	out.flag(fs, "print only the aggregate on stdout; progress goes to stderr")
+	fs.StringVar(&storeURL, "store", "", "the workers' store `URL`, where the retry looks for the files the steps it would reuse handed on: a step whose files are gone (files gc) runs again (default: $PLAYBOOK_STORE, or the local `playbook dev`'s; else it does not look)")
 	fs.StringVar(&id, "id", "", "workflow ID of the new run (default NAME-RANDOM)")
 	fs.StringVar(&reason, "reason", "", "why: recorded in the new run's events, status and Web UI details")
 	strictFlag(fs, &strict)

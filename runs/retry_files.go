@@ -1,0 +1,96 @@
+package runs
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"playbook/internal/store"
+	"playbook/interpreter/contract"
+)
+
+// filesLeft looks, for a retry, in the workers' store for the files the
+// steps it would reuse handed on: a step whose files are gone (`files
+// gc` removed them) runs again rather than being reused, as a step
+// downstream would read them and fail. A nil filesLeft looks nowhere:
+// the front end does not know the workers' store.
+type filesLeft struct {
+	st store.Store
+	// runs holds the objects listed under each run's prefix (the first
+	// segment of their keys), by key; nil: the listing failed, and
+	// nothing of that run is judged gone.
+	runs map[string]map[string]store.Object
+}
+
+// lookIn looks in st; nil when st is.
+func lookIn(st store.Store) *filesLeft {
+	if st == nil {
+		return nil
+	}
+	return &filesLeft{st: st, runs: map[string]map[string]store.Object{}}
+}
+
+// gone is the first path of files, in path order, whose object the store
+// does not hold as recorded (its key, its size); "" when all are there,
+// or when it cannot tell (a file of another store, a listing that failed).
+func (s *filesLeft) gone(ctx context.Context, files map[string]contract.FileRef) string {
+	if s == nil {
+		return ""
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		ref := files[p]
+		key, err := store.KeyOf(s.st, ref.URI)
+		if err != nil {
+			continue
+		}
+		run, _, _ := strings.Cut(key, "/")
+		objects, listed := s.runs[run]
+		if !listed {
+			if list, err := s.st.List(ctx, run); err == nil {
+				objects = make(map[string]store.Object, len(list))
+				for _, o := range list {
+					objects[o.Key] = o
+				}
+			}
+			s.runs[run] = objects
+		}
+		if objects == nil {
+			continue
+		}
+		if o, there := objects[key]; !there || o.Bytes != ref.Bytes {
+			return p
+		}
+	}
+	return ""
+}
+
+// goneSteps are the steps of earlier that completed (or were reused)
+// whose files are gone, each with the first such path
+// (engine.RetrySide.FilesGone).
+func (s *filesLeft) goneSteps(ctx context.Context, earlier map[string]*contract.StepState) map[string]string {
+	if s == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(earlier)) {
+		st := earlier[name]
+		if st == nil || len(st.Files) == 0 || (st.Status != contract.StatusCompleted && st.Status != contract.StatusReused) {
+			continue
+		}
+		if p := s.gone(ctx, st.Files); p != "" {
+			out[name] = p
+		}
+	}
+	return out
+}
+
+// present drops from done the elements whose files are gone: they run.
+func (s *filesLeft) present(ctx context.Context, done map[string][]doneElement) {
+	if s == nil {
+		return
+	}
+	for k, elements := range done {
+		done[k] = slices.DeleteFunc(elements, func(e doneElement) bool { return s.gone(ctx, e.files) != "" })
+	}
+}
