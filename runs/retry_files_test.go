@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"playbook/interpreter/contract"
 	"playbook/internal/store"
+	"playbook/interpreter/contract"
 )
 
 // A retry judges a file gone when the workers' store does not hold its key
