@@ -29,7 +29,9 @@ const MaxInputFileSize = 1 << 20
 type SetText string
 
 // value reads the text as YAML: a number, a boolean, null, a list or a
-// mapping; a date or anything YAML cannot read stays the text.
+// mapping; a date or anything YAML cannot read stays the text, and so
+// does a date within a list or a mapping ([2026-01-01, 2026-01-02] is
+// two texts, not two times).
 func (t SetText) value() any {
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(t), &n); err != nil {
@@ -41,6 +43,7 @@ func (t SetText) value() any {
 	if n.Content[0].Tag == "!!timestamp" {
 		return string(t)
 	}
+	datesAsText(n.Content[0])
 	var v any
 	if err := n.Content[0].Decode(&v); err != nil {
 		return string(t)
@@ -301,4 +304,15 @@ func firstNonFinite(path string, v any) (string, float64, bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// datesAsText has every date or time written plainly under n read as the
+// text written, as a playbook's own must be quoted to be.
+func datesAsText(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle == 0 && n.ShortTag() == "!!timestamp" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		datesAsText(c)
+	}
 }

@@ -103,6 +103,9 @@ func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 	if at, number, path := nonFinite(n, what); at != nil {
 		d.refuse(at, "%s must be a finite number, not %s", path, number)
 	}
+	if at, text, path := unquotedTime(n, what); at != nil {
+		d.refuse(at, "%s: YAML reads an unquoted %s as a timestamp, which steps would see as %s: quote it (%q) for the text", path, text, timestampText(at), text)
+	}
 	if tag, at := ForeignTag(n); at != nil {
 		d.refuse(at, "%s: the YAML tag %s is not read by playbooks: write the value plainly", what, tag)
 	}
@@ -117,15 +120,36 @@ func (d *decoder) value(n *yaml.Node, what string) (any, error) {
 // is refused at submission; Parse keeps accepting it for the runs started
 // before.
 func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
+	return findScalar(n, what, func(n *yaml.Node) bool {
+		var f float64
+		return n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0))
+	})
+}
+
+// unquotedTime finds inside a value the first date or time written
+// plainly (2026-01-02, 2026-01-02T06:00:00Z), as nonFinite finds a
+// number: YAML reads it as a timestamp, which reaches steps as
+// 2026-01-02T00:00:00Z and equals no text, not as the text written. It is
+// refused at submission (quoted, it is that text); Parse keeps reading it
+// as before for the runs started before.
+func unquotedTime(n *yaml.Node, what string) (at *yaml.Node, text, path string) {
+	return findScalar(n, what, func(n *yaml.Node) bool {
+		return n.Style&yaml.TaggedStyle == 0 && n.ShortTag() == "!!timestamp"
+	})
+}
+
+// findScalar finds inside a value the first scalar that match holds of:
+// the node to report it at (an alias that names it is where it is used),
+// the scalar as written, and the path to it from what.
+func findScalar(n *yaml.Node, what string, match func(*yaml.Node) bool) (at *yaml.Node, text, path string) {
 	switch n.Kind {
 	case yaml.ScalarNode:
-		var f float64
-		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		if match(n) {
 			return n, n.Value, what
 		}
 	case yaml.AliasNode:
-		if found, number, path := nonFinite(n.Alias, what); found != nil {
-			return n, number, path
+		if found, text, path := findScalar(n.Alias, what, match); found != nil {
+			return n, text, path
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -133,14 +157,14 @@ func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
 			if n.Content[i].ShortTag() == "!!merge" {
 				path = what
 			}
-			if at, number, path := nonFinite(n.Content[i+1], path); at != nil {
-				return at, number, path
+			if at, text, path := findScalar(n.Content[i+1], path, match); at != nil {
+				return at, text, path
 			}
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			if at, number, path := nonFinite(c, fmt.Sprintf("%s[%d]", what, i)); at != nil {
-				return at, number, path
+			if at, text, path := findScalar(c, fmt.Sprintf("%s[%d]", what, i), match); at != nil {
+				return at, text, path
 			}
 		}
 	}
@@ -218,4 +242,13 @@ func ForeignTag(n *yaml.Node) (string, *yaml.Node) {
 		}
 	}
 	return "", nil
+}
+
+// timestampText is how a step sees the timestamp the decoder makes of n.
+func timestampText(n *yaml.Node) string {
+	var t time.Time
+	if n.Decode(&t) != nil {
+		return "a time"
+	}
+	return t.Format(time.RFC3339Nano)
 }

@@ -73,6 +73,8 @@ func (d *decoder) tool(n *yaml.Node) (*Tool, error) {
 					d.submitErrs = d.submitErrs[:refused]
 					return d.errf(v, "tool %s: %v", f.key, err)
 				}
+				// Text is what is wanted: the timestamp is not refused.
+				d.submitErrs = d.submitErrs[:refused]
 				val = v.Value
 			}
 			t.Spec[f.key] = val
