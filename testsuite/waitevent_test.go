@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,8 @@ func TestWaitEventExample(t *testing.T) {
 	require.Contains(t, out, "waiting")
 	require.Contains(t, out, "waiting for event file_landed")
 	require.Contains(t, out, "playbook send "+id+" file_landed")
+	require.Regexp(t, "Waiting for event file_landed: step landed since \\d\\d:\\d\\d:\\d\\d \\(`playbook send "+id+" file_landed --data '\\{...\\}' --address "+regexp.QuoteMeta(server.Address)+"` sends it\\)\n", out)
+	require.NotContains(t, out, "playbook pending", "no person decides an event")
 
 	code, out, errOut = cli(t, "send", "--address", server.Address, id, "file_landed", "--data", `{"path": "/drop/orders.csv", "rows": 12345678901}`, "--by", "partner")
 	require.Equal(t, 0, code, errOut)

@@ -340,6 +340,9 @@ func describeEvent(e engine.Event, run, reach string) string {
 	case "step_classified":
 		return "classified " + e.Message
 	case "step_waiting":
+		if event, ok := strings.CutPrefix(e.Message, "waiting for event "); ok {
+			return fmt.Sprintf("%s; send it with `%s%s`", e.Message, engine.SendCommand(run, event), reach)
+		}
 		return fmt.Sprintf("%s; decide with `playbook approve %s %s%s` or `playbook reject %s %s%s` (`playbook pending %s%s` shows its inputs)", e.Message, run, e.Step, reach, run, e.Step, reach, run, reach)
 	case "step_approved", "step_rejected", "step_waiting_until":
 		return e.Message

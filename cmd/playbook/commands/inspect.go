@@ -68,7 +68,11 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 	}
 	for _, name := range stepOrder(agg, st.Playbook()) {
 		if w := agg.Steps[name].Waiting; w != nil {
-			fmt.Fprintf(out, "Waiting for %s: step %s since %s (`playbook pending %s%s` says how to decide it)\n", w.For, name, w.Since.Local().Format("15:04:05"), run, reach)
+			how := fmt.Sprintf("`playbook pending %s%s` says how to decide it", run, reach)
+			if event, ok := strings.CutPrefix(w.For, "event "); ok {
+				how = fmt.Sprintf("`%s%s` sends it", engine.SendCommand(run, event), reach)
+			}
+			fmt.Fprintf(out, "Waiting for %s: step %s since %s (%s)\n", w.For, name, w.Since.Local().Format("15:04:05"), how)
 		}
 	}
 	fmt.Fprintln(out)
