@@ -100,6 +100,18 @@ func check(pb *spec.Playbook, dir string) (errs, warnings spec.Errors) {
 			}
 		}
 	}
+	for _, t := range pb.Triggers {
+		if t.After != nil && t.After.Playbook == pb.Name {
+			errs = append(errs, &spec.Error{File: pb.File, Line: t.Line, Msg: fmt.Sprintf("triggers: after.playbook %q is this playbook: each run would start the next as it ends, without end (a run every minute is a schedule: schedule: {every: 1m})", t.After.Playbook)})
+		}
+	}
+	if k := pb.Concurrency; k != nil && expr.IsTemplate(k.Key) {
+		// Rendered before any step runs: its types are checked as a
+		// step's templates are, so that it fails no run that started.
+		for _, x := range c.template(-1, nil, k.KeyLine, "concurrency.key", k.Key, expr.ScopeStep, readsEvery, nil) {
+			errs = append(errs, c.expr(x)...)
+		}
+	}
 	if dir != "" {
 		errs = append(errs, checkRecoveryScripts(pb, dir)...)
 	}

@@ -13,7 +13,8 @@ import (
 // with the same key may run at once, and what a run that finds them all
 // taken does.
 type Concurrency struct {
-	Line int
+	// Line is the line of the mapping, KeyLine of its key.
+	Line, KeyLine int
 	// Key is the text (a template of the workload) that groups runs; ""
 	// groups every run of the playbook.
 	Key string
@@ -60,6 +61,7 @@ func (c *Concurrency) RenderKeyWith(env map[string]any, s expr.Safety) (string, 
 func (d *decoder) concurrencyKeys(c *Concurrency) keys {
 	return keys{
 		"key": {sString("What groups the runs that share the limit: text, or a template of the workload (\"{{ workload.service }}\"); default: every run of the playbook."), func(v *yaml.Node) error {
+			c.KeyLine = v.Line
 			if err := d.str(v, "concurrency.key", &c.Key); err != nil {
 				return err
 			}
