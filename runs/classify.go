@@ -49,6 +49,9 @@ func WaitingApproval(ctx context.Context, c Client, run, step string) (engine.Wa
 			return w, nil
 		}
 	}
+	if outcome := EndedOutcome(ctx, c, run); outcome != "" {
+		return engine.WaitingApproval{}, &EndedError{Run: run, Outcome: outcome, Nothing: "no step waits for approval"}
+	}
 	return engine.WaitingApproval{}, &RefusedError{Run: run, Err: fmt.Errorf("step %q of run %s is not waiting for approval", step, run)}
 }
 
@@ -89,7 +92,16 @@ func Classify(ctx context.Context, c Client, run, step, action, reason, by, resu
 	if result != "" {
 		args = append(args, result)
 	}
-	return update(ctx, c, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: contract.UpdateClassify, Args: args})
+	answer, err := update(ctx, c, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: contract.UpdateClassify, Args: args})
+	var refused *RefusedError
+	if err != nil && !errors.As(err, &refused) {
+		// The server's answer to an Update of a closed run is that the
+		// workflow is not found: how the run ended says more.
+		if outcome := EndedOutcome(ctx, c, run); outcome != "" {
+			return "", &EndedError{Run: run, Outcome: outcome, Nothing: "no step waits for a classification"}
+		}
+	}
+	return answer, err
 }
 
 // DecideApproval sends the approval Update and waits for its answer,

@@ -67,9 +67,10 @@ func deliverAs[T any](ctx context.Context, run, updateID string, within time.Dur
 func worthAgain(err error) bool {
 	var (
 		refused  *RefusedError
+		ended    *EndedError
 		app      *temporal.ApplicationError
 		notFound *serviceerror.NotFound
 		argument *serviceerror.InvalidArgument
 	)
-	return !errors.As(err, &refused) && !errors.As(err, &app) && !errors.As(err, &notFound) && !errors.As(err, &argument)
+	return !errors.As(err, &refused) && !errors.As(err, &ended) && !errors.As(err, &app) && !errors.As(err, &notFound) && !errors.As(err, &argument)
 }

@@ -323,6 +323,7 @@ func TestFrozenInputReadsTheFirstEvent(t *testing.T) {
 func TestDecisionsTheRunRefuses(t *testing.T) {
 	var sent []any
 	f := &fakeClient{runs: map[string]*fakeRun{"r1": {
+		status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
 		updates: map[string]func(...any) (string, error){
 			contract.UpdateClassify: func(args ...any) (string, error) {
 				sent = args
