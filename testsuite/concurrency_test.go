@@ -327,25 +327,44 @@ func TestConcurrencyQueuedRunKeepsItsTimeoutAndHearsADrain(t *testing.T) {
 	require.Equal(t, "completed", finish(t, holder).Status)
 }
 
-// A run cancelled while queued for its slot leaves the queue cancelled:
-// none of its steps starts (before, its first steps started in the
-// cancelled run), and the holder keeps its slot.
+// A run cancelled while queued for its slot starts no step, its
+// cleanup steps included (they would release what another run holds);
+// so does one whose deadline passes while it is queued. `end` runs.
 func TestConcurrencyQueuedRunCancelledStartsNoStep(t *testing.T) {
 	parallel(t)
 	holding := limited(t, "queued-cancelled", `{key: "{{ workload.service }}", limit: 1}`)
+	src, err := os.ReadFile(holding)
+	require.NoError(t, err)
+	cleanup := string(src) + `  - step: release
+    depends_on: [work]
+    always: true
+    tool: {kind: shell, command: "true"}
+`
+	withCleanup := writePlaybook(t, t.TempDir(), "limited.yaml", cleanup)
+	withDeadline := writePlaybook(t, t.TempDir(), "limited.yaml", strings.Replace(cleanup, "workflow:\n", "timeout: 2s\nworkflow:\n", 1))
 	holder, flag := holdOn(t, holding, contract.TaskQueue, "qc")
 	stepRuns(t, holder.GetID())
-	run := start(t, holding, contract.TaskQueue, map[string]any{"service": "qc"})
+	run := start(t, withCleanup, contract.TaskQueue, map[string]any{"service": "qc"})
+	late := start(t, withDeadline, contract.TaskQueue, map[string]any{"service": "qc"})
 	queuedBehind(t, run.GetID(), holder.GetID())
 	require.NoError(t, tc.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
-	agg := finish(t, run)
-	require.Equal(t, contract.RunCancelled, agg.Status)
-	require.Equal(t, contract.StatusSkipped, agg.Steps["work"].Status)
-	code, out, errOut := cli(t, "events", "--address", server.Address, run.GetID())
-	require.Equal(t, 0, code, errOut)
-	require.NotRegexp(t, `step_started\s+work`, out, "no step but end started")
-	require.True(t, hasMarker(t, run.GetID(), "queued-cancel"))
+	for _, r := range []struct {
+		run    client.WorkflowRun
+		status string
+	}{{run, contract.RunCancelled}, {late, contract.RunFailed}} {
+		agg := finish(t, r.run)
+		require.Equal(t, r.status, agg.Status)
+		for _, step := range []string{"work", "release"} {
+			require.Equal(t, contract.StatusSkipped, agg.Steps[step].Status, step)
+			require.Equal(t, "the run never had its concurrency slot: no step started", agg.Steps[step].SkipReason, step)
+		}
+		code, out, errOut := cli(t, "events", "--address", server.Address, r.run.GetID())
+		require.Equal(t, 0, code, errOut)
+		require.NotRegexp(t, `step_started\s+(work|release)`, out, "no step but end started")
+		require.True(t, hasMarker(t, r.run.GetID(), "queued-cancel"))
+	}
 	replay(t, "change_queued_cancel", run.GetID(), run.GetRunID())
+	replay(t, "change_queued_cancel_deadline", late.GetID(), late.GetRunID())
 
 	require.Equal(t, contract.StatusRunning, mustState(t, holder.GetID()).Steps["work"].Status, "the holder held its slot throughout")
 	require.NoError(t, os.WriteFile(flag, nil, 0o644))

@@ -68,5 +68,18 @@ func (r *Run) Refuse(why string) {
 	}
 }
 
+// NeverStarted skips every step that has not started, cleanup steps
+// included: the run gave up waiting for its concurrency slot (cancelled,
+// drained, or past its deadline while queued), so nothing it would clean
+// up was done, and a cleanup step (releasing a lock) would undo what
+// another run holds. `end` runs.
+func (r *Run) NeverStarted() {
+	for i, s := range r.pb.Steps {
+		if s.Name != spec.EndStep && r.ordered[i].Status == contract.StatusPending {
+			r.resolve(s, r.ordered[i], false, "the run never had its concurrency slot: no step started", "")
+		}
+	}
+}
+
 // Refused tells whether the run was refused by its concurrency limit.
 func (r *Run) Refused() bool { return r.refused != "" }

@@ -102,14 +102,25 @@ func (x *executor) takeSlot(ctx workflow.Context, pb *spec.Playbook) {
 }
 
 // cancelledQueued tells the run, cancelled while it asked for its slot or
-// waited for it (but not given up waiting: its deadline, a drain), that
-// it is cancelled before its first steps are ready, which it would
-// otherwise start. The version is asked only then: a run from before the
-// change took no marker there, and replays as it ran.
+// waited for it, that it is cancelled before its first steps are ready,
+// which it would otherwise start; and a run that left the queue without
+// its slot (cancelled, or given up waiting: its deadline, a drain) that
+// no step starts, cleanup steps included (version 2). The version is
+// asked only then: a run from before the change took no marker there,
+// and replays as it ran; one cancelled on version 1 ran its cleanup
+// steps, and replays so.
 func (x *executor) cancelledQueued(ctx workflow.Context, gaveUp bool) {
-	if ctx.Err() != nil && !gaveUp && version(ctx, changeQueuedCancel) >= 1 {
+	cancelled := ctx.Err() != nil && !gaveUp
+	if !cancelled && !gaveUp {
+		return
+	}
+	v := version(ctx, changeQueuedCancel)
+	if cancelled && v >= 1 {
 		recordCancelReasons(workflow.GetSignalChannel(ctx, contract.SignalCancelReason), x.run)
 		x.run.CancelRun("cancel requested")
+	}
+	if v >= 2 {
+		x.run.NeverStarted()
 	}
 }
 

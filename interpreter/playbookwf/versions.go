@@ -154,10 +154,11 @@ var (
 		Where: "where a step fails, with no rule to handle it and use_pending_failed, after the run was cancelled",
 		What: "the step fails at once, and the run ends cancelled (before: it waited in pending_failed for a classification, " +
 			"and the cancelled run stayed open until a person classified it or its pending_timeout passed)"})
-	changeQueuedCancel = register(Change{ID: "queued-cancel", Max: 1,
-		Where: "where a run asking for its concurrency slot, or waiting for it, is cancelled",
+	changeQueuedCancel = register(Change{ID: "queued-cancel", Max: 2,
+		Where: "where a run asking for its concurrency slot, or waiting for it, is cancelled (version 1), or leaves the queue without its slot: cancelled, drained, or past its deadline (version 2)",
 		What: "the run leaves the queue cancelled: no step starts, its steps are skipped and `end` runs " +
-			"(before: its first steps started in the cancelled run, a noop completed, and an approval posted its on_waiting webhook)"})
+			"(before: its first steps started in the cancelled run, a noop completed, and an approval posted its on_waiting webhook); " +
+			"version 2: its cleanup steps (always, on_cancel) are skipped too (before: they ran, and released a lock the run never took while another run held it)"})
 	changeTruncatedReads = register(Change{ID: "truncated-reads", Max: 1,
 		Where: "where an expression or a template first reads past a stub (a value over its budget: a field it has not, an index, its length), or inputs.from names a step whose files list went with its truncated result, " +
 			"or a loop's driver starts with a stub in what its elements read (the run hands its side to the driver, and a driver to the run it continues as new)",
