@@ -76,7 +76,9 @@ func TestElementMocksByTemplate(t *testing.T) {
 }
 
 // A mock by template that cannot be one is a mistake of the test file,
-// one line each.
+// one line each; so is a mock of a step decided in the workflow (it
+// would change nothing) and a result field a real result has not (a
+// typo would leave the field it meant empty).
 func TestElementMocksByTemplateMalformed(t *testing.T) {
 	path := writeCase(t, regions, `cases:
   - name: c
@@ -87,9 +89,11 @@ func TestElementMocksByTemplateMalformed(t *testing.T) {
           eu: { result: 1 }
           "{{ nosuch.region == 'eu' }}": { result: 1 }
           "{{ site.region == 'eu' }}": { result: 1, takes: 1m }
-      plain:
+      list:
         elements:
           "{{ item }}": { result: 1 }
+      plain: { result: 2 }
+      more: { result: { stdot: "x" } }
     expect: { status: completed }
 `)
 	_, err := Load(path)
@@ -100,6 +104,8 @@ func TestElementMocksByTemplateMalformed(t *testing.T) {
 		path + `:7: case "c": elements: "eu" is neither an element index (0, 1, ...) nor a template over item ({{ item.region == 'eu' }})`,
 		path + `:8: case "c": mocks: step "each": elements "nosuch.region == 'eu'": unknown name nosuch (1:1)`,
 		path + `:9: case "c": mocks: step "each": elements "{{ site.region == 'eu' }}": takes: is given to an element by its index, not by a template`,
-		path + `:11: case "c": mocks: step "plain" has no loop: elements are a loop's`,
+		path + `:11: case "c": mocks: step "list" has no loop: elements are a loop's`,
+		path + `:13: case "c": mocks: step "plain" is decided in the workflow (kind noop) and runs as it is: a mock of it would change nothing; mock the steps it reads, or send its events`,
+		path + `:14: case "c": mocks: step "more": result.stdot is not a field of a shell step's result (exit_code, json, stderr, stdout)`,
 	}, bad.Lines)
 }

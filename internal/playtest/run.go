@@ -247,6 +247,17 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 					errs.add(m.Line, c.Name, "mocks: %s has no step %q", pb.Name, prefix+name)
 					continue
 				}
+				if st.Tool == nil || !mockable(st.Tool.Kind) {
+					kind := "no tool"
+					if st.Tool != nil {
+						kind = "kind " + st.Tool.Kind
+					}
+					errs.add(m.Line, c.Name, "mocks: step %q is decided in the workflow (%s) and runs as it is: a mock of it would change nothing; mock the steps it reads, or send its events", prefix+name, kind)
+					continue
+				}
+				if msg := badResult(st.Tool.Kind, m); msg != "" {
+					errs.add(m.Line, c.Name, "mocks: step %q: %s", prefix+name, msg)
+				}
 				if (m.Child != nil || m.Mocks != nil) && st.Tool.Kind != "playbook" {
 					errs.add(m.Line, c.Name, "mocks: step %q is not a sub-playbook: mock its attempts (result, error, lost, attempts)", prefix+name)
 				}
@@ -629,4 +640,51 @@ func waitsForEvent(pb *spec.Playbook, event string) bool {
 		}
 	}
 	return false
+}
+
+// mockable tells whether a step of a tool kind can be mocked: one whose
+// tool runs on a worker (a process, an http request) or as a child run.
+func mockable(kind string) bool {
+	return spec.RunsProcess(kind) || kind == "http" || kind == "playbook"
+}
+
+// badResult says what is wrong with the results a mock gives a step of a
+// tool kind whose result has a shape (shell, http): a mapping with a field
+// a real result has not (a typo: stdot, which would leave stdout empty);
+// "" when nothing is.
+func badResult(kind string, m *StepMock) string {
+	shape := spec.ResultShape(kind)
+	if shape == nil {
+		return ""
+	}
+	fields := slices.Sorted(maps.Keys(shape))
+	var check func(m *StepMock) string
+	check = func(m *StepMock) string {
+		for _, a := range m.Attempts {
+			if a.Result == nil {
+				continue
+			}
+			r, ok := a.Result.(map[string]any)
+			if !ok {
+				continue // a value of its own, for the steps that read it
+			}
+			for _, k := range slices.Sorted(maps.Keys(r)) {
+				if _, known := shape[k]; !known {
+					return fmt.Sprintf("result.%s is not a field of a %s step's result (%s)", k, kind, strings.Join(fields, ", "))
+				}
+			}
+		}
+		for _, i := range slices.Sorted(maps.Keys(m.Elements)) {
+			if msg := check(m.Elements[i]); msg != "" {
+				return msg
+			}
+		}
+		for _, w := range m.When {
+			if msg := check(w.Mock); msg != "" {
+				return msg
+			}
+		}
+		return ""
+	}
+	return check(m)
 }
