@@ -529,6 +529,9 @@ func (s *Suite) simulate(c *Case, opts Options, follow []delivery) (sim *simulat
 	sim = &simulation{log: log.lines, unmocked: st.unmocked, ran: st.ran, workload: spec.MergeWorkload(s.pb.Workload, in.Workload), trace: tr.lines(), order: order.order()}
 	sim.agg, err = aggregateOf(env)
 	if err != nil {
+		if waits := waitingWhenEnded(env); waits != "" {
+			err = fmt.Errorf("%v; it was waiting: %s", err, waits)
+		}
 		return sim, err
 	}
 	if v, qerr := env.QueryWorkflow(contract.QueryEvents, 0, 0); qerr == nil {
@@ -687,4 +690,31 @@ func badResult(kind string, m *StepMock) string {
 		return ""
 	}
 	return check(m)
+}
+
+// waitingWhenEnded says which steps of a run that ended without its
+// aggregate (its time ran out) were waiting for something no event of the
+// case brought, and the event that would: "step load waits in
+// pending_failed for a classification (an event classify: load)"; "" when
+// none was, or the run's state cannot be read.
+func waitingWhenEnded(env *testsuite.TestWorkflowEnvironment) string {
+	v, err := env.QueryWorkflow(contract.QueryState)
+	var agg contract.Aggregate
+	if err != nil || v.Get(&agg) != nil {
+		return ""
+	}
+	var waits []string
+	for _, name := range slices.Sorted(maps.Keys(agg.Steps)) {
+		st := agg.Steps[name]
+		switch {
+		case st.Status == contract.StatusPendingFailed:
+			waits = append(waits, fmt.Sprintf("step %s waits in pending_failed for a classification (an event classify: %s)", name, name))
+		case st.Waiting != nil && st.Waiting.For == "approval":
+			waits = append(waits, fmt.Sprintf("step %s waits for approval (an event approve: %s, or reject: %s)", name, name, name))
+		case st.Waiting != nil:
+			event, _ := strings.CutPrefix(st.Waiting.For, "event ")
+			waits = append(waits, fmt.Sprintf("step %s waits for event %s (an event send: %s)", name, event, event))
+		}
+	}
+	return strings.Join(waits, "; ")
 }

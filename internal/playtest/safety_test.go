@@ -323,3 +323,27 @@ func TestMockedSubPlaybookFollowsTheFirstRunsOrder(t *testing.T) {
 		require.Equal(t, want, given(second.trace))
 	}
 }
+
+// A case whose run waits for something none of its events brings fails
+// naming what each step waited for, and the event that would end it.
+func TestACaseThatNeverDecidesSaysWhatWaits(t *testing.T) {
+	path := writeCase(t, `metadata: {name: waits}
+use_pending_failed: true
+workflow:
+  - step: load
+    tool: {kind: shell, command: "false"}
+  - step: gate
+    tool: {kind: approval, message: "ship?"}
+  - step: landed
+    tool: {kind: wait_event, event: file_landed}
+`, `cases:
+  - name: c
+    mocks:
+      load: {error: {exit_code: 1}}
+    expect: {status: failed}
+`)
+	r := runNamed(t, path, "c")
+	require.False(t, r.Passed)
+	require.Contains(t, strings.Join(r.Problems, "\n"), "it was waiting: step gate waits for approval (an event approve: gate, or reject: gate); "+
+		"step landed waits for event file_landed (an event send: file_landed); step load waits in pending_failed for a classification (an event classify: load)")
+}
