@@ -84,7 +84,7 @@ func TestRetryReusesAStepWhoseRoutingChanged(t *testing.T) {
 	writePlaybook(t, dir, "routed.yaml", withCheck)
 	code, agg, errOut := retryJSON(t, "--file", file, first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  check_csv  runs: not in the earlier run\n  transform  runs: failed before\n  small      runs: skipped before\n")
+	require.Contains(t, errOut, "  extract    reused\n  check_csv  runs: not in the earlier run\n  transform  runs: failed before\n  small      not reused: skipped before; runs if a branch leads to it\n")
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
 	require.Equal(t, []string{"check_csv", "extract", "transform", "transform"}, marks(t, dir), "extract ran once in all")
@@ -92,7 +92,7 @@ func TestRetryReusesAStepWhoseRoutingChanged(t *testing.T) {
 	// A value only extract's next reads: extract is reused, and routes by it.
 	code, agg, errOut = retryJSON(t, "--set", "min_rows=20", agg.WorkflowID)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, errOut, "  extract    reused\n  check_csv  not reused: no branch leads to it now\n  transform  not reused: no branch leads to it now\n  small      runs: skipped before\n")
+	require.Contains(t, errOut, "  extract    reused\n  check_csv  not reused: no branch leads to it now\n  transform  not reused: no branch leads to it now\n  small      not reused: skipped before; runs if a branch leads to it\n")
 	require.Equal(t, "completed", agg.Status)
 	require.Equal(t, contract.StatusReused, agg.Steps["extract"].Status)
 	require.Equal(t, []string{"small"}, agg.Steps["extract"].TakenNext)

@@ -264,8 +264,12 @@ func ReusableSteps(p *spec.Playbook, earlier map[string]*contract.StepState, fro
 const NotLedTo = "no branch leads to it now"
 
 // skippedBefore is why a step skipped in the earlier run runs, unless a
-// step upstream of it runs: "downstream of x" says it better.
-const skippedBefore = "skipped before"
+// step upstream of it runs: "downstream of x" says it better. It runs as
+// the new run's arcs decide: a branch may skip it again.
+const skippedBefore = SkippedBefore
+
+// SkippedBefore is skippedBefore, for the front ends' lines.
+const SkippedBefore = "skipped before"
 
 // pendingBefore is why a step that never started in the earlier run (it
 // was terminated first) runs, with the same exception.

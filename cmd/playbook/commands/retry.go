@@ -196,6 +196,10 @@ func decisionLinesOf(decisions []engine.ReuseDecision, indent string) []string {
 			what = fmt.Sprintf("%s of %s elements run (%s), %s reused", thousands(d.Elements.Run), thousands(d.Elements.Total), d.Why, thousands(d.Elements.Reused))
 		case d.Why == engine.NotLedTo:
 			what = "not reused: " + d.Why
+		case d.Why == engine.SkippedBefore:
+			// The new run's arcs decide whether it runs: it may be
+			// skipped again.
+			what = "not reused: " + d.Why + "; runs if a branch leads to it"
 		case d.Child != nil:
 			what = "runs: " + d.Why + "; a retry of its sub-playbook:"
 		case !d.Reused:
