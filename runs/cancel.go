@@ -36,6 +36,18 @@ func Cancel(ctx context.Context, c Client, namespace, run, reason string) error 
 	return notFound(run, err)
 }
 
+// Terminate is Temporal's hard stop of an open run; a run that has
+// already ended is refused (an EndedError saying how it ended).
+func Terminate(ctx context.Context, c Client, run, reason string) error {
+	if err := c.TerminateWorkflow(ctx, run, "", reason); err != nil {
+		if ended := refuseEnded(ctx, c, run, "nothing to terminate"); ended != nil {
+			return ended
+		}
+		return notFound(run, err)
+	}
+	return nil
+}
+
 // Drain lets the run's running steps finish and starts no new one (the
 // drain signal); a run that has already ended is refused (RefuseEnded:
 // an EndedError), and the signal's own error is the server's.

@@ -43,8 +43,12 @@ func EndedOutcome(ctx context.Context, c Client, run string) string {
 // the same for every front end: an EndedError saying how it ended. nil
 // while the run is open.
 func RefuseEnded(ctx context.Context, c Client, run string) error {
+	return refuseEnded(ctx, c, run, "nothing to cancel")
+}
+
+func refuseEnded(ctx context.Context, c Client, run, nothing string) error {
 	if outcome := EndedOutcome(ctx, c, run); outcome != "" {
-		return &EndedError{Run: run, Outcome: outcome, Nothing: "nothing to cancel"}
+		return &EndedError{Run: run, Outcome: outcome, Nothing: nothing}
 	}
 	return nil
 }

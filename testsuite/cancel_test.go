@@ -192,4 +192,9 @@ func TestTerminateIsTheHardStop(t *testing.T) {
 	// The worker learns from its next heartbeat that the run is gone, and
 	// kills the steps' processes.
 	waitFor(t, "the steps' processes to be killed", func() bool { return len(processesMatching("playbook-long-running")) == 0 })
+
+	// Once is enough: a run that has ended is refused as cancel refuses it.
+	code, _, errOut = cli(t, "terminate", "--address", server.Address, run.GetID())
+	require.Equal(t, 5, code, errOut)
+	require.Equal(t, "terminate: "+run.GetID()+" already ended: terminated; nothing to terminate\n", errOut)
 }

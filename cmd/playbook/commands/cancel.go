@@ -66,10 +66,11 @@ func (a *app) terminateCommand() *cobra.Command {
 		Short: "stop a run at once: the hard stop. No step is told, end does not run, no aggregate is made",
 		Long: "Terminate is Temporal's forced stop: the workflow ends Terminated on the spot.\n" +
 			"`end` never runs, no webhook is called and no aggregate is made; a worker kills a running\n" +
-			"step's processes when its next heartbeat finds the run gone. Prefer `playbook cancel`.",
+			"step's processes when its next heartbeat finds the run gone. Prefer `playbook cancel`.\n" +
+			"Exit 5 when the run has already ended.",
 		Args: exactArgs(1, "the RUN (workflow ID)"),
 		RunE: a.connected(func(c *call, conn *connection) error {
-			if err := conn.client.TerminateWorkflow(c.ctx, c.args[0], "", reason); err != nil {
+			if err := runs.Terminate(c.ctx, conn.client, c.args[0], reason); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.stdout, "Terminated %s.\n", c.args[0])
