@@ -73,7 +73,14 @@ type Retried struct {
 // PlanData is the retry's plan as data (retry --dry-run --json, the MCP
 // server's retry_run): one decision per step, and the warnings.
 func (r *Retried) PlanData(earlier string) map[string]any {
-	return map[string]any{"retry_of": earlier, "steps": r.Plan.Decisions, "reused": r.Reused, "warnings": r.Plan.Warnings}
+	reused, warnings := r.Reused, r.Plan.Warnings
+	if reused == nil {
+		reused = []string{}
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return map[string]any{"retry_of": earlier, "steps": r.Plan.Decisions, "reused": reused, "warnings": warnings}
 }
 
 // notRetried refuses id for a retry of run (whose input is in): it names

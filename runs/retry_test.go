@@ -103,6 +103,7 @@ func TestRetryPlanReusesAStepAndALoopsCompletedElements(t *testing.T) {
 	data := r.PlanData("r1")
 	require.Equal(t, "r1", data["retry_of"])
 	require.Equal(t, []string{"a"}, data["reused"])
+	require.Equal(t, []string{}, data["warnings"], "none: a list, not null")
 }
 
 // A retry with a fixed playbook runs the step whose definition changed,

@@ -94,7 +94,7 @@ func (d *decoder) retry(n *yaml.Node) (*Retry, error) {
 			d.checkAttempts(n, "retry", r.MaxAttempts)
 			return &r, nil
 		}
-		return nil, d.errf(n, "retry must be true, a number of attempts, or a mapping")
+		return nil, d.errf(n, "retry must be true, a whole number of attempts, or a mapping, not %s", asWritten(n))
 	}
 	err := d.fields(n, "retry", d.retryKeys(&r))
 	if err != nil {
