@@ -40,6 +40,10 @@ func Result(ctx context.Context, wr client.WorkflowRun) (*contract.Aggregate, er
 		// The aggregate is there, as a large value the store must give.
 		return nil, fmt.Errorf("%s's result cannot be read: %w", wr.GetID(), unreadable)
 	}
+	var terminated *temporal.TerminatedError
+	if errors.As(err, &terminated) {
+		return nil, fmt.Errorf("%s was terminated (Temporal's hard stop: `end` did not run, and there is no aggregate); `playbook status %s` shows where its steps stood: %w", wr.GetID(), wr.GetID(), err)
+	}
 	return nil, fmt.Errorf("%s ended without an aggregate: %w", wr.GetID(), err)
 }
 

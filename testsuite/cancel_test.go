@@ -198,3 +198,25 @@ func TestTerminateIsTheHardStop(t *testing.T) {
 	require.Equal(t, 5, code, errOut)
 	require.Equal(t, "terminate: "+run.GetID()+" already ended: terminated; nothing to terminate\n", errOut)
 }
+
+// `run` following a run that is terminated says it was, and where to see
+// its steps: there is no aggregate to print.
+func TestRunFollowingATerminatedRunSaysSo(t *testing.T) {
+	parallel(t)
+	file := writePlaybook(t, t.TempDir(), "slow.yaml", "metadata: {name: slow-term}\nworkflow:\n  - step: a\n    tool: {kind: shell, command: 'sleep 30'}\n")
+	id := fmt.Sprintf("slow-term-%d", time.Now().UnixNano())
+	type followed struct {
+		code   int
+		errOut string
+	}
+	done := make(chan followed, 1)
+	go func() {
+		code, _, errOut := cli(t, "run", "--address", server.Address, "--id", id, file)
+		done <- followed{code, errOut}
+	}()
+	waitRunning(t, id, 1)
+	require.NoError(t, tc.TerminateWorkflow(context.Background(), id, "", "test over"))
+	f := <-done
+	require.Equal(t, 1, f.code, f.errOut)
+	require.Contains(t, f.errOut, "run: "+id+" was terminated (Temporal's hard stop: `end` did not run, and there is no aggregate); `playbook status "+id+"` shows where its steps stood")
+}
