@@ -163,12 +163,22 @@ func TestCancelFromGoClient(t *testing.T) {
 
 func TestCancelDrain(t *testing.T) {
 	parallel(t, carries("playbook-long-running"))
-	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 2})
+	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 4})
 	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", run.GetID())
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Draining")
+	// While its steps finish, status says the run drains, and the state
+	// query why.
+	waitFor(t, "the run to say it drains", func() bool {
+		agg, err := queryState(run.GetID())
+		return err == nil && agg.WindingDown == contract.WindingDownDrain
+	})
+	code, out, errOut = cli(t, "status", "--address", server.Address, run.GetID())
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "Winding down: draining: running steps finish, no new step starts; then the cleanup steps, then end\n")
 	agg := finish(t, run)
+	require.Empty(t, agg.WindingDown, "a result says how the run ended, not that it wound down")
 	require.Equal(t, "cancelled", agg.Status)
 	require.Equal(t, contract.StatusCompleted, agg.Steps["left"].Status, "running steps finish")
 	require.Equal(t, contract.StatusCompleted, agg.Steps["right"].Status)

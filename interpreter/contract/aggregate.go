@@ -46,7 +46,19 @@ type Aggregate struct {
 	// Refused says why the run's concurrency limit refused it
 	// (on_limit: fail): it ran no step.
 	Refused string `json:"refused,omitempty"`
+	// WindingDown, in an open run's state (the state query) only, says
+	// why it is winding down: WindingDownCancel, WindingDownDrain or
+	// WindingDownDeadline; "" while it is not. A run's result never has
+	// it: its status says how it ended.
+	WindingDown string `json:"winding_down,omitempty"`
 }
+
+// Why an open run winds down (Aggregate.WindingDown).
+const (
+	WindingDownCancel   = "cancel"
+	WindingDownDrain    = "drain"
+	WindingDownDeadline = "deadline"
+)
 
 // Notification is one webhook call made after `end` decided.
 type Notification struct {

@@ -81,6 +81,24 @@ func (r *Run) Drain() {
 // Cancelled tells whether the run was cancelled or drained.
 func (r *Run) Cancelled() bool { return r.cancelled || r.drained }
 
+// WindingDown says why the run winds down (contract.WindingDownCancel,
+// Drain or Deadline), as it does now: a cancel after a drain cancels the
+// running steps, a deadline that came first stays the reason; "" while
+// it does not.
+func (r *Run) WindingDown() string {
+	switch {
+	case r.timedOut && r.deadlineFirst:
+		return contract.WindingDownDeadline
+	case r.cancelled:
+		return contract.WindingDownCancel
+	case r.drained:
+		return contract.WindingDownDrain
+	case r.timedOut:
+		return contract.WindingDownDeadline
+	}
+	return ""
+}
+
 // ToCancel lists the running steps to cancel now: all of them after a
 // cancel request, all but sub-playbooks (which end by the deadline they
 // inherited) once the run's deadline passed, and under failure_mode cancel

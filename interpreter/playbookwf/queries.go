@@ -42,13 +42,15 @@ func registerQueries(ctx workflow.Context, run *engine.Run) error {
 
 // stateOf is the state query's answer: the run's aggregate so far, within
 // its budget, with the run's workflow and run IDs, as its result has them
-// (`temporal workflow query --type state` reads them).
+// (`temporal workflow query --type state` reads them), and, while it
+// winds down, why.
 func stateOf(ctx workflow.Context, run *engine.Run) *contract.Aggregate {
 	agg := run.Snapshot()
 	if agg.WorkflowID == "" {
 		own := *agg
 		e := workflow.GetInfo(ctx).WorkflowExecution
 		own.WorkflowID, own.RunID = e.ID, e.RunID
+		own.WindingDown = run.WindingDown()
 		agg = &own
 	}
 	return run.Bounded(agg)

@@ -63,6 +63,14 @@ func printStatus(out io.Writer, run, reach string, st *runs.Status) {
 	if agg.CancelReason != "" {
 		fmt.Fprintf(out, "Cancel reason: %s\n", agg.CancelReason)
 	}
+	switch agg.WindingDown {
+	case contract.WindingDownCancel:
+		fmt.Fprintln(out, "Winding down: cancelled: running steps are being cancelled, no new step starts; then the cleanup steps, then end")
+	case contract.WindingDownDrain:
+		fmt.Fprintln(out, "Winding down: draining: running steps finish, no new step starts; then the cleanup steps, then end")
+	case contract.WindingDownDeadline:
+		fmt.Fprintln(out, "Winding down: its deadline passed: running steps are being cancelled, no new step starts; then the cleanup steps, then end")
+	}
 	if agg.Queued != nil {
 		fmt.Fprintf(out, "Waiting for a slot: %s\n", engine.QueuedNote(agg.Queued))
 	}
