@@ -32,23 +32,6 @@ type Decision struct {
 	Rule *spec.ExitCodeRule
 }
 
-// MatchRule finds the exit-code rule for a code: a rule listing the code
-// wins over a match_all_exit_codes rule, whatever their order.
-func MatchRule(rules []spec.ExitCodeRule, code int) *spec.ExitCodeRule {
-	var catchAll *spec.ExitCodeRule
-	for i := range rules {
-		for _, c := range rules[i].ExitCodes {
-			if c == code {
-				return &rules[i]
-			}
-		}
-		if rules[i].MatchAll && catchAll == nil {
-			catchAll = &rules[i]
-		}
-	}
-	return catchAll
-}
-
 // DecideRetry applies the contract's rule after attempt (1-based) produced o.
 // A failure with an exit code that a failure handler's rule matches is the
 // rule's alone: it retries while attempt <= max_retries. Any other failure
@@ -62,7 +45,7 @@ func DecideRetry(block spec.Retry, handler *spec.FailureHandler, attempt int, o 
 			return Decision{Recovery: contract.RecoveryError}, nil
 		}
 		if handler != nil && o.ExitCode != nil {
-			if rule := MatchRule(handler.Rules, *o.ExitCode); rule != nil {
+			if rule := spec.MatchRule(handler.Rules, *o.ExitCode); rule != nil {
 				if attempt <= rule.MaxRetries {
 					return Decision{Retry: true, Delay: backoff(block, attempt, random), Recovery: contract.RecoveryRetried, Rule: rule}, nil
 				}

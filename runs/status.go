@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
@@ -94,9 +95,16 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 		st.Live[pa.GetActivityId()] = l
 	}
 	if st.playbook != nil {
-		for id, l := range st.Live {
+		for _, pa := range d.GetPendingActivities() {
+			id := pa.GetActivityId()
 			if s := st.playbook.Step(strings.SplitN(id, "[", 2)[0]); s != nil {
+				// Of the attempts its last failure may take: its exit-code
+				// rule's, or the retry block's.
+				l := st.Live[id]
 				l.MaximumAttempts = int32(ConfiguredAttempts(s))
+				if failed, ok := FailedAttempt(pa.GetHeartbeatDetails(), int(pa.GetAttempt())-1); ok {
+					l.MaximumAttempts = int32(AttemptsFor(s, ExitCodeOf(failed)))
+				}
 				st.Live[id] = l
 			}
 		}
@@ -253,6 +261,61 @@ func ConfiguredAttempts(s *spec.Step) int {
 	return n
 }
 
+// AttemptsFor is how many attempts a step may take after a failure with
+// exit code code: the exit-code rule that matches it judges it alone (its
+// max_retries plus one), any other failure the retry block (max_attempts);
+// ConfiguredAttempts, the most either gives, when the code is not known.
+func AttemptsFor(s *spec.Step, code *int) int {
+	if code == nil {
+		return ConfiguredAttempts(s)
+	}
+	if s.FailureHandler != nil {
+		if r := spec.MatchRule(s.FailureHandler.Rules, *code); r != nil {
+			return r.MaxRetries + 1
+		}
+	}
+	return s.RetryBlock().MaxAttempts
+}
+
 // waitsQueryBound bounds the events query status makes to read until when
 // its wait steps wait: a slow answer leaves the times out.
 const waitsQueryBound = 2 * time.Second
+
+// FailedAttempt is the record of a failed attempt, from the attempt log
+// a pending step heartbeats; false when the log does not have it.
+func FailedAttempt(details *commonpb.Payloads, attempt int) (contract.AttemptRecord, bool) {
+	if len(details.GetPayloads()) == 0 {
+		return contract.AttemptRecord{}, false
+	}
+	dc, err := PayloadConverter()
+	if err != nil {
+		return contract.AttemptRecord{}, false
+	}
+	var log contract.AttemptLog
+	if dc.FromPayload(details.GetPayloads()[0], &log) != nil {
+		return contract.AttemptRecord{}, false
+	}
+	for _, r := range log.Failed {
+		if r.Attempt == attempt {
+			return r, true
+		}
+	}
+	return contract.AttemptRecord{}, false
+}
+
+// ExitCodeOf is a failed attempt's exit code, nil when it had none (a
+// timeout, an http step, a lost attempt).
+func ExitCodeOf(r contract.AttemptRecord) *int {
+	details, _ := r.Error.Details.(map[string]any)
+	if r.Lost || details == nil {
+		return nil
+	}
+	switch c := details["exit_code"].(type) {
+	case float64:
+		code := int(c)
+		return &code
+	case int:
+		return &c
+	}
+	return nil
+}

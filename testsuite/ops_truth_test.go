@@ -475,3 +475,34 @@ workflow:
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "\nfirst\n")
 }
+
+// A failure an exit-code rule matches is the rule's alone: run and status
+// count its attempts by the rule (max_retries plus one), not by the
+// retry block's larger max_attempts; and each retry is told once, the
+// quick first one too.
+func TestARulesRetryCountsTheRulesAttempts(t *testing.T) {
+	parallel(t)
+	file := writePlaybook(t, t.TempDir(), "rulecount.yaml", `metadata: {name: rulecount}
+failure_handlers:
+  - name: busy
+    rules:
+      - exit_codes: [75]
+        max_retries: 2
+workflow:
+  - step: db
+    retry: {max_attempts: 5, initial_delay: 100ms}
+    failure_handler: busy
+    tool: {kind: shell, command: 'sleep 0.5; exit 75'}
+`)
+	id := fmt.Sprintf("rulecount-%d", time.Now().UnixNano())
+	code, out, errOut := cli(t, "run", "--address", server.Address, "--id", id, file)
+	require.Equal(t, 1, code, out+errOut)
+	require.NotContains(t, out, "of 5")
+	for _, attempt := range []int{1, 2} {
+		// Told live (retrying ... of 3), or, when no poll saw it, as the
+		// run's event (retried ... followed): once.
+		told := regexp.MustCompile(fmt.Sprintf(`db +(retrying: attempt %d failed: exited with code 75; attempt %d of 3|retried: attempt %d failed: exited with code 75; attempt %d followed)`, attempt, attempt+1, attempt, attempt+1))
+		require.Len(t, told.FindAllString(out, -1), 1, "attempt %d's retry, told once:\n%s", attempt, out)
+	}
+	require.Contains(t, out, "busy gave up after 2 retries")
+}

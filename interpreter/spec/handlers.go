@@ -117,3 +117,20 @@ func (d *decoder) exitCodeRuleKeys(r *ExitCodeRule, codesNode **yaml.Node) keys 
 		}},
 	}
 }
+
+// MatchRule finds the exit-code rule for a code: a rule listing the code
+// wins over a match_all_exit_codes rule, whatever their order.
+func MatchRule(rules []ExitCodeRule, code int) *ExitCodeRule {
+	var catchAll *ExitCodeRule
+	for i := range rules {
+		for _, c := range rules[i].ExitCodes {
+			if c == code {
+				return &rules[i]
+			}
+		}
+		if rules[i].MatchAll && catchAll == nil {
+			catchAll = &rules[i]
+		}
+	}
+	return catchAll
+}

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 
 	"playbook/interpreter/contract"
@@ -81,10 +80,13 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, p *prog
 }
 
 type progress struct {
-	out      io.Writer
-	reach    string // see connection.reach
-	seen     int
-	attempts map[string]int32
+	out   io.Writer
+	reach string // see connection.reach
+	seen  int
+	pb    *spec.Playbook
+	// told are the attempts of each step whose start after a failure was
+	// told (a retrying or a retried line), by step.
+	told map[string]map[int32]bool
 	// width is the step column's: the longest step name (loop elements
 	// add their index), at least 14.
 	width int
@@ -105,7 +107,7 @@ type progress struct {
 // what the command lines it suggests add to reach the server
 // (connection.reach).
 func newProgress(pb *spec.Playbook, out io.Writer, reach string) *progress {
-	p := &progress{out: out, reach: reach, attempts: map[string]int32{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
+	p := &progress{out: out, reach: reach, pb: pb, told: map[string]map[int32]bool{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
 	for _, s := range pb.Steps {
 		p.maxAttempts[s.Name] = runs.ConfiguredAttempts(s)
 		if s.Loop != nil {
@@ -197,13 +199,10 @@ func (p *progress) print(evs []engine.Event, wr client.WorkflowRun) {
 				delete(p.running, e.Step)
 			}
 		}
-		if e.Type == "step_retry" {
+		if e.Type == "step_retry" && !p.tell(e.Step, int32(e.Attempts+1)) {
 			// A retry the pending-activity view showed is not told twice; one
 			// over before a poll saw it (a quick one) is told now.
-			if int32(e.Attempts+1) <= p.attempts[e.Step] {
-				continue
-			}
-			p.attempts[e.Step] = int32(e.Attempts + 1)
+			continue
 		}
 		if line := describeEvent(e, wr.GetID(), p.reach); line != "" {
 			step := e.Step
@@ -237,18 +236,24 @@ func (p *progress) retries(parent context.Context, c client.Client, wr client.Wo
 	}
 	for _, pa := range d.GetPendingActivities() {
 		step, attempt := pa.GetActivityId(), pa.GetAttempt()
-		if attempt <= 1 || attempt <= p.attempts[step] {
+		if attempt <= 1 || !p.tell(step, attempt) {
 			continue
 		}
-		p.attempts[step] = attempt
 		line := fmt.Sprintf("retrying: attempt %d failed", attempt-1)
 		if f := pa.GetLastFailure(); f != nil {
 			line += ": " + expr.FirstLine(f.GetMessage())
 		}
-		if code, ok := recoveryExit(pa.GetHeartbeatDetails(), int(attempt-1)); ok {
-			line += fmt.Sprintf("; its recovery script exited %d", code)
+		failed, known := runs.FailedAttempt(pa.GetHeartbeatDetails(), int(attempt-1))
+		if known && failed.RecoveryExitCode != nil {
+			line += fmt.Sprintf("; its recovery script exited %d", *failed.RecoveryExitCode)
 		}
-		line += "; " + attemptOf(attempt, p.maxAttempts[strings.SplitN(step, "[", 2)[0]])
+		// Of the attempts the failure may take: its exit-code rule's, or the
+		// retry block's.
+		limit := p.maxAttempts[strings.SplitN(step, "[", 2)[0]]
+		if s := p.pb.Step(strings.SplitN(step, "[", 2)[0]); s != nil && known {
+			limit = runs.AttemptsFor(s, runs.ExitCodeOf(failed))
+		}
+		line += "; " + attemptOf(attempt, limit)
 		// The delay the retry policy chose: from the failed attempt's end
 		// to the next one's start, whenever this poll saw it.
 		if next, last := pa.GetNextAttemptScheduleTime(), pa.GetLastAttemptCompleteTime(); next != nil && last != nil {
@@ -281,28 +286,6 @@ func roundDelay(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Millisecond)
-}
-
-// recoveryExit is the exit code of the recovery script that ran after
-// attempt, from the attempt log a pending step heartbeats.
-func recoveryExit(details *commonpb.Payloads, attempt int) (int, bool) {
-	if len(details.GetPayloads()) == 0 {
-		return 0, false
-	}
-	dc, err := runs.PayloadConverter()
-	if err != nil {
-		return 0, false
-	}
-	var log contract.AttemptLog
-	if dc.FromPayload(details.GetPayloads()[0], &log) != nil {
-		return 0, false
-	}
-	for _, r := range log.Failed {
-		if r.Attempt == attempt && r.RecoveryExitCode != nil {
-			return *r.RecoveryExitCode, true
-		}
-	}
-	return 0, false
 }
 
 // stuckAttempts is the attempt of a run's workflow task from which `run`
@@ -462,4 +445,16 @@ func countOf(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// tell marks a step's attempt as told, and says whether it was not yet.
+func (p *progress) tell(step string, attempt int32) bool {
+	if p.told[step][attempt] {
+		return false
+	}
+	if p.told[step] == nil {
+		p.told[step] = map[int32]bool{}
+	}
+	p.told[step][attempt] = true
+	return true
 }
