@@ -109,6 +109,18 @@ func ApplyTrigger(ctx context.Context, c Client, r contract.TriggerRegistration)
 	return "created", nil
 }
 
+// UpstreamUnknown tells whether no run of an after trigger's upstream
+// playbook is known to the namespace (a misspelt metadata.name, whose
+// trigger would wait for ever); false for a webhook, or when it cannot
+// tell (the namespace lacks playbook's search attributes).
+func UpstreamUnknown(ctx context.Context, c Client, namespace string, r contract.TriggerRegistration) bool {
+	if r.Upstream == "" {
+		return false
+	}
+	known, err := List(ctx, c, namespace, Filter{Playbook: r.Upstream}, 1)
+	return err == nil && len(known) == 0
+}
+
 // comparable is a registration as compared for a re-apply: its JSON form
 // (the frozen input's maps compare by content).
 func comparable(r contract.TriggerRegistration) any {

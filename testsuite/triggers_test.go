@@ -196,6 +196,8 @@ workflow:
 	code, out, errOut := cli(t, "schedule", "apply", "--address", server.Address, "--task-queue", queue, load)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, load+": trigger after extract-trg [completed] created\n", out)
+	// No extract-trg has run yet: a misspelt name would look the same.
+	require.Equal(t, "warning: "+load+": no run of playbook extract-trg is known to this namespace: check that it is its metadata.name (the trigger waits for one)\n", errOut)
 
 	upstream := func(id string, set ...string) string {
 		code, _, errOut := cli(t, append([]string{"run", "--address", server.Address, "--id", id, extract}, set...)...)
@@ -231,6 +233,7 @@ workflow:
 	waitFor(t, "the two load runs to be listed", func() bool { return len(runsOf(t, "load-trg")) == 2 })
 	code, _, errOut = cli(t, "schedule", "apply", "--address", server.Address, "--task-queue", queue, load)
 	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut, "extract-trg's runs are known now")
 	require.Len(t, runsOf(t, "load-trg"), 2)
 }
 

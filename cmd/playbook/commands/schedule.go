@@ -621,6 +621,9 @@ func (a *app) scheduleApplyCommand() *cobra.Command {
 						return fmt.Errorf("%s: %w", r.Run.File, err)
 					}
 					fmt.Fprintf(c.stdout, "%s: trigger %s %s\n", r.Run.File, runs.TriggerWhat(r), outcome)
+					if runs.UpstreamUnknown(c.ctx, conn.client, conn.namespace, r) {
+						fmt.Fprintf(c.stderr, "warning: %s: no run of playbook %s is known to this namespace: check that it is its metadata.name (the trigger waits for one)\n", r.Run.File, r.Upstream)
+					}
 				}
 				if prune == "" {
 					return nil
