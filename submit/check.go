@@ -290,7 +290,11 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 	}
 	program, err := exprlang.Compile(x.src, opts...)
 	if err != nil {
-		return spec.Errors{at("%s%s", expr.FirstLine(err.Error()), c.jsonHint(x, err))}
+		hint := c.jsonHint(x, err)
+		if len(c.pb.Triggers) == 0 && strings.Contains(err.Error(), "unknown name trigger") {
+			hint = ": trigger is what started the run, read by a playbook with triggers: (a run started by hand or a schedule has nothing to read there)"
+		}
+		return spec.Errors{at("%s%s", expr.FirstLine(err.Error()), hint)}
 	}
 	if x.asList {
 		return c.loopList(x, program, at)

@@ -27,6 +27,11 @@ triggers:
 workflow:
   - step: a
 `, `x.yaml:4: triggers: after.playbook "x" is this playbook: each run would start the next as it ends, without end (a run every minute is a schedule: schedule: {every: 1m})`},
+		{"trigger read without triggers", `metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ trigger.kind }}"}
+`, `x.yaml:4: step "a": tool: "trigger.kind": unknown name trigger (1:1): trigger is what started the run, read by a playbook with triggers: (a run started by hand or a schedule has nothing to read there)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseStrict("x.yaml", []byte(c.src), "")
