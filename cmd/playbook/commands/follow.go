@@ -337,6 +337,9 @@ func describeEvent(e engine.Event, run, reach string) string {
 		return "cancelled: " + e.Message
 	case "cancel_requested", "drain_requested", "deadline_passed":
 		return e.Message
+	case "concurrency_queued", "concurrency_granted", "concurrency_left", "concurrency_refused":
+		// A run waiting for its slot says so, and when it has it.
+		return e.Message
 	case "end_evaluated":
 		if e.Error != nil {
 			return fmt.Sprintf("%s (%s: %s)", e.Message, e.Error.Type, e.Error.Message)

@@ -18,3 +18,12 @@ func TestAWaitingStepsLineSaysHowToEndTheWait(t *testing.T) {
 	require.Equal(t, "waiting for approval: ship it?; decide with `playbook approve r gate` or `playbook reject r gate` (`playbook pending r` shows its inputs)",
 		describeEvent(approval, "r", ""))
 }
+
+// `run` of a run that waits for its concurrency slot says so, and when it
+// has it: it printed nothing while queued.
+func TestAQueuedRunsLinesSayWhereItStands(t *testing.T) {
+	queued := engine.Event{Type: "concurrency_queued", Message: `queued behind dep-1 (concurrency key "web", limit 1; 1st in the queue)`}
+	require.Equal(t, queued.Message, describeEvent(queued, "dep-2", ""))
+	granted := engine.Event{Type: "concurrency_granted", Message: `holds a slot of concurrency key "web"`}
+	require.Equal(t, granted.Message, describeEvent(granted, "dep-2", ""))
+}
