@@ -500,7 +500,7 @@ workflow:
 func TestTriggerIsReadOnlyWithTriggers(t *testing.T) {
 	step := "workflow:\n  - step: a\n    tool: {kind: noop, result: \"{{ trigger.%s }}\"}\n"
 	_, err := ParseStrict("x.yaml", []byte("metadata: {name: x}\n"+fmt.Sprintf(step, "run_id")), "")
-	require.EqualError(t, err, `x.yaml:4: step "a": tool: "trigger.run_id": unknown name trigger (1:1)`)
+	require.EqualError(t, err, `x.yaml:4: step "a": tool: "trigger.run_id": unknown name trigger (1:1): trigger is what started the run, read by a playbook with triggers: (a run started by hand or a schedule has nothing to read there)`)
 	with := "metadata: {name: x}\ntriggers: [{after: {playbook: up}}]\n"
 	_, err = ParseStrict("x.yaml", []byte(with+fmt.Sprintf(step, "run_id")), "")
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package submit
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,11 +29,6 @@ triggers:
 workflow:
   - step: a
 `, `x.yaml:4: triggers: after.playbook "x" is this playbook: each run would start the next as it ends, without end (a run every minute is a schedule: schedule: {every: 1m})`},
-		{"trigger read without triggers", `metadata: {name: x}
-workflow:
-  - step: a
-    tool: {kind: noop, result: "{{ trigger.kind }}"}
-`, `x.yaml:4: step "a": tool: "trigger.kind": unknown name trigger (1:1): trigger is what started the run, read by a playbook with triggers: (a run started by hand or a schedule has nothing to read there)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseStrict("x.yaml", []byte(c.src), "")
@@ -46,4 +43,31 @@ workflow:
   - step: a
 `), "")
 	require.NoError(t, err)
+}
+
+// One pass tells every problem of the playbook's own keys: a bad
+// concurrency or trigger entry does not hide on_timeout without a
+// timeout, a bad first trigger does not hide the second's problem, nor a
+// wrong status the same entry's bad playbook name.
+func TestPlaybookLevelProblemsAreToldTogether(t *testing.T) {
+	_, err := ParseStrict("x.yaml", []byte(`metadata: {name: x}
+on_timeout: fail
+concurrency: {limit: 0}
+triggers:
+  - after: {playbook: Nightly_Extract, status: [done]}
+  - webhook: {name: Bad Name, secret: {secret: s}}
+workflow:
+  - step: a
+`), "")
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	for _, want := range []string{
+		`x.yaml:2: on_timeout applies to the run's timeout, and the playbook sets none`,
+		`x.yaml:3: concurrency.limit must be at least 1, not 0`,
+		`x.yaml:5: after.status "done" is not how a run ends`,
+		`x.yaml:5: triggers: after.playbook "Nightly_Extract" must be a playbook's metadata.name`,
+		`x.yaml:6: triggers: webhook.name "Bad Name" must match [a-z0-9][a-z0-9_-]*`,
+	} {
+		require.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) }), "%q among:\n%s", want, err)
+	}
 }

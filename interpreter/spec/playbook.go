@@ -20,10 +20,10 @@ func (d *decoder) playbook(n *yaml.Node, pb *Playbook) error {
 	case steps != nil && steps.Kind != yaml.SequenceNode:
 		errs = errs.Add(d.file, d.errf(steps, "workflow must be a list of steps"))
 	}
-	if err == nil {
-		errs = errs.Add(d.file, d.checkConcurrencyKey(pb))
-	}
-	if onTimeout != nil && pb.Timeout == 0 && err == nil {
+	// These hold whatever else is wrong with the file: one pass tells
+	// them beside the other keys' errors.
+	errs = errs.Add(d.file, d.checkConcurrencyKey(pb))
+	if onTimeout != nil && pb.Timeout == 0 && !hasKey(n, "timeout") {
 		errs = errs.Add(d.file, d.errf(onTimeout, "on_timeout applies to the run's timeout, and the playbook sets none"))
 	}
 	if steps == nil || steps.Kind != yaml.SequenceNode {
@@ -163,4 +163,14 @@ func (d *decoder) metadataKeys(pb *Playbook) keys {
 		}},
 		"description": {sString("What the playbook does."), func(v *yaml.Node) error { return d.str(v, "metadata.description", &pb.Description) }},
 	}
+}
+
+// hasKey tells whether mapping n has key, whatever its value.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }

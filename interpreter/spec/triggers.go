@@ -50,40 +50,60 @@ func (d *decoder) triggers(n *yaml.Node) ([]Trigger, error) {
 		return nil, d.errf(n, "triggers must be a list of {webhook: ...} or {after: ...}")
 	}
 	var out []Trigger
+	var errs Errors
 	hooks := map[string]int{}
 	for _, tn := range n.Content {
-		t := Trigger{Line: tn.Line}
-		if err := d.fields(tn, "a trigger", d.triggerKeys(&t)); err != nil {
-			return nil, err
-		}
-		switch {
-		case (t.Webhook == nil) == (t.After == nil):
-			return nil, d.errf(tn, "a trigger is either webhook: or after:, one of them")
-		case t.Webhook != nil:
-			if t.Webhook.Name == "" || !namePattern.MatchString(t.Webhook.Name) {
-				return nil, d.errf(tn, "triggers: webhook.name %q must match [a-z0-9][a-z0-9_-]*", t.Webhook.Name)
-			}
-			if len(t.Webhook.Name) > MaxHookName {
-				return nil, d.errf(tn, "triggers: webhook.name is %d bytes, over the limit of %d", len(t.Webhook.Name), MaxHookName)
-			}
-			if t.Webhook.Secret == "" {
-				return nil, d.errf(tn, "triggers: webhook %q needs secret: {secret: NAME}, the worker's secret its deliveries are signed with", t.Webhook.Name)
-			}
-			if line, ok := hooks[t.Webhook.Name]; ok {
-				return nil, d.errf(tn, "triggers: webhook %q given twice (first at line %d)", t.Webhook.Name, line)
-			}
-			hooks[t.Webhook.Name] = tn.Line
-		case t.After != nil:
-			if !namePattern.MatchString(t.After.Playbook) {
-				return nil, d.errf(tn, "triggers: after.playbook %q must be a playbook's metadata.name", t.After.Playbook)
-			}
-			if len(t.After.Status) == 0 {
-				t.After.Status = []string{"completed"}
-			}
+		t, err := d.trigger(tn, hooks)
+		if err != nil {
+			// The next entries are checked too: one pass tells every
+			// problem of the list.
+			errs = errs.Add(d.file, err)
+			continue
 		}
 		out = append(out, t)
 	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// trigger decodes one entry of the `triggers:` list; hooks are the
+// webhook names given before it, with their lines.
+func (d *decoder) trigger(tn *yaml.Node, hooks map[string]int) (Trigger, error) {
+	t := Trigger{Line: tn.Line}
+	err := d.fields(tn, "a trigger", d.triggerKeys(&t))
+	switch {
+	case err != nil && (t.Webhook == nil) == (t.After == nil):
+		return t, err
+	case (t.Webhook == nil) == (t.After == nil):
+		return t, d.errf(tn, "a trigger is either webhook: or after:, one of them")
+	case t.Webhook != nil:
+		errs := Errors{}.Add(d.file, err)
+		if t.Webhook.Name == "" || !namePattern.MatchString(t.Webhook.Name) {
+			errs = errs.Add(d.file, d.errf(tn, "triggers: webhook.name %q must match [a-z0-9][a-z0-9_-]*", t.Webhook.Name))
+		} else if len(t.Webhook.Name) > MaxHookName {
+			errs = errs.Add(d.file, d.errf(tn, "triggers: webhook.name is %d bytes, over the limit of %d", len(t.Webhook.Name), MaxHookName))
+		}
+		if t.Webhook.Secret == "" && err == nil {
+			errs = errs.Add(d.file, d.errf(tn, "triggers: webhook %q needs secret: {secret: NAME}, the worker's secret its deliveries are signed with", t.Webhook.Name))
+		}
+		if line, ok := hooks[t.Webhook.Name]; ok {
+			errs = errs.Add(d.file, d.errf(tn, "triggers: webhook %q given twice (first at line %d)", t.Webhook.Name, line))
+		} else {
+			hooks[t.Webhook.Name] = tn.Line
+		}
+		return t, errs.Err()
+	default:
+		errs := Errors{}.Add(d.file, err)
+		if !namePattern.MatchString(t.After.Playbook) {
+			errs = errs.Add(d.file, d.errf(tn, "triggers: after.playbook %q must be a playbook's metadata.name", t.After.Playbook))
+		}
+		if len(t.After.Status) == 0 {
+			t.After.Status = []string{"completed"}
+		}
+		return t, errs.Err()
+	}
 }
 
 func (d *decoder) triggerKeys(t *Trigger) keys {
