@@ -127,7 +127,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: wait_event, event: go, on_timeout: complete}
-`, `flows/x.yaml:5: step "a": wait_event tool: on_timeout needs a timeout`},
+`, `flows/x.yaml:5: step "a": wait_event tool: on_timeout needs a timeout in the tool (tool: {kind: wait_event, timeout: 1h, on_timeout: ...}): how long the step waits`},
 		{"wait_event with a step timeout", `
 metadata: {name: x}
 workflow:

@@ -47,7 +47,7 @@ func (*ApprovalTool) check(fields map[string]any) (string, string) {
 	case fields["on_timeout"] != nil && on != OnTimeoutApprove && on != OnTimeoutReject && on != OnTimeoutFail:
 		return "on_timeout", fmt.Sprintf("approval tool: on_timeout must be approve, reject or fail, not %q", on)
 	case fields["on_timeout"] != nil && fields["timeout"] == nil:
-		return "on_timeout", "approval tool: on_timeout needs a timeout"
+		return "on_timeout", "approval tool: on_timeout needs a timeout in the tool (tool: {kind: approval, timeout: 1h, on_timeout: ...}): how long the approval waits"
 	}
 	for _, field := range []string{"inputs", "approvers", "timeout", "on_timeout"} {
 		if holdsTemplate(fields[field]) {

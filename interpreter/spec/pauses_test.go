@@ -32,7 +32,7 @@ func TestPauseStepErrors(t *testing.T) {
     tool: {kind: approval, timeout: 1h, on_timeout: maybe}`, `flows/x.yaml:5: step "a": approval tool: on_timeout must be approve, reject or fail, not "maybe"`},
 		{"approval on_timeout without timeout", `
   - step: a
-    tool: {kind: approval, on_timeout: approve}`, `flows/x.yaml:5: step "a": approval tool: on_timeout needs a timeout`},
+    tool: {kind: approval, on_timeout: approve}`, `flows/x.yaml:5: step "a": approval tool: on_timeout needs a timeout in the tool (tool: {kind: approval, timeout: 1h, on_timeout: ...}): how long the approval waits`},
 		{"approval inputs not a mapping", `
   - step: a
     tool: {kind: approval, inputs: [ticket]}`, `flows/x.yaml:5: step "a": tool inputs: must be a mapping of input names to their defaults`},

@@ -40,7 +40,7 @@ func (*WaitEventTool) check(fields map[string]any) (string, string) {
 	case fields["on_timeout"] != nil && on != OnTimeoutFail && on != OnTimeoutComplete:
 		return "on_timeout", fmt.Sprintf("wait_event tool: on_timeout must be fail or complete, not %q", on)
 	case fields["on_timeout"] != nil && fields["timeout"] == nil:
-		return "on_timeout", "wait_event tool: on_timeout needs a timeout"
+		return "on_timeout", "wait_event tool: on_timeout needs a timeout in the tool (tool: {kind: wait_event, timeout: 1h, on_timeout: ...}): how long the step waits"
 	case holdsTemplate(fields["timeout"]) || holdsTemplate(fields["on_timeout"]):
 		return "timeout", "wait_event tool: timeout and on_timeout hold no template"
 	}
