@@ -61,12 +61,16 @@ func (d *decoder) local(pb *Playbook, s *Step, x stepKeysState, n *yaml.Node) {
 	}
 	s.Local = true
 	at := x.localNode
+	// How a step stops being local: its own key left out, or, local by
+	// the playbook's default, its own local: false.
+	notLocal := "leave local out"
 	if at == nil {
 		at = n
+		notLocal = "give it local: false"
 	}
 	switch {
 	case x.heartbeatNode != nil:
-		d.refuse(x.heartbeatNode, "heartbeat_timeout does not apply to a local step: a local activity cannot heartbeat (leave local out for a step that must)")
+		d.refuse(x.heartbeatNode, "heartbeat_timeout does not apply to a local step: a local activity cannot heartbeat (%s for a step that must)", notLocal)
 	case x.lostNode != nil || x.onLostNode != nil:
 		key, node := "lost_attempts", x.lostNode
 		if node == nil {
@@ -74,9 +78,9 @@ func (d *decoder) local(pb *Playbook, s *Step, x stepKeysState, n *yaml.Node) {
 		}
 		d.refuse(node, "%s does not apply to a local step: an attempt lost with its worker is run again whenever its workflow task is retried, and no worker counts it", key)
 	case s.Queue != "":
-		d.refuse(at, "a local step runs on the worker that runs its run's workflow: queue %q does not apply (leave out local or queue)", s.Queue)
+		d.refuse(at, "a local step runs on the worker that runs its run's workflow: queue %q does not apply (%s, or leave queue out)", s.Queue, notLocal)
 	case s.Timeout > LocalTimeoutBound:
-		d.refuse(x.timeoutNode, "timeout %s is over the %s a local step may run: it cannot heartbeat, so an attempt must end within one workflow task (leave local out for a longer step)", s.Timeout, LocalTimeoutBound)
+		d.refuse(x.timeoutNode, "timeout %s is over the %s a local step may run: it cannot heartbeat, so an attempt must end within one workflow task (%s for a longer step)", s.Timeout, LocalTimeoutBound, notLocal)
 	}
 	if s.Timeout == 0 {
 		s.Timeout = LocalTimeoutBound

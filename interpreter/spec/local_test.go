@@ -63,7 +63,7 @@ workflow:
   - step: a
     timeout: 1m
     tool: {kind: shell, command: "true"}
-`, `x.yaml:6: step "a": timeout 1m0s is over the 5s a local step may run: it cannot heartbeat, so an attempt must end within one workflow task (leave local out for a longer step)`},
+`, `x.yaml:6: step "a": timeout 1m0s is over the 5s a local step may run: it cannot heartbeat, so an attempt must end within one workflow task (give it local: false for a longer step)`},
 		{"heartbeat_timeout", `
 metadata: {name: x}
 workflow:
@@ -95,7 +95,7 @@ local: true
 workflow:
   - step: a
     tool: {kind: shell, command: "true"}
-`, `x.yaml:6: step "a": a local step runs on the worker that runs its run's workflow: queue "gpu" does not apply (leave out local or queue)`},
+`, `x.yaml:6: step "a": a local step runs on the worker that runs its run's workflow: queue "gpu" does not apply (give it local: false, or leave queue out)`},
 		{"a playbook step", `
 metadata: {name: x}
 workflow:
