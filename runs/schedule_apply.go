@@ -151,7 +151,7 @@ func LoadApplied(files []string, explicit bool, taskQueue string) ([]*Schedule, 
 			problems = append(problems, err.Error())
 			continue
 		case w.Playbook.Schedule == nil && explicit && len(w.Playbook.Triggers) == 0:
-			problems = append(problems, f+": has no schedule: key")
+			problems = append(problems, f+": has neither a schedule: nor a triggers: key: nothing to apply")
 			continue
 		case w.Playbook.Schedule == nil:
 			continue

@@ -102,7 +102,7 @@ func TestScheduleApplyLoadsEveryFileFirst(t *testing.T) {
 	require.NoError(t, os.WriteFile(one, []byte(scheduled("one", "{ id: shared, every: 1h }")), 0o644))
 	require.NoError(t, os.WriteFile(two, []byte(scheduled("two", "{ id: shared, every: 2h }")), 0o644))
 	_, err := LoadApplied([]string{none, one, two}, true, "q")
-	require.EqualError(t, err, none+": has no schedule: key\n"+two+": schedule shared is also "+one+"'s")
+	require.EqualError(t, err, none+": has neither a schedule: nor a triggers: key: nothing to apply\n"+two+": schedule shared is also "+one+"'s")
 	wanted, err := LoadApplied([]string{none, one}, false, "q")
 	require.NoError(t, err)
 	require.Len(t, wanted, 1, "found under a directory, a file without a schedule is passed over")

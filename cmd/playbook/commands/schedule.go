@@ -130,7 +130,7 @@ func printSchedules(w io.Writer, entries []ScheduleEntry) {
 			state = "paused"
 		}
 		if len(e.NextRuns) > 0 && !e.Paused {
-			next = e.NextRuns[0].Local().Format(time.DateTime)
+			next = e.NextRuns[0].Local().Format(time.DateTime + " MST")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.Playbook, strings.Join(e.When, "; "), state, next)
 	}
