@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -148,4 +149,30 @@ func LoggedAttempts(dir string) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// ReusedFrom says where a step of run (or, index >= 0, one element of a
+// loop step) ran when run did not run it: the runs up its retry chain,
+// nearest first, that reused it in turn, ending with the one that ran it;
+// nil when run ran it itself, or its input cannot be read. sameIndex is
+// false when an element was reused apart from its step: a retry matches
+// elements by their item, and the run that ran it may have held it at
+// another index (the chain stops there).
+func ReusedFrom(ctx context.Context, c Client, run, step string, index int) (chain []string, sameIndex bool) {
+	for len(chain) < 100 {
+		in, err := FrozenInput(ctx, c, run)
+		if err != nil || in.Origin == nil || slices.Contains(chain, in.Origin.RetryOf) {
+			return chain, true
+		}
+		switch {
+		case in.Reuse[step] != nil:
+		case index >= 0 && in.ReuseElements[step] != nil && in.ReuseElements[step].Has(index):
+			return append(chain, in.Origin.RetryOf), false
+		default:
+			return chain, true
+		}
+		run = in.Origin.RetryOf
+		chain = append(chain, run)
+	}
+	return chain, true
 }

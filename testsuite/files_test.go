@@ -304,6 +304,22 @@ workflow:
 	for i := range 3 {
 		require.Regexp(t, fmt.Sprintf(`(?m)^fan\s+\[%d\]/part\.txt\s+7\s+%s$`, i, files[fmt.Sprintf("[%d]/part.txt", i)].SHA256), out)
 	}
+
+	// logs of an element the retry reused names the run that ran it, up
+	// the retry chain: a retry of the retry reuses the loop whole.
+	code, second, errOut := retryJSON(t, agg.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	logsOf := func(run, element string) string {
+		code, _, errOut := cli(t, "logs", "--address", server.Address, "--log-dir", t.TempDir(), run, element)
+		require.Equal(t, 1, code, errOut)
+		return errOut
+	}
+	require.Equal(t, "logs: element fan[0] did not run in "+agg.WorkflowID+": the retry reused it from "+first.WorkflowID+", whose logs are its logs: `playbook logs "+first.WorkflowID+" fan` names the elements logged there (matched by its item, it may have had another index)\n",
+		logsOf(agg.WorkflowID, "fan[0]"))
+	require.Equal(t, "logs: element fan[0] did not run in "+second.WorkflowID+": the retry reused it from "+first.WorkflowID+" (through "+agg.WorkflowID+", which reused it in turn), whose logs are its logs: `playbook logs "+first.WorkflowID+" fan` names the elements logged there (matched by its item, it may have had another index)\n",
+		logsOf(second.WorkflowID, "fan[0]"))
+	require.Equal(t, "logs: element fan[1] did not run in "+second.WorkflowID+": the retry reused it from "+agg.WorkflowID+", whose logs are its logs: `playbook logs "+agg.WorkflowID+" fan[1]`\n",
+		logsOf(second.WorkflowID, "fan[1]"))
 }
 
 // playbook files gc removes the files and claims of the runs that ended

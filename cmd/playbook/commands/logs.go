@@ -164,13 +164,31 @@ func noLogsBecause(c *call, server *knownServer, run, step string) error {
 	case s.Tool.Kind != "shell" && s.Tool.Kind != "python":
 		return fmt.Errorf("step %s (kind %s) runs no process, so it has no logs; its result or error is in `playbook status %s --json`", name, s.Tool.Kind, run)
 	}
-	// A step a retry reused did not run in this run: its logs are the
-	// earlier run's.
-	if in, err := runs.FrozenInput(c.ctx, conn.client, run); err == nil && in.Origin != nil && in.Reuse[name] != nil {
-		return fmt.Errorf("step %s did not run in %s: the retry reused it from %s, whose logs are its logs: `playbook logs %s %s`",
-			name, run, in.Origin.RetryOf, in.Origin.RetryOf, step)
+	// A step (or a loop's element) a retry reused did not run in this
+	// run: its logs are those of the run up the retry chain that ran it.
+	index := -1
+	if i, ok := strings.CutPrefix(step, name+"["); ok {
+		if n, err := strconv.Atoi(strings.TrimSuffix(i, "]")); err == nil {
+			index = n
+		}
 	}
-	return nil
+	chain, sameIndex := runs.ReusedFrom(c.ctx, conn.client, run, name, index)
+	if len(chain) == 0 {
+		return nil
+	}
+	ranIn, what, where := chain[len(chain)-1], "step "+name, "`playbook logs "+chain[len(chain)-1]+" "+step+"`"
+	if index >= 0 {
+		what = "element " + step
+		if !sameIndex {
+			// Matched by its item, it may have had another index there.
+			where = fmt.Sprintf("`playbook logs %s %s` names the elements logged there (matched by its item, it may have had another index)", ranIn, name)
+		}
+	}
+	via := ""
+	if len(chain) > 1 {
+		via = " (through " + strings.Join(chain[:len(chain)-1], ", ") + ", which reused it in turn)"
+	}
+	return fmt.Errorf("%s did not run in %s: the retry reused it from %s%s, whose logs are its logs: %s", what, run, ranIn, via, where)
 }
 
 // childRun is the workflow ID of the child run a sub-playbook step
