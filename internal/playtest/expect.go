@@ -7,6 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/expr-lang/expr/ast"
+	exprparser "github.com/expr-lang/expr/parser"
+
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
@@ -69,7 +72,7 @@ func (x Expect) check(sim *simulation) []string {
 			case err != nil:
 				out = append(out, fmt.Sprintf("assert %q (line %d): %v", a.Source, a.Line, err))
 			case !ok:
-				out = append(out, fmt.Sprintf("assert %q (line %d) is false", a.Source, a.Line))
+				out = append(out, fmt.Sprintf("assert %q (line %d) is false%s", a.Source, a.Line, sides(a.Source, env)))
 			}
 		}
 	}
@@ -173,4 +176,53 @@ func stepsTable(pb *spec.Playbook, agg *contract.Aggregate) string {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// sides says what the two sides of a false comparison were (": left is
+// 3, right is 2"), so that a failed assert shows the value it met; "" for
+// an assert that is not a comparison, or a side that cannot be evaluated.
+func sides(src string, env map[string]any) string {
+	tree, err := exprparser.Parse(src)
+	if err != nil {
+		return ""
+	}
+	b, ok := tree.Node.(*ast.BinaryNode)
+	if !ok || !slices.Contains([]string{"==", "!=", "<", "<=", ">", ">=", "in", "not in", "contains", "startsWith", "endsWith", "matches"}, b.Operator) {
+		return ""
+	}
+	var shown []string
+	for _, n := range []ast.Node{b.Left, b.Right} {
+		if constant(n) {
+			continue // as written in the assert
+		}
+		e, err := expr.CompileExprAt(n.String(), 0, expr.ScopeEnd, false, aggregateNames...)
+		if err != nil {
+			return ""
+		}
+		v, err := e.Eval(env)
+		if err != nil {
+			return ""
+		}
+		j, err := json.Marshal(v)
+		if err != nil {
+			return ""
+		}
+		shown = append(shown, fmt.Sprintf("%s is %s", n.String(), j))
+	}
+	if len(shown) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(shown, ", ")
+}
+
+// constant tells whether a node is a value written in the expression: a
+// literal, or a list of them.
+func constant(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.StringNode, *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NilNode:
+		return true
+	case *ast.ArrayNode:
+		return !slices.ContainsFunc(n.Nodes, func(e ast.Node) bool { return !constant(e) })
+	}
+	return false
 }

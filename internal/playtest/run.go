@@ -296,6 +296,13 @@ func (s *Suite) check(b *submit.Bundle, read func(string) ([]byte, error)) []str
 				errs.add(x.Line, c.Name, "expect.steps: %s has no step %q", s.pb.Name, name)
 			}
 		}
+		for _, a := range c.Expect.Asserts {
+			for _, name := range a.expr.StepRefs {
+				if s.pb.Step(name) == nil {
+					errs.add(a.Line, c.Name, "assert %q: %s has no step %q", a.Source, s.pb.Name, name)
+				}
+			}
+		}
 		for _, name := range c.Expect.Order {
 			if s.pb.Step(name) == nil {
 				errs.add(c.Line, c.Name, "expect.started: %s has no step %q", s.pb.Name, name)

@@ -347,3 +347,35 @@ workflow:
 	require.Contains(t, strings.Join(r.Problems, "\n"), "it was waiting: step gate waits for approval (an event approve: gate, or reject: gate); "+
 		"step landed waits for event file_landed (an event send: file_landed); step load waits in pending_failed for a classification (an event classify: load)")
 }
+
+// An assert that names a step the playbook has not is a mistake of the
+// test file; a false comparison shows the value it met.
+func TestAssertsNameTheirStepsAndShowWhatTheyMet(t *testing.T) {
+	pb := "metadata: {name: a}\nworkflow:\n  - step: count\n    tool: {kind: shell, command: \"echo 3\"}\n"
+	path := writeCase(t, pb, `cases:
+  - name: c
+    mocks:
+      count: {result: {stdout: "3\n"}}
+    expect:
+      assert:
+        - "steps.nosuch.status == 'completed'"
+`)
+	_, err := Load(path)
+	var bad *MalformedError
+	require.ErrorAs(t, err, &bad)
+	require.Equal(t, []string{path + `:7: case "c": assert "steps.nosuch.status == 'completed'": a has no step "nosuch"`}, bad.Lines)
+
+	path = writeCase(t, pb, `cases:
+  - name: c
+    mocks:
+      count: {result: {stdout: "3\n"}}
+    expect:
+      assert:
+        - "steps.count.result.json == 2"
+        - "steps.count.status in ['failed']"
+`)
+	r := runNamed(t, path, "c")
+	require.False(t, r.Passed)
+	require.Contains(t, r.Problems, `assert "steps.count.result.json == 2" (line 7) is false: steps.count.result.json is 3`)
+	require.Contains(t, r.Problems, `assert "steps.count.status in ['failed']" (line 8) is false: steps.count.status is "completed"`)
+}
