@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"playbook/activities"
+	"playbook/internal/claims"
 	"playbook/internal/quietlog"
+	"playbook/internal/store"
 	"playbook/interpreter/contract"
 	"playbook/interpreter/playbookwf"
 	"playbook/worker"
@@ -113,4 +117,49 @@ workflow:
 	code, _, errOut = check("--closed", "-1")
 	require.Equal(t, 2, code)
 	require.Equal(t, "upgrade-check: --closed must be 0 or more\n", errOut)
+}
+
+// upgrade-check reads the large values a run kept in its store from the
+// workers' store (--store, $PLAYBOOK_STORE): without one it says it could
+// not check the run (exit 2), never that the run would not replay.
+func TestUpgradeCheckReadsLargeValuesFromTheStore(t *testing.T) {
+	// Serial: `setup` changes a namespace (see parallel).
+	ns := fmt.Sprintf("upgrade-store-%d", time.Now().UnixNano())
+	code, _, errOut := cli(t, "setup", "--address", server.Address, "--namespace", ns)
+	require.Equal(t, 0, code, errOut)
+	url := "file://" + t.TempDir()
+	st, err := store.Open(context.Background(), url)
+	require.NoError(t, err)
+	opts := client.Options{HostPort: server.Address, Namespace: ns, Logger: quietlog.New()}
+	claims.Use(&opts, claims.Open(st), true)
+	c, err := client.Dial(opts)
+	require.NoError(t, err)
+	defer c.Close()
+	w := worker.New(c, worker.Options{LogDir: t.TempDir(), Store: st, LargeValues: true})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	dir := t.TempDir()
+	file := writePlaybook(t, dir, "big-in.yaml", "metadata: {name: big-in}\nworkload: {s: \"\"}\nworkflow:\n  - step: a\n    tool: {kind: noop, result: \"{{ len(workload.s) }}\"}\n")
+	input := filepath.Join(dir, "in.json")
+	require.NoError(t, os.WriteFile(input, []byte(`{"s": "`+strings.Repeat("x", 600_000)+`"}`), 0o644))
+	withStore := []string{"PLAYBOOK_STORE=" + url}
+	code, out, errOut := cliEnv(t, withStore, "run", "--address", server.Address, "--namespace", ns, "--id", "big-in-1", "--input", input, file)
+	require.Equal(t, 0, code, out+errOut)
+
+	check := func(env []string) (int, string, string) {
+		return cliEnv(t, env, "upgrade-check", "--address", server.Address, "--namespace", ns, "--closed", "5")
+	}
+	waitFor(t, "the run to be listed", func() bool {
+		_, out, _ := check(withStore)
+		return strings.Contains(out, "big-in-1 (Playbook, completed)")
+	})
+	code, out, errOut = check(nil)
+	require.Equal(t, 2, code, out+errOut)
+	require.Contains(t, out, "big-in-1 (Playbook, completed): not checked: the run kept large values in its store, and its history holds claims to them: check it with --store URL, the store its workers used")
+	require.Contains(t, out, "1 could not be checked (they keep large values in a store): give --store URL, the workers' store")
+	require.NotContains(t, out, "do not replay")
+	code, out, errOut = check(withStore)
+	require.Equal(t, 0, code, out+errOut)
+	require.Contains(t, out, "1 runs of namespace "+ns+" replayed: all ok")
 }

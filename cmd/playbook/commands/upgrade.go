@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
+	"playbook/internal/claims"
 	"playbook/internal/codec"
 	"playbook/internal/quietlog"
+	"playbook/internal/store"
 	"playbook/interpreter/spec/expr"
 	"playbook/runs"
 	"playbook/worker"
@@ -32,6 +35,9 @@ type upgradeRun struct {
 	// payloads are encrypted with a key this CLI does not have (Encrypted).
 	Checked   bool `json:"checked"`
 	Encrypted bool `json:"encrypted,omitempty"`
+	// NeedsStore: the run kept large values in its store, and upgrade-check
+	// was given none (--store) to read their claims from.
+	NeedsStore bool `json:"needs_store,omitempty"`
 	// DivergesAt names the recorded event the replay parted from, when it
 	// can tell ("event 5 ActivityTaskScheduled (greet)").
 	DivergesAt string `json:"diverges_at,omitempty"`
@@ -50,12 +56,16 @@ type upgradeReport struct {
 	// have.
 	Unchecked int `json:"unchecked"`
 	Encrypted int `json:"encrypted"`
+	// NeedsStore, counted in Unchecked too, are the runs that keep large
+	// values in a store upgrade-check was not given.
+	NeedsStore int `json:"needs_store"`
 }
 
 func (a *app) upgradeCheckCommand() *cobra.Command {
 	var (
-		closed int
-		out    printer
+		closed   int
+		storeURL string
+		out      printer
 	)
 	cmd := &cobra.Command{
 		Use: "upgrade-check",
@@ -71,17 +81,31 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 				return invalid(err)
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
+				if storeURL == "" && conn.largeValues {
+					// The store the client knows for the workers': the local
+					// `playbook dev`'s.
+					storeURL = worker.DefaultStore()
+				}
+				var st store.Store
+				if storeURL != "" {
+					if st, err = openStore(c.ctx, storeURL); err != nil {
+						return err
+					}
+				}
 				runs, err := runsToCheck(c.ctx, conn, closed)
 				if err != nil {
 					return fmt.Errorf("listing runs: %w", err)
 				}
-				checkRuns(c.ctx, conn, keys, runs)
+				checkRuns(c.ctx, conn, keys, st, runs)
 				report := upgradeReport{Namespace: conn.namespace, Runs: runs}
 				for _, r := range runs {
 					switch {
 					case r.Encrypted:
 						report.Unchecked++
 						report.Encrypted++
+					case r.NeedsStore:
+						report.Unchecked++
+						report.NeedsStore++
 					case !r.Checked:
 						report.Unchecked++
 					case !r.OK:
@@ -99,18 +123,20 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().IntVar(&closed, "closed", 0, "also replay the last `N` closed runs")
+	cmd.Flags().StringVar(&storeURL, "store", os.Getenv("PLAYBOOK_STORE"), "read the claims of runs that keep large values from this store `URL`, the workers' (default $PLAYBOOK_STORE, or the local playbook dev's)")
 	out.flag(cmd.Flags(), "print the report as JSON")
 	return cmd
 }
 
 // exitCode is 1 when a run diverges or its history could not be fetched;
 // else 2 when a run's payloads are encrypted with a key this CLI does not
-// have (not a divergence: the CLI was not given what it needs); else 0.
+// have, or its large values are in a store it was not given (not a
+// divergence: the CLI was not given what it needs); else 0.
 func (r upgradeReport) exitCode() int {
 	switch {
-	case r.Diverging > 0 || r.Unchecked > r.Encrypted:
+	case r.Diverging > 0 || r.Unchecked > r.Encrypted+r.NeedsStore:
 		return exitFailed
-	case r.Encrypted > 0:
+	case r.Encrypted > 0 || r.NeedsStore > 0:
 		return exitInvalid
 	}
 	return exitOK
@@ -132,7 +158,7 @@ func runsToCheck(ctx context.Context, conn *connection, closed int) ([]upgradeRu
 
 // checkRuns fetches each run's history and replays it, upgradeCheckFetches
 // at a time, filling in each run's outcome.
-func checkRuns(ctx context.Context, conn *connection, keys *codec.AESGCM, runs []upgradeRun) {
+func checkRuns(ctx context.Context, conn *connection, keys *codec.AESGCM, st store.Store, runs []upgradeRun) {
 	todo := make(chan *upgradeRun)
 	var wg sync.WaitGroup
 	for range min(upgradeCheckFetches, len(runs)) {
@@ -140,7 +166,7 @@ func checkRuns(ctx context.Context, conn *connection, keys *codec.AESGCM, runs [
 		go func() {
 			defer wg.Done()
 			for r := range todo {
-				checkRun(ctx, conn, keys, r)
+				checkRun(ctx, conn, keys, st, r)
 			}
 		}()
 	}
@@ -151,7 +177,7 @@ func checkRuns(ctx context.Context, conn *connection, keys *codec.AESGCM, runs [
 	wg.Wait()
 }
 
-func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, r *upgradeRun) {
+func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, st store.Store, r *upgradeRun) {
 	h, err := fetchHistory(ctx, conn.client, r.WorkflowID, r.RunID)
 	if err != nil {
 		r.Error = "fetching its history: " + err.Error()
@@ -162,8 +188,12 @@ func checkRun(ctx context.Context, conn *connection, keys *codec.AESGCM, r *upgr
 		r.Encrypted, r.Error = true, why
 		return
 	}
+	if st == nil && claims.HoldsClaims(h) {
+		r.NeedsStore, r.Error = true, "the run kept large values in its store, and its history holds claims to them: check it with --store URL, the store its workers used"
+		return
+	}
 	r.Checked = true
-	if err := worker.ReplayWithCodec(h, quietlog.New(), keys); err != nil {
+	if err := worker.ReplayFrom(h, quietlog.New(), keys, st); err != nil {
 		r.DivergesAt, r.Error = worker.DivergingEvent(h, err), err.Error()
 		return
 	}
@@ -186,11 +216,14 @@ func printUpgradeReport(out io.Writer, report upgradeReport) {
 		}
 	}
 	var unchecked []string
-	if n := report.Unchecked - report.Encrypted; n > 0 {
+	if n := report.Unchecked - report.Encrypted - report.NeedsStore; n > 0 {
 		unchecked = append(unchecked, fmt.Sprintf("%d could not be checked (their histories could not be fetched): check again", n))
 	}
 	if report.Encrypted > 0 {
 		unchecked = append(unchecked, fmt.Sprintf("%d could not be checked (their payloads are encrypted and this CLI cannot read them): %s", report.Encrypted, codec.KeyHint))
+	}
+	if report.NeedsStore > 0 {
+		unchecked = append(unchecked, fmt.Sprintf("%d could not be checked (they keep large values in a store): give --store URL, the workers' store", report.NeedsStore))
 	}
 	switch {
 	case report.Diverging > 0:
