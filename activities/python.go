@@ -24,7 +24,8 @@ def plain(v):
     if isinstance(v, float) and not math.isfinite(v):
         return str(v)
     if isinstance(v, dict):
-        return {plain(k): plain(x) for k, x in v.items()}
+        # Keys JSON cannot hold (a tuple, a date, a float) as their str().
+        return {k if isinstance(k, (str, int, bool)) or k is None else str(k): plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [plain(x) for x in v]
     return v

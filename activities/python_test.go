@@ -33,9 +33,9 @@ func TestPythonReturnsMain(t *testing.T) {
 func TestPythonNonFiniteFloatsAreTheirStr(t *testing.T) {
 	t.Parallel()
 	a := &Activities{LogDir: t.TempDir()}
-	o := a.runTool(context.Background(), pythonInput(t, "import datetime\ndef main():\n    return {'rows': 10, 'ratio': float('nan'), 'top': [float('inf'), -float('inf')], 'at': datetime.date(2026, 1, 2), float('nan'): 1}\n", nil), 1)
+	o := a.runTool(context.Background(), pythonInput(t, "import datetime\ndef main():\n    return {'rows': 10, 'ratio': float('nan'), 'top': [float('inf'), -float('inf')], 'at': datetime.date(2026, 1, 2), float('nan'): 1, (1, 2): 'a', datetime.date(2026, 1, 3): 'b', 7: 'c'}\n", nil), 1)
 	require.Nil(t, o.Err)
-	require.Equal(t, map[string]any{"rows": 10.0, "ratio": "nan", "top": []any{"inf", "-inf"}, "at": "2026-01-02", "nan": 1.0}, o.Result)
+	require.Equal(t, map[string]any{"rows": 10.0, "ratio": "nan", "top": []any{"inf", "-inf"}, "at": "2026-01-02", "nan": 1.0, "(1, 2)": "a", "2026-01-03": "b", "7": "c"}, o.Result)
 }
 
 func TestPythonException(t *testing.T) {
