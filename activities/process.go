@@ -238,6 +238,11 @@ func (a *Activities) runProcess(ctx context.Context, in contract.StepInput, atte
 	}
 	if err != nil {
 		settle(stdout, stderr)
+		if errors.Is(err, syscall.E2BIG) {
+			if name, n := longestEnv(cmd.Env); n > maxEnvString {
+				return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: env.%s is %s, and Linux takes at most 128 KiB for one variable: hand the value on as a file (outputs.files, inputs.files)", p.argv[0], name, expr.FormatBytes(n))}
+			}
+		}
 		return run, &contract.StepError{Type: contract.ErrTool, Message: fmt.Sprintf("cannot start %s: %v", p.argv[0], err)}
 	}
 	pgid := cmd.Process.Pid
@@ -496,4 +501,19 @@ func startsAsJSON(path string) bool {
 	n, _ := f.Read(b)
 	t := strings.TrimLeft(string(b[:n]), " \t\r\n")
 	return strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")
+}
+
+// maxEnvString is the most Linux takes for one string of a process's
+// environment (MAX_ARG_STRLEN, NAME=VALUE and its terminating zero).
+const maxEnvString = 128<<10 - 1
+
+// longestEnv is the name of env's longest NAME=VALUE and its length.
+func longestEnv(env []string) (name string, n int) {
+	for _, kv := range env {
+		if len(kv) > n {
+			name, _, _ = strings.Cut(kv, "=")
+			n = len(kv)
+		}
+	}
+	return name, n
 }

@@ -52,6 +52,17 @@ func TestShellFailure(t *testing.T) {
 	require.Equal(t, "first\ndisk full\n", o.Err.Details.(map[string]any)["stderr"])
 }
 
+// An environment variable over Linux's 128 KiB for one string cannot
+// reach a process: the error names it and says how to hand the value on
+// (it said "argument list too long").
+func TestAnEnvValueOverLinuxsBoundIsNamed(t *testing.T) {
+	a := &Activities{LogDir: t.TempDir()}
+	o := a.runTool(context.Background(), shellInput(t, map[string]any{"command": "true", "env": map[string]any{"S": strings.Repeat("x", 600_000)}}), 1)
+	require.NotNil(t, o.Err)
+	require.Equal(t, contract.ErrTool, o.Err.Type)
+	require.Equal(t, "cannot start /bin/sh: env.S is 585.9 KiB, and Linux takes at most 128 KiB for one variable: hand the value on as a file (outputs.files, inputs.files)", o.Err.Message)
+}
+
 func TestShellWorkdirRelativeToPlaybook(t *testing.T) {
 	a := &Activities{LogDir: t.TempDir()}
 	in := shellInput(t, map[string]any{"command": "pwd", "workdir": "sub"})
