@@ -96,7 +96,7 @@ metadata: {name: x}
 workflow:
   - step: a
     tool: {kind: noop, result: "{{ now() }}"}
-`, `flows/x.yaml:5: step "a": tool: "now()": unknown name now (1:1)`},
+`, `flows/x.yaml:5: step "a": tool: "now()": unknown name now (1:1): an expression does not read the clock (a replay would read another time); run.logical_time is the time the run stands for`},
 		{"bad duration", `
 metadata: {name: x}
 workflow:

@@ -143,6 +143,9 @@ func CompileExprAt(src string, line int, scope Scope, asBool bool, extra ...stri
 		if m := dashedStep.FindStringSubmatch(body); m != nil {
 			msg += fmt.Sprintf(": steps.%s reads steps.%s minus %s; write steps['%s']", m[1], m[2], m[3], m[1])
 		}
+		if strings.HasPrefix(msg, "unknown name now ") {
+			msg += ": an expression does not read the clock (a replay would read another time); run.logical_time is the time the run stands for"
+		}
 		return nil, fmt.Errorf("%q: %s", body, msg)
 	}
 	recompile := func(s Safety) (*vm.Program, error) { return expr.Compile(body, options(s)...) }
