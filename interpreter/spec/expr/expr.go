@@ -302,7 +302,7 @@ func CompileTemplate(src string, scope Scope, extra ...string) (*Template, error
 		}
 		j := strings.Index(rest[i:], "}}")
 		if j < 0 {
-			return nil, fmt.Errorf("template %q: {{ without }}", src)
+			return nil, fmt.Errorf("template %q: the {{ at %q is not closed by }}", src, clip(rest[i:], 24))
 		}
 		e, err := CompileExprAt(rest[i+2:i+j], 0, scope, false, extra...)
 		if err != nil {
@@ -433,3 +433,11 @@ func RenderValueWith(v any, templates map[string]*Template, env map[string]any, 
 // MarshalJSON writes an expression as its source: compiled programs do not
 // travel; the side that reads one compiles it again (see spec.Retry).
 func (e *Expr) MarshalJSON() ([]byte, error) { return json.Marshal(e.Source) }
+
+// clip is s cut to n bytes, with "..." when it was longer.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "..."
+}

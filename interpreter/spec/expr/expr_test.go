@@ -84,3 +84,11 @@ func TestTruncatedSize(t *testing.T) {
 	_, ok = TruncatedSize(map[string]any{"truncated": "yes", "bytes": 1, "budget": 1, "full_in": "x"})
 	require.False(t, ok)
 }
+
+// A template whose {{ is not closed says where it opens.
+func TestAnUnclosedTemplateSaysWhere(t *testing.T) {
+	_, err := CompileTemplate("{{ workload.base }/json", ScopeStep)
+	require.EqualError(t, err, `template "{{ workload.base }/json": the {{ at "{{ workload.base }/json" is not closed by }}`)
+	_, err = CompileTemplate("a {{ workload.x }} then {{ workload.some_long_key.more", ScopeStep)
+	require.EqualError(t, err, `template "a {{ workload.x }} then {{ workload.some_long_key.more": the {{ at "{{ workload.some_long_ke..." is not closed by }}`)
+}
