@@ -19,13 +19,24 @@ import (
 // the completed elements of a loop, the completed steps of a sub-playbook
 // step's child, recursively (its plan goes under the step's decision).
 func planRetry(ctx context.Context, c Client, stored *filesLeft, earlierID string, before contract.Input, oldSide, newSide engine.RetrySide, earlier map[string]*contract.StepState, from string) (*engine.ReusePlan, *contract.ChildReuse, error) {
-	oldSide.FilesGone = stored.goneSteps(ctx, earlier)
-	plan, err := engine.PlanReuse(oldSide, newSide, earlier, from)
-	if err != nil {
-		return nil, nil, &InvalidError{Err: err}
+	// A step whose files are gone runs again when a step that runs takes
+	// them: planned again until no more are (each pass may run more).
+	gone := stored.goneSteps(ctx, earlier)
+	var plan *engine.ReusePlan
+	for {
+		var err error
+		if plan, err = engine.PlanReuse(oldSide, newSide, earlier, from); err != nil {
+			return nil, nil, &InvalidError{Err: err}
+		}
+		taken := takenGone(newSide.Playbook, plan, gone)
+		if len(taken) == len(oldSide.FilesGone) {
+			break
+		}
+		oldSide.FilesGone = taken
 	}
+	var err error
 	r := &contract.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
-	if r.ReuseElements, err = planElements(ctx, c, stored, earlierID, before, newSide, plan); err != nil {
+	if r.ReuseElements, err = planElements(ctx, c, stored.only(oldSide.FilesGone), earlierID, before, newSide, plan); err != nil {
 		return nil, nil, err
 	}
 	if r.ReuseChildren, err = planChildren(ctx, c, stored, earlierID, oldSide, newSide, plan); err != nil {
@@ -132,7 +143,7 @@ func planElements(ctx context.Context, c Client, stored *filesLeft, earlierID st
 		if err != nil {
 			return nil, err
 		}
-		stored.present(ctx, done)
+		stored.present(ctx, d.Step, done)
 		reused := make([]bool, len(specs))
 		r := &contract.ElementReuse{Total: len(specs), Results: map[int]any{}, Earlier: "the histories of " + earlierID + " and its loop driver"}
 		size := 0

@@ -8,12 +8,14 @@ import (
 
 	"playbook/internal/store"
 	"playbook/interpreter/contract"
+	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
 )
 
 // filesLeft looks, for a retry, in the workers' store for the files the
 // steps it would reuse handed on: a step whose files are gone (`files
-// gc` removed them) runs again rather than being reused, as a step
-// downstream would read them and fail. A nil filesLeft looks nowhere:
+// gc` removed them) runs again rather than being reused when a step that
+// runs takes them, as it would fail. A nil filesLeft looks nowhere:
 // the front end does not know the workers' store.
 type filesLeft struct {
 	st store.Store
@@ -21,6 +23,9 @@ type filesLeft struct {
 	// segment of their keys), by key; nil: the listing failed, and
 	// nothing of that run is judged gone.
 	runs map[string]map[string]store.Object
+	// steps, when not nil, are the loop steps whose elements present
+	// judges; the others' are kept.
+	steps map[string]string
 }
 
 // lookIn looks in st; nil when st is.
@@ -85,12 +90,39 @@ func (s *filesLeft) goneSteps(ctx context.Context, earlier map[string]*contract.
 	return out
 }
 
-// present drops from done the elements whose files are gone: they run.
-func (s *filesLeft) present(ctx context.Context, done map[string][]doneElement) {
-	if s == nil {
+// present drops from done, the completed elements of loop step step, the
+// elements whose files are gone: they run.
+func (s *filesLeft) present(ctx context.Context, step string, done map[string][]doneElement) {
+	if s == nil || (s.steps != nil && s.steps[step] == "") {
 		return
 	}
 	for k, elements := range done {
 		done[k] = slices.DeleteFunc(elements, func(e doneElement) bool { return s.gone(ctx, e.files) != "" })
 	}
+}
+
+// takenGone are the steps of gone whose files a step that runs in plan
+// takes (engine.FilesTakenFrom): only those need running again.
+func takenGone(pb *spec.Playbook, plan *engine.ReusePlan, gone map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, s := range pb.Steps {
+		if plan.Reuse[s.Name] != nil {
+			continue
+		}
+		for _, from := range engine.FilesTakenFrom(pb, s) {
+			if path := gone[from]; path != "" {
+				out[from] = path
+			}
+		}
+	}
+	return out
+}
+
+// only is s for the loop steps of taken alone: the elements of another
+// loop are reused whatever their files, which no step that runs takes.
+func (s *filesLeft) only(taken map[string]string) *filesLeft {
+	if s == nil {
+		return nil
+	}
+	return &filesLeft{st: s.st, runs: s.runs, steps: taken}
 }

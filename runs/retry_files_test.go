@@ -58,8 +58,13 @@ func TestARetryFindsTheFilesGone(t *testing.T) {
 	require.Equal(t, map[string]string{"fan": "[1]/part.txt"}, left.goneSteps(ctx, steps), "a step that did not complete runs anyway")
 
 	done := map[string][]doneElement{"item a": {{files: map[string]contract.FileRef{"part.txt": removed}}, {files: map[string]contract.FileRef{"part.txt": there}}}, "item b": {{}}}
-	left.present(ctx, done)
+	left.present(ctx, "fan", done)
 	require.Len(t, done["item a"], 1)
 	require.Equal(t, there, done["item a"][0].files["part.txt"])
 	require.Len(t, done["item b"], 1, "an element that handed nothing on stays")
+
+	// A loop whose files no step that runs takes keeps its elements.
+	kept := map[string][]doneElement{"item a": {{files: map[string]contract.FileRef{"part.txt": removed}}}}
+	left.only(map[string]string{"other": "x"}).present(ctx, "fan", kept)
+	require.Len(t, kept["item a"], 1)
 }

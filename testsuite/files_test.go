@@ -467,10 +467,11 @@ workflow:
 }
 
 // A retry given the workers' store (--store) runs again a step whose
-// handed-on files are gone from it (files gc removed them), and of a
-// loop only the elements whose files are gone; without it, the retry
-// reuses them, and the step that reads them fails saying what removes
-// files and how a retry makes them again.
+// handed-on files are gone from it (files gc removed them) when a step
+// that runs takes them, and of a loop only the elements whose files are
+// gone; a step whose gone files nothing that runs takes is reused.
+// Without the store, the retry reuses them all, and the step that reads
+// them fails saying what removes files and how a retry makes them again.
 func TestRetryRunsAgainWhatFilesGCRemoved(t *testing.T) {
 	parallel(t)
 	dir := t.TempDir()
@@ -495,6 +496,9 @@ workflow:
     depends_on: [make, fan]
     tool: {kind: shell, workdir: "{{ workload.dir }}/gather", env: {D: "{{ workload.dir }}"}, command: '[ -e "$D/fixed" ] && cat head.txt */part.txt'}
     inputs: {from: [make, fan]}
+  - step: side
+    tool: {kind: shell, workdir: "{{ workload.dir }}/make", env: {D: "{{ workload.dir }}"}, command: 'echo side >> "$D/marks"; echo s > side.txt'}
+    outputs: {files: [side.txt]}
 `)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
 	require.Equal(t, "failed", first.Status)
@@ -503,7 +507,7 @@ workflow:
 	// What files gc does to a run that ended long ago, to two of its files.
 	st, err := store.Open(context.Background(), storeURL)
 	require.NoError(t, err)
-	for _, ref := range []contract.FileRef{first.Steps["make"].Files["head.txt"], first.Steps["fan"].Files["[1]/part.txt"]} {
+	for _, ref := range []contract.FileRef{first.Steps["make"].Files["head.txt"], first.Steps["fan"].Files["[1]/part.txt"], first.Steps["side"].Files["side.txt"]} {
 		key, err := store.KeyOf(st, ref.URI)
 		require.NoError(t, err)
 		n, err := st.Delete(context.Background(), key)
@@ -521,12 +525,13 @@ workflow:
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^  make +runs: its file head\.txt is gone from the store$`, out)
 	require.Regexp(t, `(?m)^  fan +1 of 3 elements run \(its file \[1\]/part\.txt is gone from the store\), 2 reused$`, out)
+	require.Regexp(t, `(?m)^  side +reused$`, out, "no step that runs takes its file: it is not run again for it")
 
 	code, agg, errOut = retryJSON(t, "--store", storeURL, first.WorkflowID)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "header\npart-1\npart-2\npart-3\n", agg.Steps["gather"].Result.(map[string]any)["stdout"])
 	all, again := countMarks(t, dir, "2")
-	require.Equal(t, 6, all, "make and one element ran again, nothing else")
+	require.Equal(t, 7, all, "make and one element ran again, nothing else")
 	require.Equal(t, 2, again, "the element whose file was gone ran again")
 	_, made := countMarks(t, dir, "make")
 	require.Equal(t, 2, made)

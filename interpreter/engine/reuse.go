@@ -39,9 +39,11 @@ type RetrySide struct {
 	RunID string
 	// FilesGone, on the earlier side, are the steps that completed whose
 	// handed-on files the workers' store no longer holds (`files gc`
-	// removed them), each with the first such file's path: they run
+	// removed them) and a step that runs in the new run takes
+	// (FilesTakenFrom), each with the first such file's path: they run
 	// again, and a loop's elements whose files are still there are
-	// reused. nil: the store was not looked in.
+	// reused. nil: the store was not looked in, or no step that runs
+	// takes files that are gone.
 	FilesGone map[string]string
 }
 
@@ -457,6 +459,32 @@ func StepReads(p *spec.Playbook, s *spec.Step) []Read {
 		out = append(out, Read{"retry.stop_when", s.Retry.StopWhen})
 	}
 	return out
+}
+
+// FilesTakenFrom are the steps whose handed-on files step s takes or
+// names: those of its inputs.from, and the steps its inputs.files
+// templates, or its tool's templates that read a step's files, read.
+func FilesTakenFrom(p *spec.Playbook, s *spec.Step) []string {
+	var out []string
+	if s.Files != nil {
+		out = append(out, s.Files.From...)
+	}
+	var reads []Read
+	if s.Files != nil {
+		templateReads(p, s.Files.Spec(), "inputs.files", &reads)
+	}
+	for _, r := range StepReads(p, s) {
+		if r.Expr != nil && strings.Contains(r.Expr.Source, "files") {
+			reads = append(reads, r)
+		}
+	}
+	for _, r := range reads {
+		if r.Expr != nil {
+			out = append(out, r.Expr.StepRefs...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ReadsLoopPosition tells whether a loop step's tool reads where an
