@@ -19,10 +19,10 @@ import (
 // the front end does not know the workers' store.
 type filesLeft struct {
 	st store.Store
-	// runs holds the objects listed under each run's prefix (the first
-	// segment of their keys), by key; nil: the listing failed, and
-	// nothing of that run is judged gone.
-	runs map[string]map[string]store.Object
+	// runs holds the sizes of the objects listed under each run's prefix
+	// (the first segment of their keys), by key; nil: the listing failed,
+	// and nothing of that run is judged gone.
+	runs map[string]map[string]int64
 	// steps, when not nil, are the loop steps whose elements present
 	// judges; the others' are kept.
 	steps map[string]string
@@ -33,7 +33,7 @@ func lookIn(st store.Store) *filesLeft {
 	if st == nil {
 		return nil
 	}
-	return &filesLeft{st: st, runs: map[string]map[string]store.Object{}}
+	return &filesLeft{st: st, runs: map[string]map[string]int64{}}
 }
 
 // gone is the first path of files, in path order, whose object the store
@@ -50,20 +50,15 @@ func (s *filesLeft) gone(ctx context.Context, files map[string]contract.FileRef)
 			continue
 		}
 		run, _, _ := strings.Cut(key, "/")
-		objects, listed := s.runs[run]
+		sizes, listed := s.runs[run]
 		if !listed {
-			if list, err := s.st.List(ctx, run); err == nil {
-				objects = make(map[string]store.Object, len(list))
-				for _, o := range list {
-					objects[o.Key] = o
-				}
-			}
-			s.runs[run] = objects
+			sizes, _ = s.st.Sizes(ctx, run)
+			s.runs[run] = sizes
 		}
-		if objects == nil {
+		if sizes == nil {
 			continue
 		}
-		if o, there := objects[key]; !there || o.Bytes != ref.Bytes {
+		if n, there := sizes[key]; !there || n != ref.Bytes {
 			return p
 		}
 	}

@@ -134,6 +134,15 @@ func (d *dir) List(ctx context.Context, prefix string) ([]Object, error) {
 	return out, err
 }
 
+func (d *dir) Sizes(_ context.Context, prefix string) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := d.walk(prefix, func(key, _ string, fi fs.FileInfo) error {
+		out[key] = fi.Size()
+		return nil
+	})
+	return out, err
+}
+
 // Delete removes the objects under prefix, and the temporary files of
 // writers that died there, and the directories left empty.
 func (d *dir) Delete(_ context.Context, prefix string) (int, error) {

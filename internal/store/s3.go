@@ -160,6 +160,15 @@ func (b *bucket) List(ctx context.Context, prefix string) ([]Object, error) {
 	return out, err
 }
 
+func (b *bucket) Sizes(ctx context.Context, prefix string) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := b.each(ctx, prefix, func(key string, obj types.Object) error {
+		out[key] = aws.ToInt64(obj.Size)
+		return nil
+	})
+	return out, err
+}
+
 func (b *bucket) Delete(ctx context.Context, prefix string) (int, error) {
 	n := 0
 	err := b.each(ctx, prefix, func(key string, obj types.Object) error {

@@ -31,6 +31,10 @@ type Store interface {
 	// List lists the objects under prefix (whole path segments: "a/b"
 	// lists "a/b/c", not "a/bc"), by key.
 	List(ctx context.Context, prefix string) ([]Object, error)
+	// Sizes lists the objects under prefix as List does, but only their
+	// keys and sizes: one listing, no object read or asked for its
+	// metadata (a retry looking for thousands of files).
+	Sizes(ctx context.Context, prefix string) (map[string]int64, error)
 	// Delete removes the objects under prefix and says how many.
 	Delete(ctx context.Context, prefix string) (int, error)
 	// URI names the object key for people and for a step's result.

@@ -102,6 +102,18 @@ func Contract(t *testing.T, open func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Empty(t, none)
 	})
+	t.Run("sizes lists keys and sizes by whole segments, as list does", func(t *testing.T) {
+		s := open(t)
+		put(t, s, "r/a/1", "1")
+		put(t, s, "r/a/sub/2", "22")
+		put(t, s, "r/ab/3", "333")
+		sizes, err := s.Sizes(ctx, "r/a")
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"r/a/1": 1, "r/a/sub/2": 2}, sizes)
+		none, err := s.Sizes(ctx, "nothing")
+		require.NoError(t, err)
+		require.Empty(t, none)
+	})
 	t.Run("delete removes what is under the prefix only", func(t *testing.T) {
 		s := open(t)
 		put(t, s, "r/a/1", "1")
