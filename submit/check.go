@@ -102,7 +102,7 @@ func check(pb *spec.Playbook, dir string) (errs, warnings spec.Errors) {
 	}
 	for _, t := range pb.Triggers {
 		if t.After != nil && t.After.Playbook == pb.Name {
-			errs = append(errs, &spec.Error{File: pb.File, Line: t.Line, Msg: fmt.Sprintf("triggers: after.playbook %q is this playbook: each run would start the next as it ends, without end (a run every minute is a schedule: schedule: {every: 1m})", t.After.Playbook)})
+			errs = append(errs, &spec.Error{File: pb.File, Line: t.Line, Msg: fmt.Sprintf("triggers: after.playbook %q is this playbook: each run that ends %s would start the next, with nothing to bound them (a step's retry: retries it; schedule: runs it every so often)", t.After.Playbook, strings.Join(t.After.Status, " or "))})
 		}
 	}
 	if k := pb.Concurrency; k != nil && expr.IsTemplate(k.Key) {

@@ -43,7 +43,7 @@ func (t SetText) value() any {
 	if n.Content[0].Tag == "!!timestamp" {
 		return string(t)
 	}
-	datesAsText(n.Content[0])
+	DatesAsText(n.Content[0])
 	var v any
 	if err := n.Content[0].Decode(&v); err != nil {
 		return string(t)
@@ -306,13 +306,13 @@ func firstNonFinite(path string, v any) (string, float64, bool) {
 	return "", 0, false
 }
 
-// datesAsText has every date or time written plainly under n read as the
+// DatesAsText has every date or time written plainly under n read as the
 // text written, as a playbook's own must be quoted to be.
-func datesAsText(n *yaml.Node) {
+func DatesAsText(n *yaml.Node) {
 	if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle == 0 && n.ShortTag() == "!!timestamp" {
 		n.Tag = "!!str"
 	}
 	for _, c := range n.Content {
-		datesAsText(c)
+		DatesAsText(c)
 	}
 }

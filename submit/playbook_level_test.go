@@ -28,7 +28,7 @@ triggers:
   - after: {playbook: x, status: [failed]}
 workflow:
   - step: a
-`, `x.yaml:4: triggers: after.playbook "x" is this playbook: each run would start the next as it ends, without end (a run every minute is a schedule: schedule: {every: 1m})`},
+`, `x.yaml:4: triggers: after.playbook "x" is this playbook: each run that ends failed would start the next, with nothing to bound them (a step's retry: retries it; schedule: runs it every so often)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseStrict("x.yaml", []byte(c.src), "")

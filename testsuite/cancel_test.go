@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -162,8 +164,24 @@ func TestCancelFromGoClient(t *testing.T) {
 }
 
 func TestCancelDrain(t *testing.T) {
-	parallel(t, carries("playbook-long-running"))
-	run := start(t, "../playbooks/long_running.yaml", "playbook", map[string]any{"seconds": 4})
+	parallel(t)
+	// long_running's shape, its steps held until the test lets them end:
+	// status is asked while they still run, however loaded the machine.
+	file := writePlaybook(t, t.TempDir(), "held.yaml", `metadata: {name: held-drain}
+workload: {flag: ""}
+workflow:
+  - step: start
+    next: [left, right]
+  - step: left
+    tool: {kind: shell, command: 'while [ ! -f "$F" ]; do sleep 0.05; done', env: {F: "{{ workload.flag }}"}}
+  - step: right
+    tool: {kind: shell, command: 'while [ ! -f "$F" ]; do sleep 0.05; done', env: {F: "{{ workload.flag }}"}}
+  - step: after
+    depends_on: [left, right]
+    tool: {kind: noop, result: done}
+`)
+	flag := filepath.Join(t.TempDir(), "go")
+	run := start(t, file, "playbook", map[string]any{"flag": flag})
 	waitRunning(t, run.GetID(), 2)
 	code, out, errOut := cli(t, "cancel", "--address", server.Address, "--drain", run.GetID())
 	require.Equal(t, 0, code, errOut)
@@ -177,6 +195,7 @@ func TestCancelDrain(t *testing.T) {
 	code, out, errOut = cli(t, "status", "--address", server.Address, run.GetID())
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Winding down: draining: running steps finish, no new step starts; then the cleanup steps, then end\n")
+	require.NoError(t, os.WriteFile(flag, nil, 0o644))
 	agg := finish(t, run)
 	require.Empty(t, agg.WindingDown, "a result says how the run ended, not that it wound down")
 	require.Equal(t, "cancelled", agg.Status)

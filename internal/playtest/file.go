@@ -23,6 +23,7 @@ import (
 	"playbook/interpreter/contract"
 	"playbook/interpreter/spec"
 	"playbook/interpreter/spec/expr"
+	"playbook/submit"
 )
 
 // Suffix ends every test file's name.
@@ -332,6 +333,9 @@ func (p *parser) boolean(n *yaml.Node, what string) *bool {
 
 func (p *parser) value(n *yaml.Node) any {
 	var v any
+	// A date is the text written, as a workload value set with --set
+	// and a step's JSON result have it.
+	submit.DatesAsText(n)
 	if err := n.Decode(&v); err != nil {
 		p.errs.add(n.Line, p.cas, "%v", err)
 	}

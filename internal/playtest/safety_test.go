@@ -379,3 +379,25 @@ func TestAssertsNameTheirStepsAndShowWhatTheyMet(t *testing.T) {
 	require.Contains(t, r.Problems, `assert "steps.count.result.json == 2" (line 7) is false: steps.count.result.json is 3`)
 	require.Contains(t, r.Problems, `assert "steps.count.status in ['failed']" (line 8) is false: steps.count.status is "completed"`)
 }
+
+// A date in a case's set: or a mocked result is the text written, as
+// `run --set` and a step's JSON give it.
+func TestACasesDatesAreText(t *testing.T) {
+	path := writeCase(t, `metadata: {name: d}
+workload: {day: "2026-01-01"}
+workflow:
+  - step: a
+    tool: {kind: shell, command: "true"}
+`, `cases:
+  - name: c
+    set: {day: 2026-01-02}
+    mocks:
+      a: {result: {stdout: "x", json: {at: 2026-01-03}}}
+    expect:
+      assert:
+        - workload.day == "2026-01-02"
+        - steps.a.result.json.at == "2026-01-03"
+`)
+	r := runNamed(t, path, "c")
+	require.True(t, r.Passed, "%v", r.Problems)
+}
