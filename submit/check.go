@@ -296,6 +296,11 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 		}
 		return spec.Errors{at("%s%s", expr.FirstLine(err.Error()), hint)}
 	}
+	if t := program.Node().Type(); t != nil && t.Kind() == reflect.Map && t.Key().Kind() != reflect.String {
+		// groupBy, fromPairs: a mapping whose keys are any value, which no
+		// step's input or result can hold, and which text shows as Go's.
+		return spec.Errors{at("gives a mapping whose keys may be any value, which no step's input or result can hold: read one entry (groupBy(...)['csv']), or turn it into a list (toPairs(...))")}
+	}
 	if x.asList {
 		return c.loopList(x, program, at)
 	}

@@ -71,3 +71,22 @@ workflow:
 		require.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) }), "%q among:\n%s", want, err)
 	}
 }
+
+// groupBy and fromPairs give a mapping whose keys may be any value: no
+// step's input or result can hold it (the step failed at run time with
+// "json: unsupported type"), so a template giving one whole is refused;
+// one entry of it, or its pairs, is fine.
+func TestAMappingWithKeysOfAnyTypeIsRefused(t *testing.T) {
+	_, err := ParseStrict("x.yaml", []byte(`metadata: {name: x}
+workload: {files: [a.csv, b.txt]}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ groupBy(workload.files, split(#, '.')[1]) }}"}
+  - step: b
+    tool: {kind: shell, command: echo, env: {G: "n={{ fromPairs([['a', 1]]) }}"}}
+  - step: ok
+    tool: {kind: noop, result: "{{ groupBy(workload.files, split(#, '.')[1])['csv'] }} {{ toPairs(fromPairs([['a', 1]])) }}"}
+`), "")
+	require.EqualError(t, err, `x.yaml:5: step "a": tool: "groupBy(workload.files, split(#, '.')[1])": gives a mapping whose keys may be any value, which no step's input or result can hold: read one entry (groupBy(...)['csv']), or turn it into a list (toPairs(...))`+"\n"+
+		`x.yaml:7: step "b": tool: "fromPairs([['a', 1]])": gives a mapping whose keys may be any value, which no step's input or result can hold: read one entry (groupBy(...)['csv']), or turn it into a list (toPairs(...))`)
+}
