@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -139,13 +137,11 @@ func TestUpgradeCheckReadsLargeValuesFromTheStore(t *testing.T) {
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
-	dir := t.TempDir()
-	file := writePlaybook(t, dir, "big-in.yaml", "metadata: {name: big-in}\nworkload: {s: \"\"}\nworkflow:\n  - step: a\n    tool: {kind: noop, result: \"{{ len(workload.s) }}\"}\n")
-	input := filepath.Join(dir, "in.json")
-	require.NoError(t, os.WriteFile(input, []byte(`{"s": "`+strings.Repeat("x", 600_000)+`"}`), 0o644))
+	// A run whose input is kept in the store, a claim in its history.
+	file := writePlaybook(t, t.TempDir(), "big-in.yaml", "metadata: {name: big-in}\nworkload: {s: \"\"}\nworkflow:\n  - step: a\n    tool: {kind: noop, result: \"{{ len(workload.s) }}\"}\n")
+	run := startOn(t, c, file, "big-in-1", contract.TaskQueue, map[string]any{"s": strings.Repeat("x", 600_000)})
+	require.NoError(t, run.Get(context.Background(), nil))
 	withStore := []string{"PLAYBOOK_STORE=" + url}
-	code, out, errOut := cliEnv(t, withStore, "run", "--address", server.Address, "--namespace", ns, "--id", "big-in-1", "--input", input, file)
-	require.Equal(t, 0, code, out+errOut)
 
 	check := func(env []string) (int, string, string) {
 		return cliEnv(t, env, "upgrade-check", "--address", server.Address, "--namespace", ns, "--closed", "5")
@@ -154,7 +150,7 @@ func TestUpgradeCheckReadsLargeValuesFromTheStore(t *testing.T) {
 		_, out, _ := check(withStore)
 		return strings.Contains(out, "big-in-1 (Playbook, completed)")
 	})
-	code, out, errOut = check(nil)
+	code, out, errOut := check(nil)
 	require.Equal(t, 2, code, out+errOut)
 	require.Contains(t, out, "big-in-1 (Playbook, completed): not checked: the run kept large values in its store, and its history holds claims to them: check it with --store URL, the store its workers used")
 	require.Contains(t, out, "1 could not be checked (they keep large values in a store): give --store URL, the workers' store")
