@@ -36,7 +36,7 @@ func planRetry(ctx context.Context, c Client, stored *filesLeft, earlierID strin
 	}
 	var err error
 	r := &contract.ChildReuse{RetryOf: earlierID, Reuse: plan.Reuse}
-	if r.ReuseElements, err = planElements(ctx, c, stored.only(oldSide.FilesGone), earlierID, before, newSide, plan); err != nil {
+	if r.ReuseElements, err = planElements(ctx, c, stored.only(takenBy(newSide.Playbook, plan)), earlierID, before, newSide, plan); err != nil {
 		return nil, nil, err
 	}
 	if r.ReuseChildren, err = planChildren(ctx, c, stored, earlierID, oldSide, newSide, plan); err != nil {

@@ -25,7 +25,7 @@ type filesLeft struct {
 	runs map[string]map[string]int64
 	// steps, when not nil, are the loop steps whose elements present
 	// judges; the others' are kept.
-	steps map[string]string
+	steps map[string]bool
 }
 
 // lookIn looks in st; nil when st is.
@@ -88,7 +88,7 @@ func (s *filesLeft) goneSteps(ctx context.Context, earlier map[string]*contract.
 // present drops from done, the completed elements of loop step step, the
 // elements whose files are gone: they run.
 func (s *filesLeft) present(ctx context.Context, step string, done map[string][]doneElement) {
-	if s == nil || (s.steps != nil && s.steps[step] == "") {
+	if s == nil || (s.steps != nil && !s.steps[step]) {
 		return
 	}
 	for k, elements := range done {
@@ -97,25 +97,37 @@ func (s *filesLeft) present(ctx context.Context, step string, done map[string][]
 }
 
 // takenGone are the steps of gone whose files a step that runs in plan
-// takes (engine.FilesTakenFrom): only those need running again.
+// takes (takenBy): only those need running again.
 func takenGone(pb *spec.Playbook, plan *engine.ReusePlan, gone map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, s := range pb.Steps {
-		if plan.Reuse[s.Name] != nil {
-			continue
-		}
-		for _, from := range engine.FilesTakenFrom(pb, s) {
-			if path := gone[from]; path != "" {
-				out[from] = path
-			}
+	for from := range takenBy(pb, plan) {
+		if path := gone[from]; path != "" {
+			out[from] = path
 		}
 	}
 	return out
 }
 
-// only is s for the loop steps of taken alone: the elements of another
-// loop are reused whatever their files, which no step that runs takes.
-func (s *filesLeft) only(taken map[string]string) *filesLeft {
+// takenBy are the steps whose files a step that runs in plan takes
+// (engine.FilesTakenFrom).
+func takenBy(pb *spec.Playbook, plan *engine.ReusePlan) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range pb.Steps {
+		if plan.Reuse[s.Name] != nil {
+			continue
+		}
+		for _, from := range engine.FilesTakenFrom(pb, s) {
+			out[from] = true
+		}
+	}
+	return out
+}
+
+// only is s for the loop steps taken alone, whatever their status (one
+// that failed before runs for itself, and reuses its elements): the
+// elements of another loop are reused whatever their files, which no
+// step that runs takes.
+func (s *filesLeft) only(taken map[string]bool) *filesLeft {
 	if s == nil {
 		return nil
 	}

@@ -537,3 +537,58 @@ workflow:
 	require.Equal(t, 2, made)
 	replay(t, "", agg.WorkflowID, agg.RunID)
 }
+
+// A loop that failed before runs for itself: of the elements that
+// completed, one whose file is gone runs again when a step that runs
+// takes the loop's files, and the others are reused.
+func TestRetryRunsAgainTheElementsOfAFailedLoopWhoseFilesAreGone(t *testing.T) {
+	parallel(t)
+	dir := t.TempDir()
+	for _, d := range []string{"fan1", "fan2", "fan3", "gather"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	file := writePlaybook(t, dir, "failedfan.yaml", `metadata: {name: failed-fan}
+workload: {dir: /tmp}
+workflow:
+  - step: fan
+    loop: {in: "1..3", mode: parallel}
+    tool:
+      kind: shell
+      workdir: "{{ workload.dir }}/fan{{ item }}"
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+      command: 'echo $I >> "$D/marks"; [ $I != 3 ] || [ -e "$D/fixed" ] || exit 3; echo part-$I > part.txt'
+    outputs: {files: [part.txt]}
+  - step: gather
+    depends_on: [fan]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", command: "cat */part.txt"}
+    inputs: {from: [fan]}
+`)
+	first := runPlaybookFile(t, file, "--set", "dir="+dir)
+	require.Equal(t, "failed", first.Status)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
+	st, err := store.Open(context.Background(), storeURL)
+	require.NoError(t, err)
+	// A failed loop's state lists no files: element 1's are found in the
+	// store, under RUN/fan[1]@ATTEMPT/.
+	objects, err := st.Sizes(context.Background(), first.WorkflowID)
+	require.NoError(t, err)
+	removed := 0
+	for key := range objects {
+		if strings.HasPrefix(key, first.WorkflowID+"/fan[1]@") {
+			n, err := st.Delete(context.Background(), key)
+			require.NoError(t, err)
+			removed += n
+		}
+	}
+	require.Equal(t, 1, removed)
+
+	code, out, errOut := cli(t, "retry", "--address", server.Address, "--store", storeURL, "--dry-run", first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^  fan +2 of 3 elements run \(failed before\), 1 reused$`, out)
+	code, agg, errOut := retryJSON(t, "--store", storeURL, first.WorkflowID)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "part-1\npart-2\npart-3\n", agg.Steps["gather"].Result.(map[string]any)["stdout"])
+	all, again := countMarks(t, dir, "2")
+	require.Equal(t, 5, all, "elements 2 and 3 ran again")
+	require.Equal(t, 2, again)
+}
