@@ -43,7 +43,9 @@ try:
 except SystemExit:
     raise
 except BaseException as e:
-    tb = traceback.format_exc()
+    # The step's own frames: the runner's (the one that called main, or
+    # compiled the code) are left out.
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next))
     # In the attempt's stderr log too, as python itself would print it.
     sys.stderr.write(tb)
     sys.stderr.flush()

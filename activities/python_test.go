@@ -49,6 +49,7 @@ func TestPythonException(t *testing.T) {
 	require.Equal(t, "ValueError", details["exception"])
 	require.Contains(t, details["traceback"], "Traceback (most recent call last)")
 	require.Contains(t, details["traceback"], "raise ValueError('bad input')")
+	require.NotContains(t, details["traceback"], `File "<string>"`, "the runner's own frames are left out")
 	require.Contains(t, details["stderr"], "raise ValueError('bad input')", "the traceback is in the attempt's stderr (and its log), as python prints it")
 }
 
