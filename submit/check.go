@@ -296,6 +296,9 @@ func (c *checker) expr(x *exprCheck) spec.Errors {
 		}
 		return spec.Errors{at("%s%s", expr.FirstLine(err.Error()), hint)}
 	}
+	if bad := constantTimeCalls(program.Node(), x.scope); len(bad) > 0 {
+		return spec.Errors{at("%s", bad)}
+	}
 	if t := program.Node().Type(); t != nil && t.Kind() == reflect.Map && t.Key().Kind() != reflect.String {
 		// groupBy, fromPairs: a mapping whose keys are any value, which no
 		// step's input or result can hold, and which text shows as Go's.
@@ -962,4 +965,47 @@ func (c *checker) checkInputsFrom(s *spec.Step) spec.Errors {
 var TriggerType = types.Map{
 	"kind": types.String, "hook": types.String, "delivery": types.String,
 	"playbook": types.String, "run_id": types.String, "status": types.String, "result": types.Any,
+}
+
+// constantTimeCalls finds, in an expression, the first call of date,
+// duration or timezone whose arguments are all written in it, and says
+// why it fails when it does ("" when none does): it would fail the same
+// way in every run (date('2026-13-45'), timezone('Mars/Base')).
+func constantTimeCalls(root ast.Node, scope expr.Scope) string {
+	var bad string
+	ast.Find(root, func(n ast.Node) bool {
+		if bad != "" {
+			return false
+		}
+		var name string
+		var args []ast.Node
+		switch call := n.(type) {
+		case *ast.BuiltinNode:
+			name, args = call.Name, call.Arguments
+		case *ast.CallNode:
+			if id, ok := call.Callee.(*ast.IdentifierNode); ok {
+				name, args = id.Value, call.Arguments
+			}
+		}
+		if !slices.Contains([]string{"date", "duration", "timezone"}, name) || len(args) == 0 {
+			return false
+		}
+		for _, a := range args {
+			if _, literal := a.(*ast.StringNode); !literal {
+				return false
+			}
+		}
+		e, err := expr.CompileExprAt(n.String(), 0, scope, false)
+		if err == nil {
+			_, err = e.Eval(map[string]any{})
+		}
+		if err != nil {
+			msg := expr.FirstLine(err.Error())
+			msg = strings.TrimPrefix(msg, fmt.Sprintf("%q: ", n.String()))
+			msg = strings.TrimSuffix(msg, " (1:1)")
+			bad = "fails in every run: " + msg
+		}
+		return false
+	})
+	return bad
 }

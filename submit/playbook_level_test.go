@@ -90,3 +90,19 @@ workflow:
 	require.EqualError(t, err, `x.yaml:5: step "a": tool: "groupBy(workload.files, split(#, '.')[1])": gives a mapping whose keys may be any value, which no step's input or result can hold: read one entry (groupBy(...)['csv']), or turn it into a list (toPairs(...))`+"\n"+
 		`x.yaml:7: step "b": tool: "fromPairs([['a', 1]])": gives a mapping whose keys may be any value, which no step's input or result can hold: read one entry (groupBy(...)['csv']), or turn it into a list (toPairs(...))`)
 }
+
+// date, duration and timezone called with text written in the
+// expression fail the same way in every run: refused at validation.
+func TestTimeCallsOfConstantsAreChecked(t *testing.T) {
+	_, err := ParseStrict("x.yaml", []byte(`metadata: {name: x}
+workflow:
+  - step: a
+    tool: {kind: noop, result: "{{ date('2026-13-45').Year() }}"}
+  - step: b
+    tool: {kind: noop, result: "{{ duration('5 minutes') }}"}
+  - step: ok
+    tool: {kind: noop, result: "{{ date('2026-01-02').Year() }} {{ duration('5m').Minutes() }} {{ date('2026-01-02 10:00', '2006-01-02 15:04', 'Europe/Paris') }} {{ timezone('Asia/Tokyo') }}"}
+`), "")
+	require.EqualError(t, err, `x.yaml:4: step "a": tool: "date('2026-13-45').Year()": fails in every run: invalid date 2026-13-45`+"\n"+
+		`x.yaml:6: step "b": tool: "duration('5 minutes')": fails in every run: time: unknown unit " minutes" in duration "5 minutes"`)
+}
