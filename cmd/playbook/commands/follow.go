@@ -204,7 +204,7 @@ func (p *progress) print(evs []engine.Event, wr client.WorkflowRun) {
 			// over before a poll saw it (a quick one) is told now.
 			continue
 		}
-		if line := describeEvent(e, wr.GetID(), p.reach); line != "" {
+		if line := p.describe(e, wr.GetID()); line != "" {
 			step := e.Step
 			if step == "" {
 				step = "(run)"
@@ -460,4 +460,15 @@ func (p *progress) tell(step string, attempt int32) bool {
 	}
 	p.told[step][attempt] = true
 	return true
+}
+
+// describe is describeEvent, but that an approval's lines to decide it
+// are whole, as `pending` prints them: its inputs, and --by an approver
+// when it names approvers (one who is not would be refused).
+func (p *progress) describe(e engine.Event, run string) string {
+	if s := p.pb.Step(e.Step); e.Type == "step_waiting" && s != nil && s.Tool != nil && s.Tool.Kind == "approval" {
+		cmds := withReach(engine.ApprovalCommands(run, e.Step, s.Tool.Approval()), p.reach)
+		return fmt.Sprintf("%s; decide with `%s` or `%s` (`playbook pending %s%s` shows its inputs)", e.Message, cmds[0], cmds[1], run, p.reach)
+	}
+	return describeEvent(e, run, p.reach)
 }

@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"playbook/interpreter/engine"
+	"playbook/interpreter/spec"
 )
 
 // `run` follows a step that waits with the command that ends the wait:
@@ -26,4 +28,16 @@ func TestAQueuedRunsLinesSayWhereItStands(t *testing.T) {
 	require.Equal(t, queued.Message, describeEvent(queued, "dep-2", ""))
 	granted := engine.Event{Type: "concurrency_granted", Message: `holds a slot of concurrency key "web"`}
 	require.Equal(t, granted.Message, describeEvent(granted, "dep-2", ""))
+}
+
+// `run`'s lines to decide an approval are whole, as pending prints them:
+// with its inputs, and --by an approver when it names approvers (the
+// user's own name would be refused).
+func TestAnApprovalsLinesAreWhole(t *testing.T) {
+	pb, err := spec.Parse("g.yaml", []byte("metadata: {name: g}\nworkflow:\n  - step: gate\n    tool: {kind: approval, message: ship, approvers: [alice, bob], inputs: {ticket: null}}\n"))
+	require.NoError(t, err)
+	p := newProgress(pb, io.Discard, " --address x:1")
+	e := engine.Event{Type: "step_waiting", Step: "gate", Message: "waiting for approval: ship"}
+	require.Equal(t, "waiting for approval: ship; decide with `playbook approve r gate --set ticket=<ticket> --by alice --address x:1` or `playbook reject r gate --reason '...' --by alice --address x:1` (`playbook pending r --address x:1` shows its inputs)",
+		p.describe(e, "r"))
 }
