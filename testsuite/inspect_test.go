@@ -180,3 +180,14 @@ func TestSetupIsIdempotent(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "Namespace default has playbook's search attributes (0 added).\n", out)
 }
+
+// A command about a run the server does not know says so in words, after
+// the server's own.
+func TestACommandAboutAnUnknownRunSaysSo(t *testing.T) {
+	parallel(t)
+	for _, args := range [][]string{{"status"}, {"cancel"}, {"approve", "x"}} {
+		code, _, errOut := cli(t, append([]string{args[0], "--address", server.Address, "no-such-run"}, args[1:]...)...)
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, args[0]+": workflow not found for ID: no-such-run (the server knows no run no-such-run in this namespace: a mistyped ID, or its retention removed it)")
+	}
+}

@@ -78,6 +78,7 @@ func failure(err error) *exitError {
 	var refused *runs.RefusedError
 	var mistake *runs.InvalidError
 	var ns *serviceerror.NamespaceNotFound
+	var missing *runs.NotFoundError
 	switch {
 	case errors.As(err, &e):
 		return &exitError{code: e.code, err: err, whole: e.whole}
@@ -95,6 +96,9 @@ func failure(err error) *exitError {
 	case errors.As(err, &ns):
 		// --namespace, TEMPORAL_NAMESPACE or the profile named it: usage.
 		return &exitError{code: exitInvalid, err: err}
+	case errors.As(err, &missing) && missing.Run != "":
+		// The server's words, and what they mean to the person.
+		return &exitError{code: exitFailed, err: fmt.Errorf("%w (the server knows no run %s in this namespace: a mistyped ID, or its retention removed it)", err, missing.Run)}
 	}
 	return &exitError{code: exitFailed, err: err}
 }
