@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -23,13 +24,15 @@ func planRetry(ctx context.Context, c Client, stored *filesLeft, earlierID strin
 	// them: planned again until no more are (each pass may run more).
 	gone := stored.goneSteps(ctx, earlier)
 	var plan *engine.ReusePlan
-	for {
+	for pass := 0; ; pass++ {
 		var err error
 		if plan, err = engine.PlanReuse(oldSide, newSide, earlier, from); err != nil {
 			return nil, nil, &InvalidError{Err: err}
 		}
+		// Each pass runs more steps, which take more files: at most one
+		// pass a gone step, and a bound all the same.
 		taken := takenGone(newSide.Playbook, plan, gone)
-		if len(taken) == len(oldSide.FilesGone) {
+		if maps.Equal(taken, oldSide.FilesGone) || pass > len(gone) {
 			break
 		}
 		oldSide.FilesGone = taken

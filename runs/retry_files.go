@@ -52,7 +52,10 @@ func (s *filesLeft) gone(ctx context.Context, files map[string]contract.FileRef)
 		run, _, _ := strings.Cut(key, "/")
 		sizes, listed := s.runs[run]
 		if !listed {
-			sizes, _ = s.st.Sizes(ctx, run)
+			var err error
+			if sizes, err = s.st.Sizes(ctx, run); err != nil {
+				sizes = nil // a listing cut short would call the rest gone
+			}
 			s.runs[run] = sizes
 		}
 		if sizes == nil {

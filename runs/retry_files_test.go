@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -67,4 +68,23 @@ func TestARetryFindsTheFilesGone(t *testing.T) {
 	kept := map[string][]doneElement{"item a": {{files: map[string]contract.FileRef{"part.txt": removed}}}}
 	left.only(map[string]bool{"other": true}).present(ctx, "fan", kept)
 	require.Len(t, kept["item a"], 1)
+}
+
+// failingSizes is a store whose listing fails part-way, as S3 may (a
+// SlowDown on a later page): it returns what it listed, and the error.
+type failingSizes struct{ store.Store }
+
+func (failingSizes) Sizes(context.Context, string) (map[string]int64, error) {
+	return map[string]int64{}, errors.New("SlowDown")
+}
+
+// A listing that fails judges nothing gone: a retry never runs again a
+// step that succeeded for a store it could not read.
+func TestAFailedListingJudgesNothingGone(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "file://"+t.TempDir())
+	require.NoError(t, err)
+	ref := contract.FileRef{URI: st.URI("r1/make@a/out.csv"), Bytes: 4}
+	require.Empty(t, lookIn(failingSizes{st}).gone(ctx, map[string]contract.FileRef{"out.csv": ref}))
+	require.Equal(t, "out.csv", lookIn(st).gone(ctx, map[string]contract.FileRef{"out.csv": ref}), "listed, it is gone")
 }

@@ -479,8 +479,15 @@ func FilesTakenFrom(p *spec.Playbook, s *spec.Step) []string {
 		}
 	}
 	for _, r := range reads {
-		if r.Expr != nil {
-			out = append(out, r.Expr.StepRefs...)
+		if r.Expr == nil {
+			continue
+		}
+		out = append(out, r.Expr.StepRefs...)
+		if r.Expr.ReadsAll["steps"] {
+			// steps[name]: any step's files, as far as can be told.
+			for _, u := range p.Steps {
+				out = append(out, u.Name)
+			}
 		}
 	}
 	slices.Sort(out)

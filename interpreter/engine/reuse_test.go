@@ -434,3 +434,35 @@ workflow:
 		})
 	}
 }
+
+// The steps whose files a step takes: inputs.from, the steps its
+// inputs.files templates read, and every step when one reads steps[name].
+func TestFilesTakenFrom(t *testing.T) {
+	pb, err := spec.Parse("t.yaml", []byte(`metadata: {name: t}
+workload: {s: make}
+workflow:
+  - step: make
+    tool: {kind: shell, command: "true"}
+    outputs: {files: [a.txt]}
+  - step: other
+    tool: {kind: shell, command: "true"}
+    outputs: {files: [b.txt]}
+  - step: from
+    depends_on: [make, other]
+    tool: {kind: shell, command: "true"}
+    inputs: {from: [make]}
+  - step: named
+    depends_on: [make, other]
+    tool: {kind: shell, command: "true"}
+    inputs: {files: {x: "{{ steps.other.files['b.txt'] }}"}}
+  - step: any
+    depends_on: [make, other]
+    tool: {kind: shell, command: "true"}
+    inputs: {files: {x: "{{ steps[workload.s].files['a.txt'] }}"}}
+`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"make"}, FilesTakenFrom(pb, pb.Step("from")))
+	require.Equal(t, []string{"other"}, FilesTakenFrom(pb, pb.Step("named")))
+	require.Contains(t, FilesTakenFrom(pb, pb.Step("any")), "make")
+	require.Empty(t, FilesTakenFrom(pb, pb.Step("make")))
+}
