@@ -121,6 +121,37 @@ func UpstreamUnknown(ctx context.Context, c Client, namespace string, r contract
 	return err == nil && len(known) == 0
 }
 
+// TriggerEntry is one registered trigger, as `schedule triggers` lists it.
+type TriggerEntry struct {
+	ID        string `json:"id"`
+	Playbook  string `json:"playbook"`
+	What      string `json:"what"`
+	File      string `json:"file,omitempty"`
+	TaskQueue string `json:"task_queue"`
+}
+
+// ListTriggers lists the namespace's registered triggers (the open
+// PlaybookTrigger workflows), by ID; one whose registration cannot be
+// read (its worker is down, its payloads encrypted) is listed by what its
+// ID and memo say.
+func ListTriggers(ctx context.Context, c Client, namespace string) ([]TriggerEntry, error) {
+	open, err := Executions(ctx, c, namespace, fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", contract.TriggerWorkflowName), -1)
+	if err != nil {
+		return nil, err
+	}
+	out := []TriggerEntry{}
+	for _, e := range open {
+		id := e.GetExecution().GetWorkflowId()
+		entry := TriggerEntry{ID: id, What: triggerWhatOfID(id), File: triggerFile(ctx, c, e), TaskQueue: e.GetTaskQueue()}
+		if r, err := registered(ctx, c, id); err == nil {
+			entry.Playbook, entry.What, entry.TaskQueue = r.Playbook, TriggerWhat(r), r.TaskQueue
+		}
+		out = append(out, entry)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
 // comparable is a registration as compared for a re-apply: its JSON form
 // (the frozen input's maps compare by content).
 func comparable(r contract.TriggerRegistration) any {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -198,6 +199,11 @@ workflow:
 	require.Equal(t, load+": trigger after extract-trg [completed] created\n", out)
 	// No extract-trg has run yet: a misspelt name would look the same.
 	require.Equal(t, "warning: "+load+": no run of playbook extract-trg is known to this namespace: check that it is its metadata.name (the trigger waits for one)\n", errOut)
+	// schedule triggers lists the registration, once visibility has it.
+	waitFor(t, "the trigger to be listed", func() bool {
+		_, out, _ := cli(t, "schedule", "triggers", "--address", server.Address)
+		return regexp.MustCompile(`(?m)^playbook-after-extract-trg-load-trg +load-trg +after extract-trg \[completed\] +` + regexp.QuoteMeta(load) + `$`).MatchString(out)
+	})
 
 	upstream := func(id string, set ...string) string {
 		code, _, errOut := cli(t, append([]string{"run", "--address", server.Address, "--id", id, extract}, set...)...)

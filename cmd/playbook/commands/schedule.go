@@ -47,6 +47,7 @@ func (a *app) scheduleCommand() *cobra.Command {
 	},
 		a.scheduleCreateCommand(),
 		a.scheduleListCommand(),
+		a.scheduleTriggersCommand(),
 		a.scheduleDescribeCommand(),
 		a.schedulePauseCommand(true),
 		a.schedulePauseCommand(false),
@@ -119,6 +120,43 @@ func (a *app) scheduleListCommand() *cobra.Command {
 	}
 	out.flag(cmd.Flags(), "print the schedules as JSON")
 	return cmd
+}
+
+func (a *app) scheduleTriggersCommand() *cobra.Command {
+	var out printer
+	cmd := &cobra.Command{
+		Use:   "triggers",
+		Short: "list the triggers schedule apply registered: each one's playbook, what starts a run and its file",
+		Args:  noArgs,
+		RunE: a.connected(func(c *call, conn *connection) error {
+			entries, err := runs.ListTriggers(c.ctx, conn.client, conn.namespace)
+			if err != nil {
+				return err
+			}
+			return out.print(c.stdout, entries, func(w io.Writer) {
+				if len(entries) == 0 {
+					fmt.Fprintln(w, "No trigger is registered (playbook schedule apply FILE registers a playbook's triggers:).")
+					return
+				}
+				tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "TRIGGER\tPLAYBOOK\tSTARTS A RUN ON\tFILE")
+				for _, e := range entries {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, orDash(e.Playbook), e.What, orDash(e.File))
+				}
+				tw.Flush()
+			})
+		}),
+	}
+	out.flag(cmd.Flags(), "print the triggers as JSON")
+	return cmd
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func printSchedules(w io.Writer, entries []ScheduleEntry) {
