@@ -92,22 +92,11 @@ func StatusOf(ctx context.Context, c Client, run string) (*Status, error) {
 			at := t.AsTime()
 			l.NextAttemptTime = &at
 		}
-		st.Live[pa.GetActivityId()] = l
-	}
-	if st.playbook != nil {
-		for _, pa := range d.GetPendingActivities() {
-			id := pa.GetActivityId()
-			if s := st.playbook.Step(strings.SplitN(id, "[", 2)[0]); s != nil {
-				// Of the attempts its last failure may take: its exit-code
-				// rule's, or the retry block's.
-				l := st.Live[id]
-				l.MaximumAttempts = int32(ConfiguredAttempts(s))
-				if failed, ok := FailedAttempt(pa.GetHeartbeatDetails(), int(pa.GetAttempt())-1); ok {
-					l.MaximumAttempts = int32(AttemptsFor(s, ExitCodeOf(failed)))
-				}
-				st.Live[id] = l
-			}
+		if s := StepOfActivity(st.playbook, pa.GetActivityId()); s != nil {
+			failed, known := FailedAttempt(pa.GetHeartbeatDetails(), int(pa.GetAttempt())-1)
+			l.MaximumAttempts = int32(AttemptsAfter(s, failed, known))
 		}
+		st.Live[pa.GetActivityId()] = l
 	}
 	return st, nil
 }
@@ -259,6 +248,26 @@ func ConfiguredAttempts(s *spec.Step) int {
 		}
 	}
 	return n
+}
+
+// AttemptsAfter is how many attempts step s may take after the failed
+// attempt its attempt log recorded (known: the log had it), as run and
+// status count them: what judges that failure (AttemptsFor), else the
+// most any failure may take (ConfiguredAttempts).
+func AttemptsAfter(s *spec.Step, failed contract.AttemptRecord, known bool) int {
+	if !known {
+		return ConfiguredAttempts(s)
+	}
+	return AttemptsFor(s, ExitCodeOf(failed))
+}
+
+// StepOfActivity is the step of pb an activity ID names (a loop element's,
+// STEP[i], too); nil when pb is nil or has no such step.
+func StepOfActivity(pb *spec.Playbook, activityID string) *spec.Step {
+	if pb == nil {
+		return nil
+	}
+	return pb.Step(strings.SplitN(activityID, "[", 2)[0])
 }
 
 // AttemptsFor is how many attempts a step may take after a failure with

@@ -98,18 +98,14 @@ type progress struct {
 	// stuckAt is the workflow task attempt past which `run` says again
 	// that the run is not progressing.
 	stuckAt int32
-	// maxAttempts is each step's configured attempts (configuredAttempts),
-	// by name: what "attempt 2 of 5" counts.
-	maxAttempts map[string]int
 }
 
 // newProgress is the progress of a run of pb, printed on out; reach is
 // what the command lines it suggests add to reach the server
 // (connection.reach).
 func newProgress(pb *spec.Playbook, out io.Writer, reach string) *progress {
-	p := &progress{out: out, reach: reach, pb: pb, told: map[string]map[int32]bool{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}, maxAttempts: map[string]int{}}
+	p := &progress{out: out, reach: reach, pb: pb, told: map[string]map[int32]bool{}, width: stepWidth(pb), loopSteps: map[string]bool{}, running: map[string]string{}}
 	for _, s := range pb.Steps {
-		p.maxAttempts[s.Name] = runs.ConfiguredAttempts(s)
 		if s.Loop != nil {
 			p.loopSteps[s.Name] = true
 		}
@@ -249,9 +245,9 @@ func (p *progress) retries(parent context.Context, c client.Client, wr client.Wo
 		}
 		// Of the attempts the failure may take: its exit-code rule's, or the
 		// retry block's.
-		limit := p.maxAttempts[strings.SplitN(step, "[", 2)[0]]
-		if s := p.pb.Step(strings.SplitN(step, "[", 2)[0]); s != nil && known {
-			limit = runs.AttemptsFor(s, runs.ExitCodeOf(failed))
+		limit := 0
+		if s := runs.StepOfActivity(p.pb, step); s != nil {
+			limit = runs.AttemptsAfter(s, failed, known)
 		}
 		line += "; " + attemptOf(attempt, limit)
 		// The delay the retry policy chose: from the failed attempt's end
