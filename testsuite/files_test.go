@@ -261,26 +261,7 @@ workflow:
 // lists them all.
 func TestRetryCarriesTheFilesOfReusedElements(t *testing.T) {
 	parallel(t)
-	dir := t.TempDir()
-	for _, d := range []string{"fan1", "fan2", "fan3", "gather"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
-	}
-	file := writePlaybook(t, dir, "fan.yaml", `metadata: {name: element-files}
-workload: {dir: /tmp}
-workflow:
-  - step: fan
-    loop: {in: "1..3", mode: parallel}
-    tool:
-      kind: shell
-      workdir: "{{ workload.dir }}/fan{{ item }}"
-      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
-      command: 'echo $I >> "$D/marks"; [ $I != 2 ] || [ -e "$D/fixed" ] || exit 3; echo part-$I > part.txt'
-    outputs: {files: [part.txt]}
-  - step: gather
-    depends_on: [fan]
-    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", command: "cat */part.txt"}
-    inputs: {from: [fan]}
-`)
+	dir, file := failingFan(t, "element-files", 2)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
 	require.Equal(t, "failed", first.Status)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
@@ -543,26 +524,7 @@ workflow:
 // takes the loop's files, and the others are reused.
 func TestRetryRunsAgainTheElementsOfAFailedLoopWhoseFilesAreGone(t *testing.T) {
 	parallel(t)
-	dir := t.TempDir()
-	for _, d := range []string{"fan1", "fan2", "fan3", "gather"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
-	}
-	file := writePlaybook(t, dir, "failedfan.yaml", `metadata: {name: failed-fan}
-workload: {dir: /tmp}
-workflow:
-  - step: fan
-    loop: {in: "1..3", mode: parallel}
-    tool:
-      kind: shell
-      workdir: "{{ workload.dir }}/fan{{ item }}"
-      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
-      command: 'echo $I >> "$D/marks"; [ $I != 3 ] || [ -e "$D/fixed" ] || exit 3; echo part-$I > part.txt'
-    outputs: {files: [part.txt]}
-  - step: gather
-    depends_on: [fan]
-    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", command: "cat */part.txt"}
-    inputs: {from: [fan]}
-`)
+	dir, file := failingFan(t, "failed-fan", 3)
 	first := runPlaybookFile(t, file, "--set", "dir="+dir)
 	require.Equal(t, "failed", first.Status)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644))
@@ -591,4 +553,32 @@ workflow:
 	all, again := countMarks(t, dir, "2")
 	require.Equal(t, 5, all, "elements 2 and 3 ran again")
 	require.Equal(t, 2, again)
+}
+
+// failingFan writes, in a directory of its own, playbook name: a loop fan
+// over 1..3 whose element failing fails until the directory holds a file
+// `fixed`, each element marking the directory's `marks` and handing on
+// its part.txt, and a step gather that takes them all.
+func failingFan(t *testing.T, name string, failing int) (dir, file string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, d := range []string{"fan1", "fan2", "fan3", "gather"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	return dir, writePlaybook(t, dir, name+".yaml", fmt.Sprintf(`metadata: {name: %s}
+workload: {dir: /tmp}
+workflow:
+  - step: fan
+    loop: {in: "1..3", mode: parallel}
+    tool:
+      kind: shell
+      workdir: "{{ workload.dir }}/fan{{ item }}"
+      env: {D: "{{ workload.dir }}", I: "{{ item }}"}
+      command: 'echo $I >> "$D/marks"; [ $I != %d ] || [ -e "$D/fixed" ] || exit 3; echo part-$I > part.txt'
+    outputs: {files: [part.txt]}
+  - step: gather
+    depends_on: [fan]
+    tool: {kind: shell, workdir: "{{ workload.dir }}/gather", command: "cat */part.txt"}
+    inputs: {from: [fan]}
+`, name, failing))
 }
