@@ -49,8 +49,8 @@ func WaitingApproval(ctx context.Context, c Client, run, step string) (engine.Wa
 			return w, nil
 		}
 	}
-	if outcome := EndedOutcome(ctx, c, run); outcome != "" {
-		return engine.WaitingApproval{}, &EndedError{Run: run, Outcome: outcome, Nothing: "no step waits for approval"}
+	if ended := refuseEnded(ctx, c, run, "no step waits for approval"); ended != nil {
+		return engine.WaitingApproval{}, ended
 	}
 	return engine.WaitingApproval{}, &RefusedError{Run: run, Err: fmt.Errorf("step %q of run %s is not waiting for approval", step, run)}
 }
@@ -93,15 +93,7 @@ func Classify(ctx context.Context, c Client, run, step, action, reason, by, resu
 		args = append(args, result)
 	}
 	answer, err := update(ctx, c, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: contract.UpdateClassify, Args: args})
-	var refused *RefusedError
-	if err != nil && !errors.As(err, &refused) {
-		// The server's answer to an Update of a closed run is that the
-		// workflow is not found: how the run ended says more.
-		if outcome := EndedOutcome(ctx, c, run); outcome != "" {
-			return "", &EndedError{Run: run, Outcome: outcome, Nothing: "no step waits for a classification"}
-		}
-	}
-	return answer, err
+	return answer, endedOr(ctx, c, run, "no step waits for a classification", err)
 }
 
 // DecideApproval sends the approval Update and waits for its answer,

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -51,4 +52,19 @@ func refuseEnded(ctx context.Context, c Client, run, nothing string) error {
 		return &EndedError{Run: run, Outcome: outcome, Nothing: nothing}
 	}
 	return nil
+}
+
+// endedOr is err, what an Update to run came to, unless the run refused
+// it or has ended: the server's answer to an Update of a closed run is
+// that the workflow is not found, and how the run ended says more (an
+// EndedError, nothing in it to act on).
+func endedOr(ctx context.Context, c Client, run, nothing string, err error) error {
+	var refused *RefusedError
+	if err == nil || errors.As(err, &refused) {
+		return err
+	}
+	if ended := refuseEnded(ctx, c, run, nothing); ended != nil {
+		return ended
+	}
+	return err
 }

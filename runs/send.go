@@ -39,13 +39,7 @@ func sendEvent(ctx context.Context, c Client, e eventSend) (string, error) {
 	} else {
 		answer, err = deliverAs(ctx, e.Run, e.UpdateID, deliverFor, send)
 	}
-	var refused *RefusedError
-	if err != nil && !errors.As(err, &refused) {
-		if outcome := EndedOutcome(ctx, c, e.Run); outcome != "" {
-			return "", &EndedError{Run: e.Run, Outcome: outcome, Nothing: "no step waits for event " + e.Event}
-		}
-	}
-	return answer, err
+	return answer, endedOr(ctx, c, e.Run, "no step waits for event "+e.Event, err)
 }
 
 // Starter is what starting a run with an event asks of Temporal, beside
