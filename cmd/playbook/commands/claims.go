@@ -58,3 +58,16 @@ func storeClaims(st store.Store, raw string) func(*client.Options) {
 	named := raw != worker.DefaultStore() || os.Getenv("PLAYBOOK_STORE") != ""
 	return func(o *client.Options) { claims.Use(o, claims.Open(st), named) }
 }
+
+// workersStore opens the workers' store: raw (a command's --store), else
+// the one the client knows for the workers' ($PLAYBOOK_STORE, or the
+// local `playbook dev`'s default, useClaims); nil when it knows none.
+func (c *connection) workersStore(ctx context.Context, raw string) (store.Store, error) {
+	if raw == "" && c.largeValues {
+		raw = worker.DefaultStore()
+	}
+	if raw == "" {
+		return nil, nil
+	}
+	return openStore(ctx, raw)
+}

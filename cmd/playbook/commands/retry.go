@@ -13,7 +13,6 @@ import (
 	"playbook/interpreter/spec"
 	"playbook/runs"
 	"playbook/submit"
-	"playbook/worker"
 )
 
 func (a *app) retryCommand() *cobra.Command {
@@ -72,17 +71,9 @@ func (a *app) retryCommand() *cobra.Command {
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
 				req.Check, req.LargeValues = conn.checkCodec, conn.largeValues
-				if storeURL == "" && conn.largeValues {
-					// The store the client knows for the workers': $PLAYBOOK_STORE,
-					// or the local `playbook dev`'s.
-					storeURL = worker.DefaultStore()
-				}
-				if storeURL != "" {
-					st, err := openStore(c.ctx, storeURL)
-					if err != nil {
-						return err
-					}
-					req.Store = st
+				var err error
+				if req.Store, err = conn.workersStore(c.ctx, storeURL); err != nil {
+					return err
 				}
 				r, err := runs.Retry(c.ctx, conn.client, conn.namespace, req)
 				var notStarted *runs.NotStartedError

@@ -81,16 +81,9 @@ func (a *app) upgradeCheckCommand() *cobra.Command {
 				return invalid(err)
 			}
 			return a.withConnection(c, func(c *call, conn *connection) error {
-				if storeURL == "" && conn.largeValues {
-					// The store the client knows for the workers': the local
-					// `playbook dev`'s.
-					storeURL = worker.DefaultStore()
-				}
-				var st store.Store
-				if storeURL != "" {
-					if st, err = openStore(c.ctx, storeURL); err != nil {
-						return err
-					}
+				st, err := conn.workersStore(c.ctx, storeURL)
+				if err != nil {
+					return err
 				}
 				runs, err := runsToCheck(c.ctx, conn, closed)
 				if err != nil {
