@@ -309,7 +309,7 @@ func firstNonFinite(path string, v any) (string, float64, bool) {
 // DatesAsText has every date or time written plainly under n read as the
 // text written, as a playbook's own must be quoted to be.
 func DatesAsText(n *yaml.Node) {
-	if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle == 0 && n.ShortTag() == "!!timestamp" {
+	if spec.PlainTimestamp(n) {
 		n.Tag = "!!str"
 	}
 	for _, c := range n.Content {

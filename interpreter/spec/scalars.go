@@ -133,9 +133,13 @@ func nonFinite(n *yaml.Node, what string) (at *yaml.Node, number, path string) {
 // refused at submission (quoted, it is that text); Parse keeps reading it
 // as before for the runs started before.
 func unquotedTime(n *yaml.Node, what string) (at *yaml.Node, text, path string) {
-	return findScalar(n, what, func(n *yaml.Node) bool {
-		return n.Style&yaml.TaggedStyle == 0 && n.ShortTag() == "!!timestamp"
-	})
+	return findScalar(n, what, PlainTimestamp)
+}
+
+// PlainTimestamp tells whether n is a date or time written plainly (not
+// quoted, not tagged), which YAML reads as a timestamp.
+func PlainTimestamp(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle == 0 && n.ShortTag() == "!!timestamp"
 }
 
 // findScalar finds inside a value the first scalar that match holds of:
